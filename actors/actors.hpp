@@ -1,0 +1,73 @@
+#pragma once
+// The actor shells of the MOP runtime. Each is a thin layer over a plain class
+// (ExperimentControl, StateStore, the models/ trainer) that routes typed
+// messages (runtime/messages.hpp) and owns lifetimes. Work that blocks
+// (training, synced RocksDB writes) runs in detached actors so it never stalls
+// CAF's scheduler threads.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <caf/all.hpp>
+#include <nlohmann/json.hpp>
+
+#include "datasets/dataset.hpp"
+#include "models/unit_trainer.hpp"
+#include "runtime/experiment_control.hpp"
+#include "runtime/messages.hpp"
+#include "runtime/state_store.hpp"
+
+namespace cerebro {
+
+// A partition lent by a data-partition actor to a worker of the same process:
+// a reference to the partition's memory, never a copy. Local only (peers on
+// other nodes receive shards in chunks instead).
+struct partition_lease {
+  PartitionId partition = 0;
+  std::shared_ptr<const datasets::Dataset> data;
+};
+
+}  // namespace cerebro
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cerebro::partition_lease)
+
+namespace cerebro {
+
+// The validation set is served like a partition under this id.
+constexpr PartitionId validation_partition = -1;
+
+// Owns one partition's tensors; answers (borrow_atom) with a partition_lease.
+caf::actor spawn_data_partition(caf::actor_system& system, PartitionId id,
+                                std::shared_ptr<const datasets::Dataset> data);
+
+struct worker_config {
+  WorkerId id = 0;
+  models::ShapeInfo shape;
+  // Local data-partition actors by partition id (validation_partition too).
+  std::map<PartitionId, caf::actor> partitions;
+};
+
+// Trains one unit at a time: (train_atom, unit_task) -> unit_result.
+// Detached: training blocks for seconds.
+caf::actor spawn_worker(caf::actor_system& system, worker_config config);
+
+// Persists completed units and answers for latest states:
+//   (commit_atom, unit_result, uint64_t seed, double start_s, double end_s) -> UnitLogEntry JSON string
+//   (latest_atom, ConfigId) -> StateBytes
+// Detached: commits are synced writes.
+caf::actor spawn_checkpoint(caf::actor_system& system, std::shared_ptr<StateStore> store);
+
+struct scheduler_config {
+  std::shared_ptr<ExperimentControl> control;
+  std::map<ConfigId, std::string> params_json;
+  std::vector<std::pair<WorkerId, caf::actor>> workers;  // all hold every local partition
+  caf::actor checkpoint;
+  caf::actor listener;  // receives (progress_atom, progress_update) and (done_atom, experiment_done)
+};
+
+// Owns the experiment's unit queue (through ExperimentControl); started with
+// (start_atom). Monitors the workers: a worker that dies has its unit requeued.
+caf::actor spawn_scheduler(caf::actor_system& system, scheduler_config config);
+
+}  // namespace cerebro

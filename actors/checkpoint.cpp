@@ -1,0 +1,53 @@
+#include <fmt/format.h>
+
+#include "actors/actors.hpp"
+
+namespace cerebro {
+
+namespace {
+
+UnitLogEntry entry_of(const unit_result& r, uint64_t seed, double start_s, double end_s) {
+  UnitLogEntry e;
+  e.config = r.config;
+  e.partition = r.partition;
+  e.epoch = r.epoch;
+  e.worker = r.worker;
+  e.status = r.status;
+  e.seed = seed;
+  e.train_loss = r.train_loss;
+  e.examples = r.examples;
+  e.has_validation = r.has_validation;
+  e.val_loss = r.val_loss;
+  e.val_accuracy = r.val_accuracy;
+  e.start_s = start_s;
+  e.end_s = end_s;
+  e.train_s = r.train_s;
+  e.validate_s = r.validate_s;
+  e.restore_s = r.restore_s;
+  e.save_s = r.save_s;
+  return e;
+}
+
+caf::behavior checkpoint_behavior(caf::event_based_actor*, std::shared_ptr<StateStore> store) {
+  return {
+      [store](commit_atom, const unit_result& r, uint64_t seed, double start_s,
+              double end_s) -> caf::result<std::string> {
+        auto stored = store->commit_unit(entry_of(r, seed, start_s, end_s), r.state);
+        if (!stored.ok()) return caf::make_error(caf::sec::runtime_error, stored.error());
+        return to_json(*stored).dump();
+      },
+      [store](latest_atom, ConfigId config) -> caf::result<StateBytes> {
+        auto state = store->latest_state(config);
+        if (!state.ok()) return caf::make_error(caf::sec::runtime_error, state.error());
+        return std::move(state).value();
+      },
+  };
+}
+
+}  // namespace
+
+caf::actor spawn_checkpoint(caf::actor_system& system, std::shared_ptr<StateStore> store) {
+  return system.spawn<caf::detached>(checkpoint_behavior, std::move(store));
+}
+
+}  // namespace cerebro

@@ -1,0 +1,39 @@
+#pragma once
+// Runs one experiment on an embedded cluster: the same scheduler, worker,
+// data-partition and checkpoint actors a multi-node cluster uses, with every
+// agent inside this process. Owns the run directory's life: setup errors
+// leave nothing behind; a finished run leaves summary.json, metrics.csv, the
+// best model, the prepared data and the RocksDB state.
+
+#include <functional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/messages.hpp"
+#include "runtime/spec.hpp"
+#include "runtime/status.hpp"
+
+namespace cerebro {
+
+struct RunOptions {
+  ExperimentSpec spec;
+  std::string out_dir;            // must not exist or be empty
+  int workers = 0;                // 0: spec's [cluster] workers, else one per core
+  std::string prepared_data_dir;  // reuse prepared partitions (replay) instead of preparing
+  std::string replay_of;          // a finished run directory whose visit order to re-execute
+};
+
+// Receives human lines during setup (`line`) and progress during training.
+struct RunObserver {
+  std::function<void(const std::string& line)> line;
+  std::function<void(const progress_update& update)> progress;
+};
+
+// Runs the experiment; returns the summary (also written as summary.json).
+Result<nlohmann::json> run_experiment(const RunOptions& options, const RunObserver& observer);
+
+// The number of workers a run uses when neither flag nor spec says.
+int default_workers();
+
+}  // namespace cerebro

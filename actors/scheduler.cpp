@@ -1,0 +1,149 @@
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "actors/actors.hpp"
+
+namespace cerebro {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct scheduler_state {
+  scheduler_config config;
+  std::map<caf::actor_addr, WorkerId> worker_ids;
+  std::map<WorkerId, caf::actor> workers;
+  Clock::time_point started;
+  bool finished = false;
+  static inline const char* name = "cerebro.scheduler";
+
+  double elapsed() const { return std::chrono::duration<double>(Clock::now() - started).count(); }
+};
+
+using scheduler_ptr = caf::stateful_actor<scheduler_state>*;
+
+void report(scheduler_ptr self, const std::string& event) {
+  auto& control = *self->state.config.control;
+  progress_update p;
+  p.units_done = control.units_done();
+  p.units_total = control.units_total();
+  p.elapsed_s = self->state.elapsed();
+  if (auto best = control.best()) {
+    p.best_config = best->first;
+    p.best_metric = best->second;
+  }
+  p.event = event;
+  self->send(self->state.config.listener, progress_atom::value, std::move(p));
+}
+
+void finish_if_done(scheduler_ptr self) {
+  if (self->state.finished || !self->state.config.control->all_done()) return;
+  self->state.finished = true;
+  self->send(self->state.config.listener, done_atom::value, experiment_done{self->state.elapsed(), ""});
+  self->quit();
+}
+
+void dispatch(scheduler_ptr self);
+
+// The unit's result is in: make it durable, then count it.
+void on_result(scheduler_ptr self, const Dispatch& d, double start_s, unit_result r) {
+  auto& control = *self->state.config.control;
+  if (r.status == "failed") {
+    report(self, control.on_failed(d.worker, d.unit, r.error));
+    dispatch(self);
+    return;
+  }
+  self->request(self->state.config.checkpoint, caf::infinite, commit_atom::value, std::move(r), d.seed, start_s,
+                self->state.elapsed())
+      .then(
+          [self, d](const std::string& entry_json) {
+            auto entry = unit_log_entry_from_json(nlohmann::json::parse(entry_json));
+            auto event = self->state.config.control->on_committed(d.worker, entry);
+            report(self, event);
+            dispatch(self);
+          },
+          [self, d](const caf::error& e) {
+            // Not durable, so not done: the unit runs again.
+            report(self, self->state.config.control->on_failed(d.worker, d.unit,
+                                                               "commit failed: " + caf::to_string(e)));
+            dispatch(self);
+          });
+}
+
+void run(scheduler_ptr self, const Dispatch& d) {
+  double start_s = self->state.elapsed();
+  self->request(self->state.config.checkpoint, caf::infinite, latest_atom::value, d.unit.config)
+      .then(
+          [self, d, start_s](StateBytes& state) {
+            unit_task task;
+            task.config = d.unit.config;
+            task.partition = d.unit.partition;
+            task.epoch = d.unit.epoch;
+            task.attempt = d.attempt;
+            task.seed = d.seed;
+            task.validate = d.validate;
+            task.params_json = self->state.config.params_json.at(d.unit.config);
+            task.state = std::move(state);
+            auto worker = self->state.workers.at(d.worker);
+            self->request(worker, caf::infinite, train_atom::value, std::move(task))
+                .then([self, d, start_s](unit_result& r) { on_result(self, d, start_s, std::move(r)); },
+                      [self, d](const caf::error& e) {
+                        // The worker died mid-unit: the down handler requeues it.
+                        (void)self;
+                        (void)d;
+                        (void)e;
+                      });
+          },
+          [self, d](const caf::error& e) {
+            report(self, self->state.config.control->on_failed(d.worker, d.unit,
+                                                               "cannot load the state: " + caf::to_string(e)));
+            dispatch(self);
+          });
+}
+
+void dispatch(scheduler_ptr self) {
+  for (const auto& d : self->state.config.control->dispatch()) run(self, d);
+  finish_if_done(self);
+}
+
+caf::behavior scheduler_behavior(scheduler_ptr self, scheduler_config config) {
+  self->state.config = std::move(config);
+  for (auto& [id, worker] : self->state.config.workers) {
+    self->state.worker_ids[worker.address()] = id;
+    self->state.workers[id] = worker;
+    self->monitor(worker);
+  }
+  self->set_down_handler([self](caf::down_msg& msg) {
+    auto it = self->state.worker_ids.find(msg.source);
+    if (it == self->state.worker_ids.end()) return;
+    auto id = it->second;
+    self->state.config.control->remove_worker(id);
+    self->state.workers.erase(id);
+    report(self, fmt::format("worker {} is gone ({}); its unit goes back to the queue", id,
+                             caf::to_string(msg.reason)));
+    if (self->state.workers.empty() && !self->state.config.control->all_done()) {
+      self->state.finished = true;
+      self->send(self->state.config.listener, done_atom::value,
+                 experiment_done{self->state.elapsed(), "every worker is gone"});
+      self->quit();
+      return;
+    }
+    dispatch(self);
+  });
+  return {
+      [self](start_atom) {
+        self->state.started = Clock::now();
+        report(self, "started");
+        dispatch(self);
+      },
+  };
+}
+
+}  // namespace
+
+caf::actor spawn_scheduler(caf::actor_system& system, scheduler_config config) {
+  return system.spawn(scheduler_behavior, std::move(config));
+}
+
+}  // namespace cerebro

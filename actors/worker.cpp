@@ -1,0 +1,115 @@
+#include <fmt/format.h>
+
+#include "actors/actors.hpp"
+
+namespace cerebro {
+
+namespace {
+
+struct worker_state {
+  worker_config config;
+  std::map<PartitionId, std::shared_ptr<const datasets::Dataset>> leases;
+  static inline const char* name = "cerebro.worker";
+};
+
+unit_result run_unit(const worker_state& st, const unit_task& task) {
+  unit_result r;
+  r.config = task.config;
+  r.partition = task.partition;
+  r.epoch = task.epoch;
+  r.worker = st.config.id;
+  nlohmann::json params;
+  try {
+    params = nlohmann::json::parse(task.params_json);
+  } catch (const std::exception& e) {
+    r.status = "failed";
+    r.error = fmt::format("bad hyper-parameters in the task: {}", e.what());
+    return r;
+  }
+  models::UnitInput in;
+  in.params = &params;
+  in.shape = st.config.shape;
+  in.state = &task.state;
+  in.partition = st.leases.at(task.partition).get();
+  in.validation = task.validate ? st.leases.at(validation_partition).get() : nullptr;
+  in.seed = task.seed;
+  auto out = models::train_unit(in);
+  if (!out.ok()) {
+    r.status = "failed";
+    r.error = out.error();
+    return r;
+  }
+  r.status = out->diverged ? "diverged" : "ok";
+  r.state = std::move(out->state);
+  r.train_loss = out->train_loss;
+  r.examples = out->examples;
+  if (out->validation) {
+    r.has_validation = true;
+    r.val_loss = out->validation->loss;
+    r.val_accuracy = out->validation->accuracy;
+  }
+  r.restore_s = out->restore_s;
+  r.train_s = out->train_s;
+  r.validate_s = out->validate_s;
+  r.save_s = out->save_s;
+  return r;
+}
+
+// Borrows the partitions `task` needs that this worker has not borrowed yet,
+// then calls `then`. Borrowing happens once per partition per worker.
+// Called with an empty string once the leases are in, or with the error.
+using LeaseCallback = std::function<void(const std::string& error)>;
+
+void with_leases(caf::stateful_actor<worker_state>* self, const unit_task& task, LeaseCallback then) {
+  std::vector<PartitionId> needed{task.partition};
+  if (task.validate) needed.push_back(validation_partition);
+  for (auto id : needed) {
+    if (self->state.leases.count(id)) continue;
+    auto it = self->state.config.partitions.find(id);
+    if (it == self->state.config.partitions.end()) {
+      then(fmt::format("worker {} holds no partition {}", self->state.config.id, id));
+      return;
+    }
+    self->request(it->second, caf::infinite, borrow_atom::value)
+        .then(
+            [self, task, then](const partition_lease& lease) {
+              self->state.leases[lease.partition] = lease.data;
+              with_leases(self, task, then);
+            },
+            [then](const caf::error& e) { then("cannot borrow a partition: " + caf::to_string(e)); });
+    return;
+  }
+  then(std::string());
+}
+
+caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, worker_config config) {
+  self->state.config = std::move(config);
+  return {
+      [self](train_atom, unit_task& task) {
+        auto promise = self->make_response_promise<unit_result>();
+        with_leases(self, task, [self, task, promise](const std::string& error) mutable {
+          if (!error.empty()) {
+            unit_result r;
+            r.config = task.config;
+            r.partition = task.partition;
+            r.epoch = task.epoch;
+            r.worker = self->state.config.id;
+            r.status = "failed";
+            r.error = error;
+            promise.deliver(std::move(r));
+            return;
+          }
+          promise.deliver(run_unit(self->state, task));
+        });
+        return promise;
+      },
+  };
+}
+
+}  // namespace
+
+caf::actor spawn_worker(caf::actor_system& system, worker_config config) {
+  return system.spawn<caf::detached>(worker_behavior, std::move(config));
+}
+
+}  // namespace cerebro

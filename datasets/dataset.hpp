@@ -1,0 +1,28 @@
+#pragma once
+// An in-memory labelled dataset: dense float features plus one class index per example.
+// Every loader (IDX, CSV, shards) produces this, and the ETL works on it.
+
+#include <cstdint>
+#include <vector>
+
+namespace cerebro::datasets {
+
+struct Dataset {
+  std::vector<int64_t> sample_shape;  // {1,28,28} for IDX images; {F} for CSV
+  std::vector<float> features;        // row-major, size() * sample_numel() floats
+  std::vector<int64_t> labels;        // class index per example, in [0, num_classes)
+
+  int64_t size() const { return static_cast<int64_t>(labels.size()); }
+  // Product of sample_shape; 0 for a Dataset without a shape.
+  int64_t sample_numel() const;
+};
+
+// A permutation of 0..n-1. Deterministic on every platform: our own Fisher-Yates over std::mt19937_64
+// with our own bounded draw (std::shuffle and std::uniform_int_distribution are implementation-defined).
+std::vector<int64_t> shuffled_indices(int64_t n, uint64_t seed);
+
+// Copies rows idx[begin, end) of `from` into a new Dataset with the same sample_shape.
+// Throws std::out_of_range for a bad range or an index outside `from` (a programming error).
+Dataset gather(const Dataset& from, const std::vector<int64_t>& idx, int64_t begin, int64_t end);
+
+}  // namespace cerebro::datasets

@@ -1,0 +1,41 @@
+#pragma once
+// manifest.json: what a prepared dataset directory holds (shards, their checksums, shapes, normalization),
+// written last so its presence means the directory is complete.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "datasets/normalization.hpp"
+#include "datasets/shard.hpp"
+#include "runtime/status.hpp"
+
+namespace cerebro::datasets {
+
+inline constexpr const char* kManifestFileName = "manifest.json";
+inline constexpr int kManifestFormatVersion = 1;
+
+struct Manifest {
+  int format_version = kManifestFormatVersion;
+  std::string source;                    // "idx" | "csv"
+  std::vector<std::string> inputs;       // the source files read
+  uint64_t seed = 0;
+  int64_t train_examples = 0;            // in partitions (after the validation split)
+  std::vector<int64_t> sample_shape;
+  int64_t num_classes = 0;
+  std::vector<std::string> class_names;  // may be empty
+  std::string normalization_mode;        // "none" | "global" | "per_feature"
+  Normalization normalization;
+  std::vector<ShardInfo> partitions;     // part-0000.bin ...
+  ShardInfo validation;                  // validation.bin
+  ShardInfo test;                        // test.bin
+};
+
+// Writes dir/manifest.json atomically (tmp + fsync + rename).
+Status write_manifest(const std::string& dir, const Manifest& m);
+
+// Errors name the file and, for a bad document, the JSON error or the missing/mistyped key.
+// Also checks consistency: known version, partition counts summing to train_examples, statistics sizes.
+Result<Manifest> read_manifest(const std::string& dir);
+
+}  // namespace cerebro::datasets

@@ -1,0 +1,320 @@
+#include "datasets/prepare.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "datasets/csv.hpp"
+#include "datasets/file_io.hpp"
+#include "datasets/idx.hpp"
+#include "datasets/shard.hpp"
+
+namespace cerebro::datasets {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// More classes than this is a label column that is not a class index (an id, a price...).
+constexpr int64_t kMaxClasses = 1'000'000;
+
+struct Loaded {
+  Dataset train, test;
+  bool has_test = false;
+  std::vector<std::string> class_names, inputs;
+};
+
+Status validate(const PrepareOptions& o, const std::string& out_dir) {
+  if (o.source != "idx" && o.source != "csv") {
+    return Status::error("source '" + o.source + "' is not supported, expected idx or csv");
+  }
+  if (o.source == "idx" &&
+      (o.train_images.empty() || o.train_labels.empty() || o.test_images.empty() || o.test_labels.empty())) {
+    return Status::error("source idx needs train_images, train_labels, test_images and test_labels");
+  }
+  if (o.source == "csv" && (o.train_csv.empty() || o.label_column.empty())) {
+    return Status::error("source csv needs train_csv and label_column");
+  }
+  auto in_range = [](double f) { return f >= 0.0 && f < 1.0; };  // also false for NaN
+  if (!in_range(o.validation_fraction)) {
+    return Status::error(fmt::format("validation_fraction {} is outside [0, 1)", o.validation_fraction));
+  }
+  if (!in_range(o.test_fraction)) return Status::error(fmt::format("test_fraction {} is outside [0, 1)", o.test_fraction));
+  if (o.partitions < 1) return Status::error(fmt::format("partitions {} must be at least 1", o.partitions));
+  if (o.limit < 0) return Status::error(fmt::format("limit {} must be 0 (all) or positive", o.limit));
+  if (out_dir.empty()) return Status::error("no output directory given");
+  std::error_code ec;
+  if (fs::exists(out_dir, ec)) {
+    if (!fs::is_directory(out_dir, ec)) return Status::error(out_dir + ": exists and is not a directory");
+    if (!fs::is_empty(out_dir, ec)) {
+      return Status::error(out_dir + ": output directory exists and is not empty; remove it or choose another");
+    }
+  }
+  return Status::ok_status();
+}
+
+// Gives string classes from two CSV files one shared index: the union of names, sorted.
+Status merge_class_names(Loaded& l, const std::vector<std::string>& test_names, const PrepareOptions& o) {
+  if (l.class_names.empty() != test_names.empty()) {
+    return Status::error(fmt::format("{} has {} labels but {} has {} labels: both must be class indices or both names",
+                                     o.train_csv, l.class_names.empty() ? "integer" : "string", o.test_csv,
+                                     test_names.empty() ? "integer" : "string"));
+  }
+  if (test_names.empty()) return Status::ok_status();
+  std::map<std::string, int64_t> index_of;
+  for (const auto& n : l.class_names) index_of.emplace(n, 0);
+  for (const auto& n : test_names) index_of.emplace(n, 0);
+  std::vector<std::string> merged;
+  for (auto& [name, index] : index_of) {
+    index = static_cast<int64_t>(merged.size());
+    merged.push_back(name);
+  }
+  auto remap = [&](Dataset& d, const std::vector<std::string>& names) {
+    for (auto& label : d.labels) label = index_of[names[static_cast<size_t>(label)]];
+  };
+  remap(l.train, l.class_names);
+  remap(l.test, test_names);
+  l.class_names = std::move(merged);
+  return Status::ok_status();
+}
+
+Result<Loaded> load_sources(const PrepareOptions& o) {
+  Loaded l;
+  if (o.source == "idx") {
+    auto train = load_idx(o.train_images, o.train_labels);
+    if (!train) return train.status();
+    auto test = load_idx(o.test_images, o.test_labels);
+    if (!test) return test.status();
+    l.train = std::move(*train);
+    l.test = std::move(*test);
+    l.has_test = true;
+    l.inputs = {o.train_images, o.train_labels, o.test_images, o.test_labels};
+  } else {
+    auto train = load_csv(o.train_csv, o.label_column, &l.class_names);
+    if (!train) return train.status();
+    l.train = std::move(*train);
+    l.inputs = {o.train_csv};
+    if (!o.test_csv.empty()) {
+      std::vector<std::string> test_names;
+      auto test = load_csv(o.test_csv, o.label_column, &test_names);
+      if (!test) return test.status();
+      l.test = std::move(*test);
+      l.has_test = true;
+      l.inputs.push_back(o.test_csv);
+      if (Status s = merge_class_names(l, test_names, o); !s.ok()) return s;
+    }
+  }
+  if (l.has_test && l.test.sample_shape != l.train.sample_shape) {
+    return Status::error(fmt::format("test examples have shape [{}] but training examples have shape [{}]",
+                                     fmt::join(l.test.sample_shape, ","), fmt::join(l.train.sample_shape, ",")));
+  }
+  return l;
+}
+
+void keep_first(Dataset& d, int64_t n) {
+  d.labels.resize(static_cast<size_t>(n));
+  d.features.resize(static_cast<size_t>(n * d.sample_numel()));
+  d.features.shrink_to_fit();
+}
+
+Dataset rows(const Dataset& d, int64_t begin, int64_t end) {
+  Dataset out;
+  out.sample_shape = d.sample_shape;
+  const int64_t numel = d.sample_numel();
+  out.features.assign(d.features.begin() + begin * numel, d.features.begin() + end * numel);
+  out.labels.assign(d.labels.begin() + begin, d.labels.begin() + end);
+  return out;
+}
+
+int64_t round_fraction(double fraction, int64_t n) { return static_cast<int64_t>(std::llround(fraction * double(n))); }
+
+// Removes the temporary output directory on every exit path, exceptions included, unless released.
+class TempDirGuard {
+ public:
+  explicit TempDirGuard(fs::path p) : path_(std::move(p)) {}
+  ~TempDirGuard() {
+    if (!path_.empty()) {
+      std::error_code ec;
+      fs::remove_all(path_, ec);
+    }
+  }
+  TempDirGuard(const TempDirGuard&) = delete;
+  TempDirGuard& operator=(const TempDirGuard&) = delete;
+  void release() { path_.clear(); }
+
+ private:
+  fs::path path_;
+};
+
+fs::path normalized_out_dir(const std::string& out_dir) {
+  fs::path p = fs::absolute(out_dir).lexically_normal();
+  if (!p.has_filename()) p = p.parent_path();  // "out/" -> "out"
+  return p;
+}
+
+Result<ShardInfo> write_named(const fs::path& dir, const std::string& name, const Dataset& d,
+                              const std::function<void(const std::string&)>& say) {
+  auto info = write_shard((dir / name).string(), d);
+  if (info) say(fmt::format("wrote {} ({} examples, {:.1f} MB)", name, info->count, double(info->bytes) / 1e6));
+  return info;
+}
+
+}  // namespace
+
+Result<Manifest> prepare(const PrepareOptions& options, const std::string& out_dir,
+                         const std::function<void(const std::string&)>& progress) {
+  auto say = [&](const std::string& line) {
+    if (progress) progress(line);
+  };
+  if (Status s = validate(options, out_dir); !s.ok()) return s;
+
+  auto loaded = load_sources(options);
+  if (!loaded) return loaded.status();
+  Loaded& l = *loaded;
+  say(fmt::format("loaded {} training examples of shape [{}]{}", l.train.size(), fmt::join(l.train.sample_shape, ","),
+                  l.has_test ? fmt::format(" and {} test examples", l.test.size()) : std::string()));
+  if (options.limit > 0 && options.limit < l.train.size()) {
+    keep_first(l.train, options.limit);
+    say(fmt::format("limited to the first {} training examples", options.limit));
+  }
+
+  const int64_t n = l.train.size();
+  const std::vector<int64_t> order = shuffled_indices(n, options.seed);
+  int64_t pool = n;
+  if (!l.has_test) {
+    const int64_t n_test = round_fraction(options.test_fraction, n);
+    l.test = gather(l.train, order, n - n_test, n);
+    pool = n - n_test;
+    say(fmt::format("carved off {} test examples ({} of the training file)", n_test, options.test_fraction));
+  }
+  const int64_t n_validation = round_fraction(options.validation_fraction, pool);
+  const int64_t n_train = pool - n_validation;
+  if (n_train <= 0) {
+    return Status::error(fmt::format("no training examples left: {} examples, {} go to validation", pool, n_validation));
+  }
+  if (options.partitions > n_train) {
+    return Status::error(fmt::format("{} partitions is more than the {} training examples", options.partitions, n_train));
+  }
+  Dataset train = gather(l.train, order, 0, n_train);
+  Dataset validation = gather(l.train, order, n_train, pool);
+  l.train = Dataset{};  // the shuffled copies replace it; free the memory before writing
+  say(fmt::format("shuffled with seed {}: {} training, {} validation, {} test examples", options.seed, n_train,
+                  n_validation, l.test.size()));
+
+  int64_t max_label = -1;
+  for (const Dataset* d : {&train, &validation, &l.test}) {
+    for (int64_t label : d->labels) {
+      if (label < 0 || label >= kMaxClasses) {
+        return Status::error(fmt::format("label {} is out of range [0, {}): labels must be class indices", label,
+                                         kMaxClasses));
+      }
+      max_label = std::max(max_label, label);
+    }
+  }
+
+  Manifest m;
+  m.source = options.source;
+  m.inputs = l.inputs;
+  m.seed = options.seed;
+  m.train_examples = n_train;
+  m.sample_shape = train.sample_shape;
+  m.num_classes = std::max<int64_t>(max_label + 1, static_cast<int64_t>(l.class_names.size()));
+  m.class_names = l.class_names;
+  m.normalization_mode = to_string(options.normalization);
+  m.normalization = compute_normalization(train, options.normalization);
+  apply_normalization(train, m.normalization);
+  apply_normalization(validation, m.normalization);
+  apply_normalization(l.test, m.normalization);
+  if (options.normalization != NormalizationMode::none) {
+    say(fmt::format("normalization {} from the training part only ({} statistics)", m.normalization_mode,
+                    m.normalization.mean.size()));
+  }
+
+  // Write everything next to out_dir, then rename: readers see all of it or nothing.
+  const fs::path final_dir = normalized_out_dir(out_dir);
+  std::error_code ec;
+  fs::create_directories(final_dir.parent_path(), ec);
+  if (ec) return Status::error(final_dir.parent_path().string() + ": cannot create directory: " + ec.message());
+  static std::atomic<int> counter{0};
+  const fs::path tmp_dir = final_dir.parent_path() / fmt::format(".{}.tmp-{}-{}", final_dir.filename().string(),
+                                                                  ::getpid(), counter++);
+  fs::remove_all(tmp_dir, ec);
+  if (!fs::create_directory(tmp_dir, ec)) {
+    return Status::error(tmp_dir.string() + ": cannot create temporary directory: " + ec.message());
+  }
+  TempDirGuard guard(tmp_dir);
+
+  int64_t start = 0;
+  for (int p = 0; p < options.partitions; ++p) {
+    // The first n_train % partitions chunks take one extra example.
+    const int64_t size = n_train / options.partitions + (p < n_train % options.partitions ? 1 : 0);
+    auto info = write_named(tmp_dir, fmt::format("part-{:04d}.bin", p), rows(train, start, start + size), say);
+    if (!info) return info.status();
+    m.partitions.push_back(*info);
+    start += size;
+  }
+  auto validation_info = write_named(tmp_dir, "validation.bin", validation, say);
+  if (!validation_info) return validation_info.status();
+  m.validation = *validation_info;
+  auto test_info = write_named(tmp_dir, "test.bin", l.test, say);
+  if (!test_info) return test_info.status();
+  m.test = *test_info;
+  if (Status s = write_manifest(tmp_dir.string(), m); !s.ok()) return s;
+  if (Status s = fsync_directory(tmp_dir.string()); !s.ok()) return s;
+
+  // rename(2) replaces an empty directory, which validate() allowed.
+  fs::rename(tmp_dir, final_dir, ec);
+  if (ec) return Status::error(fmt::format("{}: cannot move the prepared data into place: {}", final_dir.string(), ec.message()));
+  guard.release();
+  if (Status s = fsync_directory(final_dir.parent_path().string()); !s.ok()) return s;
+  say(fmt::format("wrote {} partitions and {} to {}", options.partitions, kManifestFileName, final_dir.string()));
+  return m;
+}
+
+Result<Dataset> load_shard(const std::string& dir, const Manifest& manifest, const ShardInfo& shard) {
+  const std::string path = (fs::path(dir) / shard.file).string();
+  auto data = read_shard(path, shard.checksum);
+  if (!data) return data.status();
+  if (data->size() != shard.count) {
+    return Status::error(fmt::format("{}: holds {} examples, the manifest says {}", path, data->size(), shard.count));
+  }
+  if (data->sample_shape != manifest.sample_shape) {
+    return Status::error(fmt::format("{}: sample shape [{}] differs from the manifest's [{}]", path,
+                                     fmt::join(data->sample_shape, ","), fmt::join(manifest.sample_shape, ",")));
+  }
+  for (size_t i = 0; i < data->labels.size(); ++i) {
+    if (data->labels[i] < 0 || data->labels[i] >= manifest.num_classes) {
+      return Status::error(fmt::format("{}: example {} has label {}, outside [0, {})", path, i, data->labels[i],
+                                       manifest.num_classes));
+    }
+  }
+  return data;
+}
+
+Result<PreparedData> load_prepared(const std::string& dir) {
+  auto manifest = read_manifest(dir);
+  if (!manifest) return manifest.status();
+  PreparedData out;
+  out.manifest = std::move(*manifest);
+  for (const auto& part : out.manifest.partitions) {
+    auto data = load_shard(dir, out.manifest, part);
+    if (!data) return data.status();
+    out.partitions.push_back(std::make_shared<const Dataset>(std::move(*data)));
+  }
+  auto validation = load_shard(dir, out.manifest, out.manifest.validation);
+  if (!validation) return validation.status();
+  out.validation = std::make_shared<const Dataset>(std::move(*validation));
+  auto test = load_shard(dir, out.manifest, out.manifest.test);
+  if (!test) return test.status();
+  out.test = std::make_shared<const Dataset>(std::move(*test));
+  return out;
+}
+
+}  // namespace cerebro::datasets

@@ -1,0 +1,56 @@
+#pragma once
+// The ETL: load a source dataset, split it, normalize it and write checksummed partition shards plus a
+// manifest; and the reverse, loading a prepared directory with every checksum verified.
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "datasets/dataset.hpp"
+#include "datasets/manifest.hpp"
+#include "datasets/normalization.hpp"
+#include "runtime/status.hpp"
+
+namespace cerebro::datasets {
+
+struct PrepareOptions {
+  std::string source;                                                  // "idx" | "csv"
+  std::string train_images, train_labels, test_images, test_labels;  // idx
+  std::string train_csv, test_csv, label_column;                      // csv; test_csv may be empty
+  double validation_fraction = 0.1;  // of the (limited) training set, in [0, 1)
+  double test_fraction = 0.1;        // csv without test_csv: carved off BEFORE the validation split, in [0, 1)
+  int partitions = 1;                // >= 1
+  int64_t limit = 0;                 // 0 = all; else only the first N training examples
+  uint64_t seed = 42;
+  NormalizationMode normalization = NormalizationMode::global;
+};
+
+// Load -> limit to the first N -> shuffle once (seeded) -> [csv without test_csv: test = the last
+// round(test_fraction*n)] -> validation = the last round(validation_fraction*n) of what remains ->
+// normalization statistics from the remaining TRAINING part only -> apply to train, validation and test ->
+// split the training part into `partitions` contiguous chunks whose sizes differ by at most one -> write
+// part-%04d.bin, validation.bin, test.bin and manifest.json.
+// Everything is written into a temporary sibling directory that is renamed to out_dir at the end, so a
+// failure (or an exception, e.g. from `progress`) leaves nothing behind. out_dir must not exist or be
+// empty. `progress` (may be empty) receives short human lines.
+// CSV string labels: train and test names are merged, sorted, and both files are remapped onto them.
+// num_classes = 1 + the largest label seen in train or test (at least the number of class names).
+Result<Manifest> prepare(const PrepareOptions& options, const std::string& out_dir,
+                         const std::function<void(const std::string&)>& progress = {});
+
+struct PreparedData {
+  Manifest manifest;
+  std::vector<std::shared_ptr<const Dataset>> partitions;
+  std::shared_ptr<const Dataset> validation, test;
+};
+
+// Reads the manifest and every shard, verifying each checksum, count, shape and label range
+// (errors name the shard).
+Result<PreparedData> load_prepared(const std::string& dir);
+
+// Reads one shard of a prepared directory, checked against its manifest entry (what a worker does for the
+// partitions it holds).
+Result<Dataset> load_shard(const std::string& dir, const Manifest& manifest, const ShardInfo& shard);
+
+}  // namespace cerebro::datasets

@@ -1,0 +1,187 @@
+#include "datasets/shard.hpp"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "datasets/file_io.hpp"
+
+namespace cerebro::datasets {
+
+// The format is little-endian and written with memcpy of host values.
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "shard I/O assumes a little-endian host");
+
+namespace {
+
+constexpr char kMagic[8] = {'C', 'R', 'B', 'S', 'H', 'R', 'D', '1'};
+constexpr uint32_t kFormatVersion = 1;
+constexpr uint32_t kMaxRank = 8;
+
+uint32_t crc32_update(uint32_t crc, const void* data, size_t bytes) {
+  const auto* p = static_cast<const Bytef*>(data);
+  while (bytes > 0) {
+    const auto step = static_cast<uInt>(std::min<size_t>(bytes, 1u << 30));
+    crc = static_cast<uint32_t>(::crc32(crc, p, step));
+    p += step;
+    bytes -= step;
+  }
+  return crc;
+}
+
+std::string format_checksum(uint32_t crc) { return fmt::format("crc32:{:08x}", crc); }
+
+// Printable rendering of a magic that is not ours, for the error message.
+std::string printable(const char* bytes, size_t n) {
+  std::string out;
+  for (size_t i = 0; i < n; ++i) {
+    const auto c = static_cast<unsigned char>(bytes[i]);
+    out += std::isprint(c) ? std::string(1, static_cast<char>(c)) : fmt::format("\\x{:02x}", c);
+  }
+  return out;
+}
+
+// Reads fixed-size little-endian values from the verified file image.
+class Cursor {
+ public:
+  explicit Cursor(const std::string& bytes) : bytes_(bytes) {}
+  template <class T>
+  bool read(T& out) {
+    if (bytes_.size() - pos_ < sizeof(T)) return false;
+    std::memcpy(&out, bytes_.data() + pos_, sizeof(T));
+    pos_ += sizeof(T);
+    return true;
+  }
+  size_t position() const { return pos_; }
+
+ private:
+  const std::string& bytes_;
+  size_t pos_ = 0;
+};
+
+}  // namespace
+
+Result<ShardInfo> write_shard(const std::string& path, const Dataset& data) {
+  const int64_t numel = data.sample_numel();
+  if (data.features.size() != static_cast<size_t>(data.size() * numel)) {
+    return Status::error(fmt::format("{}: dataset has {} feature values, expected {} examples x {} = {}", path,
+                                     data.features.size(), data.size(), numel, data.size() * numel));
+  }
+  std::string header(kMagic, sizeof(kMagic));
+  auto append = [&header](const auto& value) {
+    header.append(reinterpret_cast<const char*>(&value), sizeof(value));
+  };
+  append(kFormatVersion);
+  append(static_cast<uint32_t>(data.sample_shape.size()));
+  for (int64_t dim : data.sample_shape) append(dim);
+  append(data.size());
+
+  AtomicFileWriter writer(path);
+  if (Status s = writer.open(); !s.ok()) return s;
+  uint32_t crc = static_cast<uint32_t>(::crc32(0, nullptr, 0));
+  auto put = [&](const void* p, size_t n) {
+    crc = crc32_update(crc, p, n);
+    return writer.write(p, n);
+  };
+  if (Status s = put(header.data(), header.size()); !s.ok()) return s;
+  if (Status s = put(data.features.data(), data.features.size() * sizeof(float)); !s.ok()) return s;
+  if (Status s = put(data.labels.data(), data.labels.size() * sizeof(int64_t)); !s.ok()) return s;
+  const size_t bytes = writer.bytes_written();
+  if (Status s = writer.commit(); !s.ok()) return s;
+
+  ShardInfo info;
+  info.file = std::filesystem::path(path).filename().string();
+  info.count = data.size();
+  info.bytes = static_cast<int64_t>(bytes);
+  info.checksum = format_checksum(crc);
+  return info;
+}
+
+Result<std::string> file_checksum(const std::string& path) {
+  auto bytes = read_whole_file(path);
+  if (!bytes) return bytes.status();
+  return format_checksum(crc32_update(static_cast<uint32_t>(::crc32(0, nullptr, 0)), bytes->data(), bytes->size()));
+}
+
+Result<Dataset> read_shard(const std::string& path, const std::string& expected_checksum) {
+  auto bytes = read_whole_file(path);
+  if (!bytes) return bytes.status();
+  const std::string actual =
+      format_checksum(crc32_update(static_cast<uint32_t>(::crc32(0, nullptr, 0)), bytes->data(), bytes->size()));
+  if (actual != expected_checksum) {
+    return Status::error(fmt::format("{}: checksum {} does not match the manifest's {}", path, actual,
+                                     expected_checksum.empty() ? "(none)" : expected_checksum));
+  }
+
+  const std::string& file = *bytes;
+  auto truncated = [&](const std::string& what) {
+    return Status::error(fmt::format("{}: truncated: the file ends ({} bytes) inside the {}", path, file.size(), what));
+  };
+  Cursor cursor(file);
+  char magic[sizeof(kMagic)];
+  if (file.size() < sizeof(kMagic)) return truncated("magic");
+  std::memcpy(magic, file.data(), sizeof(kMagic));
+  if (std::memcmp(magic, kMagic, sizeof(kMagic)) != 0) {
+    return Status::error(fmt::format("{}: bad magic '{}', expected '{}' (not a Cerebro shard)", path,
+                                     printable(magic, sizeof(magic)), printable(kMagic, sizeof(kMagic))));
+  }
+  for (size_t i = 0; i < sizeof(kMagic); ++i) cursor.read(magic[i]);
+  uint32_t version = 0, rank = 0;
+  if (!cursor.read(version) || !cursor.read(rank)) return truncated("header");
+  if (version != kFormatVersion) {
+    return Status::error(fmt::format("{}: shard format version {} is not supported (this build reads {})", path,
+                                     version, kFormatVersion));
+  }
+  if (rank > kMaxRank) return Status::error(fmt::format("{}: corrupt header: sample rank {} exceeds {}", path, rank, kMaxRank));
+  Dataset data;
+  data.sample_shape.resize(rank);
+  for (auto& dim : data.sample_shape) {
+    if (!cursor.read(dim)) return truncated("header");
+    if (dim < 0) return Status::error(fmt::format("{}: corrupt header: negative dimension {}", path, dim));
+  }
+  int64_t count = 0;
+  if (!cursor.read(count)) return truncated("header");
+  if (count < 0) return Status::error(fmt::format("{}: corrupt header: negative example count {}", path, count));
+
+  // Every size is checked against the file length before it is multiplied, so a corrupt header cannot
+  // overflow its way past the length check.
+  const uint64_t file_size = file.size(), available = file_size - cursor.position();
+  uint64_t numel = rank == 0 ? 0 : 1;
+  bool numel_exceeds_file = false;
+  for (int64_t dim : data.sample_shape) {
+    const auto d = static_cast<uint64_t>(dim);
+    if (d == 0) {
+      numel = 0;
+      numel_exceeds_file = false;
+      break;
+    }
+    if (numel > file_size / d) numel_exceeds_file = true;
+    if (!numel_exceeds_file) numel *= d;
+  }
+  const auto n = static_cast<uint64_t>(count);
+  const uint64_t per_example = numel * sizeof(float) + sizeof(int64_t);
+  const bool fits = n == 0 || (!numel_exceeds_file && n <= available / per_example);
+  if (!fits) {
+    return Status::error(fmt::format("{}: truncated: {} examples need more than the {} bytes in the file", path,
+                                     count, file_size));
+  }
+  if (n * per_example < available) {
+    return Status::error(fmt::format("{}: corrupt: {} unexpected bytes after the {} examples", path,
+                                     available - n * per_example, count));
+  }
+  const size_t feature_count = static_cast<size_t>(count) * static_cast<size_t>(numel);
+  data.features.resize(feature_count);
+  std::memcpy(data.features.data(), file.data() + cursor.position(), feature_count * sizeof(float));
+  data.labels.resize(static_cast<size_t>(count));
+  std::memcpy(data.labels.data(), file.data() + cursor.position() + feature_count * sizeof(float),
+              static_cast<size_t>(count) * sizeof(int64_t));
+  return data;
+}
+
+}  // namespace cerebro::datasets

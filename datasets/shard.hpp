@@ -1,0 +1,40 @@
+#pragma once
+// Binary partition shards: one file per partition (and for validation and test), checksummed so a worker
+// never trains on a corrupted or truncated copy.
+//
+// Layout, all little-endian:
+//   char[8]  magic "CRBSHRD1"
+//   uint32   format version (1)
+//   uint32   rank of one sample's shape
+//   int64    dims[rank]
+//   int64    count (examples)
+//   float32  features[count * product(dims)]
+//   int64    labels[count]
+
+#include <cstdint>
+#include <string>
+
+#include "datasets/dataset.hpp"
+#include "runtime/status.hpp"
+
+namespace cerebro::datasets {
+
+struct ShardInfo {
+  std::string file;      // file name only, relative to the manifest's directory
+  int64_t count = 0;     // examples
+  int64_t bytes = 0;     // file size
+  std::string checksum;  // "crc32:xxxxxxxx" of the whole file
+};
+
+// Written to path + ".tmp", fsync'd, then renamed: never half-written. info.file = file name only.
+Result<ShardInfo> write_shard(const std::string& path, const Dataset& data);
+
+// Reads and verifies the checksum BEFORE trusting the contents. Errors name the file: missing file,
+// checksum mismatch ("part-0001.bin: checksum crc32:... does not match the manifest's crc32:..."),
+// bad magic, unsupported version, truncation.
+Result<Dataset> read_shard(const std::string& path, const std::string& expected_checksum);
+
+// "crc32:xxxxxxxx" of a whole file (the checksum write_shard reports).
+Result<std::string> file_checksum(const std::string& path);
+
+}  // namespace cerebro::datasets

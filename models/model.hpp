@@ -1,0 +1,74 @@
+#pragma once
+// The model abstraction every config trains through, and the registry that
+// maps a `model` hyper-parameter to a module. Includes LibTorch: use it only
+// from models/ and from C++ users registering their own modules.
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <torch/script.h>
+#include <torch/torch.h>
+
+#include "models/params.hpp"
+
+namespace cerebro::models {
+
+// What a model must fit: one example's shape and the number of classes.
+struct DataShape {
+  std::vector<int64_t> sample_shape;
+  int64_t num_classes = 0;
+};
+
+// One trainable network, native (torch::nn) or TorchScript. Not thread-safe:
+// a worker owns its Model for the duration of a unit.
+class Model {
+ public:
+  virtual ~Model() = default;
+  virtual torch::Tensor forward(const torch::Tensor& input) = 0;
+  virtual std::vector<torch::Tensor> parameters() = 0;
+  // Parameters and buffers (BatchNorm statistics ...) in a stable order: the
+  // part of the model state that is not the optimizer's.
+  virtual std::vector<std::pair<std::string, torch::Tensor>> named_state() = 0;
+  virtual void set_training(bool on) = 0;
+  // Random draws inside forward (dropout) use this generator when the model
+  // supports it, so a unit's result does not depend on other threads.
+  virtual void set_generator(const torch::Generator& generator) { (void)generator; }
+  // Writes a file plain LibTorch loads with torch::jit::load (TorchScript).
+  // Returns an error when this kind of model cannot be exported that way.
+  virtual Status export_torchscript(const std::string& path) = 0;
+};
+
+// A native module as registered by C++ code: the module plus its forward.
+struct NativeModule {
+  std::shared_ptr<torch::nn::Module> module;
+  std::function<torch::Tensor(const torch::Tensor&)> forward;
+  // Optional: writes a TorchScript equivalent of `module` (same weights).
+  std::function<Status(const std::string& path)> export_torchscript;
+  // Optional: forward-time randomness hook (see Model::set_generator).
+  std::function<void(const torch::Generator&)> set_generator;
+};
+
+// Builds a module for `params` (already validated by the factory itself with
+// the ParamReader it gets; it must read every key it accepts) and `shape`.
+// Throw cerebro::Error for a mismatch with the data (e.g. cnn on flat rows).
+using ModuleFactory = std::function<NativeModule(ParamReader& params, const DataShape& shape)>;
+
+// Registers a model under `name` for the `model` hyper-parameter. Thread-safe.
+// Registering an existing name replaces it. Zoo models (mlp, cnn, resnet) are
+// registered the same way.
+void register_model(const std::string& name, ModuleFactory factory);
+std::vector<std::string> registered_models();
+
+// Builds the model a config names: a registered name, or a path ending in .pt
+// (a scripted torch.nn.Module). Throws cerebro::Error naming the problem.
+// Reads the model's own keys from `reader`; the caller checks unread keys.
+std::unique_ptr<Model> build_model(const std::string& model, ParamReader& reader, const DataShape& shape);
+
+// Wraps a native module (used by the registry; public for embedding).
+std::unique_ptr<Model> wrap_native(NativeModule native);
+
+}  // namespace cerebro::models

@@ -1,0 +1,113 @@
+#include "models/params.hpp"
+
+#include <fmt/format.h>
+
+namespace cerebro::models {
+
+namespace {
+std::string shown(const nlohmann::json& v) { return v.dump(); }
+}  // namespace
+
+ParamReader::ParamReader(const nlohmann::json& params) : params_(params) {
+  if (!params_.is_object()) throw ParamError("hyper-parameters must be a table of key = value");
+}
+
+const nlohmann::json* ParamReader::find(const std::string& key) {
+  read_.insert(key);
+  auto it = params_.find(key);
+  return it == params_.end() ? nullptr : &*it;
+}
+
+double ParamReader::number(const std::string& key, double fallback) {
+  const auto* v = find(key);
+  if (!v) return fallback;
+  if (!v->is_number()) throw ParamError(fmt::format("{} must be a number, got {}", key, shown(*v)));
+  return v->get<double>();
+}
+
+double ParamReader::positive_number(const std::string& key, double fallback) {
+  double x = number(key, fallback);
+  if (!(x > 0)) throw ParamError(fmt::format("{} must be > 0, got {}", key, x));
+  return x;
+}
+
+double ParamReader::fraction(const std::string& key, double fallback) {
+  double x = number(key, fallback);
+  if (!(x >= 0 && x < 1)) throw ParamError(fmt::format("{} must be in [0, 1), got {}", key, x));
+  return x;
+}
+
+int64_t ParamReader::integer(const std::string& key, int64_t fallback, int64_t min_value) {
+  const auto* v = find(key);
+  if (!v) return fallback;
+  if (!v->is_number_integer())
+    throw ParamError(fmt::format("{} must be an integer, got {}", key, shown(*v)));
+  auto x = v->get<int64_t>();
+  if (x < min_value) throw ParamError(fmt::format("{} must be >= {}, got {}", key, min_value, x));
+  return x;
+}
+
+bool ParamReader::boolean(const std::string& key, bool fallback) {
+  const auto* v = find(key);
+  if (!v) return fallback;
+  if (!v->is_boolean()) throw ParamError(fmt::format("{} must be true or false, got {}", key, shown(*v)));
+  return v->get<bool>();
+}
+
+std::string ParamReader::string(const std::string& key, const std::string& fallback) {
+  const auto* v = find(key);
+  if (!v) return fallback;
+  if (!v->is_string()) throw ParamError(fmt::format("{} must be a string, got {}", key, shown(*v)));
+  return v->get<std::string>();
+}
+
+std::vector<int64_t> ParamReader::int_list(const std::string& key, std::vector<int64_t> fallback,
+                                           int64_t min_value) {
+  const auto* v = find(key);
+  if (!v) return fallback;
+  std::vector<int64_t> out;
+  auto bad = [&] {
+    return ParamError(fmt::format("{} must be a list of integers >= {}, got {}", key, min_value, shown(*v)));
+  };
+  if (v->is_number_integer()) {  // a single layer may be written without brackets
+    out.push_back(v->get<int64_t>());
+  } else if (v->is_array() && !v->empty()) {
+    for (const auto& item : *v) {
+      if (!item.is_number_integer()) throw bad();
+      out.push_back(item.get<int64_t>());
+    }
+  } else {
+    throw bad();
+  }
+  for (auto x : out)
+    if (x < min_value) throw bad();
+  return out;
+}
+
+std::vector<std::string> ParamReader::unread_keys() const {
+  std::vector<std::string> out;
+  for (const auto& [key, value] : params_.items())
+    if (!read_.count(key)) out.push_back(key);
+  return out;
+}
+
+TrainingParams TrainingParams::read(ParamReader& r) {
+  TrainingParams p;
+  p.model = r.string("model", "");
+  if (p.model.empty()) throw ParamError("model is missing: name a zoo model (mlp, cnn, resnet) or a .pt file");
+  p.lr = r.positive_number("lr", p.lr);
+  p.batch_size = r.integer("batch_size", p.batch_size, 1);
+  p.optimizer = r.string("optimizer", p.optimizer);
+  if (p.optimizer != "sgd" && p.optimizer != "adam" && p.optimizer != "adamw")
+    throw ParamError(fmt::format("optimizer must be one of sgd, adam, adamw; got \"{}\"", p.optimizer));
+  p.weight_decay = r.number("weight_decay", p.optimizer == "adamw" ? 0.01 : 0.0);
+  if (p.weight_decay < 0) throw ParamError("weight_decay must be >= 0");
+  p.momentum = r.number("momentum", p.momentum);
+  if (p.momentum < 0 || p.momentum >= 1) throw ParamError("momentum must be in [0, 1)");
+  p.nesterov = r.boolean("nesterov", p.nesterov);
+  if (p.nesterov && p.optimizer != "sgd") throw ParamError("nesterov applies to optimizer = \"sgd\" only");
+  if (p.nesterov && p.momentum <= 0) throw ParamError("nesterov needs momentum > 0");
+  return p;
+}
+
+}  // namespace cerebro::models

@@ -1,0 +1,60 @@
+#pragma once
+// Typed, validated access to one config's hyper-parameters (a JSON object).
+// Torch-free so the CLI can validate a whole grid before anything is written.
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/status.hpp"
+
+namespace cerebro::models {
+
+// A hyper-parameter of the wrong type or value: a spec error, as opposed to a
+// model that does not fit the data (which fails only its config).
+class ParamError : public Error {
+ public:
+  using Error::Error;
+};
+
+// Reads keys of a params object; every read key is remembered so that
+// unknown keys can be reported afterwards. Wrong types throw cerebro::Error
+// with a message naming the key and what was expected.
+class ParamReader {
+ public:
+  explicit ParamReader(const nlohmann::json& params);
+
+  double number(const std::string& key, double fallback);
+  double positive_number(const std::string& key, double fallback);
+  int64_t integer(const std::string& key, int64_t fallback, int64_t min_value);
+  bool boolean(const std::string& key, bool fallback);
+  std::string string(const std::string& key, const std::string& fallback);
+  std::vector<int64_t> int_list(const std::string& key, std::vector<int64_t> fallback, int64_t min_value);
+  double fraction(const std::string& key, double fallback);  // in [0, 1)
+
+  // Keys present in params but never read.
+  std::vector<std::string> unread_keys() const;
+
+ private:
+  const nlohmann::json* find(const std::string& key);
+  const nlohmann::json& params_;
+  std::set<std::string> read_;
+};
+
+// The hyper-parameters every config has, whatever its model.
+struct TrainingParams {
+  std::string model;
+  double lr = 1e-3;
+  int64_t batch_size = 64;
+  std::string optimizer = "adam";  // sgd | adam | adamw
+  double weight_decay = 0.0;       // adamw defaults to 0.01, as in torch
+  double momentum = 0.0;           // sgd only
+  bool nesterov = false;           // sgd only
+
+  static TrainingParams read(ParamReader& reader);
+};
+
+}  // namespace cerebro::models

@@ -1,0 +1,147 @@
+// The model registry, the native-module adapter and TorchScript (.pt) models.
+#include <filesystem>
+#include <map>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "models/model.hpp"
+#include "models/zoo.hpp"
+
+namespace cerebro::models {
+
+namespace {
+
+std::mutex& registry_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::map<std::string, ModuleFactory>& registry() {
+  static std::map<std::string, ModuleFactory> r;
+  return r;
+}
+
+class NativeModel final : public Model {
+ public:
+  explicit NativeModel(NativeModule native) : native_(std::move(native)) {}
+  torch::Tensor forward(const torch::Tensor& input) override { return native_.forward(input); }
+  std::vector<torch::Tensor> parameters() override { return native_.module->parameters(); }
+  std::vector<std::pair<std::string, torch::Tensor>> named_state() override {
+    std::vector<std::pair<std::string, torch::Tensor>> out;
+    for (const auto& p : native_.module->named_parameters()) out.emplace_back(p.key(), p.value());
+    for (const auto& b : native_.module->named_buffers()) out.emplace_back(b.key(), b.value());
+    return out;
+  }
+  void set_training(bool on) override { native_.module->train(on); }
+  void set_generator(const torch::Generator& g) override {
+    if (native_.set_generator) native_.set_generator(g);
+  }
+  Status export_torchscript(const std::string& path) override {
+    if (!native_.export_torchscript)
+      return Status::error("this model was registered without a TorchScript exporter");
+    return native_.export_torchscript(path);
+  }
+
+ private:
+  NativeModule native_;
+};
+
+// A scripted torch.nn.Module saved from Python (torch.jit.script(m).save(path)).
+class ScriptModel final : public Model {
+ public:
+  explicit ScriptModel(torch::jit::Module module) : module_(std::move(module)) {
+    for (auto p : module_.parameters()) p.set_requires_grad(true);
+  }
+  torch::Tensor forward(const torch::Tensor& input) override {
+    auto out = module_.forward({input});
+    if (!out.isTensor()) throw Error("the TorchScript module's forward must return one Tensor");
+    return out.toTensor();
+  }
+  std::vector<torch::Tensor> parameters() override {
+    std::vector<torch::Tensor> out;
+    for (auto p : module_.parameters()) out.push_back(p);
+    return out;
+  }
+  std::vector<std::pair<std::string, torch::Tensor>> named_state() override {
+    std::vector<std::pair<std::string, torch::Tensor>> out;
+    for (const auto& p : module_.named_parameters()) out.emplace_back(p.name, p.value);
+    for (const auto& b : module_.named_buffers()) out.emplace_back(b.name, b.value);
+    return out;
+  }
+  void set_training(bool on) override { module_.train(on); }
+  Status export_torchscript(const std::string& path) override {
+    try {
+      module_.save(path);
+      return Status::ok_status();
+    } catch (const c10::Error& e) {
+      return Status::error(fmt::format("{}: {}", path, e.what_without_backtrace()));
+    }
+  }
+
+ private:
+  torch::jit::Module module_;
+};
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::unique_ptr<Model> load_script_model(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw ParamError(fmt::format("model file {} does not exist", path));
+  try {
+    return std::make_unique<ScriptModel>(torch::jit::load(path));
+  } catch (const c10::Error& e) {
+    std::string why = e.what_without_backtrace();
+    throw ParamError(fmt::format("model file {} is not a TorchScript module (save it from Python with "
+                            "torch.jit.script(module).save(path)): {}",
+                            path, why.substr(0, why.find('\n'))));
+  }
+}
+
+}  // namespace
+
+void register_model(const std::string& name, ModuleFactory factory) {
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  registry()[name] = std::move(factory);
+}
+
+std::vector<std::string> registered_models() {
+  register_zoo_models();
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  std::vector<std::string> names;
+  for (const auto& [name, factory] : registry()) names.push_back(name);
+  return names;
+}
+
+std::unique_ptr<Model> wrap_native(NativeModule native) {
+  if (!native.module || !native.forward) throw Error("a registered model returned no module or no forward");
+  return std::make_unique<NativeModel>(std::move(native));
+}
+
+std::unique_ptr<Model> build_model(const std::string& model, ParamReader& reader, const DataShape& shape) {
+  if (ends_with(model, ".pt")) return load_script_model(model);
+  register_zoo_models();
+  ModuleFactory factory;
+  {
+    std::lock_guard<std::mutex> lock(registry_mutex());
+    auto it = registry().find(model);
+    if (it == registry().end()) {
+      std::vector<std::string> names;
+      for (const auto& [name, f] : registry()) names.push_back(name);
+      throw ParamError(fmt::format("unknown model \"{}\": registered models are {}, or give a TorchScript .pt file",
+                              model, fmt::join(names, ", ")));
+    }
+    factory = it->second;
+  }
+  try {
+    return wrap_native(factory(reader, shape));
+  } catch (const c10::Error& e) {
+    std::string why = e.what_without_backtrace();
+    throw Error(fmt::format("{}: cannot be built for samples of shape [{}]: {}", model,
+                            fmt::join(shape.sample_shape, ", "), why.substr(0, why.find('\n'))));
+  }
+}
+
+}  // namespace cerebro::models

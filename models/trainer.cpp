@@ -1,0 +1,275 @@
+// Training, evaluation, state (de)serialization and export of one config.
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <chrono>
+#include <cmath>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "models/model.hpp"
+#include "models/unit_trainer.hpp"
+
+namespace cerebro::models {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+DataShape to_shape(const ShapeInfo& s) { return DataShape{s.sample_shape, s.num_classes}; }
+
+// A config's model and optimizer, built from its hyper-parameters.
+struct Trainee {
+  TrainingParams training;
+  std::unique_ptr<Model> model;
+  std::unique_ptr<torch::optim::Optimizer> optimizer;
+};
+
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainingParams& p, std::vector<torch::Tensor> params) {
+  if (p.optimizer == "sgd")
+    return std::make_unique<torch::optim::SGD>(
+        params, torch::optim::SGDOptions(p.lr).momentum(p.momentum).nesterov(p.nesterov).weight_decay(p.weight_decay));
+  if (p.optimizer == "adamw")
+    return std::make_unique<torch::optim::AdamW>(params, torch::optim::AdamWOptions(p.lr).weight_decay(p.weight_decay));
+  return std::make_unique<torch::optim::Adam>(params, torch::optim::AdamOptions(p.lr).weight_decay(p.weight_decay));
+}
+
+// Reads every key (ParamError on a bad one) and builds model + optimizer.
+Trainee build(const nlohmann::json& params, const ShapeInfo& shape) {
+  ParamReader reader(params);
+  Trainee t;
+  t.training = TrainingParams::read(reader);
+  t.model = build_model(t.training.model, reader, to_shape(shape));
+  auto unread = reader.unread_keys();
+  if (!unread.empty())
+    throw ParamError(fmt::format("unknown hyper-parameter{} {} for model {}", unread.size() > 1 ? "s" : "",
+                                 fmt::join(unread, ", "), t.training.model));
+  t.optimizer = make_optimizer(t.training, t.model->parameters());
+  return t;
+}
+
+std::string save_state(Trainee& t) {
+  torch::serialize::OutputArchive archive;
+  auto state = t.model->named_state();
+  archive.write("count", torch::tensor(static_cast<int64_t>(state.size())), true);
+  for (size_t i = 0; i < state.size(); ++i) archive.write("s" + std::to_string(i), state[i].second.detach(), true);
+  torch::serialize::OutputArchive optimizer_archive;
+  t.optimizer->save(optimizer_archive);
+  archive.write("optimizer", optimizer_archive);
+  std::ostringstream out;
+  archive.save_to(out);
+  return out.str();
+}
+
+void restore_state(Trainee& t, const std::string& bytes) {
+  std::istringstream in(bytes);
+  torch::serialize::InputArchive archive;
+  archive.load_from(in);
+  auto state = t.model->named_state();
+  torch::Tensor count;
+  archive.read("count", count, true);
+  if (count.item<int64_t>() != static_cast<int64_t>(state.size()))
+    throw Error(fmt::format("stored state has {} tensors, the model has {}", count.item<int64_t>(), state.size()));
+  torch::NoGradGuard no_grad;
+  for (size_t i = 0; i < state.size(); ++i) {
+    torch::Tensor stored;
+    archive.read("s" + std::to_string(i), stored, true);
+    if (!stored.sizes().equals(state[i].second.sizes()))
+      throw Error(fmt::format("stored state tensor {} ({}) has the wrong shape", i, state[i].first));
+    state[i].second.copy_(stored);
+  }
+  torch::serialize::InputArchive optimizer_archive;
+  archive.read("optimizer", optimizer_archive);
+  t.optimizer->load(optimizer_archive);
+}
+
+// Borrowed views of a dataset (no copy: the partition owns the memory).
+torch::Tensor features_of(const datasets::Dataset& d) {
+  std::vector<int64_t> shape{d.size()};
+  shape.insert(shape.end(), d.sample_shape.begin(), d.sample_shape.end());
+  return torch::from_blob(const_cast<float*>(d.features.data()), shape, torch::kFloat32);
+}
+torch::Tensor labels_of(const datasets::Dataset& d) {
+  return torch::from_blob(const_cast<int64_t*>(d.labels.data()), {d.size()}, torch::kInt64);
+}
+
+struct PassResult {
+  double mean_loss = 0;
+  int64_t examples = 0;
+  bool diverged = false;
+};
+
+// One training pass over `data` in the order of a seeded permutation.
+PassResult train_pass(Trainee& t, const datasets::Dataset& data, uint64_t seed) {
+  auto generator = at::make_generator<at::CPUGeneratorImpl>(seed);
+  t.model->set_generator(generator);
+  t.model->set_training(true);
+  auto x = features_of(data);
+  auto y = labels_of(data);
+  auto order = torch::randperm(data.size(), generator, torch::kInt64);
+  PassResult r;
+  double loss_sum = 0;
+  for (int64_t begin = 0; begin < data.size(); begin += t.training.batch_size) {
+    auto idx = order.slice(0, begin, std::min(begin + t.training.batch_size, data.size()));
+    auto xb = x.index_select(0, idx);
+    auto yb = y.index_select(0, idx);
+    t.optimizer->zero_grad();
+    auto loss = torch::nn::functional::cross_entropy(t.model->forward(xb), yb);
+    double value = loss.item<double>();
+    if (!std::isfinite(value)) {
+      r.diverged = true;
+      break;
+    }
+    loss.backward();
+    t.optimizer->step();
+    loss_sum += value * static_cast<double>(idx.size(0));
+    r.examples += idx.size(0);
+  }
+  r.mean_loss = r.examples ? loss_sum / static_cast<double>(r.examples) : 0;
+  return r;
+}
+
+Evaluation evaluate_model(Model& model, const datasets::Dataset& data) {
+  torch::NoGradGuard no_grad;
+  model.set_training(false);
+  auto x = features_of(data);
+  auto y = labels_of(data);
+  Evaluation e;
+  double loss_sum = 0;
+  int64_t correct = 0;
+  const int64_t batch = 1000;
+  for (int64_t begin = 0; begin < data.size(); begin += batch) {
+    auto end = std::min(begin + batch, data.size());
+    auto out = model.forward(x.slice(0, begin, end));
+    auto yb = y.slice(0, begin, end);
+    loss_sum += torch::nn::functional::cross_entropy(
+                    out, yb, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
+                    .item<double>();
+    correct += out.argmax(1).eq(yb).sum().item<int64_t>();
+  }
+  e.examples = data.size();
+  if (e.examples) {
+    e.loss = loss_sum / static_cast<double>(e.examples);
+    e.accuracy = static_cast<double>(correct) / static_cast<double>(e.examples);
+  }
+  return e;
+}
+
+// Runs `body`, turning the exceptions of a bad model or bad state into a Status.
+template <class T, class Body>
+Result<T> guarded(const char* what, Body body) {
+  try {
+    return body();
+  } catch (const c10::Error& e) {
+    return Status::error(fmt::format("{}: {}", what, first_line(e.what_without_backtrace())));
+  } catch (const std::exception& e) {
+    return Status::error(fmt::format("{}: {}", what, e.what()));
+  }
+}
+
+}  // namespace
+
+void configure_threads(int intra_op_threads) {
+  torch::set_num_threads(std::max(1, intra_op_threads));
+}
+
+Status check_params(const nlohmann::json& params, const ShapeInfo& shape) {
+  try {
+    build(params, shape);
+  } catch (const ParamError& e) {
+    return Status::error(e.what());
+  } catch (const std::exception&) {
+    // Builds but does not fit the data: initial_state reports it per config.
+  }
+  return Status::ok_status();
+}
+
+Result<std::string> initial_state(const nlohmann::json& params, const ShapeInfo& shape,
+                                  const datasets::Dataset& pilot, uint64_t seed) {
+  return guarded<std::string>("pilot check failed", [&]() -> std::string {
+    // Initial weights come from the global generator: callers create initial
+    // states one at a time, before or outside concurrent training.
+    torch::manual_seed(seed);
+    auto t = build(params, shape);
+    int64_t n = std::min<int64_t>(2, pilot.size());
+    if (n == 0) throw Error("no examples to run the pilot batch on");
+    t.model->set_training(false);
+    torch::NoGradGuard no_grad;
+    auto out = t.model->forward(features_of(pilot).slice(0, 0, n));
+    if (out.dim() != 2 || out.size(0) != n || out.size(1) != shape.num_classes)
+      throw Error(fmt::format("the model's output has shape [{}], expected [{}, {}] (batch, classes)",
+                              fmt::join(out.sizes(), ", "), n, shape.num_classes));
+    return save_state(t);
+  });
+}
+
+Result<UnitOutput> train_unit(const UnitInput& in) {
+  return guarded<UnitOutput>("training failed", [&] {
+    UnitOutput out;
+    auto t0 = Clock::now();
+    auto t = build(*in.params, in.shape);
+    restore_state(t, *in.state);
+    out.restore_s = since(t0);
+
+    auto t1 = Clock::now();
+    auto pass = train_pass(t, *in.partition, in.seed);
+    out.train_s = since(t1);
+    out.train_loss = pass.mean_loss;
+    out.examples = pass.examples;
+    out.diverged = pass.diverged;
+
+    if (in.validation && !pass.diverged) {
+      auto t2 = Clock::now();
+      out.validation = evaluate_model(*t.model, *in.validation);
+      out.validate_s = since(t2);
+    }
+    auto t3 = Clock::now();
+    out.state = save_state(t);
+    out.save_s = since(t3);
+    return out;
+  });
+}
+
+Result<Evaluation> evaluate_state(const nlohmann::json& params, const ShapeInfo& shape, const std::string& state,
+                                  const datasets::Dataset& data) {
+  return guarded<Evaluation>("evaluation failed", [&] {
+    auto t = build(params, shape);
+    restore_state(t, state);
+    return evaluate_model(*t.model, data);
+  });
+}
+
+Status export_model(const nlohmann::json& params, const ShapeInfo& shape, const std::string& state,
+                    const std::string& path) {
+  auto done = guarded<bool>("export failed", [&] {
+    auto t = build(params, shape);
+    restore_state(t, state);
+    t.model->set_training(false);
+    auto s = t.model->export_torchscript(path);
+    if (!s.ok()) throw Error(s.message());
+    return true;
+  });
+  return done.ok() ? Status::ok_status() : done.status();
+}
+
+Result<ReferenceRun> reference_training(const nlohmann::json& params, const ShapeInfo& shape,
+                                        const datasets::Dataset& train, const datasets::Dataset& validation,
+                                        int epochs, uint64_t seed) {
+  return guarded<ReferenceRun>("reference training failed", [&] {
+    torch::manual_seed(seed);
+    auto t = build(params, shape);
+    ReferenceRun run;
+    auto start = Clock::now();
+    for (int e = 0; e < epochs; ++e) {
+      train_pass(t, train, seed + 1 + static_cast<uint64_t>(e));
+      run.final_val_accuracy = evaluate_model(*t.model, validation).accuracy;
+    }
+    run.seconds = since(start);
+    return run;
+  });
+}
+
+}  // namespace cerebro::models

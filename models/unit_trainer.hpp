@@ -1,0 +1,82 @@
+#pragma once
+// The torch-free face of models/: what workers, the scheduler and the CLI call
+// to initialise, train, evaluate and export a config. Model state travels as
+// bytes (weights, buffers AND optimizer state), so a hop is exact.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "datasets/dataset.hpp"
+#include "runtime/status.hpp"
+
+namespace cerebro::models {
+
+// Torch-free mirror of DataShape, for callers that must not include torch.
+struct ShapeInfo {
+  std::vector<int64_t> sample_shape;
+  int64_t num_classes = 0;
+};
+
+struct Evaluation {
+  double loss = 0;
+  double accuracy = 0;
+  int64_t examples = 0;
+};
+
+// Sets LibTorch's intra-op thread count for this process (every worker).
+void configure_threads(int intra_op_threads);
+
+// Checks a config's hyper-parameters: types, ranges and that the model reads
+// every key (an unknown key is an error naming it). Does not touch data.
+Status check_params(const nlohmann::json& params, const ShapeInfo& shape);
+
+// Builds the config's model from `seed`, runs the pilot forward pass on a few
+// examples of `pilot` and returns the serialized initial state. An error means
+// the config does not fit the data (its message says why); other configs go on.
+Result<std::string> initial_state(const nlohmann::json& params, const ShapeInfo& shape,
+                                  const datasets::Dataset& pilot, uint64_t seed);
+
+struct UnitInput {
+  const nlohmann::json* params = nullptr;
+  ShapeInfo shape;
+  const std::string* state = nullptr;                  // from initial_state or a previous unit
+  const datasets::Dataset* partition = nullptr;        // borrowed, not copied
+  const datasets::Dataset* validation = nullptr;       // set: evaluate after training
+  uint64_t seed = 0;                                   // batch order and dropout of this unit
+};
+
+struct UnitOutput {
+  std::string state;
+  double train_loss = 0;
+  int64_t examples = 0;
+  bool diverged = false;  // loss became NaN/inf: the state is the last finite one
+  std::optional<Evaluation> validation;
+  double restore_s = 0, train_s = 0, validate_s = 0, save_s = 0;
+};
+
+// Trains one unit: one pass over `partition` in a seeded random order.
+Result<UnitOutput> train_unit(const UnitInput& input);
+
+Result<Evaluation> evaluate_state(const nlohmann::json& params, const ShapeInfo& shape, const std::string& state,
+                                  const datasets::Dataset& data);
+
+// Writes the model in `state` as a TorchScript file (torch::jit::load-able).
+Status export_model(const nlohmann::json& params, const ShapeInfo& shape, const std::string& state,
+                    const std::string& path);
+
+// The "ideal" of the benchmark: a plain LibTorch loop training one config for
+// `epochs` passes over `train` (shuffled per epoch) with a validation pass
+// after each, in this thread, with no system around it.
+struct ReferenceRun {
+  double seconds = 0;
+  double final_val_accuracy = 0;
+};
+Result<ReferenceRun> reference_training(const nlohmann::json& params, const ShapeInfo& shape,
+                                        const datasets::Dataset& train, const datasets::Dataset& validation,
+                                        int epochs, uint64_t seed);
+
+}  // namespace cerebro::models

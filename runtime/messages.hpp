@@ -1,0 +1,99 @@
+#pragma once
+// The typed messages the actors exchange, each with a CAF `inspect`, and the
+// registration that lets the same actors talk within one process or across
+// nodes through CAF's middleman. Model state travels as bytes (weights,
+// buffers and optimizer state): that is what hops.
+
+#include <cstdint>
+#include <string>
+
+#include <caf/all.hpp>
+
+#include "runtime/ids.hpp"
+
+namespace cerebro {
+
+// Serialized model + optimizer state.
+using StateBytes = std::string;
+
+// One unit of work for a worker: train config's model over a partition.
+struct unit_task {
+  ConfigId config = 0;
+  PartitionId partition = 0;
+  int32_t epoch = 0;
+  int32_t attempt = 0;
+  uint64_t seed = 0;        // batch order and dropout of this unit
+  bool validate = false;    // the config's last unit of its epoch: evaluate after
+  std::string params_json;  // the config's hyper-parameters
+  StateBytes state;         // the state to start from
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, unit_task& x) {
+  return f(caf::meta::type_name("unit_task"), x.config, x.partition, x.epoch, x.attempt, x.seed, x.validate,
+           x.params_json, x.state);
+}
+
+// What a worker answers: the new state and the unit's metrics and timings.
+struct unit_result {
+  ConfigId config = 0;
+  PartitionId partition = 0;
+  int32_t epoch = 0;
+  WorkerId worker = 0;
+  std::string status;  // ok | diverged | failed
+  std::string error;   // for failed
+  StateBytes state;
+  double train_loss = 0;
+  int64_t examples = 0;
+  bool has_validation = false;
+  double val_loss = 0, val_accuracy = 0;
+  double restore_s = 0, train_s = 0, validate_s = 0, save_s = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, unit_result& x) {
+  return f(caf::meta::type_name("unit_result"), x.config, x.partition, x.epoch, x.worker, x.status, x.error,
+           x.state, x.train_loss, x.examples, x.has_validation, x.val_loss, x.val_accuracy, x.restore_s, x.train_s,
+           x.validate_s, x.save_s);
+}
+
+// What the scheduler tells whoever follows the experiment, after each
+// committed unit and config epoch.
+struct progress_update {
+  int64_t units_done = 0;
+  int64_t units_total = 0;
+  double elapsed_s = 0;
+  ConfigId best_config = -1;
+  double best_metric = 0;
+  std::string event;  // a human line, e.g. "config 3 epoch 1: val_accuracy 0.871"
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, progress_update& x) {
+  return f(caf::meta::type_name("progress_update"), x.units_done, x.units_total, x.elapsed_s, x.best_config,
+           x.best_metric, x.event);
+}
+
+// Sent once when every config has finished, stopped, diverged or failed.
+struct experiment_done {
+  double wall_s = 0;
+  std::string error;  // empty unless the experiment itself could not go on
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, experiment_done& x) {
+  return f(caf::meta::type_name("experiment_done"), x.wall_s, x.error);
+}
+
+using train_atom = caf::atom_constant<caf::atom("train")>;
+using commit_atom = caf::atom_constant<caf::atom("commit")>;
+using latest_atom = caf::atom_constant<caf::atom("latest")>;
+using borrow_atom = caf::atom_constant<caf::atom("borrow")>;
+using start_atom = caf::atom_constant<caf::atom("start")>;
+using progress_atom = caf::atom_constant<caf::atom("progress")>;
+using done_atom = caf::atom_constant<caf::atom("done")>;
+
+// Registers every message type above with an actor system config.
+void register_message_types(caf::actor_system_config& config);
+
+}  // namespace cerebro

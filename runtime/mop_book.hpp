@@ -1,0 +1,143 @@
+#pragma once
+// MopBook: the bookkeeping of Model Hopper Parallelism. It knows which units are
+// pending, which run where, and which partitions each worker holds, and it
+// ENFORCES the MOP invariants: every misuse throws cerebro::Error naming the
+// unit, config or worker involved, so a buggy caller cannot corrupt a schedule.
+//
+//  - completeness: per epoch a config trains on every partition exactly once;
+//  - isolation:    a config trains in at most one place at a time;
+//  - a worker runs one unit at a time, on a partition it holds;
+//  - no preemption: a running unit ends only by complete(), requeue() or the
+//    removal of its worker.
+//
+// Epochs are per config: a config enters its next epoch as soon as it finished
+// all partitions of the current one and advance() is called (the search
+// procedure said "continue"); there is no global barrier.
+//
+// The book decides nothing: a SchedulingPolicy picks among eligible_units().
+// Not thread-safe; it is owned by one scheduler (actor or simulator).
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "runtime/ids.hpp"
+
+namespace cerebro {
+
+enum class ConfigState {
+  pending_epoch,      // the current epoch has units left (pending or running)
+  awaiting_decision,  // the current epoch is complete; waiting for advance()/stop()/fail()
+  finished,           // all planned epochs done
+  stopped,            // stopped early by the search procedure
+  failed,             // given up on (e.g. its training keeps failing)
+};
+
+std::string to_string(ConfigState state);
+inline std::ostream& operator<<(std::ostream& os, ConfigState state) {
+  return os << to_string(state);
+}
+
+class MopBook {
+ public:
+  // Partitions are numbered 0 .. num_partitions-1.
+  explicit MopBook(int32_t num_partitions);
+
+  int32_t num_partitions() const { return num_partitions_; }
+
+  // Registers worker w holding the given partitions, or replaces the holdings of
+  // a known worker (a running unit keeps running even if its partition is gone).
+  void add_worker(WorkerId w, std::vector<PartitionId> holds);
+  // Removes worker w. Its in-flight unit, if any, is pending again and returned;
+  // nullopt if it was idle or its config was stopped/failed meanwhile (then the
+  // unit is simply dropped).
+  std::optional<Unit> remove_worker(WorkerId w);
+  bool has_worker(WorkerId w) const { return workers_.count(w) > 0; }
+  const std::set<PartitionId>& holdings(WorkerId w) const;
+
+  // Adds config c planned for `epochs` epochs in total (0 .. epochs-1). It joins
+  // at first_epoch (e.g. when resuming: epochs before it are already done); with
+  // first_epoch == epochs it is already finished.
+  void add_config(ConfigId c, int32_t epochs, int32_t first_epoch = 0);
+
+  // The units worker w may start now: configs in pending_epoch and idle, their
+  // current epoch's pending partitions that w holds. Empty if w is busy.
+  // Sorted by (config, partition). Like every query, throws for an unknown id.
+  std::vector<Unit> eligible_units(WorkerId w) const;
+  // Known workers with no running unit, ascending.
+  std::vector<WorkerId> idle_workers() const;
+
+  // Starts unit u on worker w; throws unless u is eligible for w.
+  void start(WorkerId w, const Unit& u);
+  // Unit u finished on w. Returns true when it was the last unit of its config's
+  // epoch: the config is then awaiting_decision. If the config was stopped or
+  // failed while u ran, the completion is ignored (not counted) and false returned.
+  bool complete(WorkerId w, const Unit& u);
+  // The attempt of u on w failed: w is idle and u pending again (dropped if its
+  // config was stopped or failed meanwhile).
+  void requeue(WorkerId w, const Unit& u);
+
+  // Decisions at an epoch boundary (config must be awaiting_decision for
+  // advance). advance() enters the next epoch, or finishes the config after its
+  // last planned one.
+  void advance(ConfigId c);
+  // Valid in pending_epoch or awaiting_decision, also while a unit of c runs:
+  // that unit's completion is then ignored.
+  void stop(ConfigId c);
+  void fail(ConfigId c);
+
+  ConfigState state(ConfigId c) const;
+  // The config's current epoch (for a finished config: its planned epoch count).
+  int32_t epoch(ConfigId c) const;
+  int32_t planned_epochs(ConfigId c) const;
+  bool config_busy(ConfigId c) const;
+  std::optional<Unit> running_on(WorkerId w) const;
+  // Partitions of c's current epoch neither done nor running, ascending.
+  std::vector<PartitionId> pending_partitions(ConfigId c) const;
+
+  // Units planned for this book: (epochs - first_epoch) x partitions per config,
+  // except that a stopped or failed config counts only the units it completed,
+  // so units_done() == units_total() once all_done().
+  int64_t units_total() const;
+  // Completed (counted) units since the book was created.
+  int64_t units_done() const;
+  // Every config finished, stopped or failed, and no unit running.
+  bool all_done() const;
+  std::vector<ConfigId> configs() const;
+  // Units c still has to do, its running unit included (0 once it is done).
+  int64_t remaining_units(ConfigId c) const;
+
+ private:
+  struct WorkerEntry {
+    std::set<PartitionId> holds;
+    std::optional<Unit> running;
+  };
+  struct ConfigEntry {
+    int32_t epochs = 0;
+    int32_t first_epoch = 0;
+    int32_t epoch = 0;
+    ConfigState state = ConfigState::pending_epoch;
+    std::set<PartitionId> pending;  // current epoch, not done, not running
+    std::optional<WorkerId> running_on;
+    int64_t units_done = 0;
+  };
+
+  WorkerEntry& worker_entry(WorkerId w, const char* operation);
+  const WorkerEntry& worker_entry(WorkerId w, const char* operation) const;
+  ConfigEntry& config_entry(ConfigId c, const char* operation);
+  const ConfigEntry& config_entry(ConfigId c, const char* operation) const;
+  // Checks that w is running exactly u and frees w; returns u's config entry.
+  ConfigEntry& finish_attempt(WorkerId w, const Unit& u, const char* operation);
+  void end_config(ConfigId c, ConfigState final_state, const char* operation);
+
+  int32_t num_partitions_;
+  std::map<WorkerId, WorkerEntry> workers_;
+  std::map<ConfigId, ConfigEntry> configs_;
+  int64_t units_done_ = 0;
+};
+
+}  // namespace cerebro

@@ -1,0 +1,30 @@
+#pragma once
+// SchedulingPolicy: decides which unit an idle worker runs next. One policy per
+// file behind this small interface; the same policy object drives the real
+// scheduler actor and the simulator. Policies only choose: MopBook enforces the
+// MOP invariants, so a policy can never break them.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "runtime/ids.hpp"
+#include "runtime/mop_book.hpp"
+
+namespace cerebro {
+
+class SchedulingPolicy {
+ public:
+  virtual ~SchedulingPolicy() = default;
+  virtual std::string name() const = 0;
+  // Picks the unit idle worker w should run next, or nullopt to leave it idle.
+  // The pick is always one of book.eligible_units(w).
+  virtual std::optional<Unit> choose(WorkerId w, const MopBook& book) = 0;
+};
+
+// Policies constructible from a name alone: "randomized" (the paper's
+// Algorithm 1). Throws cerebro::Error naming the known policies otherwise.
+std::unique_ptr<SchedulingPolicy> make_policy(const std::string& name, uint64_t seed);
+
+}  // namespace cerebro

@@ -1,0 +1,101 @@
+#pragma once
+// The durable state of one experiment, in RocksDB: configs, model states and
+// the unit log. "Durable before acknowledged": commit_unit writes a unit's
+// resulting state and its log entry in one synced batch, and only then may the
+// scheduler count the unit as done. Thread-safe (RocksDB is); one StateStore
+// per directory per process.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/ids.hpp"
+#include "runtime/status.hpp"
+
+namespace rocksdb {
+class DB;
+}
+
+namespace cerebro {
+
+// completed | diverged | failed | running (while the experiment runs)
+struct ConfigRecord {
+  ConfigId id = 0;
+  nlohmann::json params;
+  std::string status = "running";
+  std::string error;  // why it failed, for failed configs
+};
+
+struct UnitLogEntry {
+  int64_t seq = 0;  // commit order, assigned by commit_unit
+  ConfigId config = 0;
+  PartitionId partition = 0;
+  int32_t epoch = 0;
+  WorkerId worker = 0;
+  std::string status;  // ok | diverged
+  uint64_t seed = 0;
+  double train_loss = 0;
+  int64_t examples = 0;
+  bool has_validation = false;  // the config's last unit of the epoch validates
+  double val_loss = 0, val_accuracy = 0;
+  double start_s = 0, end_s = 0;  // dispatch and commit times, seconds since the run started
+  double train_s = 0, validate_s = 0, restore_s = 0, save_s = 0;
+  std::string state_checksum;
+};
+
+nlohmann::json to_json(const UnitLogEntry& e);
+UnitLogEntry unit_log_entry_from_json(const nlohmann::json& j);
+
+// Per-epoch metrics of a config, derived from its unit log entries.
+struct EpochMetrics {
+  int32_t epoch = 0;
+  double train_loss = 0;  // example-weighted over the epoch's units
+  double val_loss = 0, val_accuracy = 0;
+  double seconds = 0;     // compute seconds of the epoch's units
+};
+std::vector<EpochMetrics> epoch_metrics(const std::vector<UnitLogEntry>& log, ConfigId config);
+
+class StateStore {
+ public:
+  // Opens (creating when `create`) the RocksDB directory `dir`.
+  static Result<std::unique_ptr<StateStore>> open(const std::string& dir, bool create);
+  ~StateStore();
+  StateStore(const StateStore&) = delete;
+  StateStore& operator=(const StateStore&) = delete;
+
+  Status put_meta(const std::string& key, const std::string& value);
+  std::optional<std::string> get_meta(const std::string& key) const;
+
+  Status put_config(const ConfigRecord& record);
+  std::vector<ConfigRecord> configs() const;
+
+  // A config's state before its first unit (written once, at setup).
+  Status put_initial_state(ConfigId config, const std::string& state);
+  Result<std::string> initial_state(ConfigId config) const;
+
+  // Writes the unit's resulting state and its log entry atomically and synced.
+  // Returns the entry as stored (sequence number and checksum set). Keeps the initial state and the two
+  // newest states of the config; older ones are deleted in the same batch.
+  Result<UnitLogEntry> commit_unit(UnitLogEntry entry, const std::string& state);
+
+  // The config's newest state (initial state when no unit committed yet),
+  // verified against its checksum.
+  Result<std::string> latest_state(ConfigId config) const;
+
+  std::vector<UnitLogEntry> unit_log() const;
+
+ private:
+  explicit StateStore(rocksdb::DB* db);
+  Status write_batch_synced(void* batch);
+  rocksdb::DB* db_;
+  int64_t next_seq_ = 1;
+};
+
+// crc32 of bytes, as "crc32:xxxxxxxx".
+std::string checksum_of(const std::string& bytes);
+
+}  // namespace cerebro

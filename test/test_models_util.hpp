@@ -1,0 +1,100 @@
+#pragma once
+// Helpers shared by the models tests: small synthetic datasets with learnable
+// structure, a self-removing temporary directory and a one-call unit runner.
+
+#include <cstdint>
+#include <filesystem>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "datasets/dataset.hpp"
+#include "models/unit_trainer.hpp"
+
+namespace cerebro::models::testing {
+
+constexpr int64_t kClasses = 10;
+
+// `n` examples of `sample_shape`: each class has a fixed random prototype
+// (the same for every call with the same shape) and an example is its class
+// prototype plus noise, so a model can learn the classes but not perfectly.
+inline datasets::Dataset synthetic(const std::vector<int64_t>& sample_shape, int64_t n, uint64_t seed,
+                                   float scale = 1.0f) {
+  datasets::Dataset d;
+  d.sample_shape = sample_shape;
+  const int64_t numel = d.sample_numel();
+  std::mt19937_64 prototype_rng(1234);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> prototypes(static_cast<size_t>(kClasses * numel));
+  for (auto& v : prototypes) v = normal(prototype_rng);
+  std::mt19937_64 rng(seed);
+  d.labels.resize(static_cast<size_t>(n));
+  d.features.resize(static_cast<size_t>(n * numel));
+  for (int64_t i = 0; i < n; ++i) {
+    auto label = static_cast<int64_t>(rng() % kClasses);
+    d.labels[static_cast<size_t>(i)] = label;
+    for (int64_t j = 0; j < numel; ++j)
+      d.features[static_cast<size_t>(i * numel + j)] =
+          scale * (prototypes[static_cast<size_t>(label * numel + j)] + 0.8f * normal(rng));
+  }
+  return d;
+}
+
+inline ShapeInfo shape_of(const datasets::Dataset& d) { return ShapeInfo{d.sample_shape, kClasses}; }
+
+// Two training partitions and a validation set drawn from the same classes.
+struct Data {
+  datasets::Dataset p0, p1, validation;
+  ShapeInfo shape;
+};
+
+inline Data make_data(const std::vector<int64_t>& sample_shape, int64_t partition_size = 128) {
+  Data d{synthetic(sample_shape, partition_size, 1), synthetic(sample_shape, partition_size, 2),
+         synthetic(sample_shape, 200, 3), {}};
+  d.shape = shape_of(d.p0);
+  return d;
+}
+
+inline Result<UnitOutput> run_unit(const nlohmann::json& params, const ShapeInfo& shape, const std::string& state,
+                                   const datasets::Dataset& partition, uint64_t seed,
+                                   const datasets::Dataset* validation = nullptr) {
+  UnitInput in;
+  in.params = &params;
+  in.shape = shape;
+  in.state = &state;
+  in.partition = &partition;
+  in.validation = validation;
+  in.seed = seed;
+  return train_unit(in);
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    std::random_device rd;
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      auto candidate = std::filesystem::temp_directory_path() / ("cerebro-models-test-" + std::to_string(rd()));
+      if (std::filesystem::create_directory(candidate)) {
+        path_ = candidate;
+        return;
+      }
+    }
+    throw std::runtime_error("cannot create a temporary directory");
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+}  // namespace cerebro::models::testing
