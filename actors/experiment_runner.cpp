@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "actors/actors.hpp"
+#include "datasets/idx.hpp"
 #include "datasets/prepare.hpp"
 #include "models/unit_trainer.hpp"
 #include "runtime/replay_policy.hpp"
@@ -25,8 +26,6 @@ class system_config : public caf::actor_system_config {
     register_message_types(*this);
     // Training runs in detached actors; the shared pool only routes messages.
     set("scheduler.max-threads", std::max(2, std::min(workers, 4)));
-    set("logger.console-verbosity", "quiet");
-    set("logger.file-verbosity", "quiet");
   }
 };
 
@@ -78,10 +77,10 @@ Status write_text(const fs::path& path, const std::string& text) {
 }
 
 // The per-config visit order of a finished run, from its unit log.
-Result<VisitOrder> visit_order_of(const std::string& run_dir) {
+Result<ReplayPolicy::VisitOrder> visit_order_of(const std::string& run_dir) {
   auto store = StateStore::open((fs::path(run_dir) / "state").string(), false);
   if (!store.ok()) return store.status();
-  VisitOrder order;
+  ReplayPolicy::VisitOrder order;
   for (const auto& e : (*store)->unit_log()) {
     auto& epochs = order[e.config];
     if (static_cast<int32_t>(epochs.size()) <= e.epoch) epochs.resize(e.epoch + 1);
@@ -127,10 +126,8 @@ Result<Setup> set_up(const RunOptions& options, const fs::path& dir, const RunOb
 
   std::string data_dir = options.prepared_data_dir;
   if (data_dir.empty()) {
-    auto prep = prepare_options(spec, s.partitions);
-    if (!prep.ok()) return prep.status();
     data_dir = (dir / "data").string();
-    auto manifest = datasets::prepare(*prep, data_dir, observer.line);
+    auto manifest = prepare_dataset(spec, data_dir, s.partitions, observer.line);
     if (!manifest.ok()) return manifest.status();
   }
   auto data = datasets::load_prepared(data_dir);
@@ -146,6 +143,15 @@ Result<Setup> set_up(const RunOptions& options, const fs::path& dir, const RunOb
 }
 
 }  // namespace
+
+Result<datasets::Manifest> prepare_dataset(const ExperimentSpec& spec, const std::string& out_dir, int partitions,
+                                           const std::function<void(const std::string&)>& line) {
+  if (partitions <= 0) partitions = spec.data.partitions > 0 ? spec.data.partitions
+                                    : spec.cluster.workers > 0 ? spec.cluster.workers : default_workers();
+  auto options = prepare_options(spec, partitions);
+  if (!options.ok()) return options.status();
+  return datasets::prepare(*options, out_dir, line);
+}
 
 int default_workers() { return std::max(1u, std::thread::hardware_concurrency()); }
 
@@ -173,6 +179,7 @@ Result<nlohmann::json> run_experiment(const RunOptions& options, const RunObserv
   if (auto st = write_text(dir / "spec.toml", spec.source_text); !st.ok()) return st;
   store->put_meta("spec", spec.source_text);
   store->put_meta("spec_dir", spec.spec_dir);
+  store->put_meta("metric", spec.metric);
 
   std::unique_ptr<SchedulingPolicy> policy;
   if (!options.replay_of.empty()) {

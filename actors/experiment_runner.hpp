@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "datasets/manifest.hpp"
 #include "runtime/messages.hpp"
 #include "runtime/spec.hpp"
 #include "runtime/status.hpp"
@@ -32,6 +33,11 @@ struct RunObserver {
 
 // Runs the experiment; returns the summary (also written as summary.json).
 Result<nlohmann::json> run_experiment(const RunOptions& options, const RunObserver& observer);
+
+// Prepares the spec's dataset into `out_dir` (partitions: 0 = the spec's, else
+// one per worker): what `cerebro prepare` and a run's setup do.
+Result<datasets::Manifest> prepare_dataset(const ExperimentSpec& spec, const std::string& out_dir, int partitions,
+                                           const std::function<void(const std::string&)>& line = {});
 
 // The number of workers a run uses when neither flag nor spec says.
 int default_workers();

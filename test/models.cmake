@@ -1,0 +1,13 @@
+# models: zoo models, TorchScript models, registration, units and hops,
+# export. Small synthetic datasets are built in the tests.
+cerebro_add_test(test_models
+  SOURCES
+    ${CMAKE_CURRENT_LIST_DIR}/test_models_main.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/test_models_hopping.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/test_models_params.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/test_models_export.cpp
+  LIBS cerebro_models
+  TIMEOUT 120
+  LABELS models)
+# Three of the four files include LibTorch: precompile its headers once.
+target_precompile_headers(test_models PRIVATE ${PROJECT_SOURCE_DIR}/models/torch_pch.hpp)

@@ -1,0 +1,204 @@
+// cerebro: the command line. Subcommands: run, prepare, show, bench.
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "actors/experiment_runner.hpp"
+#include "datasets/prepare.hpp"
+#include "runtime/run_summary.hpp"
+#include "runtime/spec.hpp"
+#include "runtime/state_store.hpp"
+#include "tools/bench.hpp"
+#include "tools/progress.hpp"
+
+namespace fs = std::filesystem;
+using namespace cerebro;
+
+namespace {
+
+std::string timestamp() {
+  auto now = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
+  return buf;
+}
+
+int fail(const std::string& message) {
+  fmt::print(stderr, "error: {}\n", message);
+  return 1;
+}
+
+void print_result(const nlohmann::json& summary, const std::string& dir) {
+  fmt::print("\nrun directory: {}\n", dir);
+  fmt::print("wall {:.1f} s, unit compute {:.1f} s, hop overhead {:.2f}%\n", summary["wall_s"].get<double>(),
+             summary["unit_compute_s"].get<double>(), 100 * summary["hop_overhead_fraction"].get<double>());
+  const auto& best = summary["best"];
+  if (best.is_null()) {
+    fmt::print("no config completed an epoch: there is no best config\n");
+  } else {
+    fmt::print("best: config {} val_accuracy {:.4f} test_accuracy {:.4f}\n", best["id"].get<int>(),
+               best["val_accuracy"].get<double>(), best["test_accuracy"].get<double>());
+  }
+}
+
+int show(const std::string& dir, size_t top) {
+  auto store = StateStore::open((fs::path(dir) / "state").string(), false);
+  if (!store.ok()) return fail(store.error() + " (is this a run directory?)");
+  auto metric = (*store)->get_meta("metric").value_or("val_accuracy");
+  auto ranked = rank_configs((*store)->configs(), (*store)->unit_log(), metric);
+  fmt::print("{}", format_leaderboard(ranked, metric, top));
+  std::ifstream in(fs::path(dir) / "summary.json");
+  if (in) {
+    auto summary = nlohmann::json::parse(in, nullptr, false);
+    if (!summary.is_discarded() && summary["best"].is_object())
+      fmt::print("best: config {} test_accuracy {:.4f}\n", summary["best"]["id"].get<int>(),
+                 summary["best"]["test_accuracy"].get<double>());
+  } else {
+    fmt::print("(no summary.json: the run has not finished)\n");
+  }
+  return 0;
+}
+
+int run_and_report(RunOptions options) {
+  cli::ProgressPrinter printer(options.spec.metric);
+  RunObserver observer{[&](const std::string& l) { printer.line(l); },
+                       [&](const progress_update& p) { printer.update(p); }};
+  auto summary = run_experiment(options, observer);
+  printer.finish();
+  if (!summary.ok()) return fail(summary.error());
+  auto store = StateStore::open((fs::path(options.out_dir) / "state").string(), false);
+  if (store.ok()) {
+    fmt::print("\n{}", format_leaderboard(rank_configs((*store)->configs(), (*store)->unit_log(), options.spec.metric),
+                                          options.spec.metric, 20));
+  }
+  print_result(*summary, options.out_dir);
+  return 0;
+}
+
+// Re-executes a finished run's logged visit order and checks that every
+// config's per-epoch metrics come out exactly the same.
+int replay(const std::string& original, std::string out_dir) {
+  nlohmann::json before;
+  {
+    std::ifstream in(fs::path(original) / "summary.json");
+    if (!in) return fail(fmt::format("{}: no summary.json: only a finished run can be replayed", original));
+    before = nlohmann::json::parse(in, nullptr, false);
+    if (before.is_discarded()) return fail(fmt::format("{}/summary.json is not valid JSON", original));
+  }
+  std::string spec_dir;
+  {
+    auto store = StateStore::open((fs::path(original) / "state").string(), false);
+    if (!store.ok()) return fail(store.error());
+    spec_dir = (*store)->get_meta("spec_dir").value_or("");
+  }
+  std::ifstream spec_in(fs::path(original) / "spec.toml");
+  std::string text((std::istreambuf_iterator<char>(spec_in)), std::istreambuf_iterator<char>());
+  auto spec = parse_spec_string(text, spec_dir, (fs::path(original) / "spec.toml").string());
+  if (!spec.ok()) return fail(spec.error());
+  RunOptions options;
+  options.spec = std::move(spec).value();
+  options.out_dir = out_dir.empty() ? fs::path(original).string() + "-replay-" + timestamp() : out_dir;
+  options.workers = before["workers"].get<int>();
+  options.prepared_data_dir = (fs::path(original) / "data").string();
+  options.replay_of = original;
+  int rc = run_and_report(options);
+  if (rc != 0) return rc;
+  std::ifstream in(fs::path(options.out_dir) / "summary.json");
+  auto after = nlohmann::json::parse(in);
+  int differing = 0;
+  for (size_t i = 0; i < before["configs"].size(); ++i) {
+    const auto& a = before["configs"][i];
+    const auto& b = after["configs"][i];
+    for (size_t e = 0; e < a["epochs"].size(); ++e) {
+      for (const char* key : {"train_loss", "val_loss", "val_accuracy"}) {
+        if (e >= b["epochs"].size() || a["epochs"][e][key] != b["epochs"][e][key]) {
+          ++differing;
+          fmt::print(stderr, "config {} epoch {}: {} differs\n", a["id"].get<int>(), e, key);
+        }
+      }
+    }
+  }
+  if (differing) return fail(fmt::format("replay differs from {} in {} metrics", original, differing));
+  fmt::print("replay reproduced the metrics of all {} configs exactly\n", before["configs"].size());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"cerebro: deep-learning model selection with Model Hopper Parallelism"};
+  app.require_subcommand(1);
+
+  auto* run = app.add_subcommand("run", "Train every config of an experiment spec on an embedded cluster");
+  std::string spec_path, out_dir, replay_dir;
+  int workers = 0;
+  run->add_option("spec", spec_path, "Experiment spec (TOML)");
+  run->add_option("--workers", workers, "Workers (default: the spec's [cluster] workers, else one per core)")
+      ->check(CLI::PositiveNumber);
+  run->add_option("--out", out_dir, "Run directory (default: runs/<name>-<time>); must not exist or be empty");
+  run->add_option("--replay", replay_dir,
+                  "Re-execute a finished run's logged visit order and check its metrics are reproduced exactly");
+
+  auto* prepare = app.add_subcommand("prepare", "Prepare a spec's dataset into checksummed partition shards");
+  std::string prepare_spec, prepare_out;
+  int partitions = 0;
+  prepare->add_option("spec", prepare_spec, "Experiment spec (TOML)")->required();
+  prepare->add_option("--out", prepare_out, "Output directory (must not exist or be empty)")->required();
+  prepare->add_option("--partitions", partitions, "Partitions (default: the spec's, else one per core)")
+      ->check(CLI::PositiveNumber);
+
+  auto* show_cmd = app.add_subcommand("show", "Print a run's leaderboard from its state store");
+  std::string show_dir;
+  size_t top = 20;
+  show_cmd->add_option("run_dir", show_dir, "Run directory")->required();
+  show_cmd->add_option("--top", top, "Rows to show");
+
+  auto* bench = app.add_subcommand("bench", "Measure the reference workload against the ideal of plain LibTorch");
+  BenchOptions bench_options;
+  bench->add_option("--out", bench_options.out_dir, "Run directory of the benchmark run (default: runs/bench-<time>)");
+  bench->add_option("--data", bench_options.data_dir, "Fashion-MNIST directory")->capture_default_str();
+  bench->add_option("--limit", bench_options.limit, "Use only the first N training examples (0: all)");
+  bench->add_option("--epochs", bench_options.epochs, "Epochs")->capture_default_str();
+  bench->add_option("--workers", bench_options.workers, "Workers")->capture_default_str();
+  bench->add_option("--json", bench_options.json_path, "Also write the figures to this file");
+
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    if (run->parsed()) {
+      if (!replay_dir.empty()) return replay(replay_dir, out_dir);
+      if (spec_path.empty()) return fail("run needs a spec file (or --replay RUN_DIR); see cerebro run --help");
+      auto spec = parse_spec_file(spec_path);
+      if (!spec.ok()) return fail(spec.error());
+      RunOptions options;
+      options.spec = std::move(spec).value();
+      options.workers = workers;
+      options.out_dir = out_dir.empty() ? (fs::path("runs") / (options.spec.name + "-" + timestamp())).string() : out_dir;
+      return run_and_report(options);
+    }
+    if (prepare->parsed()) {
+      auto spec = parse_spec_file(prepare_spec);
+      if (!spec.ok()) return fail(spec.error());
+      auto manifest = prepare_dataset(*spec, prepare_out, partitions);
+      if (!manifest.ok()) return fail(manifest.error());
+      fmt::print("prepared {} partitions ({} training examples) in {}\n", manifest->partitions.size(),
+                 manifest->train_examples, prepare_out);
+      return 0;
+    }
+    if (show_cmd->parsed()) return show(show_dir, top);
+    if (bench->parsed()) {
+      if (bench_options.out_dir.empty()) bench_options.out_dir = (fs::path("runs") / ("bench-" + timestamp())).string();
+      return run_bench(bench_options);
+    }
+  } catch (const std::exception& e) {
+    return fail(e.what());
+  }
+  return 0;
+}
