@@ -119,6 +119,9 @@ BOOST_AUTO_TEST_CASE(optimizer_state_travels_with_the_model) {
   auto s1 = must(run_unit(params, data.shape, s0, data.p0, 11)).state;
   auto after = decode_state(s1);
   BOOST_TEST(after.parameters_with_optimizer_state == 4);
+  int model_tensors = 0;
+  for (const auto& [name, tensor] : after.tensors) model_tensors += name.rfind("model/", 0) == 0;
+  BOOST_TEST(model_tensors >= 4);  // the weights are decoded too, not only the optimizer
   // Adam's moments are in the state, and they are not zero after a unit.
   int moments = 0;
   for (const auto& [name, tensor] : after.tensors)
@@ -130,26 +133,39 @@ BOOST_AUTO_TEST_CASE(optimizer_state_travels_with_the_model) {
 }
 
 // The plain LibTorch loop (reference_training) trains one model and one
-// optimizer over two epochs in one process; hopping after each epoch gives the
-// same model, so the same validation accuracy.
+// optimizer over three epochs in one process; hopping after each epoch gives
+// the same model, so the same validation accuracy. A hop that lost the
+// optimizer state (Adam's moments, SGD's momentum) would not.
 BOOST_AUTO_TEST_CASE(hopped_training_equals_the_plain_loop) {
-  const json params = json::parse(R"({"model": "mlp", "hidden": [32], "dropout": 0.2, "batch_size": 16})");
+  const char* configs[] = {
+      R"({"model": "mlp", "hidden": [32], "dropout": 0.2, "batch_size": 16})",
+      R"({"model": "cnn", "channels": [4], "fc": 16, "optimizer": "sgd", "lr": 0.05, "momentum": 0.9,
+         "batch_size": 16})",
+  };
   const auto data = make_data({1, 8, 8}, 256);
   const uint64_t seed = 42;
-  auto reference = reference_training(params, data.shape, data.p0, data.validation, 2, seed);
-  BOOST_REQUIRE_MESSAGE(reference.ok(), reference.error());
-  BOOST_TEST(reference->seconds > 0);
-  BOOST_TEST(reference->final_val_accuracy >= 0.0);
-  BOOST_TEST(reference->final_val_accuracy <= 1.0);
-  BOOST_TEST(reference->final_val_accuracy > 0.5);  // the classes are learnable (chance is 0.1)
+  const int epochs = 3;
+  for (const char* config : configs) {
+    BOOST_TEST_CONTEXT(config) {
+      const json params = json::parse(config);
+      auto reference = reference_training(params, data.shape, data.p0, data.validation, epochs, seed);
+      BOOST_REQUIRE_MESSAGE(reference.ok(), reference.error());
+      BOOST_TEST(reference->seconds > 0);
+      BOOST_TEST(reference->final_val_accuracy >= 0.0);
+      BOOST_TEST(reference->final_val_accuracy <= 1.0);
+      BOOST_TEST(reference->final_val_accuracy > 0.5);  // the classes are learnable (chance is 0.1)
 
-  // reference_training seeds epoch e's batch order with seed + 1 + e.
-  const std::string s0 = must(initial_state(params, data.shape, data.p0, seed));
-  auto u1 = must(run_unit(params, data.shape, s0, data.p0, seed + 1));
-  auto u2 = must(
-      run_unit(params, data.shape, u1.state, data.p0, seed + 2, &data.validation));
-  BOOST_REQUIRE(u2.validation);
-  BOOST_TEST(u2.validation->accuracy == reference->final_val_accuracy);
+      // reference_training seeds epoch e's batch order with seed + 1 + e.
+      std::string state = must(initial_state(params, data.shape, data.p0, seed));
+      UnitOutput last;
+      for (int e = 0; e < epochs; ++e) {
+        last = must(run_unit(params, data.shape, state, data.p0, seed + 1 + static_cast<uint64_t>(e), &data.validation));
+        state = last.state;
+      }
+      BOOST_REQUIRE(last.validation);
+      BOOST_TEST(last.validation->accuracy == reference->final_val_accuracy);
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(same_inputs_same_state_and_seeds_matter) {

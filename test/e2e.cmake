@@ -1,0 +1,18 @@
+# End-to-end: the real `cerebro` executable on small Fashion-MNIST subsets and
+# on bad inputs.
+cerebro_add_test(test_e2e_run
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_e2e_run.cpp
+  LIBS cerebro_runtime
+  TIMEOUT 600
+  LABELS e2e)
+add_dependencies(test_e2e_run cerebro)
+cerebro_add_test(test_e2e_bad_input
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_e2e_bad_input.cpp
+  LIBS cerebro_runtime ZLIB::ZLIB
+  TIMEOUT 600
+  LABELS e2e)
+add_dependencies(test_e2e_bad_input cerebro)
+cerebro_add_test(test_runtime
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_runtime_store.cpp ${CMAKE_CURRENT_LIST_DIR}/test_runtime_control.cpp
+  LIBS cerebro_runtime rocksdb::rocksdb
+  LABELS runtime)

@@ -1,0 +1,74 @@
+#pragma once
+// Helpers for tests that drive the real `cerebro` executable.
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <sys/wait.h>
+
+#include <nlohmann/json.hpp>
+
+namespace cerebro::e2e {
+
+struct Output {
+  int exit_code = -1;
+  std::string text;  // stdout and stderr
+};
+
+inline Output run_command(const std::string& command) {
+  Output out;
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (!pipe) return out;
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.text.append(buf.data(), n);
+  int status = pclose(pipe);
+  out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
+inline std::string cerebro_binary() { return std::string(CEREBRO_BINARY_DIR) + "/tools/cerebro"; }
+
+inline Output run_cerebro(const std::string& args) { return run_command(cerebro_binary() + " " + args); }
+
+class TempDir {
+ public:
+  TempDir() {
+    std::random_device rd;
+    path_ = std::filesystem::temp_directory_path() / ("cerebro-e2e-" + std::to_string(rd()) + std::to_string(rd()));
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(file(name), std::ios::binary) << text;
+    return file(name);
+  }
+
+ private:
+  std::filesystem::path path_;
+};
+
+inline nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+constexpr const char* fashion_mnist = "/usr/share/datasets/fashion-mnist";
+
+// A small experiment on the first `limit` Fashion-MNIST examples.
+inline std::string small_spec(const std::string& space, int epochs = 2, int limit = 2000, int workers = 2) {
+  return "[experiment]\nname = \"small\"\nepochs = " + std::to_string(epochs) +
+         "\nseed = 11\n[data]\nsource = \"idx\"\npath = \"" + fashion_mnist + "\"\nlimit = " + std::to_string(limit) +
+         "\n[cluster]\nworkers = " + std::to_string(workers) + "\n[space]\n" + space;
+}
+
+}  // namespace cerebro::e2e

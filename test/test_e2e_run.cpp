@@ -1,0 +1,117 @@
+#define BOOST_TEST_MODULE end_to_end
+#include <boost/test/unit_test.hpp>
+
+#include <filesystem>
+#include <set>
+
+#include "runtime/state_store.hpp"
+#include "runtime/unit_log_check.hpp"
+#include "test/e2e_util.hpp"
+
+using namespace cerebro;
+using namespace cerebro::e2e;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<UnitRecord> records_of(const std::vector<UnitLogEntry>& log) {
+  std::vector<UnitRecord> out;
+  for (const auto& e : log) out.push_back({e.config, e.partition, e.epoch, e.worker, e.start_s, e.end_s, true});
+  return out;
+}
+
+}  // namespace
+
+// A small grid trained end to end: the unit log keeps MOP's invariants, the
+// models learn, the run directory is complete, and a replay reproduces it.
+BOOST_AUTO_TEST_CASE(small_run_keeps_invariants_learns_and_replays_exactly) {
+  TempDir tmp;
+  auto spec = tmp.write("small.toml", small_spec("model = [\"mlp\", \"cnn\"]\nlr = [1e-3, 3e-3]\nbatch_size = [64]\n",
+                                                 2, 3000, 2));
+  auto run_dir = tmp.file("run");
+  auto out = run_cerebro("run " + spec + " --out " + run_dir);
+  BOOST_TEST_INFO(out.text);
+  BOOST_REQUIRE_EQUAL(out.exit_code, 0);
+
+  auto summary = read_json(run_dir + "/summary.json");
+  BOOST_TEST(summary["experiment"] == "small");
+  BOOST_TEST(summary["workers"] == 2);
+  BOOST_TEST(summary["partitions"] == 2);
+  BOOST_TEST(summary["epochs"] == 2);
+  BOOST_TEST(summary["wall_s"].get<double>() > 0);
+  BOOST_TEST(summary["unit_compute_s"].get<double>() > 0);
+  BOOST_TEST(summary["hop_overhead_fraction"].get<double>() >= 0);
+  BOOST_TEST(summary["hop_overhead_fraction"].get<double>() < 1);
+  BOOST_REQUIRE_EQUAL(summary["configs"].size(), 4u);
+  for (const auto& c : summary["configs"]) {
+    BOOST_TEST(c["status"] == "completed");
+    BOOST_REQUIRE_EQUAL(c["epochs"].size(), 2u);
+    for (const char* key : {"train_loss", "val_loss", "val_accuracy", "seconds"}) BOOST_TEST(c["epochs"][0].contains(key));
+  }
+  // Chance is 0.1 on ten classes.
+  BOOST_TEST(summary["best"]["val_accuracy"].get<double>() > 0.6);
+  BOOST_TEST(summary["best"]["test_accuracy"].get<double>() > 0.6);
+  BOOST_TEST(fs::exists(run_dir + "/metrics.csv"));
+  BOOST_TEST(fs::exists(run_dir + "/best_model.pt"));
+  BOOST_TEST(fs::exists(run_dir + "/spec.toml"));
+  BOOST_TEST(fs::exists(run_dir + "/data/manifest.json"));
+
+  {
+    auto store = StateStore::open(run_dir + "/state", false);
+    BOOST_REQUIRE(store.ok());
+    auto log = (*store)->unit_log();
+    BOOST_TEST(log.size() == 4u * 2u * 2u);  // configs x partitions x epochs
+    ExpectedRun expected{2, {{0, 2}, {1, 2}, {2, 2}, {3, 2}}};
+    auto invariants = check_mop_invariants(records_of(log), expected);
+    BOOST_TEST(invariants.ok(), invariants.message());
+    // Both workers took part, and models hopped between them.
+    std::set<WorkerId> workers;
+    for (const auto& e : log) workers.insert(e.worker);
+    BOOST_TEST(workers.size() == 2u);
+    for (const auto& e : log) BOOST_TEST(e.state_checksum.rfind("crc32:", 0) == 0);
+  }
+
+  auto shown = run_cerebro("show " + run_dir);
+  BOOST_TEST(shown.exit_code == 0);
+  BOOST_TEST(shown.text.find("val_accuracy") != std::string::npos);
+
+  auto replayed = run_cerebro("run --replay " + run_dir + " --out " + tmp.file("replay"));
+  BOOST_TEST_INFO(replayed.text);
+  BOOST_REQUIRE_EQUAL(replayed.exit_code, 0);
+  BOOST_TEST(replayed.text.find("reproduced the metrics of all 4 configs exactly") != std::string::npos);
+  auto again = read_json(tmp.file("replay") + "/summary.json");
+  for (size_t c = 0; c < summary["configs"].size(); ++c)
+    for (size_t e = 0; e < 2; ++e)
+      for (const char* key : {"train_loss", "val_loss", "val_accuracy"})
+        BOOST_TEST(again["configs"][c]["epochs"][e][key].get<double>() ==
+                   summary["configs"][c]["epochs"][e][key].get<double>());
+}
+
+// A config that cannot fit the data fails its pilot check and one that
+// diverges is marked so; the others complete.
+BOOST_AUTO_TEST_CASE(misfit_and_diverging_configs_do_not_stop_the_others) {
+  TempDir tmp;
+  auto spec_text = "[experiment]\nepochs = 2\n[data]\nsource = \"csv\"\ntrain = \"" + std::string(CEREBRO_SOURCE_DIR) +
+                   "/examples/data/iris_like.csv\"\nlabel_column = \"species\"\n[cluster]\nworkers = 2\n"
+                   "[space]\nmodel = [\"mlp\", \"cnn\"]\nlr = [1e-2]\n";
+  auto csv_spec = tmp.write("csv.toml", spec_text);
+  auto out = run_cerebro("run " + csv_spec + " --out " + tmp.file("csv-run"));
+  BOOST_TEST_INFO(out.text);
+  BOOST_REQUIRE_EQUAL(out.exit_code, 0);
+  auto summary = read_json(tmp.file("csv-run") + "/summary.json");
+  std::map<std::string, std::string> status;
+  for (const auto& c : summary["configs"]) status[c["params"]["model"]] = c["status"];
+  BOOST_TEST(status["mlp"] == "completed");
+  BOOST_TEST(status["cnn"] == "failed");
+  BOOST_TEST(out.text.find("needs image samples") != std::string::npos);
+
+  auto diverging = tmp.write(
+      "div.toml", small_spec("model = [\"mlp\"]\noptimizer = [\"sgd\"]\nlr = [1e-3, 1e6]\nbatch_size = [64]\n", 2, 1000));
+  out = run_cerebro("run " + diverging + " --out " + tmp.file("div-run"));
+  BOOST_TEST_INFO(out.text);
+  BOOST_REQUIRE_EQUAL(out.exit_code, 0);
+  summary = read_json(tmp.file("div-run") + "/summary.json");
+  BOOST_TEST(summary["configs"][0]["status"] == "completed");
+  BOOST_TEST(summary["configs"][1]["status"] == "diverged");
+  BOOST_TEST(summary["best"]["id"] == 0);
+}

@@ -1,0 +1,200 @@
+#define BOOST_TEST_MODULE runtime
+#include <boost/test/unit_test.hpp>
+
+#include <filesystem>
+#include <random>
+
+#include <caf/all.hpp>
+#include <rocksdb/db.h>
+
+#include "runtime/messages.hpp"
+#include "runtime/state_store.hpp"
+
+using namespace cerebro;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TempStoreDir {
+  fs::path path = fs::temp_directory_path() / ("cerebro-store-" + std::to_string(std::random_device{}()));
+  ~TempStoreDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+UnitLogEntry entry(ConfigId c, PartitionId p, int32_t epoch) {
+  UnitLogEntry e;
+  e.config = c;
+  e.partition = p;
+  e.epoch = epoch;
+  e.status = "ok";
+  e.train_loss = 0.5;
+  e.examples = 10;
+  return e;
+}
+
+class system_config : public caf::actor_system_config {
+ public:
+  system_config() { register_message_types(*this); }
+};
+
+template <class T>
+T round_trip(caf::actor_system& sys, T value) {
+  std::vector<char> buf;
+  caf::binary_serializer sink{sys, buf};
+  BOOST_REQUIRE(!sink(value));
+  T copy;
+  caf::binary_deserializer source{sys, buf};
+  BOOST_REQUIRE(!source(copy));
+  return copy;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(commit_assigns_sequence_and_latest_state_follows) {
+  TempStoreDir dir;
+  auto store = StateStore::open(dir.path.string(), true).take_or_throw();
+  BOOST_REQUIRE(store->put_initial_state(3, "init").ok());
+  BOOST_TEST(*store->latest_state(3) == "init");
+  auto a = store->commit_unit(entry(3, 0, 0), "after-p0");
+  auto b = store->commit_unit(entry(3, 1, 0), "after-p1");
+  BOOST_REQUIRE(a.ok() && b.ok());
+  BOOST_TEST(a->seq == 1);
+  BOOST_TEST(b->seq == 2);
+  BOOST_TEST(b->state_checksum == checksum_of("after-p1"));
+  BOOST_TEST(*store->latest_state(3) == "after-p1");
+  BOOST_TEST(*store->initial_state(3) == "init");
+  BOOST_TEST(!store->latest_state(4).ok());
+}
+
+BOOST_AUTO_TEST_CASE(log_survives_reopen_and_sequence_continues) {
+  TempStoreDir dir;
+  {
+    auto store = StateStore::open(dir.path.string(), true).take_or_throw();
+    store->put_initial_state(0, "s");
+    store->commit_unit(entry(0, 0, 0), "x");
+    store->commit_unit(entry(0, 1, 0), "y");
+    store->put_config(ConfigRecord{0, {{"model", "mlp"}}, "completed", ""});
+    store->put_meta("k", "v");
+  }
+  auto store = StateStore::open(dir.path.string(), false).take_or_throw();
+  auto log = store->unit_log();
+  BOOST_REQUIRE_EQUAL(log.size(), 2u);
+  BOOST_TEST(log[1].partition == 1);
+  BOOST_TEST(store->commit_unit(entry(0, 0, 1), "z")->seq == 3);
+  BOOST_TEST(store->configs().at(0).status == "completed");
+  BOOST_TEST(store->configs().at(0).params["model"] == "mlp");
+  BOOST_TEST(*store->get_meta("k") == "v");
+  BOOST_TEST(!store->get_meta("absent").has_value());
+}
+
+BOOST_AUTO_TEST_CASE(opening_a_missing_store_without_create_fails_clearly) {
+  auto r = StateStore::open("/nonexistent/cerebro-state", false);
+  BOOST_REQUIRE(!r.ok());
+  BOOST_TEST(r.error().find("/nonexistent/cerebro-state") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(corrupted_state_is_detected_by_its_checksum) {
+  TempStoreDir dir;
+  {
+    auto store = StateStore::open(dir.path.string(), true).take_or_throw();
+    store->put_initial_state(0, "s");
+    store->commit_unit(entry(0, 0, 0), "good-state");
+  }
+  {
+    rocksdb::DB* db = nullptr;
+    BOOST_REQUIRE(rocksdb::DB::Open(rocksdb::Options(), dir.path.string(), &db).ok());
+    std::string value;
+    std::string key = "state/00000000/000000000001";
+    BOOST_REQUIRE(db->Get(rocksdb::ReadOptions(), key, &value).ok());
+    value.back() ^= 1;
+    db->Put(rocksdb::WriteOptions(), key, value);
+    delete db;
+  }
+  auto store = StateStore::open(dir.path.string(), false).take_or_throw();
+  auto state = store->latest_state(0);
+  BOOST_REQUIRE(!state.ok());
+  BOOST_TEST(state.error().find("checksum") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(only_the_two_newest_states_and_the_initial_one_are_kept) {
+  TempStoreDir dir;
+  {
+    auto store = StateStore::open(dir.path.string(), true).take_or_throw();
+    store->put_initial_state(0, "init");
+    for (int i = 0; i < 5; ++i) store->commit_unit(entry(0, i % 2, i / 2), "state" + std::to_string(i));
+  }
+  rocksdb::DB* db = nullptr;
+  BOOST_REQUIRE(rocksdb::DB::Open(rocksdb::Options(), dir.path.string(), &db).ok());
+  std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions()));
+  int states = 0;
+  for (it->Seek("state/"); it->Valid() && it->key().starts_with("state/"); it->Next()) ++states;
+  it.reset();
+  delete db;
+  BOOST_TEST(states == 2);
+}
+
+BOOST_AUTO_TEST_CASE(epoch_metrics_weight_losses_by_examples) {
+  std::vector<UnitLogEntry> log{entry(1, 0, 0), entry(1, 1, 0), entry(2, 0, 0)};
+  log[0].train_loss = 1.0;
+  log[0].examples = 30;
+  log[1].train_loss = 2.0;
+  log[1].examples = 10;
+  log[1].has_validation = true;
+  log[1].val_accuracy = 0.75;
+  auto m = epoch_metrics(log, 1);
+  BOOST_REQUIRE_EQUAL(m.size(), 1u);
+  BOOST_TEST(m[0].train_loss == 1.25);
+  BOOST_TEST(m[0].val_accuracy == 0.75);
+}
+
+BOOST_AUTO_TEST_CASE(log_entries_round_trip_through_json) {
+  auto e = entry(7, 2, 3);
+  e.seq = 42;
+  e.val_accuracy = 0.875;
+  e.seed = 0xfedcba9876543210ULL;
+  auto back = unit_log_entry_from_json(to_json(e));
+  BOOST_TEST(back.seq == 42);
+  BOOST_TEST(back.seed == e.seed);
+  BOOST_TEST(back.val_accuracy == 0.875);
+  BOOST_TEST(back.config == 7);
+}
+
+BOOST_AUTO_TEST_CASE(messages_round_trip_through_caf_serialization) {
+  system_config cfg;
+  caf::actor_system sys{cfg};
+  unit_task task;
+  task.config = 5;
+  task.partition = 1;
+  task.epoch = 2;
+  task.attempt = 1;
+  task.seed = 0x123456789abcdefULL;
+  task.validate = true;
+  task.params_json = R"({"model":"mlp"})";
+  task.state = std::string(1 << 20, '\0') + "tail";  // binary bytes, embedded NULs
+  auto t = round_trip(sys, task);
+  BOOST_TEST(t.config == 5);
+  BOOST_TEST(t.seed == task.seed);
+  BOOST_TEST(t.validate);
+  BOOST_TEST(t.params_json == task.params_json);
+  BOOST_TEST((t.state == task.state));
+
+  unit_result result;
+  result.config = 5;
+  result.status = "diverged";
+  result.state = "abc";
+  result.val_accuracy = 0.5;
+  result.train_s = 1.25;
+  auto r = round_trip(sys, result);
+  BOOST_TEST(r.status == "diverged");
+  BOOST_TEST(r.val_accuracy == 0.5);
+  BOOST_TEST(r.train_s == 1.25);
+
+  progress_update p;
+  p.units_done = 3;
+  p.event = "x";
+  BOOST_TEST(round_trip(sys, p).units_done == 3);
+  experiment_done d{12.5, "why"};
+  BOOST_TEST(round_trip(sys, d).error == "why");
+}
