@@ -290,7 +290,7 @@ Result<nlohmann::json> run_experiment(const RunOptions& options, const RunObserv
       say("the best model could not be exported: " + exported.message());
     }
   }
-  RunFacts facts{spec.name, spec.seed, s.workers, s.partitions, spec.epochs, spec.metric, done.wall_s};
+  RunFacts facts{spec.name, spec.seed, s.workers, s.partitions, spec.epochs, spec.metric, done.wall_s, done.unit_span_s};
   auto summary = build_summary(facts, ranked, log, best);
   if (!options.replay_of.empty()) summary["replay_of"] = fs::absolute(options.replay_of).string();
   if (auto st = write_text(dir / "summary.json", summary.dump(2) + "\n"); !st.ok()) return st;

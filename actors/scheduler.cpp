@@ -16,6 +16,7 @@ struct scheduler_state {
   std::map<WorkerId, caf::actor> workers;
   Clock::time_point started;
   bool finished = false;
+  double unit_span_s = 0;  // dispatch to durable acknowledgement, committed units
   static inline const char* name = "cerebro.scheduler";
 
   double elapsed() const { return std::chrono::duration<double>(Clock::now() - started).count(); }
@@ -40,7 +41,7 @@ void report(scheduler_ptr self, const std::string& event) {
 void finish_if_done(scheduler_ptr self) {
   if (self->state.finished || !self->state.config.control->all_done()) return;
   self->state.finished = true;
-  self->send(self->state.config.listener, done_atom::value, experiment_done{self->state.elapsed(), ""});
+  self->send(self->state.config.listener, done_atom::value, experiment_done{self->state.elapsed(), self->state.unit_span_s, ""});
   self->quit();
 }
 
@@ -57,7 +58,8 @@ void on_result(scheduler_ptr self, const Dispatch& d, double start_s, unit_resul
   self->request(self->state.config.checkpoint, caf::infinite, commit_atom::value, std::move(r), d.seed, start_s,
                 self->state.elapsed())
       .then(
-          [self, d](const std::string& entry_json) {
+          [self, d, start_s](const std::string& entry_json) {
+            self->state.unit_span_s += self->state.elapsed() - start_s;
             auto entry = unit_log_entry_from_json(nlohmann::json::parse(entry_json));
             auto event = self->state.config.control->on_committed(d.worker, entry);
             report(self, event);
@@ -125,7 +127,7 @@ caf::behavior scheduler_behavior(scheduler_ptr self, scheduler_config config) {
     if (self->state.workers.empty() && !self->state.config.control->all_done()) {
       self->state.finished = true;
       self->send(self->state.config.listener, done_atom::value,
-                 experiment_done{self->state.elapsed(), "every worker is gone"});
+                 experiment_done{self->state.elapsed(), self->state.unit_span_s, "every worker is gone"});
       self->quit();
       return;
     }

@@ -77,12 +77,15 @@ typename Inspector::result_type inspect(Inspector& f, progress_update& x) {
 // Sent once when every config has finished, stopped, diverged or failed.
 struct experiment_done {
   double wall_s = 0;
+  // Sum over committed units of dispatch-to-durable-acknowledgement time: the
+  // denominator of the hop overhead (the log's end_s precedes the commit).
+  double unit_span_s = 0;
   std::string error;  // empty unless the experiment itself could not go on
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, experiment_done& x) {
-  return f(caf::meta::type_name("experiment_done"), x.wall_s, x.error);
+  return f(caf::meta::type_name("experiment_done"), x.wall_s, x.unit_span_s, x.error);
 }
 
 using train_atom = caf::atom_constant<caf::atom("train")>;

@@ -34,19 +34,17 @@ std::vector<Standing> rank_configs(const std::vector<ConfigRecord>& configs, con
   return out;
 }
 
-UnitTimes unit_times(const std::vector<UnitLogEntry>& log) {
+UnitTimes unit_times(const std::vector<UnitLogEntry>& log, double unit_span_s) {
   UnitTimes t;
-  for (const auto& e : log) {
-    t.unit_compute_s += e.train_s + e.validate_s;
-    t.unit_span_s += e.end_s - e.start_s;
-  }
+  for (const auto& e : log) t.unit_compute_s += e.train_s + e.validate_s;
+  t.unit_span_s = unit_span_s;
   if (t.unit_span_s > 0) t.hop_overhead_fraction = std::max(0.0, 1.0 - t.unit_compute_s / t.unit_span_s);
   return t;
 }
 
 nlohmann::json build_summary(const RunFacts& f, const std::vector<Standing>& ranked,
                              const std::vector<UnitLogEntry>& log, const nlohmann::json& best) {
-  auto times = unit_times(log);
+  auto times = unit_times(log, f.unit_span_s);
   nlohmann::json configs = nlohmann::json::array();
   std::vector<Standing> by_id = ranked;
   std::sort(by_id.begin(), by_id.end(), [](const Standing& a, const Standing& b) { return a.id < b.id; });
@@ -69,6 +67,7 @@ nlohmann::json build_summary(const RunFacts& f, const std::vector<Standing>& ran
           {"wall_s", f.wall_s},
           {"units", log.size()},
           {"unit_compute_s", times.unit_compute_s},
+          {"unit_span_s", times.unit_span_s},
           {"hop_overhead_fraction", times.hop_overhead_fraction},
           {"configs", configs},
           {"best", best}};

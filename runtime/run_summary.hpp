@@ -20,6 +20,7 @@ struct RunFacts {
   int epochs = 0;
   std::string metric = "val_accuracy";
   double wall_s = 0;
+  double unit_span_s = 0;
 };
 
 // A config's standing: its metric after its last validated epoch.
@@ -36,14 +37,15 @@ std::vector<Standing> rank_configs(const std::vector<ConfigRecord>& configs, con
                                    const std::string& metric);
 
 // unit_compute_s: seconds of training and validation; hop_overhead_fraction:
-// the rest of the units' spans (state restore/save, messaging, durable
-// commits) as a fraction of the spans.
+// the rest of the units' spans (state fetch, restore and save, messages, the
+// synced commit) as a fraction of the spans. `unit_span_s` is the sum of the
+// units' dispatch-to-durable-acknowledgement times the scheduler measured.
 struct UnitTimes {
   double unit_compute_s = 0;
   double unit_span_s = 0;
   double hop_overhead_fraction = 0;
 };
-UnitTimes unit_times(const std::vector<UnitLogEntry>& log);
+UnitTimes unit_times(const std::vector<UnitLogEntry>& log, double unit_span_s);
 
 // summary.json. `best` is filled by the caller once the test set is scored.
 nlohmann::json build_summary(const RunFacts& facts, const std::vector<Standing>& ranked,

@@ -48,9 +48,22 @@ void print_result(const nlohmann::json& summary, const std::string& dir) {
   }
 }
 
-int show(const std::string& dir, size_t top) {
+void print_units(const std::vector<UnitLogEntry>& log) {
+  fmt::print("{:>5} {:>6} {:>4} {:>5} {:>6} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8}  {}\n", "seq", "config", "part",
+             "epoch", "worker", "start_s", "end_s", "train_s", "valid_s", "restore", "save", "status");
+  for (const auto& e : log)
+    fmt::print("{:>5} {:>6} {:>4} {:>5} {:>6} {:>9.3f} {:>9.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f}  {}\n", e.seq,
+               e.config, e.partition, e.epoch, e.worker, e.start_s, e.end_s, e.train_s, e.validate_s, e.restore_s,
+               e.save_s, e.status);
+}
+
+int show(const std::string& dir, size_t top, bool units) {
   auto store = StateStore::open((fs::path(dir) / "state").string(), false);
   if (!store.ok()) return fail(store.error() + " (is this a run directory?)");
+  if (units) {
+    print_units((*store)->unit_log());
+    return 0;
+  }
   auto metric = (*store)->get_meta("metric").value_or("val_accuracy");
   auto ranked = rank_configs((*store)->configs(), (*store)->unit_log(), metric);
   fmt::print("{}", format_leaderboard(ranked, metric, top));
@@ -159,6 +172,9 @@ int main(int argc, char** argv) {
   size_t top = 20;
   show_cmd->add_option("run_dir", show_dir, "Run directory")->required();
   show_cmd->add_option("--top", top, "Rows to show");
+  bool show_units = false;
+  show_cmd->add_flag("--units", show_units, "Print the unit log instead: which config trained on which partition, "
+                                            "where, when, and the time it spent on each step");
 
   auto* bench = app.add_subcommand("bench", "Measure the reference workload against the ideal of plain LibTorch");
   BenchOptions bench_options;
@@ -192,7 +208,7 @@ int main(int argc, char** argv) {
                  manifest->train_examples, prepare_out);
       return 0;
     }
-    if (show_cmd->parsed()) return show(show_dir, top);
+    if (show_cmd->parsed()) return show(show_dir, top, show_units);
     if (bench->parsed()) {
       if (bench_options.out_dir.empty()) bench_options.out_dir = (fs::path("runs") / ("bench-" + timestamp())).string();
       return run_bench(bench_options);
