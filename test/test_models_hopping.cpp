@@ -1,6 +1,7 @@
 // A hop is invisible: training partition p0 then p1 as two units on two
 // threads, with the state passed as a copy of its bytes, gives bit for bit the
-// state of doing both units in one thread, and of a plain LibTorch loop.
+// state of doing both units in one thread, and the validation accuracy of a
+// plain LibTorch loop that never serializes anything.
 // Also: determinism, BatchNorm buffers in the state, divergence detection.
 #include <boost/test/unit_test.hpp>
 
@@ -74,7 +75,7 @@ BOOST_AUTO_TEST_CASE(two_workers_give_the_state_of_one) {
       std::thread worker_b([&] { b1.emplace(run_unit(params, data.shape, s0, data.p0, 11)); });
       worker_a.join();
       worker_b.join();
-      BOOST_REQUIRE(b1 && b1->ok());
+      BOOST_REQUIRE_MESSAGE(b1 && b1->ok(), b1 ? b1->error() : "no result");
       // The hop: B's state leaves its worker as bytes and lands in a third one.
       const std::string hopped((*b1)->state.data(), (*b1)->state.size());
       std::thread worker_c([&] { b2.emplace(run_unit(params, data.shape, hopped, data.p1, 12, &data.validation)); });

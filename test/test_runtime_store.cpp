@@ -195,6 +195,6 @@ BOOST_AUTO_TEST_CASE(messages_round_trip_through_caf_serialization) {
   p.units_done = 3;
   p.event = "x";
   BOOST_TEST(round_trip(sys, p).units_done == 3);
-  experiment_done d{12.5, "why"};
+  experiment_done d{12.5, 3.5, "why"};
   BOOST_TEST(round_trip(sys, d).error == "why");
 }
