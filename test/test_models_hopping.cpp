@@ -75,13 +75,13 @@ BOOST_AUTO_TEST_CASE(two_workers_give_the_state_of_one) {
       std::thread worker_b([&] { b1.emplace(run_unit(params, data.shape, s0, data.p0, 11)); });
       worker_a.join();
       worker_b.join();
-      BOOST_REQUIRE_MESSAGE(b1 && b1->ok(), b1 ? b1->error() : "no result");
+      const auto B1 = must(b1);
       // The hop: B's state leaves its worker as bytes and lands in a third one.
-      const std::string hopped((*b1)->state.data(), (*b1)->state.size());
+      const std::string hopped(B1.state.data(), B1.state.size());
       std::thread worker_c([&] { b2.emplace(run_unit(params, data.shape, hopped, data.p1, 12, &data.validation)); });
       worker_c.join();
 
-      const auto A1 = must(a1), A2 = must(a2), B1 = must(b1), B2 = must(b2);
+      const auto A1 = must(a1), A2 = must(a2), B2 = must(b2);
       BOOST_TEST(A1.examples == data.p0.size());
       BOOST_TEST(A2.examples == data.p1.size());
       BOOST_TEST(!A2.diverged);
