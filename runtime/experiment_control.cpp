@@ -74,6 +74,7 @@ std::string ExperimentControl::on_committed(WorkerId w, const UnitLogEntry& e) {
   auto& loss = epoch_loss_[e.config];
   loss.first += e.train_loss * static_cast<double>(e.examples);
   loss.second += e.examples;
+  policy_->observe({w, u, e.train_s, e.validate_s, e.examples});
   bool epoch_ended = book_.complete(w, u);
   auto& outcome = outcomes_[e.config];
   if (e.status == "diverged") {

@@ -18,6 +18,16 @@ class SchedulingPolicy {
  public:
   virtual ~SchedulingPolicy() = default;
   virtual std::string name() const = 0;
+  // What a committed unit measured, for policies that learn worker speeds and
+  // config costs online. Called by ExperimentControl for every committed unit.
+  struct Observation {
+    WorkerId worker = 0;
+    Unit unit;
+    double train_s = 0;      // training time of the unit
+    double validate_s = 0;   // validation time (last unit of an epoch)
+    int64_t examples = 0;
+  };
+  virtual void observe(const Observation& observation) { (void)observation; }
   // Picks the unit idle worker w should run next, or nullopt to leave it idle.
   // The pick is always one of book.eligible_units(w).
   virtual std::optional<Unit> choose(WorkerId w, const MopBook& book) = 0;

@@ -84,7 +84,8 @@ int run_bench(const BenchOptions& o) {
   models::configure_threads(1);
   double standalone_sum = 0;
   nlohmann::json standalone = nlohmann::json::array();
-  for (const auto& c : configs_for(*spec).value()) {
+  auto configs = configs_for(*spec).take_or_throw();
+  for (const auto& c : configs) {
     auto ref = models::reference_training(c.params, shape, train, *data->validation, o.epochs, spec->seed);
     if (!ref.ok()) {
       fmt::print(stderr, "error: {}\n", ref.error());

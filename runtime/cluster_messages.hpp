@@ -1,0 +1,112 @@
+#pragma once
+// Messages between the coordinator, node agents and clients. Every field a
+// peer sends is validated by the receiver (sizes, ranges, names) before use:
+// see runtime/cluster_validation.hpp.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <caf/all.hpp>
+
+#include "runtime/ids.hpp"
+
+namespace cerebro {
+
+// What a node agent brings to the cluster.
+struct agent_resources {
+  std::string name;
+  int32_t workers = 0;
+  int32_t cores = 0;
+  int64_t memory_bytes = 0;
+  double speed = 0;  // units of a fixed calibration workload per second, one thread
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, agent_resources& x) {
+  return f(caf::meta::type_name("agent_resources"), x.name, x.workers, x.cores, x.memory_bytes, x.speed);
+}
+
+// An agent asks to join. `agent` is the agent's own actor; the coordinator
+// sends it work only after the token check.
+struct join_request {
+  std::string token;
+  agent_resources resources;
+  caf::actor agent;
+  std::vector<caf::actor> workers;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, join_request& x) {
+  return f(caf::meta::type_name("join_request"), x.token, x.resources, x.agent, x.workers);
+}
+
+// Refused joins carry a reason and no handle.
+struct join_reply {
+  bool accepted = false;
+  std::string reason;
+  int32_t agent_id = -1;
+  caf::actor coordinator;  // for heartbeats and shard fetches; empty when refused
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, join_reply& x) {
+  return f(caf::meta::type_name("join_reply"), x.accepted, x.reason, x.agent_id, x.coordinator);
+}
+
+// A shard an agent must hold for an experiment.
+struct shard_placement {
+  std::string experiment;
+  PartitionId partition = 0;  // -1: the validation set
+  std::string file;           // file name in the experiment's data directory
+  int64_t bytes = 0;
+  std::string checksum;       // "crc32:xxxxxxxx"
+  caf::actor source;          // serves (fetch_atom, experiment, file, offset, length)
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, shard_placement& x) {
+  return f(caf::meta::type_name("shard_placement"), x.experiment, x.partition, x.file, x.bytes, x.checksum,
+           x.source);
+}
+
+// A client submits an experiment spec (TOML text and the directory its
+// relative paths are relative to).
+struct submit_request {
+  std::string token;
+  std::string spec_text;
+  std::string spec_dir;
+  std::string origin;  // file name for messages
+  int32_t workers = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, submit_request& x) {
+  return f(caf::meta::type_name("submit_request"), x.token, x.spec_text, x.spec_dir, x.origin, x.workers);
+}
+
+// The files of a finished run a client receives (name -> bytes).
+struct run_files {
+  std::string experiment;
+  std::string error;  // set when the run failed; then files is empty
+  std::vector<std::string> names;
+  std::vector<std::string> contents;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, run_files& x) {
+  return f(caf::meta::type_name("run_files"), x.experiment, x.error, x.names, x.contents);
+}
+
+using join_atom = caf::atom_constant<caf::atom("join")>;
+using place_atom = caf::atom_constant<caf::atom("place")>;
+using fetch_atom = caf::atom_constant<caf::atom("fetch")>;
+using release_atom = caf::atom_constant<caf::atom("release")>;
+using heartbeat_atom = caf::atom_constant<caf::atom("heartbeat")>;
+using submit_atom = caf::atom_constant<caf::atom("submit")>;
+using status_atom = caf::atom_constant<caf::atom("status")>;
+using files_atom = caf::atom_constant<caf::atom("files")>;
+
+void register_cluster_message_types(caf::actor_system_config& config);
+
+}  // namespace cerebro
