@@ -15,6 +15,7 @@
 #include "datasets/dataset.hpp"
 #include "models/unit_trainer.hpp"
 #include "runtime/experiment_control.hpp"
+#include "runtime/cluster_messages.hpp"
 #include "runtime/messages.hpp"
 #include "runtime/state_store.hpp"
 
@@ -43,12 +44,13 @@ caf::actor spawn_data_partition(caf::actor_system& system, PartitionId id,
 
 struct worker_config {
   WorkerId id = 0;
-  models::ShapeInfo shape;
-  // Local data-partition actors by partition id (validation_partition too).
-  std::map<PartitionId, caf::actor> partitions;
+  // The node's agent: lends partitions, (borrow_atom, experiment, partition)
+  // -> partition_lease.
+  caf::actor directory;
 };
 
-// Trains one unit at a time: (train_atom, unit_task) -> unit_result.
+// Trains one unit at a time: (train_atom, unit_task) -> unit_result;
+// (release_atom, experiment) drops its leases of that experiment.
 // Detached: training blocks for seconds.
 caf::actor spawn_worker(caf::actor_system& system, worker_config config);
 
@@ -58,10 +60,39 @@ caf::actor spawn_worker(caf::actor_system& system, worker_config config);
 // Detached: commits are synced writes.
 caf::actor spawn_checkpoint(caf::actor_system& system, std::shared_ptr<StateStore> store);
 
+// A node agent: hosts workers and the node's data-partition actors.
+//   (borrow_atom, experiment, partition) -> partition_lease   (local workers)
+//   (place_atom, shard_placement) -> bool: hold that shard (from the local
+//       cache, a shared filesystem, or fetched in bounded chunks from
+//       placement.source), verified against its checksum
+//   (release_atom, experiment): drop the experiment's partitions
+struct agent_config {
+  std::string name;
+  std::string data_dir;            // shard cache: <data_dir>/<experiment>/<file>
+  int workers = 1;
+  bool shared_filesystem = false;  // may read placement.local_path directly
+};
+
+struct agent_handles {
+  caf::actor agent;
+  std::vector<caf::actor> workers;
+};
+
+agent_handles spawn_agent(caf::actor_system& system, agent_config config);
+
+// Serves one experiment's shard files to agents in bounded chunks:
+//   (fetch_atom, experiment, file, int64 offset, int64 length) -> std::string
+// Only files named in `files` are served; length is capped at max_chunk_bytes.
+constexpr int64_t max_chunk_bytes = 1 << 20;
+caf::actor spawn_shard_server(caf::actor_system& system, std::string experiment, std::string data_dir,
+                              std::vector<std::string> files);
+
 struct scheduler_config {
   std::shared_ptr<ExperimentControl> control;
+  std::string experiment;
+  models::ShapeInfo shape;
   std::map<ConfigId, std::string> params_json;
-  std::vector<std::pair<WorkerId, caf::actor>> workers;  // all hold every local partition
+  std::vector<std::pair<WorkerId, caf::actor>> workers;  // holdings are in control
   caf::actor checkpoint;
   caf::actor listener;  // receives (progress_atom, progress_update) and (done_atom, experiment_done)
 };

@@ -12,6 +12,7 @@
 #include "models/unit_trainer.hpp"
 #include "runtime/replay_policy.hpp"
 #include "runtime/run_summary.hpp"
+#include "runtime/cluster_validation.hpp"
 #include "runtime/search_space.hpp"
 
 namespace fs = std::filesystem;
@@ -20,14 +21,6 @@ namespace cerebro {
 
 namespace {
 
-class system_config : public caf::actor_system_config {
- public:
-  explicit system_config(int workers) {
-    register_message_types(*this);
-    // Training runs in detached actors; the shared pool only routes messages.
-    set("scheduler.max-threads", std::max(2, std::min(workers, 4)));
-  }
-};
 
 Result<datasets::PrepareOptions> prepare_options(const ExperimentSpec& spec, int partitions) {
   datasets::PrepareOptions o;
@@ -114,11 +107,10 @@ struct Setup {
   int partitions = 0;
 };
 
-Result<Setup> set_up(const RunOptions& options, const fs::path& dir, const RunObserver& observer) {
+Result<Setup> set_up(const RunOptions& options, int workers, const fs::path& dir, const RunObserver& observer) {
   const auto& spec = options.spec;
   Setup s;
-  s.workers = options.workers > 0 ? options.workers : spec.cluster.workers > 0 ? spec.cluster.workers
-                                                                                : default_workers();
+  s.workers = workers;
   s.partitions = spec.data.partitions > 0 ? spec.data.partitions : s.workers;
   auto configs = configs_for(spec);
   if (!configs.ok()) return configs.status();
@@ -142,6 +134,53 @@ Result<Setup> set_up(const RunOptions& options, const fs::path& dir, const RunOb
   return s;
 }
 
+
+// Places every training partition on `replication` agents (round robin) and
+// the validation set on every agent; returns the partitions each agent holds.
+Result<std::vector<std::vector<PartitionId>>> place_shards(caf::scoped_actor& self, const std::string& experiment,
+                                                           const Setup& s, const fs::path& dir,
+                                                           const ExperimentSpec& spec, const ClusterView& cluster,
+                                                           const std::function<void(const std::string&)>& say) {
+  const auto& manifest = s.data.manifest;
+  auto data_dir = (dir / "data").string();
+  std::vector<std::string> files;
+  for (const auto& p : manifest.partitions) files.push_back(p.file);
+  files.push_back(manifest.validation.file);
+  auto source = spawn_shard_server(self->system(), experiment, data_dir, files);
+  auto agents = static_cast<int>(cluster.agents.size());
+  int replication = spec.cluster.replication > 0 ? std::min(spec.cluster.replication, agents) : std::min(2, agents);
+  std::vector<std::vector<PartitionId>> holds(cluster.agents.size());
+  auto placement = [&](PartitionId id, const datasets::ShardInfo& shard) {
+    return shard_placement{experiment, id, shard.file, shard.bytes, shard.checksum,
+                           (fs::path(data_dir) / shard.file).string(), source};
+  };
+  std::vector<std::pair<size_t, shard_placement>> todo;
+  for (size_t p = 0; p < manifest.partitions.size(); ++p)
+    for (int r = 0; r < replication; ++r) {
+      auto a = (p + static_cast<size_t>(r)) % cluster.agents.size();
+      holds[a].push_back(static_cast<PartitionId>(p));
+      todo.emplace_back(a, placement(static_cast<PartitionId>(p), manifest.partitions[p]));
+    }
+  for (size_t a = 0; a < cluster.agents.size(); ++a)
+    todo.emplace_back(a, placement(validation_partition, manifest.validation));
+  Status failure;
+  for (const auto& [a, p] : todo) {
+    self->request(cluster.agents[a].agent, caf::infinite, place_atom::value, p)
+        .receive([](bool) {},
+                 [&](const caf::error& e) {
+                   failure = Status::error(fmt::format("placing {} on {}: {}", p.file, cluster.agents[a].name,
+                                                       self->system().render(e)));
+                 });
+    if (!failure.ok()) break;
+  }
+  self->send_exit(source, caf::exit_reason::user_shutdown);
+  if (!failure.ok()) return failure;
+  if (cluster.agents.size() > 1)
+    say(fmt::format("placed {} partitions on {} agents with replication {}", manifest.partitions.size(),
+                    cluster.agents.size(), replication));
+  return holds;
+}
+
 }  // namespace
 
 Result<datasets::Manifest> prepare_dataset(const ExperimentSpec& spec, const std::string& out_dir, int partitions,
@@ -155,7 +194,8 @@ Result<datasets::Manifest> prepare_dataset(const ExperimentSpec& spec, const std
 
 int default_workers() { return std::max(1u, std::thread::hardware_concurrency()); }
 
-Result<nlohmann::json> run_experiment(const RunOptions& options, const RunObserver& observer) {
+Result<nlohmann::json> run_experiment(caf::actor_system& system, const RunOptions& options,
+                                      const ClusterView& cluster, const RunObserver& observer) {
   const auto& spec = options.spec;
   auto say = [&](const std::string& line) {
     if (observer.line) observer.line(line);
@@ -168,7 +208,9 @@ Result<nlohmann::json> run_experiment(const RunOptions& options, const RunObserv
   if (ec) return Status::error(fmt::format("{}: cannot create the run directory: {}", dir.string(), ec.message()));
   RunDirGuard guard(dir);
 
-  auto setup = set_up(options, dir, observer);
+  if (auto v = validate_name("experiment id", options.experiment_id); !v.ok()) return v;
+  if (cluster.agents.empty()) return Status::error("the cluster has no agents to run on");
+  auto setup = set_up(options, cluster.total_workers(), dir, observer);
   if (!setup.ok()) return setup.status();
   auto& s = *setup;
   models::configure_threads(spec.cluster.threads_per_worker);
@@ -222,24 +264,23 @@ Result<nlohmann::json> run_experiment(const RunOptions& options, const RunObserv
                   spec.epochs, s.workers));
   experiment_done done;
   {
-    system_config cfg(s.workers);
-    caf::actor_system system(cfg);
-    std::vector<caf::actor> partition_actors;
-    std::map<PartitionId, caf::actor> partitions;
-    for (int p = 0; p < s.partitions; ++p) partitions[p] = spawn_data_partition(system, p, s.data.partitions[p]);
-    partitions[validation_partition] = spawn_data_partition(system, validation_partition, s.data.validation);
-    std::vector<PartitionId> holds;
-    for (int p = 0; p < s.partitions; ++p) holds.push_back(p);
-
+    caf::scoped_actor self(system);
+    auto shards = place_shards(self, options.experiment_id, s, dir, spec, cluster, say);
+    if (!shards.ok()) return shards.status();
     scheduler_config sc;
     sc.control = control;
+    sc.experiment = options.experiment_id;
+    sc.shape = s.shape;
     sc.params_json = params_json;
     sc.checkpoint = spawn_checkpoint(system, store);
-    for (int w = 0; w < s.workers; ++w) {
-      sc.workers.emplace_back(w, spawn_worker(system, worker_config{w, s.shape, partitions}));
-      control->add_worker(w, holds);
+    WorkerId next_worker = 0;
+    for (size_t a = 0; a < cluster.agents.size(); ++a) {
+      for (const auto& worker : cluster.agents[a].workers) {
+        sc.workers.emplace_back(next_worker, worker);
+        control->add_worker(next_worker, (*shards)[a]);
+        ++next_worker;
+      }
     }
-    caf::scoped_actor self(system);
     sc.listener = self;
     auto scheduler = spawn_scheduler(system, sc);
     self->send(scheduler, start_atom::value);
@@ -252,8 +293,7 @@ Result<nlohmann::json> run_experiment(const RunOptions& options, const RunObserv
           done = d;
           running = false;
         });
-    for (auto& [w, worker] : sc.workers) self->send_exit(worker, caf::exit_reason::user_shutdown);
-    for (auto& [p, actor] : partitions) self->send_exit(actor, caf::exit_reason::user_shutdown);
+    for (const auto& agent : cluster.agents) self->send(agent.agent, release_atom::value, options.experiment_id);
     self->send_exit(sc.checkpoint, caf::exit_reason::user_shutdown);
   }
   if (!done.error.empty()) return Status::error("the experiment stopped: " + done.error);
@@ -297,6 +337,24 @@ Result<nlohmann::json> run_experiment(const RunOptions& options, const RunObserv
   if (auto st = write_text(dir / "metrics.csv", metrics_csv(ranked)); !st.ok()) return st;
   store->put_meta("finished", "true");
   return summary;
+}
+
+Result<nlohmann::json> run_embedded(const RunOptions& options, const RunObserver& observer) {
+  int workers = options.workers > 0               ? options.workers
+                : options.spec.cluster.workers > 0 ? options.spec.cluster.workers
+                                                   : default_workers();
+  cerebro_system_config config(system_role::embedded);
+  config.set("scheduler.max-threads", std::max(2, std::min(workers, 4)));
+  caf::actor_system system(config);
+  // One agent in this process, on the run directory's own files: the same
+  // placement path as a cluster, with the transfer skipped (shared filesystem).
+  auto local = spawn_agent(system, agent_config{"local", (fs::path(options.out_dir) / "agent").string(), workers, true});
+  ClusterView cluster;
+  cluster.agents.push_back({"local", local.agent, local.workers});
+  auto result = run_experiment(system, options, cluster, observer);
+  caf::anon_send_exit(local.agent, caf::exit_reason::user_shutdown);
+  for (auto& w : local.workers) caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
+  return result;
 }
 
 }  // namespace cerebro

@@ -7,10 +7,14 @@
 
 #include <functional>
 #include <string>
+#include <vector>
+
+#include <caf/all.hpp>
 
 #include <nlohmann/json.hpp>
 
 #include "datasets/manifest.hpp"
+#include "actors/system_config.hpp"
 #include "runtime/messages.hpp"
 #include "runtime/spec.hpp"
 #include "runtime/status.hpp"
@@ -19,6 +23,7 @@ namespace cerebro {
 
 struct RunOptions {
   ExperimentSpec spec;
+  std::string experiment_id = "run";  // names the experiment's partitions on the agents
   std::string out_dir;            // must not exist or be empty
   int workers = 0;                // 0: spec's [cluster] workers, else one per core
   std::string prepared_data_dir;  // reuse prepared partitions (replay) instead of preparing
@@ -31,8 +36,29 @@ struct RunObserver {
   std::function<void(const progress_update& update)> progress;
 };
 
-// Runs the experiment; returns the summary (also written as summary.json).
-Result<nlohmann::json> run_experiment(const RunOptions& options, const RunObserver& observer);
+// The agents an experiment runs on: each with its workers.
+struct ClusterView {
+  struct Agent {
+    std::string name;
+    caf::actor agent;
+    std::vector<caf::actor> workers;
+  };
+  std::vector<Agent> agents;
+  int total_workers() const {
+    int n = 0;
+    for (const auto& a : agents) n += static_cast<int>(a.workers.size());
+    return n;
+  }
+};
+
+// Runs the experiment on `cluster` inside `system` (blocking the calling
+// thread); returns the summary (also written as summary.json).
+Result<nlohmann::json> run_experiment(caf::actor_system& system, const RunOptions& options,
+                                      const ClusterView& cluster, const RunObserver& observer);
+
+// Runs the experiment on an embedded cluster: one agent with the workers,
+// inside a fresh actor system in this process.
+Result<nlohmann::json> run_embedded(const RunOptions& options, const RunObserver& observer);
 
 // Prepares the spec's dataset into `out_dir` (partitions: 0 = the spec's, else
 // one per worker): what `cerebro prepare` and a run's setup do.

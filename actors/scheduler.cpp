@@ -79,6 +79,9 @@ void run(scheduler_ptr self, const Dispatch& d) {
       .then(
           [self, d, start_s](StateBytes& state) {
             unit_task task;
+            task.experiment = self->state.config.experiment;
+            task.sample_shape = self->state.config.shape.sample_shape;
+            task.num_classes = self->state.config.shape.num_classes;
             task.config = d.unit.config;
             task.partition = d.unit.partition;
             task.epoch = d.unit.epoch;
@@ -89,7 +92,11 @@ void run(scheduler_ptr self, const Dispatch& d) {
             task.state = std::move(state);
             auto worker = self->state.workers.at(d.worker);
             self->request(worker, caf::infinite, train_atom::value, std::move(task))
-                .then([self, d, start_s](unit_result& r) { on_result(self, d, start_s, std::move(r)); },
+                .then(
+                    [self, d, start_s](unit_result& r) {
+                      r.worker = d.worker;  // the scheduler's id of the worker, unique in the cluster
+                      on_result(self, d, start_s, std::move(r));
+                    },
                       [self, d](const caf::error& e) {
                         // The worker died mid-unit: the down handler requeues it.
                         (void)self;

@@ -8,7 +8,8 @@ namespace {
 
 struct worker_state {
   worker_config config;
-  std::map<PartitionId, std::shared_ptr<const datasets::Dataset>> leases;
+  // Borrowed partitions by (experiment, partition); dropped on release.
+  std::map<std::pair<std::string, PartitionId>, std::shared_ptr<const datasets::Dataset>> leases;
   static inline const char* name = "cerebro.worker";
 };
 
@@ -28,10 +29,10 @@ unit_result run_unit(const worker_state& st, const unit_task& task) {
   }
   models::UnitInput in;
   in.params = &params;
-  in.shape = st.config.shape;
+  in.shape = models::ShapeInfo{task.sample_shape, task.num_classes};
   in.state = &task.state;
-  in.partition = st.leases.at(task.partition).get();
-  in.validation = task.validate ? st.leases.at(validation_partition).get() : nullptr;
+  in.partition = st.leases.at({task.experiment, task.partition}).get();
+  in.validation = task.validate ? st.leases.at({task.experiment, validation_partition}).get() : nullptr;
   in.seed = task.seed;
   auto out = models::train_unit(in);
   if (!out.ok()) {
@@ -64,16 +65,11 @@ void with_leases(caf::stateful_actor<worker_state>* self, const unit_task& task,
   std::vector<PartitionId> needed{task.partition};
   if (task.validate) needed.push_back(validation_partition);
   for (auto id : needed) {
-    if (self->state.leases.count(id)) continue;
-    auto it = self->state.config.partitions.find(id);
-    if (it == self->state.config.partitions.end()) {
-      then(fmt::format("worker {} holds no partition {}", self->state.config.id, id));
-      return;
-    }
-    self->request(it->second, caf::infinite, borrow_atom::value)
+    if (self->state.leases.count({task.experiment, id})) continue;
+    self->request(self->state.config.directory, caf::infinite, borrow_atom::value, task.experiment, id)
         .then(
             [self, task, then](const partition_lease& lease) {
-              self->state.leases[lease.partition] = lease.data;
+              self->state.leases[{task.experiment, lease.partition}] = lease.data;
               with_leases(self, task, then);
             },
             [then](const caf::error& e) { then("cannot borrow a partition: " + caf::to_string(e)); });
@@ -102,6 +98,10 @@ caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, worker_co
           promise.deliver(run_unit(self->state, task));
         });
         return promise;
+      },
+      [self](release_atom, const std::string& experiment) {
+        for (auto it = self->state.leases.begin(); it != self->state.leases.end();)
+          it = it->first.first == experiment ? self->state.leases.erase(it) : std::next(it);
       },
   };
 }

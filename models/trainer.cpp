@@ -176,6 +176,20 @@ void configure_threads(int intra_op_threads) {
   torch::set_num_threads(std::max(1, intra_op_threads));
 }
 
+double calibrate_speed() {
+  torch::NoGradGuard no_grad;
+  auto a = torch::ones({256, 256});
+  auto b = torch::ones({256, 256});
+  const double flops_per_product = 2.0 * 256 * 256 * 256;
+  int64_t products = 0;
+  auto start = Clock::now();
+  while (since(start) < 0.2) {
+    for (int i = 0; i < 10; ++i) a = torch::mm(a, b) / 256.0;
+    products += 10;
+  }
+  return static_cast<double>(products) * flops_per_product / since(start) / 1e9;
+}
+
 Status check_params(const nlohmann::json& params, const ShapeInfo& shape) {
   try {
     build(params, shape);

@@ -30,6 +30,10 @@ struct Evaluation {
 // Sets LibTorch's intra-op thread count for this process (every worker).
 void configure_threads(int intra_op_threads);
 
+// A node's relative speed: GFLOP/s of a fixed single-threaded matrix-multiply
+// workload, measured for about 0.2 s.
+double calibrate_speed();
+
 // Checks a config's hyper-parameters: types, ranges and that the model reads
 // every key (an unknown key is an error naming it). Does not touch data.
 Status check_params(const nlohmann::json& params, const ShapeInfo& shape);

@@ -61,13 +61,14 @@ struct shard_placement {
   std::string file;           // file name in the experiment's data directory
   int64_t bytes = 0;
   std::string checksum;       // "crc32:xxxxxxxx"
+  std::string local_path;     // where the coordinator has it (agents on a shared filesystem read it there)
   caf::actor source;          // serves (fetch_atom, experiment, file, offset, length)
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, shard_placement& x) {
   return f(caf::meta::type_name("shard_placement"), x.experiment, x.partition, x.file, x.bytes, x.checksum,
-           x.source);
+           x.local_path, x.source);
 }
 
 // A client submits an experiment spec (TOML text and the directory its

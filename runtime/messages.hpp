@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <caf/all.hpp>
 
@@ -18,6 +19,9 @@ using StateBytes = std::string;
 
 // One unit of work for a worker: train config's model over a partition.
 struct unit_task {
+  std::string experiment;   // which experiment's partitions to train on
+  std::vector<int64_t> sample_shape;
+  int64_t num_classes = 0;
   ConfigId config = 0;
   PartitionId partition = 0;
   int32_t epoch = 0;
@@ -30,7 +34,7 @@ struct unit_task {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, unit_task& x) {
-  return f(caf::meta::type_name("unit_task"), x.config, x.partition, x.epoch, x.attempt, x.seed, x.validate,
+  return f(caf::meta::type_name("unit_task"), x.experiment, x.sample_shape, x.num_classes, x.config, x.partition, x.epoch, x.attempt, x.seed, x.validate,
            x.params_json, x.state);
 }
 

@@ -32,6 +32,7 @@ struct ClusterSpec {
   int threads_per_worker = 1;
   int max_unit_retries = 3;
   std::string scheduler = "randomized";
+  int replication = 0;  // copies of each partition across agents; 0 = min(2, agents)
 };
 
 struct ExperimentSpec {

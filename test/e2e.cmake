@@ -16,3 +16,9 @@ cerebro_add_test(test_runtime
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_runtime_store.cpp ${CMAKE_CURRENT_LIST_DIR}/test_runtime_control.cpp
   LIBS cerebro_runtime rocksdb::rocksdb
   LABELS runtime)
+cerebro_add_test(test_cluster
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_cluster.cpp
+  LIBS cerebro_runtime
+  TIMEOUT 600
+  LABELS cluster)
+add_dependencies(test_cluster cerebro)

@@ -65,7 +65,7 @@ int run_bench(const BenchOptions& o) {
   run.out_dir = o.out_dir;
   run.workers = o.workers;
   cli::ProgressPrinter printer(spec->metric);
-  auto summary = run_experiment(run, {[&](const std::string& l) { printer.line(l); },
+  auto summary = run_embedded(run, {[&](const std::string& l) { printer.line(l); },
                                       [&](const progress_update& p) { printer.update(p); }});
   printer.finish();
   if (!summary.ok()) {

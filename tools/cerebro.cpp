@@ -14,6 +14,7 @@
 #include "runtime/spec.hpp"
 #include "runtime/state_store.hpp"
 #include "tools/bench.hpp"
+#include "tools/cluster_commands.hpp"
 #include "tools/progress.hpp"
 
 namespace fs = std::filesystem;
@@ -83,7 +84,7 @@ int run_and_report(RunOptions options) {
   cli::ProgressPrinter printer(options.spec.metric);
   RunObserver observer{[&](const std::string& l) { printer.line(l); },
                        [&](const progress_update& p) { printer.update(p); }};
-  auto summary = run_experiment(options, observer);
+  auto summary = run_embedded(options, observer);
   printer.finish();
   if (!summary.ok()) return fail(summary.error());
   auto store = StateStore::open((fs::path(options.out_dir) / "state").string(), false);
@@ -158,6 +159,38 @@ int main(int argc, char** argv) {
   run->add_option("--out", out_dir, "Run directory (default: runs/<name>-<time>); must not exist or be empty");
   run->add_option("--replay", replay_dir,
                   "Re-execute a finished run's logged visit order and check its metrics are reproduced exactly");
+  ClientOptions client;
+  std::string cluster_address;
+  run->add_option("--cluster", cluster_address,
+                  "Run on a cluster: the coordinator's host:port (default: an embedded cluster in this process)");
+  run->add_option("--token-file", client.token_file, "File holding the cluster's token (with --cluster)");
+
+  auto* coordinator = app.add_subcommand("coordinator", "Run a cluster coordinator that agents join");
+  CoordinatorOptions coordinator_options;
+  coordinator->add_option("--listen", coordinator_options.listen, "host:port to listen on (port 0: any free port)")
+      ->capture_default_str();
+  coordinator->add_option("--state", coordinator_options.state_dir, "State directory (experiments, RocksDB)")
+      ->required();
+  coordinator->add_option("--token-file", coordinator_options.token_file,
+                          "File holding the shared token agents and clients must present (chmod 600)")
+      ->required();
+
+  auto* agent = app.add_subcommand("agent", "Run a node agent that joins a coordinator and hosts workers");
+  AgentOptions agent_options;
+  agent->add_option("--join", agent_options.join, "The coordinator's host:port")->capture_default_str();
+  agent->add_option("--token-file", agent_options.token_file, "File holding the cluster's token")->required();
+  agent->add_option("--workers", agent_options.workers, "Workers on this node")->capture_default_str();
+  agent->add_option("--threads-per-worker", agent_options.threads_per_worker, "LibTorch threads per worker")
+      ->capture_default_str();
+  agent->add_option("--data-dir", agent_options.data_dir, "Where this node caches its partitions")->required();
+  agent->add_option("--name", agent_options.name, "This agent's name, unique in the cluster")->required();
+
+  auto* status = app.add_subcommand("status", "List a cluster's agents and experiments");
+  ClientOptions status_options;
+  status->add_option("--cluster", status_options.cluster, "The coordinator's host:port")->capture_default_str();
+  status->add_option("--token-file", status_options.token_file, "File holding the cluster's token")->required();
+  status->add_option("--timeout", status_options.connect_timeout_s, "Seconds to keep trying to connect")
+      ->capture_default_str();
 
   auto* prepare = app.add_subcommand("prepare", "Prepare a spec's dataset into checksummed partition shards");
   std::string prepare_spec, prepare_out;
@@ -188,9 +221,18 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   try {
+    if (coordinator->parsed()) return coordinator_main(coordinator_options);
+    if (agent->parsed()) return agent_main(agent_options);
+    if (status->parsed()) return status_main(status_options);
     if (run->parsed()) {
       if (!replay_dir.empty()) return replay(replay_dir, out_dir);
       if (spec_path.empty()) return fail("run needs a spec file (or --replay RUN_DIR); see cerebro run --help");
+      if (!cluster_address.empty()) {
+        client.cluster = cluster_address;
+        auto dir = out_dir.empty() ? (fs::path("runs") / (fs::path(spec_path).stem().string() + "-" + timestamp())).string()
+                                   : out_dir;
+        return run_on_cluster(client, spec_path, dir);
+      }
       auto spec = parse_spec_file(spec_path);
       if (!spec.ok()) return fail(spec.error());
       RunOptions options;

@@ -1,0 +1,161 @@
+// The node agent: the node's workers borrow partitions through it, and it
+// makes the node hold the shards the coordinator places on it.
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "actors/actors.hpp"
+#include "datasets/shard.hpp"
+#include "runtime/cluster_validation.hpp"
+
+namespace fs = std::filesystem;
+
+namespace cerebro {
+
+namespace {
+
+using shard_key = std::pair<std::string, PartitionId>;
+
+struct agent_state {
+  agent_config config;
+  std::vector<caf::actor> workers;
+  std::map<shard_key, caf::actor> partitions;   // data-partition actors
+  std::map<shard_key, std::string> checksums;
+  static inline const char* name = "cerebro.agent";
+};
+
+using agent_ptr = caf::stateful_actor<agent_state>*;
+
+// Loads a verified shard file and hands it to a new data-partition actor.
+Status hold(agent_ptr self, const shard_placement& p, const std::string& path) {
+  auto data = datasets::read_shard(path, p.checksum);
+  if (!data.ok()) return data.status();
+  shard_key key{p.experiment, p.partition};
+  if (auto it = self->state.partitions.find(key); it != self->state.partitions.end())
+    self->send_exit(it->second, caf::exit_reason::user_shutdown);
+  self->state.partitions[key] = spawn_data_partition(
+      self->system(), p.partition, std::make_shared<const datasets::Dataset>(std::move(data).value()));
+  self->state.checksums[key] = p.checksum;
+  return Status::ok_status();
+}
+
+bool has_checksum(const std::string& path, const std::string& checksum) {
+  std::error_code ec;
+  if (path.empty() || !fs::is_regular_file(path, ec)) return false;
+  auto sum = datasets::file_checksum(path);
+  return sum.ok() && *sum == checksum;
+}
+
+// Fetches the shard in chunks of at most max_chunk_bytes, appending each to a
+// temporary file, so memory stays bounded by the chunk size; then verifies.
+void fetch(agent_ptr self, shard_placement p, caf::typed_response_promise<bool> promise, std::string cache_path,
+           int64_t offset) {
+  auto tmp = cache_path + ".part";
+  self->request(p.source, caf::infinite, fetch_atom::value, p.experiment, p.file, offset, max_chunk_bytes)
+      .then(
+          [=](const std::string& chunk) mutable {
+            if (chunk.empty() || static_cast<int64_t>(chunk.size()) > max_chunk_bytes ||
+                offset + static_cast<int64_t>(chunk.size()) > p.bytes) {
+              promise.deliver(caf::make_error(caf::sec::runtime_error,
+                                              fmt::format("{}: the source sent a bad chunk at offset {}", p.file, offset)));
+              return;
+            }
+            {
+              std::ofstream out(tmp, std::ios::binary | (offset == 0 ? std::ios::trunc : std::ios::app));
+              out.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+              if (!out) {
+                promise.deliver(caf::make_error(caf::sec::runtime_error, fmt::format("{}: cannot write", tmp)));
+                return;
+              }
+            }
+            offset += static_cast<int64_t>(chunk.size());
+            if (offset < p.bytes) {
+              fetch(self, p, promise, cache_path, offset);
+              return;
+            }
+            if (!has_checksum(tmp, p.checksum)) {
+              std::error_code ec;
+              fs::remove(tmp, ec);
+              promise.deliver(caf::make_error(
+                  caf::sec::runtime_error, fmt::format("{}: received shard does not match checksum {}", p.file, p.checksum)));
+              return;
+            }
+            std::error_code ec;
+            fs::rename(tmp, cache_path, ec);
+            auto held = hold(self, p, cache_path);
+            if (!held.ok())
+              promise.deliver(caf::make_error(caf::sec::runtime_error, held.message()));
+            else
+              promise.deliver(true);
+          },
+          [=](const caf::error& e) mutable {
+            promise.deliver(caf::make_error(caf::sec::runtime_error,
+                                            fmt::format("{}: fetch failed: {}", p.file, caf::to_string(e))));
+          });
+}
+
+caf::behavior agent_behavior(agent_ptr self, agent_config config) {
+  self->state.config = std::move(config);
+  return {
+      [self](borrow_atom, const std::string& experiment, PartitionId id) -> caf::result<caf::message> {
+        auto it = self->state.partitions.find({experiment, id});
+        if (it == self->state.partitions.end())
+          return caf::make_error(caf::sec::runtime_error,
+                                 fmt::format("node {} holds no partition {} of {}", self->state.config.name, id,
+                                             experiment));
+        return self->delegate(it->second, borrow_atom::value);
+      },
+      [self](place_atom, shard_placement p) -> caf::result<bool> {
+        if (auto v = validate_placement(p); !v.ok()) return caf::make_error(caf::sec::runtime_error, v.message());
+        shard_key key{p.experiment, p.partition};
+        if (self->state.checksums.count(key) && self->state.checksums[key] == p.checksum) return true;
+        auto dir = fs::path(self->state.config.data_dir) / p.experiment;
+        std::error_code ec;
+        fs::create_directories(dir, ec);
+        if (ec)
+          return caf::make_error(caf::sec::runtime_error,
+                                 fmt::format("{}: cannot create: {}", dir.string(), ec.message()));
+        auto cache_path = (dir / p.file).string();
+        // A copy from an earlier run (or a corrupted one, fetched again).
+        if (has_checksum(cache_path, p.checksum)) {
+          auto held = hold(self, p, cache_path);
+          if (held.ok()) return true;
+        }
+        if (self->state.config.shared_filesystem && has_checksum(p.local_path, p.checksum)) {
+          auto held = hold(self, p, p.local_path);
+          if (held.ok()) return true;
+        }
+        if (!p.source) return caf::make_error(caf::sec::runtime_error, p.file + ": no source to fetch it from");
+        auto promise = self->make_response_promise<bool>();
+        fetch(self, p, promise, cache_path, 0);
+        return promise;
+      },
+      [self](release_atom, const std::string& experiment) {
+        for (auto it = self->state.partitions.begin(); it != self->state.partitions.end();) {
+          if (it->first.first == experiment) {
+            self->send_exit(it->second, caf::exit_reason::user_shutdown);
+            self->state.checksums.erase(it->first);
+            it = self->state.partitions.erase(it);
+          } else {
+            ++it;
+          }
+        }
+        for (auto& w : self->state.workers) self->send(w, release_atom::value, experiment);
+      },
+      [self](std::vector<caf::actor>& workers) { self->state.workers = std::move(workers); },
+  };
+}
+
+}  // namespace
+
+agent_handles spawn_agent(caf::actor_system& system, agent_config config) {
+  agent_handles h;
+  int n = config.workers;
+  h.agent = system.spawn<caf::detached>(agent_behavior, std::move(config));
+  for (int i = 0; i < n; ++i) h.workers.push_back(spawn_worker(system, worker_config{i, h.agent}));
+  caf::anon_send(h.agent, h.workers);
+  return h;
+}
+
+}  // namespace cerebro

@@ -1,0 +1,219 @@
+#include "actors/coordinator.hpp"
+
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "actors/experiment_runner.hpp"
+#include "runtime/cluster_validation.hpp"
+#include "runtime/spec.hpp"
+
+namespace fs = std::filesystem;
+
+namespace cerebro {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct agent_entry {
+  int32_t id = 0;
+  agent_resources resources;
+  caf::actor agent;
+  std::vector<caf::actor> workers;
+  std::string node;
+  Clock::time_point last_heartbeat;
+};
+
+struct experiment_entry {
+  std::string id;
+  std::string name;
+  std::string status = "running";  // running | completed | failed
+  progress_update progress;
+};
+
+struct coordinator_state {
+  coordinator_config config;
+  std::map<int32_t, agent_entry> agents;
+  std::map<std::string, std::shared_ptr<experiment_entry>> experiments;
+  int32_t next_agent_id = 1;
+  int next_experiment = 1;
+  static inline const char* name = "cerebro.coordinator";
+};
+
+using coordinator_ptr = caf::stateful_actor<coordinator_state>*;
+
+void log_line(const std::string& line) { fmt::print(stderr, "coordinator: {}\n", line); }
+
+std::string new_experiment_id(coordinator_ptr self, const std::string& name) {
+  auto now = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
+  auto safe = validate_name("name", name).ok() ? name.substr(0, 32) : std::string("experiment");
+  return fmt::format("{}-{}-{}", safe, buf, self->state.next_experiment++);
+}
+
+ClusterView snapshot(coordinator_ptr self) {
+  ClusterView view;
+  for (const auto& [id, a] : self->state.agents) view.agents.push_back({a.resources.name, a.agent, a.workers});
+  return view;
+}
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// Runs one experiment in its own (blocking) actor so the gateway stays
+// responsive; progress goes to the submitting client and the status table.
+void start_experiment(coordinator_ptr self, RunOptions options, caf::actor client,
+                      std::shared_ptr<experiment_entry> entry) {
+  auto cluster = snapshot(self);
+  self->spawn<caf::detached>([options, client, entry, cluster](caf::blocking_actor* runner) {
+    RunObserver observer{[&](const std::string& line) {
+                           log_line(fmt::format("{}: {}", options.experiment_id, line));
+                           progress_update p;
+                           p.event = line;
+                           runner->send(client, progress_atom::value, p);
+                         },
+                         [&](const progress_update& p) {
+                           entry->progress = p;
+                           runner->send(client, progress_atom::value, p);
+                         }};
+    auto summary = run_experiment(runner->system(), options, cluster, observer);
+    run_files files;
+    files.experiment = options.experiment_id;
+    if (!summary.ok()) {
+      entry->status = "failed";
+      files.error = summary.error();
+      log_line(fmt::format("{} failed: {}", options.experiment_id, summary.error()));
+    } else {
+      entry->status = "completed";
+      for (const char* name : {"summary.json", "metrics.csv", "best_model.pt", "spec.toml"}) {
+        auto path = fs::path(options.out_dir) / name;
+        if (!fs::exists(path)) continue;
+        files.names.push_back(name);
+        files.contents.push_back(read_file(path));
+      }
+      log_line(fmt::format("{} completed", options.experiment_id));
+    }
+    runner->send(client, files_atom::value, std::move(files));
+  });
+}
+
+nlohmann::json status_json(coordinator_ptr self) {
+  nlohmann::json agents = nlohmann::json::array();
+  auto now = Clock::now();
+  for (const auto& [id, a] : self->state.agents) {
+    agents.push_back({{"id", id},
+                      {"name", a.resources.name},
+                      {"node", a.node},
+                      {"workers", a.resources.workers},
+                      {"cores", a.resources.cores},
+                      {"memory_bytes", a.resources.memory_bytes},
+                      {"speed", a.resources.speed},
+                      {"heartbeat_age_s", std::chrono::duration<double>(now - a.last_heartbeat).count()},
+                      {"state", "joined"}});
+  }
+  nlohmann::json experiments = nlohmann::json::array();
+  for (const auto& [id, e] : self->state.experiments)
+    experiments.push_back({{"id", id},
+                           {"name", e->name},
+                           {"status", e->status},
+                           {"units_done", e->progress.units_done},
+                           {"units_total", e->progress.units_total},
+                           {"elapsed_s", e->progress.elapsed_s}});
+  return {{"listen", self->state.config.listen}, {"agents", agents}, {"experiments", experiments}};
+}
+
+caf::behavior coordinator_behavior(coordinator_ptr self, coordinator_config config) {
+  self->state.config = std::move(config);
+  self->set_down_handler([self](caf::down_msg& msg) {
+    for (auto it = self->state.agents.begin(); it != self->state.agents.end(); ++it) {
+      if (it->second.agent.address() == msg.source) {
+        log_line(fmt::format("agent {} left ({})", it->second.resources.name, caf::to_string(msg.reason)));
+        self->state.agents.erase(it);
+        return;
+      }
+    }
+  });
+  return {
+      [self](join_atom, join_request& r) -> join_reply {
+        auto node = caf::to_string(self->current_sender() ? self->current_sender()->node() : caf::node_id{});
+        if (!tokens_equal(r.token, self->state.config.token)) {
+          log_line(fmt::format("refused a join from node {}: wrong token", node));
+          return join_reply{false, "wrong token", -1, caf::actor{}};
+        }
+        if (auto v = validate_resources(r.resources); !v.ok()) {
+          log_line(fmt::format("refused a join from node {}: {}", node, v.message()));
+          return join_reply{false, v.message(), -1, caf::actor{}};
+        }
+        if (!r.agent || static_cast<int32_t>(r.workers.size()) != r.resources.workers) {
+          log_line(fmt::format("refused a join from node {}: malformed request", node));
+          return join_reply{false, "malformed join request", -1, caf::actor{}};
+        }
+        for (const auto& [id, a] : self->state.agents)
+          if (a.resources.name == r.resources.name) {
+            log_line(fmt::format("refused a join from node {}: name {} is taken by a live agent", node,
+                                 r.resources.name));
+            return join_reply{false, fmt::format("an agent named {} is already joined", r.resources.name), -1,
+                              caf::actor{}};
+          }
+        auto id = self->state.next_agent_id++;
+        self->monitor(r.agent);
+        self->state.agents[id] =
+            agent_entry{id, r.resources, r.agent, std::move(r.workers), node, Clock::now()};
+        log_line(fmt::format("agent {} joined: {} workers, {} cores, speed {:.1f}", r.resources.name,
+                             r.resources.workers, r.resources.cores, r.resources.speed));
+        return join_reply{true, "", id, caf::actor_cast<caf::actor>(self)};
+      },
+      [self](heartbeat_atom, int32_t id) {
+        auto it = self->state.agents.find(id);
+        if (it != self->state.agents.end() && self->current_sender() &&
+            self->current_sender()->node() == it->second.agent.node())
+          it->second.last_heartbeat = Clock::now();
+      },
+      [self](submit_atom, submit_request& r) -> caf::result<std::string> {
+        if (!tokens_equal(r.token, self->state.config.token)) {
+          log_line("refused a submission: wrong token");
+          return caf::make_error(caf::sec::runtime_error, "wrong token");
+        }
+        if (r.spec_text.size() > (1u << 20)) return caf::make_error(caf::sec::runtime_error, "spec too large");
+        auto spec = parse_spec_string(r.spec_text, r.spec_dir, r.origin);
+        if (!spec.ok()) return caf::make_error(caf::sec::runtime_error, spec.error());
+        if (self->state.agents.empty())
+          return caf::make_error(caf::sec::runtime_error, "no agent has joined the cluster yet");
+        RunOptions options;
+        options.spec = std::move(spec).value();
+        options.experiment_id = new_experiment_id(self, options.spec.name);
+        options.out_dir = (fs::path(self->state.config.state_dir) / "experiments" / options.experiment_id).string();
+        auto entry = std::make_shared<experiment_entry>();
+        entry->id = options.experiment_id;
+        entry->name = options.spec.name;
+        self->state.experiments[entry->id] = entry;
+        auto client = caf::actor_cast<caf::actor>(self->current_sender());
+        log_line(fmt::format("experiment {} submitted", entry->id));
+        start_experiment(self, std::move(options), client, entry);
+        return entry->id;
+      },
+      [self](status_atom, const std::string& token) -> caf::result<std::string> {
+        if (!tokens_equal(token, self->state.config.token))
+          return caf::make_error(caf::sec::runtime_error, "wrong token");
+        return status_json(self).dump();
+      },
+  };
+}
+
+}  // namespace
+
+caf::actor spawn_coordinator(caf::actor_system& system, coordinator_config config) {
+  return system.spawn(coordinator_behavior, std::move(config));
+}
+
+}  // namespace cerebro

@@ -1,0 +1,22 @@
+#pragma once
+// The coordinator: one published gateway actor. Agents join through it (token
+// checked in constant time, resources validated, names unique among live
+// agents) and only then learn a handle; clients submit experiments and ask for
+// status through it with the same token. Experiments run here, on the agents'
+// workers, with their state under the coordinator's state directory.
+
+#include <string>
+
+#include <caf/all.hpp>
+
+namespace cerebro {
+
+struct coordinator_config {
+  std::string token;
+  std::string state_dir;  // experiments/<id>/ run directories
+  std::string listen;     // for status output
+};
+
+caf::actor spawn_coordinator(caf::actor_system& system, coordinator_config config);
+
+}  // namespace cerebro

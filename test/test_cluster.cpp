@@ -1,0 +1,174 @@
+#define BOOST_TEST_MODULE cluster
+#include <boost/test/unit_test.hpp>
+
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <set>
+
+#include "runtime/state_store.hpp"
+#include "runtime/unit_log_check.hpp"
+#include "test/e2e_util.hpp"
+#include "test/process_util.hpp"
+
+using namespace cerebro;
+using namespace cerebro::e2e;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string write_token(const TempDir& tmp, const std::string& name, const std::string& token) {
+  auto path = tmp.write(name, token + "\n");
+  chmod(path.c_str(), 0600);
+  return path;
+}
+
+struct Cluster {
+  explicit Cluster(const TempDir& tmp) : tmp(tmp), token(write_token(tmp, "token", "s3cret-token-for-tests-0123")) {}
+
+  ChildProcess& start_coordinator(int port) {
+    coordinator = std::make_unique<ChildProcess>(
+        std::vector<std::string>{cerebro_binary(), "coordinator", "--listen", "127.0.0.1:" + std::to_string(port),
+                                 "--state", tmp.file("state"), "--token-file", token},
+        tmp.file("coordinator.log"));
+    return *coordinator;
+  }
+  ChildProcess& start_agent(const std::string& name, int port, const std::string& token_file) {
+    agents.push_back(std::make_unique<ChildProcess>(
+        std::vector<std::string>{cerebro_binary(), "agent", "--join", "127.0.0.1:" + std::to_string(port),
+                                 "--token-file", token_file, "--workers", "1", "--data-dir", tmp.file("data-" + name),
+                                 "--name", name},
+        tmp.file("agent-" + name + ".log")));
+    return *agents.back();
+  }
+  std::string logs() const {
+    std::string out = coordinator ? "--- coordinator\n" + coordinator->log() : "";
+    for (const auto& a : agents) out += "--- agent\n" + a->log();
+    return out;
+  }
+
+  const TempDir& tmp;
+  std::string token;
+  std::unique_ptr<ChildProcess> coordinator;
+  std::vector<std::unique_ptr<ChildProcess>> agents;
+};
+
+std::string experiment_dir(const TempDir& tmp) {
+  for (const auto& e : fs::directory_iterator(tmp.file("state") + "/experiments")) return e.path().string();
+  return {};
+}
+
+}  // namespace
+
+// A coordinator and three agent processes on loopback run a small experiment:
+// every config visits every partition once per epoch, isolation holds, units
+// ran only where their partition was placed, replicas were used, and the
+// client receives the run files. The first agent starts before the coordinator.
+BOOST_AUTO_TEST_CASE(three_agents_run_an_experiment_by_model_hopping) {
+  TempDir tmp;
+  Cluster cluster(tmp);
+  int port = free_port();
+  cluster.start_agent("node1", port, cluster.token);  // before the coordinator: it retries
+  BOOST_REQUIRE_MESSAGE(cluster.agents[0]->wait_for_log("not reachable", 20), cluster.logs());
+  auto& coordinator = cluster.start_coordinator(port);
+  BOOST_REQUIRE_MESSAGE(coordinator.wait_for_log("listening on 127.0.0.1:" + std::to_string(port), 20), cluster.logs());
+  cluster.start_agent("node2", port, cluster.token);
+  cluster.start_agent("node3", port, cluster.token);
+  for (const char* name : {"node1", "node2", "node3"})
+    BOOST_REQUIRE_MESSAGE(coordinator.wait_for_log(std::string("agent ") + name + " joined", 60), cluster.logs());
+
+  auto status = run_cerebro("status --cluster 127.0.0.1:" + std::to_string(port) + " --token-file " + cluster.token);
+  BOOST_TEST(status.exit_code == 0);
+  for (const char* name : {"node1", "node2", "node3"}) BOOST_TEST(status.text.find(name) != std::string::npos);
+
+  auto spec = tmp.write("small.toml",
+                        "[experiment]\nname = \"cluster-small\"\nepochs = 2\nseed = 5\n[data]\nsource = \"idx\"\npath = \"" +
+                            std::string(fashion_mnist) +
+                            "\"\nlimit = 1500\npartitions = 3\n[cluster]\nreplication = 2\n[space]\n"
+                            "model = [\"mlp\"]\nlr = [1e-3, 2e-3, 3e-3]\nhidden = [[64]]\n");
+  auto out = run_cerebro("run " + spec + " --cluster 127.0.0.1:" + std::to_string(port) + " --token-file " +
+                         cluster.token + " --out " + tmp.file("client-run"));
+  BOOST_TEST_INFO(out.text + cluster.logs());
+  BOOST_REQUIRE_EQUAL(out.exit_code, 0);
+  auto summary = read_json(tmp.file("client-run") + "/summary.json");
+  BOOST_TEST(summary["workers"] == 3);
+  BOOST_TEST(summary["partitions"] == 3);
+  BOOST_TEST(summary["best"]["test_accuracy"].get<double>() > 0.5);
+  BOOST_TEST(fs::exists(tmp.file("client-run") + "/best_model.pt"));
+  BOOST_TEST(fs::exists(tmp.file("client-run") + "/metrics.csv"));
+
+  auto dir = experiment_dir(tmp);
+  BOOST_REQUIRE(!dir.empty());
+  auto store = StateStore::open(dir + "/state", false);
+  BOOST_REQUIRE(store.ok());
+  auto log = (*store)->unit_log();
+  BOOST_REQUIRE_EQUAL(log.size(), 3u * 3u * 2u);
+  std::vector<UnitRecord> records;
+  for (const auto& e : log) records.push_back({e.config, e.partition, e.epoch, e.worker, e.start_s, e.end_s, true});
+  auto invariants = check_mop_invariants(records, ExpectedRun{3, {{0, 2}, {1, 2}, {2, 2}}});
+  BOOST_TEST(invariants.ok(), invariants.message());
+  // Placement: partition p on agents p and p+1 (mod 3); one worker per agent.
+  std::set<std::pair<int, int>> pairs;
+  for (const auto& e : log) {
+    bool placed = e.worker == e.partition || e.worker == (e.partition + 1) % 3;
+    BOOST_TEST(placed, "unit on worker " << e.worker << " for partition " << e.partition);
+    pairs.insert({e.partition, e.worker});
+  }
+  BOOST_TEST(pairs.size() > 3u, "some partition was trained on two of its replicas");
+  // Shards were transferred in chunks and cached on the agents.
+  int cached = 0;
+  for (const char* name : {"data-node1", "data-node2", "data-node3"})
+    for (const auto& e : fs::recursive_directory_iterator(tmp.file(name)))
+      if (e.path().filename().string().rfind("part-", 0) == 0) ++cached;
+  BOOST_TEST(cached == 6);  // 3 partitions x replication 2
+}
+
+BOOST_AUTO_TEST_CASE(wrong_token_and_duplicate_names_are_refused) {
+  TempDir tmp;
+  Cluster cluster(tmp);
+  int port = free_port();
+  auto& coordinator = cluster.start_coordinator(port);
+  BOOST_REQUIRE_MESSAGE(coordinator.wait_for_log("listening on", 20), cluster.logs());
+  auto bad = write_token(tmp, "bad-token", "not-the-right-token-at-all");
+  auto& intruder = cluster.start_agent("intruder", port, bad);
+  BOOST_TEST(intruder.wait_exit(30) == 1);
+  BOOST_TEST(intruder.log().find("wrong token") != std::string::npos);
+  BOOST_TEST(coordinator.wait_for_log("wrong token", 10));
+  auto status = run_cerebro("status --cluster 127.0.0.1:" + std::to_string(port) + " --token-file " + bad);
+  BOOST_TEST(status.exit_code != 0);
+  BOOST_TEST(status.text.find("wrong token") != std::string::npos);
+
+  cluster.start_agent("twin", port, cluster.token);
+  BOOST_REQUIRE(coordinator.wait_for_log("agent twin joined", 60));
+  auto& second = cluster.start_agent("twin", port, cluster.token);
+  BOOST_TEST(second.wait_exit(60) == 1);
+  BOOST_TEST(second.log().find("already joined") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(unreachable_coordinator_and_rejected_spec_give_clear_errors) {
+  TempDir tmp;
+  auto token = write_token(tmp, "token", "s3cret-token-for-tests-0123");
+  int port = free_port();
+  auto status = run_cerebro("status --timeout 2 --cluster 127.0.0.1:" + std::to_string(port) + " --token-file " + token);
+  BOOST_TEST(status.exit_code != 0);
+  BOOST_TEST(status.text.find("cannot reach the coordinator") != std::string::npos);
+
+  auto bad_spec = tmp.write("bad.toml", "[experiment]\nepochz = 1\n");
+  auto out = run_cerebro("run " + bad_spec + " --cluster 127.0.0.1:" + std::to_string(port) + " --token-file " + token);
+  BOOST_TEST(out.exit_code != 0);
+  BOOST_TEST(out.text.find("epochz") != std::string::npos);
+
+  Cluster cluster(tmp);
+  auto& coordinator = cluster.start_coordinator(port);
+  BOOST_REQUIRE(coordinator.wait_for_log("listening on", 20));
+  ChildProcess second({cerebro_binary(), "coordinator", "--listen", "127.0.0.1:" + std::to_string(port), "--state",
+                       tmp.file("state2"), "--token-file", token},
+                      tmp.file("second.log"));
+  BOOST_TEST(second.wait_exit(20) == 1);
+  BOOST_TEST(second.log().find("cannot listen") != std::string::npos);
+
+  auto agent = run_cerebro("agent --join 127.0.0.1:" + std::to_string(port) + " --token-file " + token +
+                           " --data-dir /proc/forbidden --name x");
+  BOOST_TEST(agent.exit_code != 0);
+  BOOST_TEST(agent.text.find("not writable") != std::string::npos);
+}

@@ -1,0 +1,267 @@
+#include "tools/cluster_commands.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "actors/actors.hpp"
+#include "actors/coordinator.hpp"
+#include "actors/system_config.hpp"
+#include "models/unit_trainer.hpp"
+#include "runtime/cluster_validation.hpp"
+#include "runtime/spec.hpp"
+#include "tools/progress.hpp"
+
+namespace fs = std::filesystem;
+
+namespace cerebro {
+
+namespace {
+
+int fail(const std::string& message) {
+  fmt::print(stderr, "error: {}\n", message);
+  return 1;
+}
+
+// Blocks until SIGINT or SIGTERM.
+void wait_for_stop_signal() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  int sig = 0;
+  sigwait(&set, &sig);
+}
+
+// Signals go to the waiting main thread, not to CAF's threads: block them
+// before the actor system starts its threads.
+void block_stop_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+// Connects to the coordinator's gateway, retrying with capped exponential
+// back-off until `budget_s` (< 0: forever).
+caf::expected<caf::actor> connect(caf::actor_system& system, const Endpoint& at, double budget_s, bool verbose) {
+  auto start = std::chrono::steady_clock::now();
+  double delay = 0.2;
+  for (int attempt = 1;; ++attempt) {
+    auto gateway = system.middleman().remote_actor(at.host, at.port);
+    if (gateway) return gateway;
+    double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (budget_s >= 0 && waited + delay > budget_s) return gateway.error();
+    if (verbose)
+      fmt::print(stderr, "coordinator {}:{} not reachable ({}); retrying in {:.1f} s\n", at.host, at.port,
+                 system.render(gateway.error()), delay);
+    std::this_thread::sleep_for(std::chrono::duration<double>(delay));
+    delay = std::min(delay * 2, 5.0);
+  }
+}
+
+Result<std::string> token_from(const std::string& path) {
+  if (path.empty()) return Status::error("--token-file is required");
+  return read_token_file(path);
+}
+
+int64_t physical_memory() { return static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE); }
+
+}  // namespace
+
+Endpoint parse_endpoint(const std::string& text) {
+  auto colon = text.rfind(':');
+  if (colon == std::string::npos) throw Error(fmt::format("\"{}\" is not host:port", text));
+  Endpoint e;
+  if (colon > 0) e.host = text.substr(0, colon);
+  try {
+    size_t used = 0;
+    auto port = std::stoul(text.substr(colon + 1), &used);
+    if (used != text.size() - colon - 1 || port > 65535) throw std::out_of_range("port");
+    e.port = static_cast<uint16_t>(port);
+  } catch (const std::exception&) {
+    throw Error(fmt::format("\"{}\": the port must be a number from 0 to 65535", text));
+  }
+  return e;
+}
+
+int coordinator_main(const CoordinatorOptions& o) {
+  auto token = token_from(o.token_file);
+  if (!token.ok()) return fail(token.error());
+  if (o.state_dir.empty()) return fail("--state DIR is required");
+  std::error_code ec;
+  fs::create_directories(fs::path(o.state_dir) / "experiments", ec);
+  if (ec) return fail(fmt::format("--state {}: cannot create: {}", o.state_dir, ec.message()));
+  auto at = parse_endpoint(o.listen);
+  block_stop_signals();
+  cerebro_system_config config(system_role::coordinator);
+  caf::actor_system system(config);
+  auto coordinator = spawn_coordinator(system, coordinator_config{*token, o.state_dir, o.listen});
+  auto port = system.middleman().publish(coordinator, at.port, at.host.c_str());
+  if (!port) {
+    caf::anon_send_exit(coordinator, caf::exit_reason::user_shutdown);
+    return fail(fmt::format("cannot listen on {}:{}: {}", at.host, at.port, system.render(port.error())));
+  }
+  fmt::print("listening on {}:{}\n", at.host, *port);
+  std::fflush(stdout);
+  wait_for_stop_signal();
+  fmt::print(stderr, "coordinator: stopping\n");
+  // Units are durable when acknowledged: nothing to flush. Leave at once, even
+  // with experiments running (they resume from the state store).
+  std::_Exit(0);
+}
+
+int agent_main(const AgentOptions& o) {
+  auto token = token_from(o.token_file);
+  if (!token.ok()) return fail(token.error());
+  if (auto v = validate_name("--name", o.name); !v.ok()) return fail(v.message());
+  if (o.workers < 1) return fail("--workers must be >= 1");
+  if (o.data_dir.empty()) return fail("--data-dir is required");
+  std::error_code ec;
+  fs::create_directories(o.data_dir, ec);
+  auto probe = fs::path(o.data_dir) / ".write-test";
+  if (ec || !std::ofstream(probe)) return fail(fmt::format("--data-dir {} is not writable", o.data_dir));
+  fs::remove(probe, ec);
+  auto at = parse_endpoint(o.join);
+  models::configure_threads(o.threads_per_worker);
+  block_stop_signals();
+  std::thread([] {
+    wait_for_stop_signal();
+    fmt::print(stderr, "agent: stopping\n");
+    std::_Exit(0);
+  }).detach();
+
+  cerebro_system_config config(system_role::agent);
+  caf::actor_system system(config);
+  auto local = spawn_agent(system, agent_config{o.name, o.data_dir, o.workers, false});
+  agent_resources resources{o.name, o.workers, static_cast<int32_t>(std::thread::hardware_concurrency()),
+                            physical_memory(), models::calibrate_speed()};
+  caf::scoped_actor self(system);
+  for (;;) {
+    auto gateway = connect(system, at, -1, true);
+    if (!gateway) continue;
+    join_reply reply;
+    bool answered = false;
+    self->request(*gateway, std::chrono::seconds(10), join_atom::value,
+                  join_request{*token, resources, local.agent, local.workers})
+        .receive([&](join_reply& r) { reply = std::move(r), answered = true; },
+                 [&](const caf::error& e) {
+                   fmt::print(stderr, "agent {}: join failed: {}\n", o.name, system.render(e));
+                 });
+    if (!answered) {
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      continue;
+    }
+    if (!reply.accepted) return fail(fmt::format("the coordinator refused agent {}: {}", o.name, reply.reason));
+    fmt::print(stderr, "agent {}: joined {}:{} as agent {}\n", o.name, at.host, at.port, reply.agent_id);
+    self->monitor(reply.coordinator);
+    bool connected = true;
+    while (connected) {
+      self->receive([&](const caf::down_msg&) { connected = false; },
+                    caf::after(std::chrono::seconds(2)) >>
+                        [&] { self->send(reply.coordinator, heartbeat_atom::value, reply.agent_id); });
+    }
+    fmt::print(stderr, "agent {}: lost the coordinator; rejoining\n", o.name);
+  }
+}
+
+int status_main(const ClientOptions& o) {
+  auto token = token_from(o.token_file);
+  if (!token.ok()) return fail(token.error());
+  auto at = parse_endpoint(o.cluster);
+  cerebro_system_config config(system_role::client);
+  caf::actor_system system(config);
+  auto gateway = connect(system, at, o.connect_timeout_s, false);
+  if (!gateway)
+    return fail(fmt::format("cannot reach the coordinator at {}:{} after {:.0f} s: {}", at.host, at.port,
+                            o.connect_timeout_s, system.render(gateway.error())));
+  caf::scoped_actor self(system);
+  int rc = 0;
+  self->request(*gateway, std::chrono::seconds(10), status_atom::value, *token)
+      .receive(
+          [&](const std::string& text) {
+            auto j = nlohmann::json::parse(text);
+            fmt::print("coordinator {}\n\nagents:\n", j["listen"].get<std::string>());
+            fmt::print("  {:<16} {:<28} {:>7} {:>5} {:>9} {:>8}  {}\n", "name", "node", "workers", "cores",
+                       "memory", "speed", "state");
+            for (const auto& a : j["agents"])
+              fmt::print("  {:<16} {:<28} {:>7} {:>5} {:>7.1f}G {:>8.1f}  {}\n", a["name"].get<std::string>(),
+                         a["node"].get<std::string>().substr(0, 28), a["workers"].get<int>(), a["cores"].get<int>(),
+                         a["memory_bytes"].get<double>() / (1 << 30), a["speed"].get<double>(),
+                         a["state"].get<std::string>());
+            fmt::print("\nexperiments:\n");
+            for (const auto& e : j["experiments"])
+              fmt::print("  {:<40} {:<10} {}/{} units\n", e["id"].get<std::string>(), e["status"].get<std::string>(),
+                         e["units_done"].get<int64_t>(), e["units_total"].get<int64_t>());
+          },
+          [&](const caf::error& e) { rc = fail(system.render(e)); });
+  return rc;
+}
+
+int run_on_cluster(const ClientOptions& o, const std::string& spec_path, const std::string& out_dir) {
+  auto token = token_from(o.token_file);
+  if (!token.ok()) return fail(token.error());
+  auto spec = parse_spec_file(spec_path);  // the same errors as an embedded run, before any traffic
+  if (!spec.ok()) return fail(spec.error());
+  std::error_code ec;
+  if (fs::exists(out_dir, ec) && !fs::is_empty(out_dir, ec))
+    return fail(fmt::format("{}: the run directory already exists and is not empty", out_dir));
+  auto at = parse_endpoint(o.cluster);
+  cerebro_system_config config(system_role::client);
+  caf::actor_system system(config);
+  auto gateway = connect(system, at, o.connect_timeout_s, false);
+  if (!gateway)
+    return fail(fmt::format("cannot reach the coordinator at {}:{} after {:.0f} s: {}", at.host, at.port,
+                            o.connect_timeout_s, system.render(gateway.error())));
+  caf::scoped_actor self(system);
+  submit_request request{*token, spec->source_text, spec->spec_dir, spec_path, 0};
+  std::string experiment;
+  int rc = 0;
+  self->request(*gateway, std::chrono::seconds(30), submit_atom::value, request)
+      .receive([&](const std::string& id) { experiment = id; },
+               [&](const caf::error& e) { rc = fail(system.render(e)); });
+  if (rc != 0) return rc;
+  fmt::print(stderr, "submitted experiment {}\n", experiment);
+  self->monitor(*gateway);
+  cli::ProgressPrinter printer(spec->metric);
+  run_files files;
+  bool running = true;
+  self->receive_while(running)(
+      [&](progress_atom, const progress_update& p) {
+        if (p.units_total == 0 && !p.event.empty())
+          printer.line(p.event);
+        else
+          printer.update(p);
+      },
+      [&](files_atom, run_files& f) {
+        files = std::move(f);
+        running = false;
+      },
+      [&](const caf::down_msg&) {
+        files.error = "lost the connection to the coordinator (the experiment goes on there)";
+        running = false;
+      });
+  printer.finish();
+  if (!files.error.empty()) return fail(files.error);
+  fs::create_directories(out_dir, ec);
+  for (size_t i = 0; i < files.names.size() && i < files.contents.size(); ++i) {
+    if (!validate_name("file", files.names[i]).ok()) continue;
+    std::ofstream(fs::path(out_dir) / files.names[i], std::ios::binary) << files.contents[i];
+  }
+  auto summary = nlohmann::json::parse(std::ifstream(fs::path(out_dir) / "summary.json"), nullptr, false);
+  fmt::print("\nexperiment {} finished; run files in {}\n", experiment, out_dir);
+  if (!summary.is_discarded() && summary["best"].is_object())
+    fmt::print("best: config {} val_accuracy {:.4f} test_accuracy {:.4f}\n", summary["best"]["id"].get<int>(),
+               summary["best"]["val_accuracy"].get<double>(), summary["best"]["test_accuracy"].get<double>());
+  return 0;
+}
+
+}  // namespace cerebro
