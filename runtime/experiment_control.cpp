@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "runtime/search_space.hpp"
+#include "runtime/status.hpp"
+
 namespace cerebro {
 
 namespace {
@@ -45,6 +48,7 @@ void ExperimentControl::add_config(ConfigId c, int32_t epochs) {
 
 void ExperimentControl::reject_config(ConfigId c, const std::string& error) {
   outcomes_[c] = ConfigOutcome{"failed", error};
+  config_ended(c);
 }
 
 std::vector<Dispatch> ExperimentControl::dispatch() {
@@ -79,10 +83,12 @@ std::string ExperimentControl::on_committed(WorkerId w, const UnitLogEntry& e) {
   auto& outcome = outcomes_[e.config];
   if (e.status == "diverged") {
     auto state = book_.state(e.config);
-    if (state == ConfigState::pending_epoch || state == ConfigState::awaiting_decision) book_.stop(e.config);
+    const bool live = state == ConfigState::pending_epoch || state == ConfigState::awaiting_decision;
+    if (live) book_.stop(e.config);
     outcome = ConfigOutcome{"diverged", fmt::format("loss became NaN/inf in epoch {} on partition {}", e.epoch,
                                                     e.partition)};
-    return fmt::format("config {} diverged (loss NaN/inf) in epoch {}", e.config, e.epoch);
+    std::string line = fmt::format("config {} diverged (loss NaN/inf) in epoch {}", e.config, e.epoch);
+    return live ? line + config_ended(e.config) : line;
   }
   if (!epoch_ended) return {};
 
@@ -90,15 +96,88 @@ std::string ExperimentControl::on_committed(WorkerId w, const UnitLogEntry& e) {
                       e.val_loss, e.val_accuracy};
   loss = {0.0, 0};
   last_metric_[e.config] = metric_ == Metric::val_accuracy ? e.val_accuracy : e.val_loss;
-  if (search_->on_epoch_end(result) == EpochDecision::stop) {
-    book_.stop(e.config);
-    outcome.status = "stopped";
-  } else {
-    book_.advance(e.config);
-    if (book_.state(e.config) == ConfigState::finished) outcome.status = "completed";
+  std::string line = fmt::format("config {} epoch {}: train_loss {:.4f} val_loss {:.4f} val_accuracy {:.4f}",
+                                 e.config, e.epoch, result.train_loss, e.val_loss, e.val_accuracy);
+  return line + apply(search_->decide(result));
+}
+
+std::string ExperimentControl::apply(const std::vector<SearchDecision>& decisions) {
+  std::string lines;
+  for (const auto& d : decisions) {
+    const auto state = book_.state(d.config);  // throws for an unknown config
+    if (state != ConfigState::awaiting_decision || book_.epoch(d.config) != d.epoch || copy_pending(d.config)) {
+      throw Error(fmt::format("search procedure '{}' decided \"{}\" but config {} is {} in epoch {}{}, not "
+                              "awaiting a decision after epoch {}",
+                              search_->name(), to_string(d), d.config, to_string(state), book_.epoch(d.config),
+                              copy_pending(d.config) ? " waiting for a state copy" : "", d.epoch));
+    }
+    auto& outcome = outcomes_[d.config];
+    switch (d.kind) {
+      case SearchDecision::Kind::continue_training:
+        book_.advance(d.config);
+        if (book_.state(d.config) == ConfigState::finished) outcome.status = "completed";
+        break;
+      case SearchDecision::Kind::stop:
+        book_.stop(d.config);
+        outcome.status = "stopped";
+        break;
+      case SearchDecision::Kind::exploit:
+        if (d.source == d.config || !outcomes_.count(d.source) || d.source_epoch < 0 || !d.params.is_object()) {
+          throw Error(fmt::format("search procedure '{}' decided \"{}\": the source must be another known "
+                                  "config with an epoch, and params an object",
+                                  search_->name(), to_string(d)));
+        }
+        pending_copies_[d.config] = d;
+        copies_.push_back(StateCopy{d.config, d.source, d.source_epoch, d.params});
+        break;
+    }
+    decisions_.push_back(d);
+    if (d.kind != SearchDecision::Kind::continue_training || !d.reason.empty()) lines += "; " + to_string(d);
   }
-  return fmt::format("config {} epoch {}: train_loss {:.4f} val_loss {:.4f} val_accuracy {:.4f}", e.config,
-                     e.epoch, result.train_loss, e.val_loss, e.val_accuracy);
+  return lines;
+}
+
+std::string ExperimentControl::config_ended(ConfigId c) {
+  return apply(search_->on_config_ended(c));
+}
+
+std::vector<SearchDecision> ExperimentControl::take_decisions() {
+  std::vector<SearchDecision> out;
+  out.swap(decisions_);
+  return out;
+}
+
+std::vector<StateCopy> ExperimentControl::take_state_copies() {
+  std::vector<StateCopy> out;
+  out.swap(copies_);
+  return out;
+}
+
+std::string ExperimentControl::on_state_copied(ConfigId to) {
+  auto it = pending_copies_.find(to);
+  if (it == pending_copies_.end()) {
+    throw Error(fmt::format("on_state_copied: no state copy to config {} is pending", to));
+  }
+  const SearchDecision d = it->second;
+  pending_copies_.erase(it);
+  book_.advance(to);
+  if (book_.state(to) == ConfigState::finished) outcomes_[to].status = "completed";
+  return fmt::format("config {} took config {}'s state after epoch {}, now {}", to, d.source, d.source_epoch,
+                     describe_params(d.params));
+}
+
+std::string ExperimentControl::on_state_copy_failed(ConfigId to, const std::string& error) {
+  auto it = pending_copies_.find(to);
+  if (it == pending_copies_.end()) {
+    throw Error(fmt::format("on_state_copy_failed: no state copy to config {} is pending", to));
+  }
+  const SearchDecision d = it->second;
+  pending_copies_.erase(it);
+  book_.fail(to);
+  outcomes_[to] = ConfigOutcome{"failed", error};
+  return fmt::format("config {} failed: copying config {}'s state after epoch {} failed: {}", to, d.source,
+                     d.source_epoch, error) +
+         config_ended(to);
 }
 
 std::string ExperimentControl::on_failed(WorkerId w, const Unit& u, const std::string& error) {
@@ -108,7 +187,8 @@ std::string ExperimentControl::on_failed(WorkerId w, const Unit& u, const std::s
     return fmt::format("{} failed (attempt {} of {}): {}", to_string(u), failures, max_unit_retries_, error);
   book_.fail(u.config);
   outcomes_[u.config] = ConfigOutcome{"failed", error};
-  return fmt::format("config {} failed after {} attempts of {}: {}", u.config, failures, to_string(u), error);
+  return fmt::format("config {} failed after {} attempts of {}: {}", u.config, failures, to_string(u), error) +
+         config_ended(u.config);
 }
 
 std::optional<std::pair<ConfigId, double>> ExperimentControl::best() const {

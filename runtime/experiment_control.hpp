@@ -1,14 +1,23 @@
 #pragma once
 // The scheduler's logic, as a plain class: which unit an idle worker runs
-// next, what a committed or failed unit changes, epoch-boundary decisions,
-// divergence, retries and progress. The scheduler actor is a thin shell that
-// routes messages to it; tests drive it directly.
+// next, what a committed or failed unit changes, epoch-boundary decisions of
+// the search procedure (continue, stop, PBT's exploit), divergence, retries and
+// progress. The scheduler actor is a thin shell that routes messages to it;
+// tests drive it directly.
+//
+// What the shell must do besides dispatch() and the on_* calls:
+//  - persist take_decisions() (every epoch-boundary decision, in order) next
+//    to the unit log, so show, replay and resume see them;
+//  - execute take_state_copies() (PBT) and confirm each with on_state_copied()
+//    (or on_state_copy_failed()); the target config is not dispatched before.
 
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "runtime/ids.hpp"
 #include "runtime/mop_book.hpp"
@@ -25,6 +34,19 @@ struct Dispatch {
   uint64_t seed = 0;      // per-unit seed, independent of the schedule
   bool validate = false;  // last unit of the config's epoch
   int32_t attempt = 0;
+};
+
+// A state copy the shell must execute before config `to` trains again (PBT's
+// exploit step): `to`'s latest state becomes the state `from` had at the end of
+// its epoch `from_epoch` (weights, buffers and optimizer state, exactly), and
+// `to` trains with hyper-parameters `params` from now on. The checkpoint store
+// must therefore keep each config's epoch-end states, not only its latest one:
+// `from` may have trained on since. `to` keeps its own epoch count.
+struct StateCopy {
+  ConfigId to = 0;
+  ConfigId from = 0;
+  int32_t from_epoch = 0;
+  nlohmann::json params;
 };
 
 struct ConfigOutcome {
@@ -54,11 +76,26 @@ class ExperimentControl {
   std::vector<Dispatch> dispatch();
 
   // The unit's state and log entry are durable. Returns a human line when the
-  // config's epoch ended (its validation result), else empty.
+  // config's epoch ended (its validation result and the decisions it led to),
+  // else empty. Throws cerebro::Error if the search procedure decides for a
+  // config that is not awaiting that decision (a procedure bug).
   std::string on_committed(WorkerId w, const UnitLogEntry& entry);
   // The unit's attempt failed (exception in the worker). Retried up to
   // max_unit_retries times, then its config fails with `error`.
   std::string on_failed(WorkerId w, const Unit& unit, const std::string& error);
+
+  // Epoch-boundary decisions taken since the last call, in the order they were
+  // applied (every boundary of every config gets one, plain continues included).
+  std::vector<SearchDecision> take_decisions();
+  // State copies to execute (PBT exploit steps) since the last call.
+  std::vector<StateCopy> take_state_copies();
+  // The copy to config `to` is durable: `to` enters its next epoch (or
+  // finishes). Throws cerebro::Error if no copy to `to` is pending.
+  std::string on_state_copied(ConfigId to);
+  // The copy could not be made: config `to` fails with `error`.
+  std::string on_state_copy_failed(ConfigId to, const std::string& error);
+  // A copy to config c was issued and is not confirmed yet.
+  bool copy_pending(ConfigId c) const { return pending_copies_.count(c) > 0; }
 
   bool all_done() const { return book_.all_done(); }
   int64_t units_done() const { return book_.units_done(); }
@@ -66,6 +103,8 @@ class ExperimentControl {
   std::optional<std::pair<ConfigId, double>> best() const;
   const std::map<ConfigId, ConfigOutcome>& outcomes() const { return outcomes_; }
   bool better(double a, double b) const;  // is metric value a better than b
+  const MopBook& book() const { return book_; }
+  const SearchProcedure& search() const { return *search_; }
 
  private:
   MopBook book_;
@@ -78,6 +117,14 @@ class ExperimentControl {
   std::map<Unit, int32_t> failed_attempts_;
   std::map<ConfigId, double> last_metric_;
   std::map<ConfigId, std::pair<double, int64_t>> epoch_loss_;  // weighted sum, examples
+  std::vector<SearchDecision> decisions_;            // not yet taken by the shell
+  std::vector<StateCopy> copies_;                    // not yet taken by the shell
+  std::map<ConfigId, SearchDecision> pending_copies_;  // issued, not confirmed
+
+  // Applies the procedure's decisions to the book; returns their human lines.
+  std::string apply(const std::vector<SearchDecision>& decisions);
+  // The config left the search without a decision: tell the procedure.
+  std::string config_ended(ConfigId c);
 };
 
 }  // namespace cerebro

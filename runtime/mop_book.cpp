@@ -27,42 +27,93 @@ bool is_over(ConfigState s) {
   return s == ConfigState::finished || s == ConfigState::stopped || s == ConfigState::failed;
 }
 
-std::set<PartitionId> all_partitions(int32_t n) {
-  std::set<PartitionId> out;
-  for (PartitionId p = 0; p < n; ++p) out.insert(p);
-  return out;
-}
+// Ids below this map to slots through a vector (4 bytes each), others through a hash map.
+constexpr int32_t kDenseIds = 1 << 20;
 
 }  // namespace
+
+int32_t MopBook::IdSlots::find(int32_t id) const {
+  if (id >= 0 && id < kDenseIds) {
+    return static_cast<size_t>(id) < dense_.size() ? dense_[id] : -1;
+  }
+  auto it = sparse_.find(id);
+  return it == sparse_.end() ? -1 : it->second;
+}
+
+int32_t MopBook::IdSlots::insert(int32_t id) {
+  int32_t slot = next_++;
+  if (id >= 0 && id < kDenseIds) {
+    if (static_cast<size_t>(id) >= dense_.size()) dense_.resize(id + 1, -1);
+    dense_[id] = slot;
+  } else {
+    sparse_[id] = slot;
+  }
+  return slot;
+}
 
 MopBook::MopBook(int32_t num_partitions) : num_partitions_(num_partitions) {
   if (num_partitions < 1) {
     misuse("MopBook", fmt::format("num_partitions must be >= 1, got {}", num_partitions));
   }
+  needers_.resize(num_partitions);
 }
 
 MopBook::WorkerEntry& MopBook::worker_entry(WorkerId w, const char* operation) {
-  auto it = workers_.find(w);
-  if (it == workers_.end()) misuse(operation, fmt::format("unknown worker {}", w));
-  return it->second;
+  int32_t slot = worker_slots_.find(w);
+  if (slot < 0 || !workers_[slot].present) misuse(operation, fmt::format("unknown worker {}", w));
+  return workers_[slot];
 }
 
 const MopBook::WorkerEntry& MopBook::worker_entry(WorkerId w, const char* operation) const {
-  auto it = workers_.find(w);
-  if (it == workers_.end()) misuse(operation, fmt::format("unknown worker {}", w));
-  return it->second;
+  int32_t slot = worker_slots_.find(w);
+  if (slot < 0 || !workers_[slot].present) misuse(operation, fmt::format("unknown worker {}", w));
+  return workers_[slot];
 }
 
 MopBook::ConfigEntry& MopBook::config_entry(ConfigId c, const char* operation) {
-  auto it = configs_.find(c);
-  if (it == configs_.end()) misuse(operation, fmt::format("unknown config {}", c));
-  return it->second;
+  int32_t slot = config_slots_.find(c);
+  if (slot < 0) misuse(operation, fmt::format("unknown config {}", c));
+  return configs_[slot];
 }
 
 const MopBook::ConfigEntry& MopBook::config_entry(ConfigId c, const char* operation) const {
-  auto it = configs_.find(c);
-  if (it == configs_.end()) misuse(operation, fmt::format("unknown config {}", c));
-  return it->second;
+  int32_t slot = config_slots_.find(c);
+  if (slot < 0) misuse(operation, fmt::format("unknown config {}", c));
+  return configs_[slot];
+}
+
+void MopBook::make_pending(ConfigEntry& config, PartitionId p) {
+  if (!config.pending.insert(p)) return;
+  std::vector<ConfigId>& list = needers_[p];
+  config.needer_pos[p] = static_cast<int32_t>(list.size());
+  list.push_back(config.id);
+}
+
+void MopBook::make_not_pending(ConfigEntry& config, PartitionId p) {
+  if (!config.pending.erase(p)) return;
+  std::vector<ConfigId>& list = needers_[p];
+  int32_t pos = config.needer_pos[p];
+  ConfigId moved = list.back();
+  list[pos] = moved;
+  configs_[config_slots_.find(moved)].needer_pos[p] = pos;
+  list.pop_back();
+}
+
+void MopBook::make_all_pending(ConfigEntry& config) {
+  if (config.needer_pos.empty()) config.needer_pos.assign(num_partitions_, -1);
+  for (PartitionId p = 0; p < num_partitions_; ++p) make_pending(config, p);
+}
+
+void MopBook::clear_pending(ConfigEntry& config) {
+  config.pending.for_each([&](PartitionId p) {
+    std::vector<ConfigId>& list = needers_[p];
+    int32_t pos = config.needer_pos[p];
+    ConfigId moved = list.back();
+    list[pos] = moved;
+    configs_[config_slots_.find(moved)].needer_pos[p] = pos;
+    list.pop_back();
+  });
+  config.pending.clear();
 }
 
 void MopBook::add_worker(WorkerId w, std::vector<PartitionId> holds) {
@@ -74,7 +125,15 @@ void MopBook::add_worker(WorkerId w, std::vector<PartitionId> holds) {
     }
     held.insert(p);
   }
-  workers_[w].holds = std::move(held);
+  int32_t slot = worker_slots_.find(w);
+  if (slot < 0) {
+    slot = worker_slots_.insert(w);
+    workers_.emplace_back();
+  }
+  WorkerEntry& worker = workers_[slot];
+  worker.present = true;
+  worker.holds = std::move(held);
+  present_workers_[w] = slot;
 }
 
 const std::set<PartitionId>& MopBook::holdings(WorkerId w) const {
@@ -82,44 +141,51 @@ const std::set<PartitionId>& MopBook::holdings(WorkerId w) const {
 }
 
 std::optional<Unit> MopBook::remove_worker(WorkerId w) {
-  auto it = workers_.find(w);
-  if (it == workers_.end()) misuse("remove_worker", fmt::format("unknown worker {}", w));
-  std::optional<Unit> running = it->second.running;
-  workers_.erase(it);
+  WorkerEntry& worker = worker_entry(w, "remove_worker");
+  std::optional<Unit> running = worker.running;
+  worker = WorkerEntry{};
+  present_workers_.erase(w);
   if (!running) return std::nullopt;
-  ConfigEntry& config = configs_.at(running->config);
+  --running_units_;
+  ConfigEntry& config = config_entry(running->config, "remove_worker");
   config.running_on.reset();
   if (is_over(config.state)) return std::nullopt;
-  config.pending.insert(running->partition);
+  make_pending(config, running->partition);
   return running;
 }
 
 void MopBook::add_config(ConfigId c, int32_t epochs, int32_t first_epoch) {
-  if (configs_.count(c)) misuse("add_config", fmt::format("config {} was already added", c));
+  if (config_slots_.find(c) >= 0) misuse("add_config", fmt::format("config {} was already added", c));
   if (epochs < 1) misuse("add_config", fmt::format("config {}: epochs must be >= 1, got {}", c, epochs));
   if (first_epoch < 0 || first_epoch > epochs) {
     misuse("add_config", fmt::format("config {}: first_epoch {} outside 0..{}", c, first_epoch, epochs));
   }
-  ConfigEntry entry;
+  int32_t slot = config_slots_.insert(c);
+  config_order_.emplace(c, slot);
+  configs_.emplace_back();
+  ConfigEntry& entry = configs_.back();
+  entry.id = c;
   entry.epochs = epochs;
   entry.first_epoch = first_epoch;
   entry.epoch = first_epoch;
+  entry.pending = PartitionSet(num_partitions_);
   if (first_epoch == epochs) {
     entry.state = ConfigState::finished;
   } else {
-    entry.pending = all_partitions(num_partitions_);
+    ++live_configs_;
+    make_all_pending(entry);
   }
-  configs_.emplace(c, std::move(entry));
 }
 
 std::vector<Unit> MopBook::eligible_units(WorkerId w) const {
   const WorkerEntry& worker = worker_entry(w, "eligible_units");
   std::vector<Unit> out;
   if (worker.running) return out;
-  for (const auto& [id, config] : configs_) {
+  for (const auto& [id, slot] : config_order_) {
+    const ConfigEntry& config = configs_[slot];
     if (config.state != ConfigState::pending_epoch || config.running_on) continue;
-    for (PartitionId p : config.pending) {
-      if (worker.holds.count(p)) out.push_back(Unit{id, p, config.epoch});
+    for (PartitionId p : worker.holds) {
+      if (config.pending.contains(p)) out.push_back(Unit{id, p, config.epoch});
     }
   }
   return out;
@@ -127,10 +193,25 @@ std::vector<Unit> MopBook::eligible_units(WorkerId w) const {
 
 std::vector<WorkerId> MopBook::idle_workers() const {
   std::vector<WorkerId> out;
-  for (const auto& [id, worker] : workers_) {
-    if (!worker.running) out.push_back(id);
+  for (const auto& [id, slot] : present_workers_) {
+    if (!workers_[slot].running) out.push_back(id);
   }
   return out;
+}
+
+const std::vector<ConfigId>& MopBook::configs_needing(PartitionId p) const {
+  if (p < 0 || p >= num_partitions_) {
+    misuse("configs_needing", fmt::format("partition {} outside 0..{}", p, num_partitions_ - 1));
+  }
+  return needers_[p];
+}
+
+const PartitionSet& MopBook::pending_set(ConfigId c) const {
+  return config_entry(c, "pending_set").pending;
+}
+
+bool MopBook::worker_busy(WorkerId w) const {
+  return worker_entry(w, "worker_busy").running.has_value();
 }
 
 void MopBook::start(WorkerId w, const Unit& u) {
@@ -158,12 +239,13 @@ void MopBook::start(WorkerId w, const Unit& u) {
     misuse("start", fmt::format("{}: worker {} does not hold partition {}", to_string(u), w,
                                 u.partition));
   }
-  if (!config.pending.count(u.partition)) {
+  if (!config.pending.contains(u.partition)) {
     misuse("start", fmt::format("{}: unit is not pending (already done this epoch)", to_string(u)));
   }
-  config.pending.erase(u.partition);
+  make_not_pending(config, u.partition);
   config.running_on = w;
   worker.running = u;
+  ++running_units_;
 }
 
 MopBook::ConfigEntry& MopBook::finish_attempt(WorkerId w, const Unit& u, const char* operation) {
@@ -176,7 +258,8 @@ MopBook::ConfigEntry& MopBook::finish_attempt(WorkerId w, const Unit& u, const c
                                   to_string(u)));
   }
   worker.running.reset();
-  ConfigEntry& config = configs_.at(u.config);
+  --running_units_;
+  ConfigEntry& config = config_entry(u.config, operation);
   config.running_on.reset();
   return config;
 }
@@ -193,7 +276,7 @@ bool MopBook::complete(WorkerId w, const Unit& u) {
 
 void MopBook::requeue(WorkerId w, const Unit& u) {
   ConfigEntry& config = finish_attempt(w, u, "requeue");
-  if (!is_over(config.state)) config.pending.insert(u.partition);
+  if (!is_over(config.state)) make_pending(config, u.partition);
 }
 
 void MopBook::advance(ConfigId c) {
@@ -205,9 +288,11 @@ void MopBook::advance(ConfigId c) {
   ++config.epoch;
   if (config.epoch == config.epochs) {
     config.state = ConfigState::finished;
+    --live_configs_;
+    config.needer_pos = {};
   } else {
     config.state = ConfigState::pending_epoch;
-    config.pending = all_partitions(num_partitions_);
+    make_all_pending(config);
   }
 }
 
@@ -217,7 +302,9 @@ void MopBook::end_config(ConfigId c, ConfigState final_state, const char* operat
     misuse(operation, fmt::format("config {} is already {}", c, to_string(config.state)));
   }
   config.state = final_state;
-  config.pending.clear();
+  --live_configs_;
+  clear_pending(config);
+  config.needer_pos = {};
 }
 
 void MopBook::stop(ConfigId c) { end_config(c, ConfigState::stopped, "stop"); }
@@ -236,13 +323,12 @@ std::optional<Unit> MopBook::running_on(WorkerId w) const {
 }
 
 std::vector<PartitionId> MopBook::pending_partitions(ConfigId c) const {
-  const ConfigEntry& config = config_entry(c, "pending_partitions");
-  return {config.pending.begin(), config.pending.end()};
+  return config_entry(c, "pending_partitions").pending.to_vector();
 }
 
 int64_t MopBook::units_total() const {
   int64_t total = 0;
-  for (const auto& [id, config] : configs_) {
+  for (const ConfigEntry& config : configs_) {
     if (config.state == ConfigState::stopped || config.state == ConfigState::failed) {
       total += config.units_done;
     } else {
@@ -254,27 +340,19 @@ int64_t MopBook::units_total() const {
 
 int64_t MopBook::units_done() const { return units_done_; }
 
-bool MopBook::all_done() const {
-  for (const auto& [id, config] : configs_) {
-    if (!is_over(config.state)) return false;
-  }
-  for (const auto& [id, worker] : workers_) {
-    if (worker.running) return false;
-  }
-  return true;
-}
+bool MopBook::all_done() const { return live_configs_ == 0 && running_units_ == 0; }
 
 std::vector<ConfigId> MopBook::configs() const {
   std::vector<ConfigId> out;
-  out.reserve(configs_.size());
-  for (const auto& entry : configs_) out.push_back(entry.first);
+  out.reserve(config_order_.size());
+  for (const auto& entry : config_order_) out.push_back(entry.first);
   return out;
 }
 
 int64_t MopBook::remaining_units(ConfigId c) const {
   const ConfigEntry& config = config_entry(c, "remaining_units");
   if (is_over(config.state)) return 0;
-  int64_t in_epoch = static_cast<int64_t>(config.pending.size()) + (config.running_on ? 1 : 0);
+  int64_t in_epoch = static_cast<int64_t>(config.pending.count()) + (config.running_on ? 1 : 0);
   return in_epoch + int64_t{config.epochs - config.epoch - 1} * num_partitions_;
 }
 

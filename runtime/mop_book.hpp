@@ -16,6 +16,12 @@
 //
 // The book decides nothing: a SchedulingPolicy picks among eligible_units().
 // Not thread-safe; it is owned by one scheduler (actor or simulator).
+//
+// Cost: eligible_units() scans every config, which is fine for a real cluster
+// but not for simulating 10,000 configs on 1,000 workers. So the book also keeps
+// an index, per partition, of the configs whose current epoch still needs it
+// (configs_needing), and start/complete/requeue run in O(1) (advance, stop and
+// fail in O(partitions)), with ids mapped to dense slots.
 
 #include <cstdint>
 #include <map>
@@ -23,9 +29,11 @@
 #include <ostream>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "runtime/ids.hpp"
+#include "runtime/partition_set.hpp"
 
 namespace cerebro {
 
@@ -56,7 +64,10 @@ class MopBook {
   // nullopt if it was idle or its config was stopped/failed meanwhile (then the
   // unit is simply dropped).
   std::optional<Unit> remove_worker(WorkerId w);
-  bool has_worker(WorkerId w) const { return workers_.count(w) > 0; }
+  bool has_worker(WorkerId w) const {
+    int32_t slot = worker_slots_.find(w);
+    return slot >= 0 && workers_[slot].present;
+  }
   const std::set<PartitionId>& holdings(WorkerId w) const;
 
   // Adds config c planned for `epochs` epochs in total (0 .. epochs-1). It joins
@@ -70,6 +81,17 @@ class MopBook {
   std::vector<Unit> eligible_units(WorkerId w) const;
   // Known workers with no running unit, ascending.
   std::vector<WorkerId> idle_workers() const;
+
+  // Fast queries for policies and simulators that cannot afford eligible_units().
+  // The configs in pending_epoch whose current epoch still needs partition p
+  // (not done, not running), busy ones included: the units of p eligible for an
+  // idle holder of p are those of the configs here that are not config_busy().
+  // In no particular order, but the same for the same history. The reference is
+  // valid until the book changes.
+  const std::vector<ConfigId>& configs_needing(PartitionId p) const;
+  // pending_partitions(c) as a set.
+  const PartitionSet& pending_set(ConfigId c) const;
+  bool worker_busy(WorkerId w) const;
 
   // Starts unit u on worker w; throws unless u is eligible for w.
   void start(WorkerId w, const Unit& u);
@@ -112,16 +134,31 @@ class MopBook {
   int64_t remaining_units(ConfigId c) const;
 
  private:
+  // Maps ids to slots of a vector: small non-negative ids (the usual case)
+  // through a vector, others through a hash map. Slots are never reused.
+  class IdSlots {
+   public:
+    int32_t find(int32_t id) const;  // -1 if the id has no slot
+    int32_t insert(int32_t id);      // a new slot for a new id
+   private:
+    std::vector<int32_t> dense_;
+    std::unordered_map<int32_t, int32_t> sparse_;
+    int32_t next_ = 0;
+  };
   struct WorkerEntry {
+    bool present = false;  // removed workers keep their slot
     std::set<PartitionId> holds;
     std::optional<Unit> running;
   };
   struct ConfigEntry {
+    ConfigId id = 0;
     int32_t epochs = 0;
     int32_t first_epoch = 0;
     int32_t epoch = 0;
     ConfigState state = ConfigState::pending_epoch;
-    std::set<PartitionId> pending;  // current epoch, not done, not running
+    PartitionSet pending;  // current epoch, not done, not running
+    // needer_pos[p]: where this config sits in needers_[p], if p is pending.
+    std::vector<int32_t> needer_pos;
     std::optional<WorkerId> running_on;
     int64_t units_done = 0;
   };
@@ -133,11 +170,23 @@ class MopBook {
   // Checks that w is running exactly u and frees w; returns u's config entry.
   ConfigEntry& finish_attempt(WorkerId w, const Unit& u, const char* operation);
   void end_config(ConfigId c, ConfigState final_state, const char* operation);
+  // Keep pending and needers_ in step.
+  void make_pending(ConfigEntry& config, PartitionId p);
+  void make_not_pending(ConfigEntry& config, PartitionId p);
+  void make_all_pending(ConfigEntry& config);
+  void clear_pending(ConfigEntry& config);
 
   int32_t num_partitions_;
-  std::map<WorkerId, WorkerEntry> workers_;
-  std::map<ConfigId, ConfigEntry> configs_;
+  IdSlots worker_slots_;
+  std::vector<WorkerEntry> workers_;
+  std::map<WorkerId, int32_t> present_workers_;  // id -> slot, ascending ids
+  IdSlots config_slots_;
+  std::vector<ConfigEntry> configs_;
+  std::map<ConfigId, int32_t> config_order_;  // id -> slot, ascending ids
+  std::vector<std::vector<ConfigId>> needers_;  // per partition, see configs_needing
   int64_t units_done_ = 0;
+  int64_t live_configs_ = 0;   // neither finished, stopped nor failed
+  int64_t running_units_ = 0;
 };
 
 }  // namespace cerebro

@@ -160,7 +160,11 @@ int agent_main(const AgentOptions& o) {
       std::this_thread::sleep_for(std::chrono::seconds(1));
       continue;
     }
-    if (!reply.accepted) return fail(fmt::format("the coordinator refused agent {}: {}", o.name, reply.reason));
+    if (!reply.accepted) {
+      self->send_exit(local.agent, caf::exit_reason::user_shutdown);
+      for (auto& w : local.workers) self->send_exit(w, caf::exit_reason::user_shutdown);
+      return fail(fmt::format("the coordinator refused agent {}: {}", o.name, reply.reason));
+    }
     fmt::print(stderr, "agent {}: joined {}:{} as agent {}\n", o.name, at.host, at.port, reply.agent_id);
     self->monitor(reply.coordinator);
     bool connected = true;

@@ -1,0 +1,151 @@
+#include "runtime/search/hyperband.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "runtime/status.hpp"
+
+namespace cerebro {
+
+namespace {
+
+void check_range(int32_t max_epochs, int32_t eta) {
+  if (max_epochs < 1 || eta < 2) {
+    throw Error(fmt::format("hyperband: needs max_epochs >= 1 and eta >= 2, got {} and {}", max_epochs, eta));
+  }
+}
+
+int64_t power(int64_t base, int32_t exponent) {
+  int64_t out = 1;
+  for (int32_t i = 0; i < exponent; ++i) out *= base;
+  return out;
+}
+
+}  // namespace
+
+int32_t hyperband_max_brackets(int32_t max_epochs, int32_t eta) {
+  check_range(max_epochs, eta);
+  int32_t s_max = 0;  // the largest s with eta^s <= R, in integers (no log rounding)
+  for (int64_t p = eta; p <= max_epochs; p *= eta) ++s_max;
+  return s_max + 1;
+}
+
+std::vector<HyperbandBracket> hyperband_brackets(int32_t max_epochs, int32_t eta, int32_t brackets) {
+  const int32_t all = hyperband_max_brackets(max_epochs, eta);
+  if (brackets < 0 || brackets > all) {
+    throw Error(fmt::format("hyperband: brackets must be in 1 .. {} for max_epochs {} and eta {} (0 = all), got {}",
+                            all, max_epochs, eta, brackets));
+  }
+  const int32_t s_max = all - 1;
+  const int32_t count = brackets == 0 ? all : brackets;
+  std::vector<HyperbandBracket> out;
+  for (int32_t s = s_max; s > s_max - count; --s) {
+    HyperbandBracket b;
+    b.s = s;
+    // n = ceil((s_max + 1) * eta^s / (s + 1)), exactly in integers.
+    const int64_t n = ((s_max + 1) * power(eta, s) + s) / (s + 1);
+    for (int32_t i = 0; i <= s; ++i) {
+      b.sizes.push_back(static_cast<int32_t>(n / power(eta, i)));
+      b.epochs.push_back(static_cast<int32_t>(max_epochs / power(eta, s - i)));
+    }
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
+int64_t hyperband_config_count(int32_t max_epochs, int32_t eta, int32_t brackets) {
+  int64_t total = 0;
+  for (const auto& b : hyperband_brackets(max_epochs, eta, brackets)) total += b.sizes.front();
+  return total;
+}
+
+HyperbandProcedure::HyperbandProcedure(HyperbandOptions options, std::vector<ConfigId> configs)
+    : options_(options), brackets_(hyperband_brackets(options.max_epochs, options.eta, options.brackets)) {
+  const int64_t needed = hyperband_config_count(options.max_epochs, options.eta, options.brackets);
+  if (static_cast<int64_t>(configs.size()) != needed) {
+    throw Error(fmt::format("hyperband: max_epochs {} and eta {} need {} configs, got {}", options.max_epochs,
+                            options.eta, needed, configs.size()));
+  }
+  size_t next = 0;
+  for (size_t b = 0; b < brackets_.size(); ++b) {
+    BracketState state;
+    state.reached.assign(brackets_[b].sizes.size(), 0);
+    for (int32_t i = 0; i < brackets_[b].sizes.front(); ++i, ++next) {
+      if (!bracket_of_.emplace(configs[next], b).second) {
+        throw Error(fmt::format("hyperband: config {} is given twice", configs[next]));
+      }
+      state.racing.insert(configs[next]);
+    }
+    states_.push_back(std::move(state));
+  }
+}
+
+size_t HyperbandProcedure::bracket_of(ConfigId config) const {
+  auto it = bracket_of_.find(config);
+  if (it == bracket_of_.end()) throw Error(fmt::format("hyperband: config {} is in no bracket", config));
+  return it->second;
+}
+
+std::vector<SearchDecision> HyperbandProcedure::decide(const EpochOutcome& o) {
+  const size_t b = bracket_of(o.config);
+  const HyperbandBracket& bracket = brackets_[b];
+  BracketState& state = states_[b];
+  const int32_t trained = o.epoch + 1;
+  if (trained >= options_.max_epochs) {
+    ++state.reached.back();
+    return {SearchDecision::continue_training(
+        o.config, o.epoch, fmt::format("reached max_epochs {} in bracket s={}", options_.max_epochs, bracket.s))};
+  }
+  if (trained != bracket.epochs[state.rung]) return {SearchDecision::continue_training(o.config, o.epoch)};
+  if (!state.racing.count(o.config) || state.arrived.count(o.config)) {
+    throw Error(fmt::format("hyperband: config {} reached rung {} epochs of bracket s={} but is not racing there",
+                            o.config, trained, bracket.s));
+  }
+  state.arrived[o.config] = metric_score(o, options_.metric);
+  ++state.reached[state.rung];
+  return close_rung_if_complete(b);  // empty: the config waits for the rest of its bracket
+}
+
+std::vector<SearchDecision> HyperbandProcedure::on_config_ended(ConfigId config) {
+  auto it = bracket_of_.find(config);
+  if (it == bracket_of_.end()) return {};
+  const size_t b = it->second;
+  BracketState& state = states_[b];
+  if (!state.racing.erase(config)) return {};
+  state.arrived.erase(config);
+  return close_rung_if_complete(b);
+}
+
+std::vector<SearchDecision> HyperbandProcedure::close_rung_if_complete(size_t b) {
+  const HyperbandBracket& bracket = brackets_[b];
+  BracketState& state = states_[b];
+  if (state.arrived.empty() || state.arrived.size() != state.racing.size()) return {};
+  std::vector<std::pair<double, ConfigId>> ranked;
+  for (const auto& [config, score] : state.arrived) ranked.emplace_back(score, config);
+  // Best first; equal scores in config order, so the outcome never depends on arrival order.
+  std::sort(ranked.begin(), ranked.end(), [](const auto& x, const auto& y) {
+    return x.first != y.first ? x.first > y.first : x.second < y.second;
+  });
+  const size_t keep = std::min(ranked.size(), static_cast<size_t>(bracket.sizes[state.rung + 1]));
+  const int32_t epoch = bracket.epochs[state.rung] - 1;
+  std::vector<SearchDecision> out;
+  std::set<ConfigId> promoted;
+  for (size_t i = 0; i < ranked.size(); ++i) {
+    const ConfigId c = ranked[i].second;
+    const std::string where = fmt::format("rank {} of {} at rung {} epochs of bracket s={}, which keeps {}", i + 1,
+                                          ranked.size(), bracket.epochs[state.rung], bracket.s, keep);
+    if (i < keep) {
+      promoted.insert(c);
+      out.push_back(SearchDecision::continue_training(c, epoch, "promoted: " + where));
+    } else {
+      out.push_back(SearchDecision::stop(c, epoch, "not promoted: " + where));
+    }
+  }
+  state.racing = std::move(promoted);
+  state.arrived.clear();
+  ++state.rung;
+  return out;
+}
+
+}  // namespace cerebro

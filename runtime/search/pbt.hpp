@@ -1,0 +1,91 @@
+#pragma once
+// Population based training (Jaderberg et al., "Population Based Training of
+// Neural Networks", 2017), asynchronous like the paper's: each member decides
+// when its own epoch ends, against the latest scores of the others.
+//
+// The population is the configs. Every `ready` epochs of a member (and not
+// after its last), it is ranked among the members that have a score (each
+// member's latest validation; a member that diverged or failed is out). If it
+// is in the bottom `exploit_fraction`, it exploits: it takes the weights,
+// buffers and optimizer state of a member drawn uniformly from the top
+// `exploit_fraction` (the state that member had at the end of its scored
+// epoch) together with that member's hyper-parameters, and explores: each
+// perturbed hyper-parameter is multiplied by a factor drawn uniformly from
+// `perturb`, kept within its range in [space] (integers rounded). The top and
+// bottom sets hold max(1, floor(members * exploit_fraction)) members each.
+// ExperimentControl turns the exploit decision into a StateCopy the shell
+// executes before the member trains again. Until its next evaluation the
+// member is not ranked (its old score no longer describes its weights).
+
+#include <cstdint>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/search_procedure.hpp"
+#include "runtime/search_space.hpp"
+#include "runtime/status.hpp"
+
+namespace cerebro {
+
+// A perturbed hyper-parameter's range: [low, high], rounded when integer.
+struct PerturbRange {
+  double low = 0;
+  double high = 0;
+  bool integer = false;
+};
+
+// The hyper-parameters PBT perturbs and their ranges, from the [space]:
+// `keys` as given, each a numeric [space] entry with more than one value (a
+// uniform, loguniform or int_uniform distribution: [low, high]; a list of
+// numbers: [min, max]; integer when all its values are). With `keys` empty:
+// every uniform or loguniform distribution and every list of numbers with two
+// or more distinct values at least one of which is a float (integer lists are
+// left alone by default: they are often layer sizes, which must not change
+// under copied weights). Errors name the key, e.g. "perturb_keys names
+// 'model', which is not numeric in [space]", or say there is nothing to perturb.
+Result<std::map<std::string, PerturbRange>> perturb_ranges(const nlohmann::json& space,
+                                                           const std::vector<std::string>& keys);
+
+struct PbtOptions {
+  int32_t epochs = 1;             // planned epochs per member
+  int32_t ready = 1;              // epochs between exploit/explore steps
+  double exploit_fraction = 0.25; // (0, 0.5]
+  std::vector<double> perturb = {0.8, 1.2};
+  std::map<std::string, PerturbRange> ranges;  // the hyper-parameters to perturb
+  SearchMetric metric = SearchMetric::val_accuracy;
+  uint64_t seed = 0;              // the draws of sources and factors
+};
+
+class PbtProcedure : public SearchProcedure {
+ public:
+  // Throws cerebro::Error for options out of range or duplicate config ids.
+  PbtProcedure(PbtOptions options, const std::vector<ConfigParams>& population);
+
+  std::string name() const override { return "pbt"; }
+  std::vector<SearchDecision> decide(const EpochOutcome& outcome) override;
+  std::vector<SearchDecision> on_config_ended(ConfigId config) override;
+
+  // The member's current hyper-parameters (changed by each exploit).
+  const nlohmann::json& params(ConfigId config) const;
+  // `params` with every perturbed key multiplied by a drawn factor and kept in
+  // range; uses (and advances) the procedure's generator.
+  nlohmann::json perturbed(const nlohmann::json& params);
+
+ private:
+  struct Score {
+    double value;
+    int32_t epoch;  // the epoch whose end state it scored
+  };
+  uint64_t draw_below(uint64_t n);
+
+  PbtOptions options_;
+  std::map<ConfigId, nlohmann::json> params_;
+  std::map<ConfigId, Score> latest_;  // members with a current score
+  std::mt19937_64 rng_;
+};
+
+}  // namespace cerebro
