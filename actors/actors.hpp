@@ -99,6 +99,7 @@ struct scheduler_config {
 
 // Owns the experiment's unit queue (through ExperimentControl); started with
 // (start_atom). Monitors the workers: a worker that dies has its unit requeued.
+// (add_worker_atom, WorkerId, worker, holds) adds a worker mid-run.
 caf::actor spawn_scheduler(caf::actor_system& system, scheduler_config config);
 
 }  // namespace cerebro

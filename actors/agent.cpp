@@ -51,7 +51,7 @@ bool has_checksum(const std::string& path, const std::string& checksum) {
 // temporary file, so memory stays bounded by the chunk size; then verifies.
 void fetch(agent_ptr self, shard_placement p, caf::typed_response_promise<bool> promise, std::string cache_path,
            int64_t offset) {
-  auto tmp = cache_path + ".part";
+  auto tmp = cache_path + "." + p.experiment + ".part";
   self->request(p.source, caf::infinite, fetch_atom::value, p.experiment, p.file, offset, max_chunk_bytes)
       .then(
           [=](const std::string& chunk) mutable {
@@ -110,22 +110,31 @@ caf::behavior agent_behavior(agent_ptr self, agent_config config) {
         if (auto v = validate_placement(p); !v.ok()) return caf::make_error(caf::sec::runtime_error, v.message());
         shard_key key{p.experiment, p.partition};
         if (self->state.checksums.count(key) && self->state.checksums[key] == p.checksum) return true;
-        auto dir = fs::path(self->state.config.data_dir) / p.experiment;
+        // Cached by content: the same shard of another experiment (or an
+        // earlier run of this one) is found again.
+        auto dir = fs::path(self->state.config.data_dir) / "shards";
         std::error_code ec;
         fs::create_directories(dir, ec);
         if (ec)
           return caf::make_error(caf::sec::runtime_error,
                                  fmt::format("{}: cannot create: {}", dir.string(), ec.message()));
-        auto cache_path = (dir / p.file).string();
-        // A copy from an earlier run (or a corrupted one, fetched again).
-        if (has_checksum(cache_path, p.checksum)) {
-          auto held = hold(self, p, cache_path);
-          if (held.ok()) return true;
+        auto cache_path = (dir / (p.checksum.substr(6) + "-" + p.file)).string();
+        auto say = [self, &p](const std::string& what) {
+          fmt::print(stderr, "agent {}: {} {}: {}\n", self->state.config.name, p.experiment, p.file, what);
+        };
+        if (fs::exists(cache_path, ec)) {
+          if (has_checksum(cache_path, p.checksum) && hold(self, p, cache_path).ok()) {
+            say("cached copy matches its checksum, no transfer");
+            return true;
+          }
+          say("cached copy does not match its checksum, fetching it again");
+          fs::remove(cache_path, ec);
         }
         if (self->state.config.shared_filesystem && has_checksum(p.local_path, p.checksum)) {
           auto held = hold(self, p, p.local_path);
           if (held.ok()) return true;
         }
+        say(fmt::format("fetching {:.1f} MB in chunks of at most {:.1f} MB", p.bytes / 1e6, max_chunk_bytes / 1e6));
         if (!p.source) return caf::make_error(caf::sec::runtime_error, p.file + ": no source to fetch it from");
         auto promise = self->make_response_promise<bool>();
         fetch(self, p, promise, cache_path, 0);

@@ -1,6 +1,7 @@
 #include "actors/coordinator.hpp"
 
 #include <chrono>
+#include <mutex>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -34,6 +35,10 @@ struct experiment_entry {
   std::string name;
   std::string status = "running";  // running | completed | failed
   progress_update progress;
+  // The actor following the run (set from the runner's thread once training
+  // starts): told about agents that join mid-run.
+  std::mutex mutex;
+  caf::actor follower;
 };
 
 struct coordinator_state {
@@ -83,12 +88,21 @@ void start_experiment(coordinator_ptr self, RunOptions options, caf::actor clien
                            runner->send(client, progress_atom::value, p);
                          },
                          [&](const progress_update& p) {
-                           entry->progress = p;
+                           {
+                             std::lock_guard<std::mutex> lock(entry->mutex);
+                             entry->progress = p;
+                           }
                            runner->send(client, progress_atom::value, p);
+                         },
+                         [&](caf::actor follower) {
+                           std::lock_guard<std::mutex> lock(entry->mutex);
+                           entry->follower = std::move(follower);
                          }};
     auto summary = run_experiment(runner->system(), options, cluster, observer);
     run_files files;
     files.experiment = options.experiment_id;
+    std::unique_lock<std::mutex> lock(entry->mutex);
+    entry->follower = caf::actor{};
     if (!summary.ok()) {
       entry->status = "failed";
       files.error = summary.error();
@@ -103,6 +117,7 @@ void start_experiment(coordinator_ptr self, RunOptions options, caf::actor clien
       }
       log_line(fmt::format("{} completed", options.experiment_id));
     }
+    lock.unlock();
     runner->send(client, files_atom::value, std::move(files));
   });
 }
@@ -122,13 +137,15 @@ nlohmann::json status_json(coordinator_ptr self) {
                       {"state", "joined"}});
   }
   nlohmann::json experiments = nlohmann::json::array();
-  for (const auto& [id, e] : self->state.experiments)
+  for (const auto& [id, e] : self->state.experiments) {
+    std::lock_guard<std::mutex> lock(e->mutex);
     experiments.push_back({{"id", id},
                            {"name", e->name},
                            {"status", e->status},
                            {"units_done", e->progress.units_done},
                            {"units_total", e->progress.units_total},
                            {"elapsed_s", e->progress.elapsed_s}});
+  }
   return {{"listen", self->state.config.listen}, {"agents", agents}, {"experiments", experiments}};
 }
 
@@ -171,6 +188,12 @@ caf::behavior coordinator_behavior(coordinator_ptr self, coordinator_config conf
             agent_entry{id, r.resources, r.agent, std::move(r.workers), node, Clock::now()};
         log_line(fmt::format("agent {} joined: {} workers, {} cores, speed {:.1f}", r.resources.name,
                              r.resources.workers, r.resources.cores, r.resources.speed));
+        const auto& joined = self->state.agents[id];
+        for (auto& [experiment, entry] : self->state.experiments) {
+          std::lock_guard<std::mutex> lock(entry->mutex);
+          if (entry->status == "running" && entry->follower)
+            self->send(entry->follower, join_atom::value, joined.resources.name, joined.agent, joined.workers);
+        }
         return join_reply{true, "", id, caf::actor_cast<caf::actor>(self)};
       },
       [self](heartbeat_atom, int32_t id) {

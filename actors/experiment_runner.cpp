@@ -135,51 +135,87 @@ Result<Setup> set_up(const RunOptions& options, int workers, const fs::path& dir
 }
 
 
-// Places every training partition on `replication` agents (round robin) and
-// the validation set on every agent; returns the partitions each agent holds.
-Result<std::vector<std::vector<PartitionId>>> place_shards(caf::scoped_actor& self, const std::string& experiment,
-                                                           const Setup& s, const fs::path& dir,
-                                                           const ExperimentSpec& spec, const ClusterView& cluster,
-                                                           const std::function<void(const std::string&)>& say) {
-  const auto& manifest = s.data.manifest;
-  auto data_dir = (dir / "data").string();
-  std::vector<std::string> files;
-  for (const auto& p : manifest.partitions) files.push_back(p.file);
-  files.push_back(manifest.validation.file);
-  auto source = spawn_shard_server(self->system(), experiment, data_dir, files);
-  auto agents = static_cast<int>(cluster.agents.size());
-  int replication = spec.cluster.replication > 0 ? std::min(spec.cluster.replication, agents) : std::min(2, agents);
-  std::vector<std::vector<PartitionId>> holds(cluster.agents.size());
-  auto placement = [&](PartitionId id, const datasets::ShardInfo& shard) {
-    return shard_placement{experiment, id, shard.file, shard.bytes, shard.checksum,
-                           (fs::path(data_dir) / shard.file).string(), source};
-  };
-  std::vector<std::pair<size_t, shard_placement>> todo;
-  for (size_t p = 0; p < manifest.partitions.size(); ++p)
-    for (int r = 0; r < replication; ++r) {
-      auto a = (p + static_cast<size_t>(r)) % cluster.agents.size();
-      holds[a].push_back(static_cast<PartitionId>(p));
-      todo.emplace_back(a, placement(static_cast<PartitionId>(p), manifest.partitions[p]));
-    }
-  for (size_t a = 0; a < cluster.agents.size(); ++a)
-    todo.emplace_back(a, placement(validation_partition, manifest.validation));
-  Status failure;
-  for (const auto& [a, p] : todo) {
-    self->request(cluster.agents[a].agent, caf::infinite, place_atom::value, p)
-        .receive([](bool) {},
-                 [&](const caf::error& e) {
-                   failure = Status::error(fmt::format("placing {} on {}: {}", p.file, cluster.agents[a].name,
-                                                       self->system().render(e)));
-                 });
-    if (!failure.ok()) break;
+// Places an experiment's shards on agents: asks each agent to hold a shard
+// (from its cache, a shared filesystem, or fetched from `source` in chunks)
+// and remembers who holds what, for the scheduler's availability map.
+class ShardPlacer {
+ public:
+  ShardPlacer(caf::scoped_actor& self, std::string experiment, const datasets::Manifest& manifest,
+              std::string data_dir, int replication)
+      : self_(self),
+        experiment_(std::move(experiment)),
+        manifest_(manifest),
+        data_dir_(std::move(data_dir)),
+        replication_(replication) {
+    std::vector<std::string> files;
+    for (const auto& p : manifest.partitions) files.push_back(p.file);
+    files.push_back(manifest.validation.file);
+    source_ = spawn_shard_server(self->system(), experiment_, data_dir_, files);
   }
-  self->send_exit(source, caf::exit_reason::user_shutdown);
-  if (!failure.ok()) return failure;
-  if (cluster.agents.size() > 1)
-    say(fmt::format("placed {} partitions on {} agents with replication {}", manifest.partitions.size(),
-                    cluster.agents.size(), replication));
-  return holds;
-}
+  ~ShardPlacer() { self_->send_exit(source_, caf::exit_reason::user_shutdown); }
+
+  // The initial placement: partition p on agents p, p+1, ... (replication of
+  // them, round robin); the validation set on every agent.
+  Result<std::vector<std::vector<PartitionId>>> place_all(const ClusterView& cluster) {
+    auto agents = cluster.agents.size();
+    std::vector<std::vector<PartitionId>> holds(agents);
+    int copies = std::min<int>(replication_, static_cast<int>(agents));
+    for (size_t p = 0; p < manifest_.partitions.size(); ++p)
+      for (int r = 0; r < copies; ++r) holds[(p + static_cast<size_t>(r)) % agents].push_back(static_cast<PartitionId>(p));
+    for (size_t a = 0; a < agents; ++a) {
+      auto placed = place(cluster.agents[a], holds[a]);
+      if (!placed.ok()) return placed;
+    }
+    return holds;
+  }
+
+  // A node that joins mid-run: it gets an even share of replicas, taking the
+  // partitions with the fewest holders first.
+  Result<std::vector<PartitionId>> place_joining(const ClusterView::Agent& agent, size_t agents_now) {
+    std::vector<std::pair<int, PartitionId>> by_holders;
+    for (size_t p = 0; p < manifest_.partitions.size(); ++p)
+      by_holders.emplace_back(holders_[static_cast<PartitionId>(p)], static_cast<PartitionId>(p));
+    std::sort(by_holders.begin(), by_holders.end());
+    auto total = manifest_.partitions.size() * static_cast<size_t>(std::max(1, replication_));
+    auto share = std::max<size_t>(1, (total + agents_now - 1) / agents_now);
+    std::vector<PartitionId> chosen;
+    for (size_t i = 0; i < by_holders.size() && i < share; ++i) chosen.push_back(by_holders[i].second);
+    std::sort(chosen.begin(), chosen.end());
+    auto placed = place(agent, chosen);
+    if (!placed.ok()) return placed;
+    return chosen;
+  }
+
+ private:
+  Status place(const ClusterView::Agent& agent, const std::vector<PartitionId>& partitions) {
+    std::vector<shard_placement> todo;
+    for (auto p : partitions) todo.push_back(placement(p, manifest_.partitions.at(static_cast<size_t>(p))));
+    todo.push_back(placement(validation_partition, manifest_.validation));
+    Status failure;
+    for (const auto& p : todo) {
+      self_->request(agent.agent, caf::infinite, place_atom::value, p)
+          .receive([&](bool) { if (p.partition >= 0) ++holders_[p.partition]; },
+                   [&](const caf::error& e) {
+                     failure = Status::error(
+                         fmt::format("placing {} on {}: {}", p.file, agent.name, self_->system().render(e)));
+                   });
+      if (!failure.ok()) return failure;
+    }
+    return Status::ok_status();
+  }
+  shard_placement placement(PartitionId id, const datasets::ShardInfo& shard) const {
+    return shard_placement{experiment_, id, shard.file, shard.bytes, shard.checksum,
+                           (fs::path(data_dir_) / shard.file).string(), source_};
+  }
+
+  caf::scoped_actor& self_;
+  std::string experiment_;
+  const datasets::Manifest& manifest_;
+  std::string data_dir_;
+  int replication_;
+  caf::actor source_;
+  std::map<PartitionId, int> holders_;
+};
 
 }  // namespace
 
@@ -265,8 +301,15 @@ Result<nlohmann::json> run_experiment(caf::actor_system& system, const RunOption
   experiment_done done;
   {
     caf::scoped_actor self(system);
-    auto shards = place_shards(self, options.experiment_id, s, dir, spec, cluster, say);
+    int agents = static_cast<int>(cluster.agents.size());
+    int replication = spec.cluster.replication > 0 ? spec.cluster.replication : std::min(2, agents);
+    ShardPlacer placer(self, options.experiment_id, s.data.manifest, (dir / "data").string(), replication);
+    auto shards = placer.place_all(cluster);
     if (!shards.ok()) return shards.status();
+    if (agents > 1)
+      say(fmt::format("placed {} partitions on {} agents with replication {}", s.partitions, agents,
+                      std::min(replication, agents)));
+    auto live_agents = cluster.agents;
     scheduler_config sc;
     sc.control = control;
     sc.experiment = options.experiment_id;
@@ -284,16 +327,29 @@ Result<nlohmann::json> run_experiment(caf::actor_system& system, const RunOption
     sc.listener = self;
     auto scheduler = spawn_scheduler(system, sc);
     self->send(scheduler, start_atom::value);
+    if (observer.started) observer.started(caf::actor_cast<caf::actor>(self));
     bool running = true;
     self->receive_while(running)(
         [&](progress_atom, const progress_update& p) {
           if (observer.progress) observer.progress(p);
         },
+        [&](join_atom, const std::string& name, const caf::actor& agent, const std::vector<caf::actor>& workers) {
+          // Elastic join: the new node gets replicas, then its workers take units.
+          ClusterView::Agent joining{name, agent, workers};
+          live_agents.push_back(joining);
+          auto held = placer.place_joining(joining, live_agents.size());
+          if (!held.ok()) {
+            say(fmt::format("agent {} joined but could not take partitions: {}", name, held.error()));
+            return;
+          }
+          say(fmt::format("agent {} joined mid-run: holds partitions {}", name, fmt::join(*held, ", ")));
+          for (const auto& worker : workers) self->send(scheduler, add_worker_atom::value, next_worker++, worker, *held);
+        },
         [&](done_atom, const experiment_done& d) {
           done = d;
           running = false;
         });
-    for (const auto& agent : cluster.agents) self->send(agent.agent, release_atom::value, options.experiment_id);
+    for (const auto& agent : live_agents) self->send(agent.agent, release_atom::value, options.experiment_id);
     self->send_exit(sc.checkpoint, caf::exit_reason::user_shutdown);
   }
   if (!done.error.empty()) return Status::error("the experiment stopped: " + done.error);

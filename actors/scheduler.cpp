@@ -141,6 +141,15 @@ caf::behavior scheduler_behavior(scheduler_ptr self, scheduler_config config) {
     dispatch(self);
   });
   return {
+      [self](add_worker_atom, WorkerId id, caf::actor worker, std::vector<PartitionId> holds) {
+        if (self->state.finished || self->state.workers.count(id)) return;
+        self->state.worker_ids[worker.address()] = id;
+        self->state.workers[id] = worker;
+        self->monitor(worker);
+        self->state.config.control->add_worker(id, std::move(holds));
+        report(self, fmt::format("worker {} joined", id));
+        dispatch(self);
+      },
       [self](start_atom) {
         self->state.started = Clock::now();
         report(self, "started");

@@ -107,6 +107,7 @@ using heartbeat_atom = caf::atom_constant<caf::atom("heartbeat")>;
 using submit_atom = caf::atom_constant<caf::atom("submit")>;
 using status_atom = caf::atom_constant<caf::atom("status")>;
 using files_atom = caf::atom_constant<caf::atom("files")>;
+using add_worker_atom = caf::atom_constant<caf::atom("addworker")>;
 
 void register_cluster_message_types(caf::actor_system_config& config);
 

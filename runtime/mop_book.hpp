@@ -130,6 +130,8 @@ class MopBook {
   // Every config finished, stopped or failed, and no unit running.
   bool all_done() const;
   std::vector<ConfigId> configs() const;
+  // configs().size(), in O(1): a policy caching configs() sees when to refresh.
+  size_t config_count() const { return configs_.size(); }
   // Units c still has to do, its running unit included (0 once it is done).
   int64_t remaining_units(ConfigId c) const;
 

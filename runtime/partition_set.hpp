@@ -64,6 +64,18 @@ class PartitionSet {
       }
     }
   }
+  // Calls f(p) for the elements also in `other`, ascending, until f returns
+  // true; returns whether it did. f may change either set: each word is read
+  // once, before its elements are visited.
+  template <typename F>
+  bool any_common(const PartitionSet& other, F&& f) const {
+    for (size_t i = 0; i < words_.size() && i < other.words_.size(); ++i) {
+      for (uint64_t word = words_[i] & other.words_[i]; word; word &= word - 1) {
+        if (f(static_cast<PartitionId>(i * 64 + __builtin_ctzll(word)))) return true;
+      }
+    }
+    return false;
+  }
   std::vector<PartitionId> to_vector() const {
     std::vector<PartitionId> out;
     out.reserve(count_);

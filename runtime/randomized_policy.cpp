@@ -4,7 +4,9 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "runtime/critical_path_policy.hpp"
 #include "runtime/status.hpp"
 
 namespace cerebro {
@@ -46,11 +48,16 @@ std::optional<Unit> RandomizedPolicy::choose(WorkerId w, const MopBook& book) {
   return eligible[pick(rng_)];
 }
 
-// The factory lives with the only policy it can build by name; it moves to its
-// own file when a second named policy arrives.
+// The factory of the policies constructible from a name alone.
 std::unique_ptr<SchedulingPolicy> make_policy(const std::string& name, uint64_t seed) {
   if (name == "randomized") return std::make_unique<RandomizedPolicy>(seed);
-  throw Error(fmt::format("unknown scheduling policy '{}' (known: randomized)", name));
+  if (name == "critical_path") return std::make_unique<CriticalPathPolicy>(seed);
+  throw Error(fmt::format("unknown scheduling policy '{}' (known: {})", name, fmt::join(policy_names(), ", ")));
+}
+
+const std::vector<std::string>& policy_names() {
+  static const std::vector<std::string> names = {"randomized", "critical_path"};
+  return names;
 }
 
 }  // namespace cerebro

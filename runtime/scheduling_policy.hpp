@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "runtime/ids.hpp"
 #include "runtime/mop_book.hpp"
@@ -34,7 +35,12 @@ class SchedulingPolicy {
 };
 
 // Policies constructible from a name alone: "randomized" (the paper's
-// Algorithm 1). Throws cerebro::Error naming the known policies otherwise.
+// Algorithm 1, runtime/randomized_policy.hpp) and "critical_path" (learns
+// worker speeds and config costs, longest remaining chain first;
+// runtime/critical_path_policy.hpp). Throws cerebro::Error naming the known
+// policies otherwise.
 std::unique_ptr<SchedulingPolicy> make_policy(const std::string& name, uint64_t seed);
+// The names make_policy knows, in that order.
+const std::vector<std::string>& policy_names();
 
 }  // namespace cerebro

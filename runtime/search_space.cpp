@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "runtime/param_value.hpp"
+#include "runtime/search/hyperband.hpp"
 
 namespace cerebro {
 namespace {
@@ -124,9 +125,23 @@ Result<std::vector<ConfigParams>> sample_random(const json& space, int samples, 
 
 Result<std::vector<ConfigParams>> configs_for(const ExperimentSpec& spec) {
   if (spec.search == "grid") return expand_grid(spec.space);
-  if (spec.search == "random") return sample_random(spec.space, spec.samples, spec.seed);
-  return Status::error(fmt::format(
-      "[experiment] search must be \"grid\" or \"random\", got \"{}\"", spec.search));
+  if (spec.search == "random" || spec.search == "asha") return sample_random(spec.space, spec.samples, spec.seed);
+  if (spec.search == "pbt") return sample_random(spec.space, spec.population, spec.seed);
+  if (spec.search == "hyperband") {
+    int64_t count = 0;
+    try {
+      count = hyperband_config_count(spec.max_epochs, spec.eta, spec.brackets);
+    } catch (const Error& e) {
+      return Status::error(std::string("[experiment] ") + e.what());
+    }
+    if (count > kMaxConfigs) {
+      return Status::error(fmt::format("[experiment] hyperband with max_epochs {} and eta {} starts {} configs, "
+                                       "more than {}", spec.max_epochs, spec.eta, count, kMaxConfigs));
+    }
+    return sample_random(spec.space, static_cast<int>(count), spec.seed);
+  }
+  return Status::error(fmt::format("[experiment] search must be {}, got \"{}\"", quoted_alternatives(search_names()),
+                                   spec.search));
 }
 
 std::string describe_params(const json& params) {

@@ -35,7 +35,10 @@ Result<std::vector<ConfigParams>> expand_grid(const nlohmann::json& space);
 Result<std::vector<ConfigParams>> sample_random(const nlohmann::json& space, int samples,
                                                 uint64_t seed);
 
-// expand_grid or sample_random(spec.samples, spec.seed), by spec.search.
+// The configs of a spec, by spec.search: grid -> expand_grid; random and asha
+// -> sample_random(samples); pbt -> sample_random(population); hyperband ->
+// sample_random(hyperband_config_count(max_epochs, eta, brackets)), ids in
+// bracket order (runtime/search/hyperband.hpp). Always with spec.seed.
 Result<std::vector<ConfigParams>> configs_for(const ExperimentSpec& spec);
 
 // A short one-line description, "model=cnn lr=0.001 batch_size=64": the

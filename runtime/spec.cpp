@@ -14,6 +14,9 @@
 #include <toml++/toml.h>
 
 #include "runtime/param_value.hpp"
+#include "runtime/search/hyperband.hpp"
+#include "runtime/search/pbt.hpp"
+#include "runtime/search_space.hpp"
 
 namespace cerebro {
 namespace {
@@ -31,6 +34,7 @@ class Problems {
   }
   void add(std::string text) { list_.push_back({0, 0, std::move(text)}); }  // no position
   bool empty() const { return list_.empty(); }
+  size_t size() const { return list_.size(); }
   Status status() const {
     auto sorted = list_;
     std::stable_sort(sorted.begin(), sorted.end(), [](const Entry& a, const Entry& b) {
@@ -164,6 +168,58 @@ class Section {
     out = value;
   }
 
+  // A number (integers accepted) for which `valid` holds; `expected` says
+  // which, e.g. "a number in (0, 0.5]".
+  template <class Valid>
+  void read_number(const std::string& key, double& out, const std::string& expected, Valid valid) {
+    const toml::node* node = get(key);
+    if (!node) return;
+    if (!node->is_number()) return wrong(key, expected, *node);
+    const double value = number_of(*node);
+    if (!std::isfinite(value) || !valid(value)) return wrong(key, expected, *node);
+    out = value;
+  }
+
+  // A non-empty list of numbers > 0 (integers accepted).
+  void read_positive_numbers(const std::string& key, std::vector<double>& out) {
+    const toml::node* node = get(key);
+    if (!node) return;
+    const std::string expected = "a non-empty list of numbers > 0";
+    const toml::array* list = node->as_array();
+    if (!list || list->empty()) return wrong(key, expected, *node);
+    std::vector<double> values;
+    for (const auto& item : *list) {
+      const double value = item.is_number() ? number_of(item) : -1;
+      if (!std::isfinite(value) || !(value > 0)) return wrong(key, expected, *node);
+      values.push_back(value);
+    }
+    out = std::move(values);
+  }
+
+  // A non-empty list of distinct, non-empty strings.
+  void read_names(const std::string& key, std::vector<std::string>& out) {
+    const toml::node* node = get(key);
+    if (!node) return;
+    const std::string expected = "a non-empty list of hyper-parameter names";
+    const toml::array* list = node->as_array();
+    if (!list || list->empty()) return wrong(key, expected, *node);
+    std::vector<std::string> names;
+    for (const auto& item : *list) {
+      if (!item.is_string() || item.as_string()->get().empty()) return wrong(key, expected, *node);
+      names.push_back(item.as_string()->get());
+    }
+    out = std::move(names);
+  }
+
+  // A complete message (already naming the key) at the key's position, or at
+  // the section when the key is absent.
+  void report_message(const std::string& key, const std::string& message) {
+    const toml::node* node = get(key);
+    if (node) problems_.add(node->source(), message);
+    else if (where()) problems_.add(*where(), message);
+    else problems_.add(message);
+  }
+
   // Reports keys not in `known`, at the key's own position.
   void check_unknown(const std::vector<std::string>& known) {
     if (!table_) return;
@@ -176,6 +232,10 @@ class Section {
   }
 
  private:
+  static double number_of(const toml::node& node) {
+    return node.is_integer() ? static_cast<double>(node.as_integer()->get()) : node.as_floating_point()->get();
+  }
+
   void wrong(const std::string& key, const std::string& expected, const toml::node& node) {
     problems_.add(node.source(), fmt::format("[{}] {} must be {}, got {}", name_, key, expected,
                                              describe_node(node)));
@@ -211,8 +271,30 @@ void resolve_model_paths(json& entry, const std::string& base) {
   }
 }
 
+// The [experiment] keys that belong to some searches only, and those searches.
+const std::vector<std::pair<std::string, std::vector<std::string>>>& search_specific_keys() {
+  static const std::vector<std::pair<std::string, std::vector<std::string>>> keys = {
+      {"samples", {"random", "asha"}},     {"max_epochs", {"asha", "hyperband"}},
+      {"eta", {"asha", "hyperband"}},      {"min_epochs", {"asha"}},
+      {"brackets", {"hyperband"}},         {"population", {"pbt"}},
+      {"ready", {"pbt"}},                  {"exploit_fraction", {"pbt"}},
+      {"perturb", {"pbt"}},                {"perturb_keys", {"pbt"}}};
+  return keys;
+}
+
+// Why a key of another search does not fit this one, where that helps.
+std::string misplaced_key_hint(const std::string& key, const std::string& search) {
+  if (key != "samples") return "";
+  if (search == "grid") return " (a grid tries every combination)";
+  if (search == "hyperband") return " (hyperband derives the number of configs from max_epochs and eta)";
+  if (search == "pbt") return " (pbt samples `population` configs)";
+  return "";
+}
+
 void parse_experiment(Section s, ExperimentSpec& spec) {
-  s.check_unknown({"name", "epochs", "seed", "search", "samples", "metric"});
+  std::vector<std::string> known = {"name", "epochs", "seed", "search", "metric"};
+  for (const auto& entry : search_specific_keys()) known.push_back(entry.first);
+  s.check_unknown(known);
   s.read_string("name", spec.name);
   if (s.has("name") && spec.name.find_first_of("/\\") != std::string::npos) {
     s.report("name", fmt::format("must not contain '/' or '\\' (it names the run directory), got \"{}\"",
@@ -223,12 +305,82 @@ void parse_experiment(Section s, ExperimentSpec& spec) {
   s.read_string("search", spec.search, search_names());
   s.read_int("samples", spec.samples, 1, INT_MAX);
   s.read_string("metric", spec.metric, metric_names());
-  if (spec.search == "random" && !s.has("samples")) {
+  s.read_int("max_epochs", spec.max_epochs, 1, INT_MAX);
+  s.read_int("min_epochs", spec.min_epochs, 1, INT_MAX);
+  s.read_int("eta", spec.eta, 2, INT_MAX);
+  s.read_int("brackets", spec.brackets, 1, INT_MAX);
+  s.read_int("population", spec.population, 2, kMaxConfigs);
+  s.read_int("ready", spec.ready, 1, INT_MAX);
+  s.read_number("exploit_fraction", spec.exploit_fraction, "a number in (0, 0.5]",
+                [](double x) { return x > 0 && x <= 0.5; });
+  s.read_positive_numbers("perturb", spec.perturb);
+  s.read_names("perturb_keys", spec.perturb_keys);
+
+  // With an invalid search (already reported) the rules below would only add noise.
+  const toml::node* search_node = s.get("search");
+  if (search_node && (!search_node->is_string() || search_node->as_string()->get() != spec.search)) return;
+  const std::string& search = spec.search;
+  for (const auto& [key, searches] : search_specific_keys()) {
+    if (s.has(key) && std::find(searches.begin(), searches.end(), search) == searches.end()) {
+      s.report(key, fmt::format("applies only to search = {}{}", quoted_alternatives(searches),
+                                misplaced_key_hint(key, search)));
+    }
+  }
+  const bool rungs = search == "asha" || search == "hyperband";
+  if (search == "random" && !s.has("samples")) {
     s.missing("samples", "search = \"random\" needs the number of configs to sample, e.g. samples = 8");
   }
-  if (spec.search == "grid" && s.has("samples")) {
-    s.report("samples", "applies only to search = \"random\" (a grid tries every combination)");
+  if (search == "asha" && !s.has("samples")) {
+    s.missing("samples", "search = \"asha\" needs the number of configs to sample, e.g. samples = 27");
   }
+  if (rungs && !s.has("max_epochs")) {
+    s.missing("max_epochs", fmt::format("search = \"{}\" needs R, the most epochs a config trains, e.g. "
+                                        "max_epochs = {}",
+                                        search, search == "asha" ? 9 : 81));
+  }
+  if (rungs && s.has("epochs")) {
+    s.report("epochs", fmt::format("does not apply to search = \"{}\": each config trains at most max_epochs "
+                                   "epochs (give max_epochs instead)",
+                                   search));
+  }
+  if (search == "pbt" && !s.has("population")) {
+    s.missing("population", "search = \"pbt\" needs the number of configs in the population, e.g. population = 8");
+  }
+  if (search == "pbt" && spec.ready >= spec.epochs) {
+    if (s.has("ready")) {
+      s.report("ready", fmt::format("must be less than epochs ({}): PBT exploits between a member's epochs, never "
+                                    "after its last",
+                                    spec.epochs));
+    } else {
+      s.report("epochs", fmt::format("must be more than ready ({}) for search = \"pbt\": PBT exploits between a "
+                                     "member's epochs, never after its last",
+                                     spec.ready));
+    }
+  }
+  if (!rungs || spec.max_epochs < 1) return;
+  spec.epochs = spec.max_epochs;
+  if (search == "asha" && spec.min_epochs > spec.max_epochs) {
+    s.report("min_epochs", fmt::format("must be <= max_epochs ({}), got {}", spec.max_epochs, spec.min_epochs));
+  }
+  if (search == "hyperband") {
+    const int32_t all = hyperband_max_brackets(spec.max_epochs, spec.eta);
+    if (spec.brackets > all) {
+      s.report("brackets", fmt::format("must be <= {}: max_epochs {} and eta {} give {} brackets, got {}", all,
+                                       spec.max_epochs, spec.eta, all, spec.brackets));
+    } else if (const int64_t n = hyperband_config_count(spec.max_epochs, spec.eta, spec.brackets);
+               n > kMaxConfigs) {
+      s.report("max_epochs", fmt::format("{} with eta {} makes hyperband start {} configs, more than {}: lower "
+                                         "max_epochs, raise eta or set fewer brackets",
+                                         spec.max_epochs, spec.eta, n, kMaxConfigs));
+    }
+  }
+}
+
+// PBT perturbs hyper-parameters of the [space]: checked once the space is parsed.
+void check_pbt_space(Section s, const ExperimentSpec& spec) {
+  if (spec.search != "pbt") return;
+  auto ranges = perturb_ranges(spec.space, spec.perturb_keys);
+  if (!ranges.ok()) s.report_message("perturb_keys", ranges.error());
 }
 
 void parse_data(Section s, DataSpec& data, const std::string& base) {
@@ -303,7 +455,7 @@ void parse_space(const toml::table* table, ExperimentSpec& spec, Problems& probl
                             "e.g. model = [\"mlp\"]";
   if (!table) return problems.add(empty);
   if (table->empty()) return problems.add(table->source(), empty);
-  const bool allow_distributions = spec.search == "random";
+  const bool allow_distributions = spec.search != "grid";  // every other search samples the space
   for (const auto& [k, node] : *table) {
     const std::string key(k.str());
     if (auto bad = find_non_finite(node)) {
@@ -378,7 +530,10 @@ Result<ExperimentSpec> parse_spec_string(const std::string& toml_text, const std
   }
   parse_cluster(Section(table_of("cluster"), "cluster", problems), spec.cluster);
   if (!root.contains("space") || table_of("space")) {
+    const size_t before = problems.size();
     parse_space(table_of("space"), spec, problems, base);
+    // Only on a clean [space]: a broken one has been reported already.
+    if (problems.size() == before) check_pbt_space(Section(table_of("experiment"), "experiment", problems), spec);
   }
   if (spec.name.empty()) spec.name = default_name(origin);
 
@@ -405,6 +560,10 @@ json spec_to_json(const ExperimentSpec& spec) {
   return json{
       {"name", spec.name}, {"epochs", spec.epochs}, {"seed", spec.seed}, {"search", spec.search},
       {"samples", spec.samples}, {"metric", spec.metric}, {"spec_dir", spec.spec_dir},
+      {"max_epochs", spec.max_epochs}, {"min_epochs", spec.min_epochs}, {"eta", spec.eta},
+      {"brackets", spec.brackets}, {"population", spec.population}, {"ready", spec.ready},
+      {"exploit_fraction", spec.exploit_fraction}, {"perturb", spec.perturb},
+      {"perturb_keys", spec.perturb_keys},
       {"data", {{"source", d.source}, {"path", d.path}, {"train_images", d.train_images},
                 {"train_labels", d.train_labels}, {"test_images", d.test_images},
                 {"test_labels", d.test_labels}, {"train", d.train}, {"test", d.test},
@@ -431,7 +590,7 @@ const std::vector<std::string>& normalization_names() {
   return names;
 }
 const std::vector<std::string>& search_names() {
-  static const std::vector<std::string> names = {"grid", "random"};
+  static const std::vector<std::string> names = {"grid", "random", "asha", "hyperband", "pbt"};
   return names;
 }
 const std::vector<std::string>& metric_names() {

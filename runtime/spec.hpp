@@ -37,11 +37,24 @@ struct ClusterSpec {
 
 struct ExperimentSpec {
   std::string name;                    // default: the spec file's stem
-  int epochs = 3;                      // >= 1
+  // Planned epochs of every config, >= 1. For asha and hyperband the parser
+  // sets it to max_epochs (the key `epochs` is refused there), so it is always
+  // the epochs a config trains unless the search procedure stops it earlier.
+  int epochs = 3;
   uint64_t seed = 42;
-  std::string search = "grid";         // "grid" | "random"
-  int samples = 0;                     // random: number of configs (required, >= 1)
+  std::string search = "grid";         // search_names(): grid | random | asha | hyperband | pbt
+  int samples = 0;                     // random, asha: number of configs (required, >= 1)
   std::string metric = "val_accuracy"; // "val_accuracy" (higher is better) | "val_loss" (lower)
+  // AutoML procedures (docs/SPEC.md, "Search procedures"); each key only with its searches.
+  int max_epochs = 0;                  // asha, hyperband: R, the most epochs a config trains (required)
+  int min_epochs = 1;                  // asha: r, the first rung, 1 .. max_epochs
+  int eta = 3;                         // asha, hyperband: the reduction factor, >= 2
+  int brackets = 0;                    // hyperband: how many brackets, 0 = all (s_max + 1)
+  int population = 0;                  // pbt: number of configs (required, >= 2)
+  int ready = 1;                       // pbt: epochs between exploit/explore steps, < epochs
+  double exploit_fraction = 0.25;      // pbt: bottom fraction that copies the top fraction, (0, 0.5]
+  std::vector<double> perturb = {0.8, 1.2};  // pbt: factors a perturbed hyper-parameter is multiplied by
+  std::vector<std::string> perturb_keys;     // pbt: hyper-parameters to perturb; empty = every float range
   DataSpec data;
   ClusterSpec cluster;
   nlohmann::json space;                // object: key -> array of values, or a distribution object
@@ -72,7 +85,7 @@ std::string effective_normalization(const DataSpec& data);
 // Accepted values of the enumerated keys (the first is the default where one exists).
 const std::vector<std::string>& data_source_names();      // idx, csv
 const std::vector<std::string>& normalization_names();    // auto, none, global, per_feature
-const std::vector<std::string>& search_names();           // grid, random
+const std::vector<std::string>& search_names();           // grid, random, asha, hyperband, pbt
 const std::vector<std::string>& metric_names();           // val_accuracy, val_loss
 const std::vector<std::string>& scheduler_names();        // randomized
 

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <fstream>
 #include <set>
 
 #include "runtime/state_store.hpp"
@@ -119,8 +120,78 @@ BOOST_AUTO_TEST_CASE(three_agents_run_an_experiment_by_model_hopping) {
   int cached = 0;
   for (const char* name : {"data-node1", "data-node2", "data-node3"})
     for (const auto& e : fs::recursive_directory_iterator(tmp.file(name)))
-      if (e.path().filename().string().rfind("part-", 0) == 0) ++cached;
+      if (e.path().extension() == ".bin" && e.path().filename().string().find("-part-") != std::string::npos) ++cached;
   BOOST_TEST(cached == 6);  // 3 partitions x replication 2
+
+  // The same spec again: the agents find their cached shards by checksum and
+  // fetch nothing; a corrupted cached shard is detected and fetched again.
+  fs::path corrupt;
+  for (const auto& e : fs::recursive_directory_iterator(tmp.file("data-node1")))
+    if (e.path().filename().string().find("part-") != std::string::npos) corrupt = e.path();
+  BOOST_REQUIRE(!corrupt.empty());
+  {
+    std::fstream f(corrupt, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(100);
+    f.put('\x7f');
+  }
+  out = run_cerebro("run " + spec + " --cluster 127.0.0.1:" + std::to_string(port) + " --token-file " +
+                    cluster.token + " --out " + tmp.file("client-run-2"));
+  BOOST_TEST_INFO(out.text + cluster.logs());
+  BOOST_REQUIRE_EQUAL(out.exit_code, 0);
+  BOOST_TEST(cluster.logs().find("cached copy matches its checksum, no transfer") != std::string::npos);
+  BOOST_TEST(cluster.agents[0]->log().find("cached copy does not match its checksum, fetching it again") !=
+             std::string::npos);
+}
+
+// A node that joins while an experiment runs receives replicas and units.
+BOOST_AUTO_TEST_CASE(an_agent_joining_mid_run_receives_units) {
+  TempDir tmp;
+  Cluster cluster(tmp);
+  int port = free_port();
+  auto& coordinator = cluster.start_coordinator(port);
+  BOOST_REQUIRE(coordinator.wait_for_log("listening on", 20));
+  cluster.start_agent("node1", port, cluster.token);
+  cluster.start_agent("node2", port, cluster.token);
+  BOOST_REQUIRE(coordinator.wait_for_log("agent node1 joined", 60));
+  BOOST_REQUIRE(coordinator.wait_for_log("agent node2 joined", 60));
+  auto spec = tmp.write("cnn.toml",
+                        "[experiment]\nname = \"elastic\"\nepochs = 4\n[data]\nsource = \"idx\"\npath = \"" +
+                            std::string(fashion_mnist) +
+                            "\"\nlimit = 4000\npartitions = 2\n[space]\nmodel = [\"cnn\"]\nlr = [1e-3, 2e-3, 3e-3, 4e-3]\n");
+  ChildProcess client({cerebro_binary(), "run", spec, "--cluster", "127.0.0.1:" + std::to_string(port),
+                       "--token-file", cluster.token, "--out", tmp.file("client-run")},
+                      tmp.file("client.log"));
+  BOOST_REQUIRE_MESSAGE(coordinator.wait_for_log("placed 2 partitions", 60), cluster.logs());
+  cluster.start_agent("node3", port, cluster.token);
+  BOOST_REQUIRE_MESSAGE(coordinator.wait_for_log("agent node3 joined mid-run", 60), cluster.logs() + client.log());
+  BOOST_REQUIRE_MESSAGE(client.wait_exit(300) == 0, client.log() + cluster.logs());
+  auto store = StateStore::open(experiment_dir(tmp) + "/state", false);
+  BOOST_REQUIRE(store.ok());
+  auto log = (*store)->unit_log();
+  int on_new_worker = 0;
+  for (const auto& e : log) on_new_worker += e.worker == 2 ? 1 : 0;
+  BOOST_TEST(on_new_worker > 0, "the joining node's worker ran units");
+  std::vector<UnitRecord> records;
+  for (const auto& e : log) records.push_back({e.config, e.partition, e.epoch, e.worker, e.start_s, e.end_s, true});
+  auto invariants = check_mop_invariants(records, ExpectedRun{2, {{0, 4}, {1, 4}, {2, 4}, {3, 4}}});
+  BOOST_TEST(invariants.ok(), invariants.message());
+}
+
+// Agents rejoin by themselves when the coordinator restarts.
+BOOST_AUTO_TEST_CASE(agents_rejoin_a_restarted_coordinator) {
+  TempDir tmp;
+  Cluster cluster(tmp);
+  int port = free_port();
+  cluster.start_coordinator(port);
+  BOOST_REQUIRE(cluster.coordinator->wait_for_log("listening on", 20));
+  auto& agent = cluster.start_agent("node1", port, cluster.token);
+  BOOST_REQUIRE(cluster.coordinator->wait_for_log("agent node1 joined", 60));
+  cluster.coordinator->kill_now();
+  BOOST_REQUIRE_MESSAGE(agent.wait_for_log("lost the coordinator", 30), cluster.logs());
+  std::filesystem::remove(tmp.file("coordinator.log"));
+  cluster.start_coordinator(port);
+  BOOST_TEST_MESSAGE("waiting for the agent to rejoin");
+  BOOST_TEST(cluster.coordinator->wait_for_log("agent node1 joined", 60), cluster.logs());
 }
 
 BOOST_AUTO_TEST_CASE(wrong_token_and_duplicate_names_are_refused) {

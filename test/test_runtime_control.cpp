@@ -1,5 +1,8 @@
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
+#include <map>
+
 #include "runtime/experiment_control.hpp"
 #include "runtime/randomized_policy.hpp"
 
@@ -97,4 +100,164 @@ BOOST_AUTO_TEST_CASE(a_lost_worker_gives_its_unit_back) {
   BOOST_REQUIRE_EQUAL(again.size(), 1u);
   BOOST_TEST(again[0].unit == ds[0].unit);
   BOOST_TEST(again[0].worker != ds[0].worker);
+}
+
+// ---- Epoch-boundary decisions and state copies (search procedures) --------
+
+namespace {
+
+// A procedure scripted per (config, epoch): stop, exploit from config 0's
+// state after its epoch 0, or continue.
+class ScriptedProcedure : public SearchProcedure {
+ public:
+  std::map<std::pair<ConfigId, int32_t>, SearchDecision> script;
+  std::vector<ConfigId> ended;
+  std::string name() const override { return "scripted"; }
+  std::vector<SearchDecision> decide(const EpochOutcome& o) override {
+    auto it = script.find({o.config, o.epoch});
+    if (it == script.end()) return {SearchDecision::continue_training(o.config, o.epoch)};
+    return {it->second};
+  }
+  std::vector<SearchDecision> on_config_ended(ConfigId c) override {
+    ended.push_back(c);
+    return {};
+  }
+};
+
+ExperimentControl scripted_control(int partitions, ScriptedProcedure*& procedure) {
+  auto owned = std::make_unique<ScriptedProcedure>();
+  procedure = owned.get();
+  return ExperimentControl(partitions, 1, ExperimentControl::Metric::val_accuracy, 3, make_policy("randomized", 1),
+                           std::move(owned));
+}
+
+// Runs every dispatchable unit to completion, one round; returns the units run.
+std::vector<Dispatch> run_round(ExperimentControl& control) {
+  auto ds = control.dispatch();
+  for (const auto& d : ds) control.on_committed(d.worker, committed(d, 0.5 + 0.1 * d.unit.config));
+  return ds;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(every_epoch_end_is_recorded_as_a_decision) {
+  auto control = make_control(2);
+  control.add_worker(0, {0, 1});
+  control.add_config(0, 3);
+  while (!control.all_done()) run_round(control);
+  auto decisions = control.take_decisions();
+  BOOST_REQUIRE_EQUAL(decisions.size(), 3u);
+  for (int32_t e = 0; e < 3; ++e) {
+    BOOST_TEST(decisions[e].config == 0);
+    BOOST_TEST(decisions[e].epoch == e);
+    BOOST_TEST((decisions[e].kind == SearchDecision::Kind::continue_training));
+  }
+  BOOST_TEST(control.take_decisions().empty());  // taken once
+}
+
+BOOST_AUTO_TEST_CASE(a_stop_frees_the_configs_units_at_once) {
+  ScriptedProcedure* procedure = nullptr;
+  auto control = scripted_control(2, procedure);
+  procedure->script[{1, 0}] = SearchDecision::stop(1, 0, "not promising");
+  control.add_worker(0, {0, 1});
+  control.add_worker(1, {0, 1});
+  control.add_config(0, 4);
+  control.add_config(1, 4);
+  BOOST_TEST(control.units_total() == 16);
+  std::string line;
+  while (control.book().state(1) != ConfigState::stopped) {
+    for (const auto& d : control.dispatch()) {
+      auto event = control.on_committed(d.worker, committed(d));
+      if (d.unit.config == 1 && d.validate) line = event;
+    }
+  }
+  BOOST_TEST(control.units_total() == 8 + 2);  // config 1 counts only its two done units
+  BOOST_TEST(control.outcomes().at(1).status == "stopped");
+  BOOST_TEST(line.find("config 1 epoch 0: stop (not promising)") != std::string::npos);
+  while (!control.all_done()) run_round(control);
+  BOOST_TEST(control.units_done() == 10);
+  BOOST_TEST(control.outcomes().at(0).status == "completed");
+}
+
+BOOST_AUTO_TEST_CASE(an_exploit_holds_its_config_until_the_copy_is_confirmed) {
+  ScriptedProcedure* procedure = nullptr;
+  auto control = scripted_control(1, procedure);
+  const nlohmann::json params = {{"model", "mlp"}, {"lr", 0.0012}};
+  procedure->script[{1, 0}] = SearchDecision::exploit(1, 0, 0, 0, params, "bottom");
+  control.add_worker(0, {0});
+  control.add_worker(1, {0});
+  control.add_config(0, 3);
+  control.add_config(1, 3);
+  run_round(control);  // both configs end epoch 0 (one partition)
+  auto copies = control.take_state_copies();
+  BOOST_REQUIRE_EQUAL(copies.size(), 1u);
+  BOOST_TEST(copies[0].to == 1);
+  BOOST_TEST(copies[0].from == 0);
+  BOOST_TEST(copies[0].from_epoch == 0);
+  BOOST_TEST(copies[0].params == params);
+  BOOST_TEST(control.copy_pending(1));
+  BOOST_TEST(control.take_state_copies().empty());
+  // Until confirmed, config 1 is never dispatched, while config 0 trains on.
+  for (int round = 0; round < 2; ++round) {
+    for (const auto& d : run_round(control)) BOOST_TEST(d.unit.config == 0);
+  }
+  BOOST_TEST(!control.all_done());
+  BOOST_TEST(control.on_state_copied(1) == "config 1 took config 0's state after epoch 0, now model=mlp lr=0.0012");
+  BOOST_TEST(!control.copy_pending(1));
+  BOOST_CHECK_THROW(control.on_state_copied(1), Error);
+  auto next = control.dispatch();
+  BOOST_REQUIRE_EQUAL(next.size(), 1u);
+  BOOST_TEST((next[0].unit == Unit{1, 0, 1}));  // its own epoch count goes on
+  control.on_committed(next[0].worker, committed(next[0]));
+  while (!control.all_done()) run_round(control);
+  BOOST_TEST(control.outcomes().at(1).status == "completed");
+  auto decisions = control.take_decisions();
+  BOOST_TEST(std::count_if(decisions.begin(), decisions.end(), [](const SearchDecision& d) {
+               return d.kind == SearchDecision::Kind::exploit;
+             }) == 1);
+}
+
+BOOST_AUTO_TEST_CASE(a_failed_copy_fails_its_config) {
+  ScriptedProcedure* procedure = nullptr;
+  auto control = scripted_control(1, procedure);
+  procedure->script[{1, 0}] = SearchDecision::exploit(1, 0, 0, 0, nlohmann::json::object(), "bottom");
+  control.add_worker(0, {0});
+  control.add_config(0, 1);
+  control.add_config(1, 2);
+  while (!control.copy_pending(1)) run_round(control);
+  BOOST_TEST(control.on_state_copy_failed(1, "state of config 0 missing").find("config 1 failed") == 0u);
+  BOOST_TEST(control.outcomes().at(1).status == "failed");
+  BOOST_TEST((procedure->ended == std::vector<ConfigId>{1}));
+  while (!control.all_done()) run_round(control);
+}
+
+BOOST_AUTO_TEST_CASE(a_decision_for_a_config_not_awaiting_it_is_refused) {
+  ScriptedProcedure* procedure = nullptr;
+  auto control = scripted_control(1, procedure);
+  procedure->script[{0, 0}] = SearchDecision::stop(1, 0, "wrong config");
+  control.add_worker(0, {0});
+  control.add_config(0, 2);
+  control.add_config(1, 2);
+  auto ds = control.dispatch();
+  BOOST_REQUIRE_EQUAL(ds.size(), 1u);
+  BOOST_TEST(ds[0].unit.config == 0);
+  BOOST_CHECK_THROW(control.on_committed(0, committed(ds[0])), Error);
+}
+
+BOOST_AUTO_TEST_CASE(diverged_failed_and_rejected_configs_leave_the_search) {
+  ScriptedProcedure* procedure = nullptr;
+  auto control = scripted_control(1, procedure);
+  control.add_worker(0, {0});
+  control.add_config(0, 1);
+  control.add_config(1, 1);
+  control.reject_config(2, "pilot check failed");
+  auto ds = control.dispatch();
+  control.on_committed(ds[0].worker, committed(ds[0], 0.5, "diverged"));
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    auto again = control.dispatch();
+    BOOST_REQUIRE_EQUAL(again.size(), 1u);
+    control.on_failed(0, again[0].unit, "boom");
+  }
+  BOOST_TEST(control.all_done());
+  BOOST_TEST((procedure->ended == std::vector<ConfigId>{2, ds[0].unit.config, 1 - ds[0].unit.config}));
 }

@@ -105,7 +105,9 @@ int coordinator_main(const CoordinatorOptions& o) {
   cerebro_system_config config(system_role::coordinator);
   caf::actor_system system(config);
   auto coordinator = spawn_coordinator(system, coordinator_config{*token, o.state_dir, o.listen});
-  auto port = system.middleman().publish(coordinator, at.port, at.host.c_str());
+  // reuse: a restarted coordinator must get its port back while old
+  // connections linger in TIME_WAIT (a live listener still blocks it).
+  auto port = system.middleman().publish(coordinator, at.port, at.host.c_str(), true);
   if (!port) {
     caf::anon_send_exit(coordinator, caf::exit_reason::user_shutdown);
     return fail(fmt::format("cannot listen on {}:{}: {}", at.host, at.port, system.render(port.error())));

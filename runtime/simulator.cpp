@@ -1,0 +1,264 @@
+// The simulator's event loop. Events are unit ends, worker failures and worker
+// returns; after each, the workers that may have work ask the policy:
+//
+//  - the worker that just finished a unit (or came back) asks first;
+//  - then the config its unit freed may go to a *waiting* worker (one that
+//    asked earlier and got nothing), trying the waiting holders of the
+//    partitions that config still needs, ascending, until one takes it.
+//
+// A waiting worker had no eligible unit, and one event frees at most one
+// config, so for a policy that never leaves a worker idle while it has
+// eligible units this asks exactly the workers ExperimentControl::dispatch()
+// would start something on, without asking every idle worker after every
+// event (which costs O(workers) per unit).
+#include <algorithm>
+#include <chrono>
+#include <queue>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "runtime/mop_book.hpp"
+#include "runtime/partition_set.hpp"
+#include "runtime/randomized_policy.hpp"
+#include "runtime/simulator.hpp"
+
+namespace cerebro {
+
+namespace {
+
+constexpr uint64_t kRunStream = 0x13198a2e03707344ULL;
+
+// Decision latencies: exact to the nanosecond below 100 us, kept one by one above.
+class LatencyHistogram {
+ public:
+  void add(int64_t ns) {
+    if (ns < 0) ns = 0;
+    if (ns < static_cast<int64_t>(counts_.size())) {
+      ++counts_[ns];
+    } else {
+      slow_.push_back(ns);
+    }
+    ++total_;
+  }
+  double percentile_us(double q) {
+    if (total_ == 0) return 0;
+    int64_t rank = std::min<int64_t>(total_ - 1, static_cast<int64_t>(q * static_cast<double>(total_)));
+    int64_t seen = 0;
+    for (size_t ns = 0; ns < counts_.size(); ++ns) {
+      seen += counts_[ns];
+      if (seen > rank) return static_cast<double>(ns) / 1000;
+    }
+    std::sort(slow_.begin(), slow_.end());
+    return static_cast<double>(slow_[rank - seen]) / 1000;
+  }
+
+ private:
+  std::vector<int64_t> counts_ = std::vector<int64_t>(100000, 0);
+  std::vector<int64_t> slow_;
+  int64_t total_ = 0;
+};
+
+}  // namespace
+
+class Simulator::Run {
+ public:
+  Run(const SimulationOptions& options, const Workload& workload, SchedulingPolicy& policy)
+      : options_(options),
+        workload_(workload),
+        policy_(policy),
+        rng_(options.seed ^ kRunStream),
+        book_(workload.num_partitions()),
+        attempts_(options.workers),
+        waiting_(options.workers, 0),
+        waiting_holders_(workload.num_partitions(), 0),
+        waiting_partitions_(workload.num_partitions()) {
+    for (WorkerId w = 0; w < options.workers; ++w) book_.add_worker(w, workload.holdings[w]);
+    report_.expected.num_partitions = workload.num_partitions();
+    for (ConfigId c = 0; c < options.configs; ++c) {
+      book_.add_config(c, options.epochs);
+      report_.expected.epochs_completed[c] = 0;
+    }
+  }
+
+  SimulationReport execute() {
+    auto wall_start = std::chrono::steady_clock::now();
+    for (WorkerId w = 0; w < options_.workers; ++w) offer(w);
+    while (!events_.empty() && !book_.all_done()) {
+      Event ev = events_.top();
+      events_.pop();
+      now_ = ev.time;
+      switch (ev.kind) {
+        case Event::unit_ends: unit_ends(ev.worker); break;
+        case Event::worker_fails: worker_fails(ev.worker); break;
+        case Event::worker_returns:
+          book_.add_worker(ev.worker, workload_.holdings[ev.worker]);
+          offer(ev.worker);
+          break;
+      }
+    }
+    if (!book_.all_done()) {
+      throw Error(fmt::format("simulation stalled at t={:.1f} s: {} of {} units done and every worker idle "
+                              "(policy {} left eligible work undone?)",
+                              now_, book_.units_done(), book_.units_total(), policy_.name()));
+    }
+    report_.policy = policy_.name();
+    report_.options = options_;
+    report_.units = book_.units_done();
+    report_.bound = lower_bound(workload_);
+    report_.ratio = report_.makespan_s / report_.bound.seconds();
+    report_.utilization = busy_s_ / (report_.makespan_s * options_.workers);
+    report_.decision_latency_p50_us = latencies_.percentile_us(0.50);
+    report_.decision_latency_p99_us = latencies_.percentile_us(0.99);
+    report_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    return std::move(report_);
+  }
+
+ private:
+  struct Event {
+    enum Kind : int32_t { unit_ends, worker_fails, worker_returns };
+    double time;
+    int64_t seq;  // ties break in insertion order: deterministic runs
+    WorkerId worker;
+    Kind kind;
+  };
+  struct Later {
+    bool operator()(const Event& a, const Event& b) const {
+      return a.time != b.time ? a.time > b.time : a.seq > b.seq;
+    }
+  };
+  struct Attempt {
+    Unit unit;
+    double start_s = 0;
+    double duration_s = 0;  // as planned; a failure cuts it short
+  };
+
+  void push(double time, WorkerId w, Event::Kind kind) { events_.push(Event{time, next_seq_++, w, kind}); }
+
+  // Idle worker w asks the policy; it starts the unit chosen or waits.
+  bool offer(WorkerId w) {
+    auto t0 = std::chrono::steady_clock::now();
+    std::optional<Unit> u = policy_.choose(w, book_);
+    auto t1 = std::chrono::steady_clock::now();
+    latencies_.add(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
+    ++report_.decisions;
+    if (!u) {
+      set_waiting(w, true);
+      return false;
+    }
+    set_waiting(w, false);
+    book_.start(w, *u);  // throws if the policy chose an ineligible unit
+    double duration = workload_.unit_seconds(u->config, w);
+    if (options_.noise > 0) duration *= 1 + std::uniform_real_distribution<double>(0, options_.noise)(rng_);
+    attempts_[w] = Attempt{*u, now_, duration};
+    if (options_.failure_rate > 0 && std::bernoulli_distribution(options_.failure_rate)(rng_)) {
+      push(now_ + duration * std::uniform_real_distribution<double>(0, 1)(rng_), w, Event::worker_fails);
+    } else {
+      push(now_ + duration, w, Event::unit_ends);
+    }
+    return true;
+  }
+
+  void set_waiting(WorkerId w, bool waiting) {
+    if (static_cast<bool>(waiting_[w]) == waiting) return;
+    waiting_[w] = waiting;
+    for (PartitionId p : workload_.holdings[w]) {
+      waiting_holders_[p] += waiting ? 1 : -1;
+      if (waiting_holders_[p] == 0) {
+        waiting_partitions_.erase(p);
+      } else {
+        waiting_partitions_.insert(p);
+      }
+    }
+  }
+
+  // Config c is idle again: a waiting holder of a partition it needs may take it.
+  void wake_for(ConfigId c) {
+    if (book_.state(c) != ConfigState::pending_epoch || book_.config_busy(c)) return;
+    book_.pending_set(c).any_common(waiting_partitions_, [&](PartitionId p) {
+      for (WorkerId h : workload_.holders[p]) {
+        if (waiting_[h] && offer(h) && book_.config_busy(c)) return true;
+      }
+      return false;
+    });
+  }
+
+  void record(WorkerId w, const Attempt& a, bool committed) {
+    if (!options_.keep_log) return;
+    report_.log.push_back(
+        UnitRecord{a.unit.config, a.unit.partition, a.unit.epoch, w, a.start_s, now_, committed});
+  }
+
+  void unit_ends(WorkerId w) {
+    const Attempt a = attempts_[w];
+    const Unit& u = a.unit;
+    busy_s_ += now_ - a.start_s;
+    report_.makespan_s = std::max(report_.makespan_s, now_);
+    record(w, a, true);
+    policy_.observe(SchedulingPolicy::Observation{w, u, a.duration_s, 0, workload_.examples_per_partition});
+    if (book_.complete(w, u)) {
+      ++report_.expected.epochs_completed[u.config];
+      book_.advance(u.config);  // fixed epochs: the procedure always continues
+    }
+    offer(w);
+    wake_for(u.config);
+  }
+
+  void worker_fails(WorkerId w) {
+    const Attempt a = attempts_[w];
+    busy_s_ += now_ - a.start_s;
+    record(w, a, false);
+    ++report_.failed_attempts;
+    book_.remove_worker(w);  // its unit is pending again
+    push(now_ + options_.downtime_s, w, Event::worker_returns);
+    wake_for(a.unit.config);
+  }
+
+  const SimulationOptions& options_;
+  const Workload& workload_;
+  SchedulingPolicy& policy_;
+  std::mt19937_64 rng_;
+  MopBook book_;
+  std::priority_queue<Event, std::vector<Event>, Later> events_;
+  int64_t next_seq_ = 0;
+  double now_ = 0;
+  double busy_s_ = 0;
+  std::vector<Attempt> attempts_;        // per worker, its current attempt
+  std::vector<char> waiting_;            // per worker: idle, asked, got nothing
+  std::vector<int32_t> waiting_holders_;  // per partition
+  PartitionSet waiting_partitions_;       // partitions with a waiting holder
+  LatencyHistogram latencies_;
+  SimulationReport report_;
+};
+
+Simulator::Simulator(const SimulationOptions& options, std::unique_ptr<SchedulingPolicy> policy)
+    : options_(options), policy_(std::move(policy)) {
+  Status valid = validate(options);
+  if (!valid.ok()) throw Error(valid.message());
+  if (!policy_) throw Error("Simulator: no policy");
+  workload_ = make_workload(options);
+}
+
+Simulator::~Simulator() = default;
+
+const Workload& Simulator::workload() const { return workload_; }
+
+SimulationReport Simulator::run() { return Run(options_, workload_, *policy_).execute(); }
+
+Result<SimulationReport> simulate(const SimulationOptions& options, const std::string& policy) {
+  Status valid = validate(options);
+  if (!valid.ok()) return valid;
+  std::unique_ptr<SchedulingPolicy> built;
+  try {
+    built = make_policy(policy, options.seed);
+  } catch (const Error& e) {
+    return Status::error(fmt::format("--policy: {}", e.what()));
+  }
+  try {
+    return Simulator(options, std::move(built)).run();
+  } catch (const Error& e) {
+    return Status::error(e.what());
+  }
+}
+
+}  // namespace cerebro
