@@ -243,3 +243,41 @@ BOOST_AUTO_TEST_CASE(unreachable_coordinator_and_rejected_spec_give_clear_errors
   BOOST_TEST(agent.exit_code != 0);
   BOOST_TEST(agent.text.find("not writable") != std::string::npos);
 }
+
+// Mutual TLS through CAF's OpenSSL module, with a CA and a node certificate
+// the test makes with the openssl command line tool.
+BOOST_AUTO_TEST_CASE(tls_connections_work_and_plaintext_peers_are_refused) {
+  TempDir tmp;
+  auto run = [&](const std::string& cmd) { return run_command("cd " + tmp.file("") + " && " + cmd).exit_code; };
+  BOOST_REQUIRE(run("openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 "
+                    "-subj /CN=cerebro-test-ca") == 0);
+  BOOST_REQUIRE(run("openssl req -newkey rsa:2048 -nodes -keyout node.key -out node.csr -subj /CN=localhost") == 0);
+  BOOST_REQUIRE(run("openssl x509 -req -in node.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out node.pem -days 2") ==
+                0);
+  std::vector<std::string> tls{"--tls-cert", tmp.file("node.pem"), "--tls-key", tmp.file("node.key"), "--tls-ca",
+                               tmp.file("ca.pem")};
+  auto tls_flags = " --tls-cert " + tmp.file("node.pem") + " --tls-key " + tmp.file("node.key") + " --tls-ca " +
+                   tmp.file("ca.pem");
+  auto token = write_token(tmp, "token", "s3cret-token-for-tests-0123");
+  int port = free_port();
+  std::vector<std::string> coordinator_args{cerebro_binary(), "coordinator", "--listen",
+                                            "127.0.0.1:" + std::to_string(port), "--state", tmp.file("state"),
+                                            "--token-file", token};
+  coordinator_args.insert(coordinator_args.end(), tls.begin(), tls.end());
+  ChildProcess coordinator(coordinator_args, tmp.file("coordinator.log"));
+  BOOST_REQUIRE_MESSAGE(coordinator.wait_for_log("(TLS)", 20), coordinator.log());
+  std::vector<std::string> agent_args{cerebro_binary(), "agent", "--join", "127.0.0.1:" + std::to_string(port),
+                                      "--token-file", token, "--data-dir", tmp.file("d1"), "--name", "secure1"};
+  agent_args.insert(agent_args.end(), tls.begin(), tls.end());
+  ChildProcess agent(agent_args, tmp.file("agent.log"));
+  BOOST_REQUIRE_MESSAGE(coordinator.wait_for_log("agent secure1 joined", 60), coordinator.log() + agent.log());
+  auto secure = run_cerebro("status --cluster 127.0.0.1:" + std::to_string(port) + " --token-file " + token + tls_flags);
+  BOOST_TEST(secure.exit_code == 0, secure.text);
+  BOOST_TEST(secure.text.find("secure1") != std::string::npos);
+  auto plain = run_cerebro("status --timeout 3 --cluster 127.0.0.1:" + std::to_string(port) + " --token-file " + token);
+  BOOST_TEST(plain.exit_code != 0);
+  auto half = run_cerebro("status --cluster 127.0.0.1:" + std::to_string(port) + " --token-file " + token +
+                          " --tls-cert " + tmp.file("node.pem"));
+  BOOST_TEST(half.exit_code != 0);
+  BOOST_TEST(half.text.find("needs all of") != std::string::npos);
+}

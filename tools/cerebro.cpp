@@ -146,6 +146,13 @@ int replay(const std::string& original, std::string out_dir) {
 
 }  // namespace
 
+// --tls-cert/--tls-key/--tls-ca on every subcommand that talks to a cluster.
+void add_tls_options(CLI::App* cmd, tls_options& tls) {
+  cmd->add_option("--tls-cert", tls.certificate, "TLS: this node's certificate (PEM)");
+  cmd->add_option("--tls-key", tls.key, "TLS: this node's private key (PEM)");
+  cmd->add_option("--tls-ca", tls.ca_file, "TLS: the CA certificate every node's certificate is signed by (PEM)");
+}
+
 int main(int argc, char** argv) {
   CLI::App app{"cerebro: deep-learning model selection with Model Hopper Parallelism"};
   app.require_subcommand(1);
@@ -164,6 +171,7 @@ int main(int argc, char** argv) {
   run->add_option("--cluster", cluster_address,
                   "Run on a cluster: the coordinator's host:port (default: an embedded cluster in this process)");
   run->add_option("--token-file", client.token_file, "File holding the cluster's token (with --cluster)");
+  add_tls_options(run, client.tls);
 
   auto* coordinator = app.add_subcommand("coordinator", "Run a cluster coordinator that agents join");
   CoordinatorOptions coordinator_options;
@@ -174,6 +182,7 @@ int main(int argc, char** argv) {
   coordinator->add_option("--token-file", coordinator_options.token_file,
                           "File holding the shared token agents and clients must present (chmod 600)")
       ->required();
+  add_tls_options(coordinator, coordinator_options.tls);
 
   auto* agent = app.add_subcommand("agent", "Run a node agent that joins a coordinator and hosts workers");
   AgentOptions agent_options;
@@ -184,6 +193,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   agent->add_option("--data-dir", agent_options.data_dir, "Where this node caches its partitions")->required();
   agent->add_option("--name", agent_options.name, "This agent's name, unique in the cluster")->required();
+  add_tls_options(agent, agent_options.tls);
 
   auto* status = app.add_subcommand("status", "List a cluster's agents and experiments");
   ClientOptions status_options;
@@ -191,6 +201,7 @@ int main(int argc, char** argv) {
   status->add_option("--token-file", status_options.token_file, "File holding the cluster's token")->required();
   status->add_option("--timeout", status_options.connect_timeout_s, "Seconds to keep trying to connect")
       ->capture_default_str();
+  add_tls_options(status, status_options.tls);
 
   auto* prepare = app.add_subcommand("prepare", "Prepare a spec's dataset into checksummed partition shards");
   std::string prepare_spec, prepare_out;

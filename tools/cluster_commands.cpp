@@ -11,6 +11,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <caf/openssl/all.hpp>
+
 #include "actors/actors.hpp"
 #include "actors/coordinator.hpp"
 #include "actors/system_config.hpp"
@@ -52,11 +54,13 @@ void block_stop_signals() {
 
 // Connects to the coordinator's gateway, retrying with capped exponential
 // back-off until `budget_s` (< 0: forever).
-caf::expected<caf::actor> connect(caf::actor_system& system, const Endpoint& at, double budget_s, bool verbose) {
+caf::expected<caf::actor> connect(caf::actor_system& system, const Endpoint& at, double budget_s, bool verbose,
+                                  const tls_options& tls) {
   auto start = std::chrono::steady_clock::now();
   double delay = 0.2;
   for (int attempt = 1;; ++attempt) {
-    auto gateway = system.middleman().remote_actor(at.host, at.port);
+    auto gateway = tls.enabled() ? caf::openssl::remote_actor(system, at.host, at.port)
+                                 : system.middleman().remote_actor(at.host, at.port);
     if (gateway) return gateway;
     double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (budget_s >= 0 && waited + delay > budget_s) return gateway.error();
@@ -102,17 +106,19 @@ int coordinator_main(const CoordinatorOptions& o) {
   if (ec) return fail(fmt::format("--state {}: cannot create: {}", o.state_dir, ec.message()));
   auto at = parse_endpoint(o.listen);
   block_stop_signals();
-  cerebro_system_config config(system_role::coordinator);
+  if (auto p = o.tls.problem(); !p.empty()) return fail(p);
+  cerebro_system_config config(system_role::coordinator, o.tls);
   caf::actor_system system(config);
   auto coordinator = spawn_coordinator(system, coordinator_config{*token, o.state_dir, o.listen});
   // reuse: a restarted coordinator must get its port back while old
   // connections linger in TIME_WAIT (a live listener still blocks it).
-  auto port = system.middleman().publish(coordinator, at.port, at.host.c_str(), true);
+  auto port = o.tls.enabled() ? caf::openssl::publish(coordinator, at.port, at.host.c_str(), true)
+                              : system.middleman().publish(coordinator, at.port, at.host.c_str(), true);
   if (!port) {
     caf::anon_send_exit(coordinator, caf::exit_reason::user_shutdown);
     return fail(fmt::format("cannot listen on {}:{}: {}", at.host, at.port, system.render(port.error())));
   }
-  fmt::print("listening on {}:{}\n", at.host, *port);
+  fmt::print("listening on {}:{}{}\n", at.host, *port, o.tls.enabled() ? " (TLS)" : "");
   std::fflush(stdout);
   wait_for_stop_signal();
   fmt::print(stderr, "coordinator: stopping\n");
@@ -141,14 +147,15 @@ int agent_main(const AgentOptions& o) {
     std::_Exit(0);
   }).detach();
 
-  cerebro_system_config config(system_role::agent);
+  if (auto p = o.tls.problem(); !p.empty()) return fail(p);
+  cerebro_system_config config(system_role::agent, o.tls);
   caf::actor_system system(config);
   auto local = spawn_agent(system, agent_config{o.name, o.data_dir, o.workers, false});
   agent_resources resources{o.name, o.workers, static_cast<int32_t>(std::thread::hardware_concurrency()),
                             physical_memory(), models::calibrate_speed()};
   caf::scoped_actor self(system);
   for (;;) {
-    auto gateway = connect(system, at, -1, true);
+    auto gateway = connect(system, at, -1, true, o.tls);
     if (!gateway) continue;
     join_reply reply;
     bool answered = false;
@@ -183,9 +190,10 @@ int status_main(const ClientOptions& o) {
   auto token = token_from(o.token_file);
   if (!token.ok()) return fail(token.error());
   auto at = parse_endpoint(o.cluster);
-  cerebro_system_config config(system_role::client);
+  if (auto p = o.tls.problem(); !p.empty()) return fail(p);
+  cerebro_system_config config(system_role::client, o.tls);
   caf::actor_system system(config);
-  auto gateway = connect(system, at, o.connect_timeout_s, false);
+  auto gateway = connect(system, at, o.connect_timeout_s, false, o.tls);
   if (!gateway)
     return fail(fmt::format("cannot reach the coordinator at {}:{} after {:.0f} s: {}", at.host, at.port,
                             o.connect_timeout_s, system.render(gateway.error())));
@@ -221,9 +229,10 @@ int run_on_cluster(const ClientOptions& o, const std::string& spec_path, const s
   if (fs::exists(out_dir, ec) && !fs::is_empty(out_dir, ec))
     return fail(fmt::format("{}: the run directory already exists and is not empty", out_dir));
   auto at = parse_endpoint(o.cluster);
-  cerebro_system_config config(system_role::client);
+  if (auto p = o.tls.problem(); !p.empty()) return fail(p);
+  cerebro_system_config config(system_role::client, o.tls);
   caf::actor_system system(config);
-  auto gateway = connect(system, at, o.connect_timeout_s, false);
+  auto gateway = connect(system, at, o.connect_timeout_s, false, o.tls);
   if (!gateway)
     return fail(fmt::format("cannot reach the coordinator at {}:{} after {:.0f} s: {}", at.host, at.port,
                             o.connect_timeout_s, system.render(gateway.error())));

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string>
 
+#include "actors/system_config.hpp"
+
 namespace cerebro {
 
 struct Endpoint {
@@ -17,6 +19,7 @@ struct CoordinatorOptions {
   std::string listen = "127.0.0.1:7070";
   std::string state_dir;
   std::string token_file;
+  tls_options tls;
 };
 int coordinator_main(const CoordinatorOptions& options);
 
@@ -27,6 +30,7 @@ struct AgentOptions {
   std::string data_dir;
   std::string name;
   int threads_per_worker = 1;
+  tls_options tls;
 };
 int agent_main(const AgentOptions& options);
 
@@ -34,6 +38,7 @@ struct ClientOptions {
   std::string cluster = "127.0.0.1:7070";
   std::string token_file;
   double connect_timeout_s = 15;  // retry budget
+  tls_options tls;
 };
 int status_main(const ClientOptions& options);
 // Submits the spec to the coordinator, shows progress, writes the run files
