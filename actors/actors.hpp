@@ -57,6 +57,8 @@ caf::actor spawn_worker(caf::actor_system& system, worker_config config);
 // Persists completed units and answers for latest states:
 //   (commit_atom, unit_result, uint64_t seed, double start_s, double end_s) -> UnitLogEntry JSON string
 //   (latest_atom, ConfigId) -> StateBytes
+//   (copy_atom, from, from_epoch, to, params JSON) -> bool   (PBT exploit)
+//   (decision_atom, decision JSON) -> bool                   (search decisions)
 // Detached: commits are synced writes.
 caf::actor spawn_checkpoint(caf::actor_system& system, std::shared_ptr<StateStore> store);
 

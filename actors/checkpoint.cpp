@@ -36,6 +36,17 @@ caf::behavior checkpoint_behavior(caf::event_based_actor*, std::shared_ptr<State
         if (!stored.ok()) return caf::make_error(caf::sec::runtime_error, stored.error());
         return to_json(*stored).dump();
       },
+      [store](copy_atom, ConfigId from, int32_t from_epoch, ConfigId to,
+              const std::string& params_json) -> caf::result<bool> {
+        auto copied = store->copy_epoch_state(from, from_epoch, to, nlohmann::json::parse(params_json));
+        if (!copied.ok()) return caf::make_error(caf::sec::runtime_error, copied.message());
+        return true;
+      },
+      [store](decision_atom, const std::string& decision_json) -> caf::result<bool> {
+        auto stored = store->put_decision(nlohmann::json::parse(decision_json));
+        if (!stored.ok()) return caf::make_error(caf::sec::runtime_error, stored.message());
+        return true;
+      },
       [store](latest_atom, ConfigId config) -> caf::result<StateBytes> {
         auto state = store->latest_state(config);
         if (!state.ok()) return caf::make_error(caf::sec::runtime_error, state.error());

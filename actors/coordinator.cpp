@@ -225,6 +225,11 @@ caf::behavior coordinator_behavior(coordinator_ptr self, coordinator_config conf
         start_experiment(self, std::move(options), client, entry);
         return entry->id;
       },
+      [self](hop_atom, const std::string& token, const std::string& state) -> caf::result<int64_t> {
+        if (!tokens_equal(token, self->state.config.token))
+          return caf::make_error(caf::sec::runtime_error, "wrong token");
+        return static_cast<int64_t>(state.size());
+      },
       [self](status_atom, const std::string& token) -> caf::result<std::string> {
         if (!tokens_equal(token, self->state.config.token))
           return caf::make_error(caf::sec::runtime_error, "wrong token");

@@ -11,6 +11,8 @@
 #include "datasets/prepare.hpp"
 #include "models/unit_trainer.hpp"
 #include "runtime/replay_policy.hpp"
+#include "runtime/search/factory.hpp"
+#include "runtime/search/replay.hpp"
 #include "runtime/run_summary.hpp"
 #include "runtime/cluster_validation.hpp"
 #include "runtime/search_space.hpp"
@@ -273,8 +275,22 @@ Result<nlohmann::json> run_experiment(caf::actor_system& system, const RunOption
   }
   auto metric = spec.metric == "val_loss" ? ExperimentControl::Metric::val_loss
                                           : ExperimentControl::Metric::val_accuracy;
+  std::unique_ptr<SearchProcedure> search;
+  if (!options.replay_of.empty()) {
+    // The original run's decisions, re-applied in its visit order.
+    auto original = StateStore::open((fs::path(options.replay_of) / "state").string(), false);
+    if (!original.ok()) return original.status();
+    std::vector<SearchDecision> recorded;
+    for (const auto& d : (*original)->decisions()) recorded.push_back(search_decision_from_json(d));
+    search = std::make_unique<ReplayDecisions>(recorded);
+  } else {
+    auto made = make_search_procedure(spec, s.configs);
+    if (!made.ok()) return made.status();
+    search = std::move(made).value();
+  }
+  store->set_keep_epoch_states(spec.search == "pbt");
   auto control = std::make_shared<ExperimentControl>(s.partitions, spec.seed, metric, spec.cluster.max_unit_retries,
-                                                     std::move(policy), std::make_unique<FixedEpochsProcedure>());
+                                                     std::move(policy), std::move(search));
 
   // Initial states, one config at a time (initialisation draws from torch's
   // global generator): the pilot forward pass rejects configs that do not fit.

@@ -47,11 +47,38 @@ void finish_if_done(scheduler_ptr self) {
 
 void dispatch(scheduler_ptr self);
 
+// Persists the search procedure's decisions and carries out its state copies
+// (PBT): a copied-into config is dispatched only after its copy is durable.
+void apply_search(scheduler_ptr self) {
+  auto& control = *self->state.config.control;
+  for (const auto& d : control.take_decisions())
+    self->request(self->state.config.checkpoint, caf::infinite, decision_atom::value, to_json(d).dump())
+        .then([](bool) {}, [self](const caf::error& e) { report(self, "cannot record a decision: " + caf::to_string(e)); });
+  for (const auto& copy : control.take_state_copies()) {
+    auto params = copy.params.dump();
+    self->request(self->state.config.checkpoint, caf::infinite, copy_atom::value, copy.from, copy.from_epoch, copy.to,
+                  params)
+        .then(
+            [self, copy, params](bool) {
+              self->state.config.params_json[copy.to] = params;
+              report(self, self->state.config.control->on_state_copied(copy.to));
+              apply_search(self);
+              dispatch(self);
+            },
+            [self, copy](const caf::error& e) {
+              report(self, self->state.config.control->on_state_copy_failed(copy.to, caf::to_string(e)));
+              apply_search(self);
+              dispatch(self);
+            });
+  }
+}
+
 // The unit's result is in: make it durable, then count it.
 void on_result(scheduler_ptr self, const Dispatch& d, double start_s, unit_result r) {
   auto& control = *self->state.config.control;
   if (r.status == "failed") {
     report(self, control.on_failed(d.worker, d.unit, r.error));
+    apply_search(self);
     dispatch(self);
     return;
   }
@@ -63,6 +90,7 @@ void on_result(scheduler_ptr self, const Dispatch& d, double start_s, unit_resul
             auto entry = unit_log_entry_from_json(nlohmann::json::parse(entry_json));
             auto event = self->state.config.control->on_committed(d.worker, entry);
             report(self, event);
+            apply_search(self);
             dispatch(self);
           },
           [self, d](const caf::error& e) {
@@ -153,6 +181,7 @@ caf::behavior scheduler_behavior(scheduler_ptr self, scheduler_config config) {
       [self](start_atom) {
         self->state.started = Clock::now();
         report(self, "started");
+        apply_search(self);  // decisions about configs rejected at setup
         dispatch(self);
       },
   };

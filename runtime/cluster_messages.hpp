@@ -108,6 +108,8 @@ using submit_atom = caf::atom_constant<caf::atom("submit")>;
 using status_atom = caf::atom_constant<caf::atom("status")>;
 using files_atom = caf::atom_constant<caf::atom("files")>;
 using add_worker_atom = caf::atom_constant<caf::atom("addworker")>;
+// (hop_atom, token, bytes) -> int64 size: measures moving a model state.
+using hop_atom = caf::atom_constant<caf::atom("hop")>;
 
 void register_cluster_message_types(caf::actor_system_config& config);
 

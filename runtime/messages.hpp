@@ -99,6 +99,8 @@ using borrow_atom = caf::atom_constant<caf::atom("borrow")>;
 using start_atom = caf::atom_constant<caf::atom("start")>;
 using progress_atom = caf::atom_constant<caf::atom("progress")>;
 using done_atom = caf::atom_constant<caf::atom("done")>;
+using copy_atom = caf::atom_constant<caf::atom("copy")>;
+using decision_atom = caf::atom_constant<caf::atom("decision")>;
 
 // Registers every message type above with an actor system config.
 void register_message_types(caf::actor_system_config& config);

@@ -115,7 +115,7 @@ EpochDecision SearchProcedure::on_epoch_end(const EpochOutcome& /*outcome*/) {
 
 std::vector<SearchDecision> SearchProcedure::decide(const EpochOutcome& outcome) {
   if (on_epoch_end(outcome) == EpochDecision::stop) {
-    return {SearchDecision::stop(outcome.config, outcome.epoch, name() + " procedure stopped it")};
+    return {SearchDecision::stop(outcome.config, outcome.epoch, "stopped by the search procedure '" + name() + "'")};
   }
   return {SearchDecision::continue_training(outcome.config, outcome.epoch)};
 }

@@ -17,11 +17,15 @@ namespace {
 //   init/<%08d id>        initial state: checksum line + bytes
 //   state/<%08d id>/<%012d seq>  state after unit seq: checksum line + bytes
 //   log/<%012d seq>       UnitLogEntry as JSON
+//   epochstate/<%08d id>/<%08d epoch>  state at an epoch's end (kept for PBT)
+//   decision/<%012d n>    a search procedure's decision as JSON
 std::string config_key(ConfigId c) { return fmt::format("config/{:08d}", c); }
 std::string init_key(ConfigId c) { return fmt::format("init/{:08d}", c); }
 std::string state_prefix(ConfigId c) { return fmt::format("state/{:08d}/", c); }
 std::string state_key(ConfigId c, int64_t seq) { return fmt::format("state/{:08d}/{:012d}", c, seq); }
 std::string log_key(int64_t seq) { return fmt::format("log/{:012d}", seq); }
+std::string epoch_state_key(ConfigId c, int32_t epoch) { return fmt::format("epochstate/{:08d}/{:08d}", c, epoch); }
+std::string decision_key(int64_t n) { return fmt::format("decision/{:012d}", n); }
 
 bool starts_with(const rocksdb::Slice& s, const std::string& prefix) {
   return s.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), s.data());
@@ -67,7 +71,7 @@ nlohmann::json to_json(const UnitLogEntry& e) {
           {"has_validation", e.has_validation}, {"val_loss", e.val_loss}, {"val_accuracy", e.val_accuracy},
           {"start_s", e.start_s},   {"end_s", e.end_s},       {"train_s", e.train_s},
           {"validate_s", e.validate_s}, {"restore_s", e.restore_s}, {"save_s", e.save_s},
-          {"state_checksum", e.state_checksum}};
+          {"state_checksum", e.state_checksum}, {"state_bytes", e.state_bytes}};
 }
 
 UnitLogEntry unit_log_entry_from_json(const nlohmann::json& j) {
@@ -91,6 +95,7 @@ UnitLogEntry unit_log_entry_from_json(const nlohmann::json& j) {
   j.at("restore_s").get_to(e.restore_s);
   j.at("save_s").get_to(e.save_s);
   j.at("state_checksum").get_to(e.state_checksum);
+  e.state_bytes = j.value("state_bytes", int64_t{0});
   return e;
 }
 
@@ -127,6 +132,12 @@ Result<std::unique_ptr<StateStore>> StateStore::open(const std::string& dir, boo
   std::unique_ptr<StateStore> store(new StateStore(db));
   auto log = store->unit_log();
   if (!log.empty()) store->next_seq_ = log.back().seq + 1;
+  // A state copied in (PBT) takes a sequence number too.
+  scan(db, "state/", [&](const rocksdb::Slice& k, const rocksdb::Slice&) {
+    auto key = k.ToString();
+    store->next_seq_ = std::max<int64_t>(store->next_seq_, std::stoll(key.substr(key.rfind('/') + 1)) + 1);
+  });
+  store->next_decision_ = static_cast<int64_t>(store->decisions().size()) + 1;
   return store;
 }
 
@@ -185,9 +196,12 @@ Result<std::string> StateStore::initial_state(ConfigId config) const {
 Result<UnitLogEntry> StateStore::commit_unit(UnitLogEntry entry, const std::string& state) {
   entry.seq = next_seq_;
   entry.state_checksum = checksum_of(state);
+  entry.state_bytes = static_cast<int64_t>(state.size());
   rocksdb::WriteBatch batch;
   batch.Put(state_key(entry.config, entry.seq), entry.state_checksum + "\n" + state);
   batch.Put(log_key(entry.seq), to_json(entry).dump());
+  if (keep_epoch_states_ && entry.has_validation)
+    batch.Put(epoch_state_key(entry.config, entry.epoch), entry.state_checksum + "\n" + state);
   std::vector<std::string> older;
   scan(db_, state_prefix(entry.config), [&](const rocksdb::Slice& k, const rocksdb::Slice&) {
     older.push_back(k.ToString());
@@ -207,6 +221,42 @@ Result<std::string> StateStore::latest_state(ConfigId config) const {
   if (it->Valid() && starts_with(it->key(), prefix))
     return unframed(it->value().ToString(), fmt::format("config {} state {}", config, it->key().ToString()));
   return initial_state(config);
+}
+
+Status StateStore::copy_epoch_state(ConfigId from, int32_t from_epoch, ConfigId to, const nlohmann::json& params) {
+  std::string value;
+  if (!db_->Get(rocksdb::ReadOptions(), epoch_state_key(from, from_epoch), &value).ok())
+    return Status::error(fmt::format("no state of config {} at the end of epoch {}", from, from_epoch));
+  auto state = unframed(value, fmt::format("config {} epoch {} state", from, from_epoch));
+  if (!state.ok()) return state.status();
+  rocksdb::WriteBatch batch;
+  batch.Put(state_key(to, next_seq_), value);
+  for (auto record : configs())
+    if (record.id == to) {
+      record.params = params;
+      batch.Put(config_key(to), nlohmann::json{{"id", record.id}, {"params", record.params},
+                                               {"status", record.status}, {"error", record.error}}
+                                    .dump());
+    }
+  auto s = write_batch_synced(&batch);
+  if (s.ok()) ++next_seq_;
+  return s;
+}
+
+Status StateStore::put_decision(const nlohmann::json& decision) {
+  rocksdb::WriteBatch batch;
+  batch.Put(decision_key(next_decision_), decision.dump());
+  auto s = write_batch_synced(&batch);
+  if (s.ok()) ++next_decision_;
+  return s;
+}
+
+std::vector<nlohmann::json> StateStore::decisions() const {
+  std::vector<nlohmann::json> out;
+  scan(db_, "decision/", [&](const rocksdb::Slice&, const rocksdb::Slice& v) {
+    out.push_back(nlohmann::json::parse(v.ToString()));
+  });
+  return out;
 }
 
 std::vector<UnitLogEntry> StateStore::unit_log() const {

@@ -45,6 +45,7 @@ struct UnitLogEntry {
   double start_s = 0, end_s = 0;  // dispatch and commit times, seconds since the run started
   double train_s = 0, validate_s = 0, restore_s = 0, save_s = 0;
   std::string state_checksum;
+  int64_t state_bytes = 0;  // size of the resulting state (what hops)
 };
 
 nlohmann::json to_json(const UnitLogEntry& e);
@@ -88,11 +89,24 @@ class StateStore {
 
   std::vector<UnitLogEntry> unit_log() const;
 
+  // Population based training copies a config's state as it was at the end
+  // of an epoch: with this set, commit_unit also keeps every epoch-end state.
+  void set_keep_epoch_states(bool keep) { keep_epoch_states_ = keep; }
+  // Makes `from`'s state at the end of `from_epoch` the newest state of `to`
+  // and records `to`'s new hyper-parameters, in one synced batch.
+  Status copy_epoch_state(ConfigId from, int32_t from_epoch, ConfigId to, const nlohmann::json& params);
+
+  // Epoch-boundary decisions of the search procedure, in the order made.
+  Status put_decision(const nlohmann::json& decision);
+  std::vector<nlohmann::json> decisions() const;
+
  private:
   explicit StateStore(rocksdb::DB* db);
   Status write_batch_synced(void* batch);
   rocksdb::DB* db_;
   int64_t next_seq_ = 1;
+  int64_t next_decision_ = 1;
+  bool keep_epoch_states_ = false;
 };
 
 // crc32 of bytes, as "crc32:xxxxxxxx".

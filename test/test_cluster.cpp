@@ -10,7 +10,7 @@
 #include "runtime/state_store.hpp"
 #include "runtime/unit_log_check.hpp"
 #include "test/e2e_util.hpp"
-#include "test/process_util.hpp"
+#include "tools/child_process.hpp"
 
 using namespace cerebro;
 using namespace cerebro::e2e;

@@ -1,7 +1,11 @@
 #include "tools/bench.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -10,6 +14,8 @@
 #include "datasets/prepare.hpp"
 #include "models/unit_trainer.hpp"
 #include "runtime/search_space.hpp"
+#include "tools/child_process.hpp"
+#include "tools/cluster_commands.hpp"
 #include "tools/progress.hpp"
 
 namespace fs = std::filesystem;
@@ -52,6 +58,93 @@ datasets::Dataset concatenate(const datasets::PreparedData& data) {
   return all;
 }
 
+double percentile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())))];
+}
+
+// The standalone loops again, `workers` at a time, longest first: the
+// wall time plain task parallelism gets from this machine.
+double concurrent_standalone(const std::vector<ConfigParams>& configs, const std::vector<double>& seconds,
+                             const models::ShapeInfo& shape, const datasets::Dataset& train,
+                             const datasets::Dataset& validation, int epochs, uint64_t seed, int workers) {
+  std::vector<size_t> order(configs.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return seconds[a] > seconds[b]; });
+  std::mutex mutex;
+  size_t next = 0;
+  auto start = std::chrono::steady_clock::now();
+  std::vector<std::thread> threads;
+  for (int w = 0; w < workers; ++w)
+    threads.emplace_back([&] {
+      models::configure_threads(1);
+      for (;;) {
+        size_t i;
+        {
+          std::lock_guard<std::mutex> lock(mutex);
+          if (next == order.size()) return;
+          i = order[next++];
+        }
+        models::reference_training(configs[i].params, shape, train, validation, epochs, seed);
+      }
+    });
+  for (auto& t : threads) t.join();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Starts a coordinator and `agents` agents (this binary, as child processes)
+// on a free loopback port, runs the spec on them, and measures a 10 MB hop.
+Result<nlohmann::json> cluster_figures(const BenchOptions& o, const std::string& spec_path) {
+  auto dir = fs::path(o.out_dir) / "cluster";
+  fs::create_directories(dir);
+  auto token = (dir / "token").string();
+  std::ofstream(token) << "bench-token-" << std::chrono::steady_clock::now().time_since_epoch().count() << "\n";
+  fs::permissions(token, fs::perms::owner_read | fs::perms::owner_write, fs::perm_options::replace);
+  auto self_exe = fs::read_symlink("/proc/self/exe").string();
+  auto port = std::to_string(e2e::free_port());
+  e2e::ChildProcess coordinator({self_exe, "coordinator", "--listen", "127.0.0.1:" + port, "--state",
+                                 (dir / "state").string(), "--token-file", token},
+                                (dir / "coordinator.log").string());
+  std::vector<std::unique_ptr<e2e::ChildProcess>> agents;
+  for (int a = 1; a <= o.workers; ++a)
+    agents.push_back(std::make_unique<e2e::ChildProcess>(
+        std::vector<std::string>{self_exe, "agent", "--join", "127.0.0.1:" + port, "--token-file", token, "--workers",
+                                 "1", "--data-dir", (dir / ("agent" + std::to_string(a))).string(), "--name",
+                                 "bench" + std::to_string(a)},
+        (dir / ("agent" + std::to_string(a) + ".log")).string()));
+  for (int a = 1; a <= o.workers; ++a)
+    if (!coordinator.wait_for_log("agent bench" + std::to_string(a) + " joined", 60))
+      return Status::error("the bench agents did not join: see " + (dir / "coordinator.log").string());
+
+  ClientOptions client;
+  client.cluster = "127.0.0.1:" + port;
+  client.token_file = token;
+  auto run_dir = (dir / "run").string();
+  if (run_on_cluster(client, spec_path, run_dir) != 0) return Status::error("the cluster run failed");
+  std::ifstream in(fs::path(run_dir) / "summary.json");
+  auto summary = nlohmann::json::parse(in);
+
+  // Hop latency: a 10 MB state to the coordinator process and its ack, over
+  // loopback, the way a state travels between checkpoint store and worker.
+  cerebro_system_config config(system_role::client);
+  caf::actor_system system(config);
+  auto gateway = system.middleman().remote_actor("127.0.0.1", static_cast<uint16_t>(std::stoi(port)));
+  if (!gateway) return Status::error("cannot reach the bench coordinator: " + system.render(gateway.error()));
+  caf::scoped_actor self(system);
+  std::string token_text;
+  std::getline(std::ifstream(token), token_text);
+  std::string state(10 * 1000 * 1000, '\x5a');
+  std::vector<double> hop_ms;
+  for (int i = 0; i < 21; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    self->request(*gateway, std::chrono::seconds(30), hop_atom::value, token_text, state)
+        .receive([](int64_t) {}, [](const caf::error&) {});
+    if (i > 0) hop_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return nlohmann::json{{"summary", summary}, {"hop_ms_p50", percentile(hop_ms, 0.5)},
+                        {"hop_ms_p99", percentile(hop_ms, 0.99)}};
+}
+
 }  // namespace
 
 int run_bench(const BenchOptions& o) {
@@ -62,7 +155,7 @@ int run_bench(const BenchOptions& o) {
   }
   RunOptions run;
   run.spec = *spec;
-  run.out_dir = o.out_dir;
+  run.out_dir = (fs::path(o.out_dir) / "embedded").string();
   run.workers = o.workers;
   cli::ProgressPrinter printer(spec->metric);
   auto summary = run_embedded(run, {[&](const std::string& l) { printer.line(l); },
@@ -74,7 +167,7 @@ int run_bench(const BenchOptions& o) {
   }
 
   fmt::print(stderr, "measuring the ideal: each config alone in a plain LibTorch loop on one thread\n");
-  auto data = datasets::load_prepared((fs::path(o.out_dir) / "data").string());
+  auto data = datasets::load_prepared((fs::path(run.out_dir) / "data").string());
   if (!data.ok()) {
     fmt::print(stderr, "error: {}\n", data.error());
     return 1;
@@ -85,6 +178,7 @@ int run_bench(const BenchOptions& o) {
   double standalone_sum = 0;
   nlohmann::json standalone = nlohmann::json::array();
   auto configs = configs_for(*spec).take_or_throw();
+  std::vector<double> seconds;
   for (const auto& c : configs) {
     auto ref = models::reference_training(c.params, shape, train, *data->validation, o.epochs, spec->seed);
     if (!ref.ok()) {
@@ -94,10 +188,14 @@ int run_bench(const BenchOptions& o) {
     fmt::print(stderr, "  config {} ({}): {:.1f} s, val_accuracy {:.4f}\n", c.id, describe_params(c.params),
                ref->seconds, ref->final_val_accuracy);
     standalone_sum += ref->seconds;
+    seconds.push_back(ref->seconds);
     standalone.push_back({{"id", c.id}, {"params", c.params}, {"seconds", ref->seconds}});
   }
   double wall = (*summary)["wall_s"].get<double>();
   double ideal = standalone_sum / o.workers;
+  fmt::print(stderr, "measuring the same standalone loops {} at a time\n", o.workers);
+  double concurrent = concurrent_standalone(configs, seconds, shape, train, *data->validation, o.epochs, spec->seed,
+                                            o.workers);
   nlohmann::json report{{"workload", "grid {mlp,cnn} x lr {1e-3,3e-4} x batch {64,256}, adam"},
                         {"epochs", o.epochs},
                         {"workers", o.workers},
@@ -105,18 +203,57 @@ int run_bench(const BenchOptions& o) {
                         {"wall_s", wall},
                         {"ideal_s", ideal},
                         {"efficiency", ideal / wall},
+                        {"concurrent_standalone_s", concurrent},
+                        {"efficiency_vs_concurrent_standalone", concurrent / wall},
                         {"hop_overhead_fraction", (*summary)["hop_overhead_fraction"]},
                         {"unit_compute_s", (*summary)["unit_compute_s"]},
                         {"best_test_accuracy", (*summary)["best"].is_null() ? nlohmann::json(nullptr)
                                                                             : (*summary)["best"]["test_accuracy"]},
                         {"standalone", standalone},
                         {"run_dir", o.out_dir}};
+  if (o.cluster) {
+    auto spec_path = (fs::path(o.out_dir) / "bench.toml").string();
+    std::ofstream(spec_path) << reference_spec(o);
+    fmt::print(stderr, "running the same workload on a coordinator and {} agent processes\n", o.workers);
+    auto figures = cluster_figures(o, spec_path);
+    if (!figures.ok()) {
+      fmt::print(stderr, "error: {}\n", figures.error());
+      return 1;
+    }
+    const auto& cs = (*figures)["summary"];
+    double cluster_wall = cs["wall_s"].get<double>();
+    // MOP's model-only cost per epoch (k configs x p partitions x |S|): each
+    // unit moves one state; here each unit moves it out and back.
+    int64_t moved = 0, units = 0;
+    {
+      auto per_epoch = cs["state_bytes_moved_per_epoch"].get<int64_t>();
+      moved = per_epoch;
+      units = cs["units"].get<int64_t>() / std::max(1, o.epochs);
+    }
+    double mean_state = units ? static_cast<double>(moved) / 2.0 / static_cast<double>(units) : 0;
+    report["cluster"] = {{"wall_s", cluster_wall},
+                         {"embedded_wall_s", wall},
+                         {"ratio", wall / cluster_wall},
+                         {"hop_overhead_fraction", cs["hop_overhead_fraction"]},
+                         {"hop_10MB_ms_p50", (*figures)["hop_ms_p50"]},
+                         {"hop_10MB_ms_p99", (*figures)["hop_ms_p99"]},
+                         {"state_bytes_moved_per_epoch", moved},
+                         {"mop_model_only_bytes_per_epoch", static_cast<int64_t>(mean_state * static_cast<double>(units))},
+                         {"mean_state_bytes", mean_state},
+                         {"best_test_accuracy", cs["best"].is_null() ? nlohmann::json(nullptr) : cs["best"]["test_accuracy"]}};
+  }
   auto text = report.dump(2) + "\n";
   std::ofstream(fs::path(o.out_dir) / "bench.json") << text;
   if (!o.json_path.empty()) std::ofstream(o.json_path) << text;
   fmt::print("{}", text);
-  fmt::print("efficiency {:.3f} (ideal {:.1f} s / wall {:.1f} s), hop overhead {:.2f}%\n", ideal / wall, ideal, wall,
+  fmt::print("efficiency {:.3f} (ideal {:.1f} s / wall {:.1f} s), {:.3f} against the standalone loops run {} at a time "
+             "({:.1f} s), hop overhead {:.2f}%\n",
+             ideal / wall, ideal, wall, concurrent / wall, o.workers, concurrent,
              100 * report["hop_overhead_fraction"].get<double>());
+  if (o.cluster)
+    fmt::print("cluster: wall {:.1f} s, embedded/cluster ratio {:.3f}, 10 MB hop p50 {:.1f} ms p99 {:.1f} ms\n",
+               report["cluster"]["wall_s"].get<double>(), report["cluster"]["ratio"].get<double>(),
+               report["cluster"]["hop_10MB_ms_p50"].get<double>(), report["cluster"]["hop_10MB_ms_p99"].get<double>());
   return 0;
 }
 

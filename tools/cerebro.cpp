@@ -228,6 +228,8 @@ int main(int argc, char** argv) {
   bench->add_option("--epochs", bench_options.epochs, "Epochs")->capture_default_str();
   bench->add_option("--workers", bench_options.workers, "Workers")->capture_default_str();
   bench->add_option("--json", bench_options.json_path, "Also write the figures to this file");
+  bench->add_flag("--cluster", bench_options.cluster,
+                  "Also run the workload on a coordinator and agent processes on loopback and compare");
 
   CLI11_PARSE(app, argc, argv);
 

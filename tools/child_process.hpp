@@ -1,5 +1,5 @@
 #pragma once
-// Child processes for multi-process tests: each is killed (SIGKILL) and reaped
+// Child processes (multi-process tests, cluster benchmark): each is killed (SIGKILL) and reaped
 // when its handle goes out of scope, so a failing test leaves nothing running.
 
 #include <signal.h>
