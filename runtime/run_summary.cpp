@@ -45,6 +45,10 @@ UnitTimes unit_times(const std::vector<UnitLogEntry>& log, double unit_span_s) {
 nlohmann::json build_summary(const RunFacts& f, const std::vector<Standing>& ranked,
                              const std::vector<UnitLogEntry>& log, const nlohmann::json& best) {
   auto times = unit_times(log, f.unit_span_s);
+  // Each unit moves the config's state to its worker and the result back to
+  // the checkpoint store: twice the state size.
+  int64_t state_bytes_moved = 0;
+  for (const auto& e : log) state_bytes_moved += 2 * e.state_bytes;
   nlohmann::json configs = nlohmann::json::array();
   std::vector<Standing> by_id = ranked;
   std::sort(by_id.begin(), by_id.end(), [](const Standing& a, const Standing& b) { return a.id < b.id; });
@@ -69,6 +73,8 @@ nlohmann::json build_summary(const RunFacts& f, const std::vector<Standing>& ran
           {"unit_compute_s", times.unit_compute_s},
           {"unit_span_s", times.unit_span_s},
           {"hop_overhead_fraction", times.hop_overhead_fraction},
+          {"state_bytes_moved", state_bytes_moved},
+          {"state_bytes_moved_per_epoch", f.epochs > 0 ? state_bytes_moved / f.epochs : 0},
           {"configs", configs},
           {"best", best}};
 }
