@@ -103,6 +103,7 @@ class RunDirGuard {
 
 struct Setup {
   std::vector<ConfigParams> configs;
+  std::string data_dir;  // the prepared partitions (this run's, or reused)
   datasets::PreparedData data;
   models::ShapeInfo shape;
   int workers = 0;
@@ -126,6 +127,7 @@ Result<Setup> set_up(const RunOptions& options, int workers, const fs::path& dir
   }
   auto data = datasets::load_prepared(data_dir);
   if (!data.ok()) return data.status();
+  s.data_dir = data_dir;
   s.data = std::move(data).value();
   s.partitions = static_cast<int>(s.data.partitions.size());
   s.shape = models::ShapeInfo{s.data.manifest.sample_shape, s.data.manifest.num_classes};
@@ -319,7 +321,7 @@ Result<nlohmann::json> run_experiment(caf::actor_system& system, const RunOption
     caf::scoped_actor self(system);
     int agents = static_cast<int>(cluster.agents.size());
     int replication = spec.cluster.replication > 0 ? spec.cluster.replication : std::min(2, agents);
-    ShardPlacer placer(self, options.experiment_id, s.data.manifest, (dir / "data").string(), replication);
+    ShardPlacer placer(self, options.experiment_id, s.data.manifest, s.data_dir, replication);
     auto shards = placer.place_all(cluster);
     if (!shards.ok()) return shards.status();
     if (agents > 1)
