@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include "actors/actors.hpp"
+#include "runtime/fault_injection.hpp"
 
 namespace cerebro {
 
@@ -32,8 +33,11 @@ caf::behavior checkpoint_behavior(caf::event_based_actor*, std::shared_ptr<State
   return {
       [store](commit_atom, const unit_result& r, uint64_t seed, double start_s,
               double end_s) -> caf::result<std::string> {
+        FaultInjection::instance().crash_point("before_commit");
         auto stored = store->commit_unit(entry_of(r, seed, start_s, end_s), r.state);
         if (!stored.ok()) return caf::make_error(caf::sec::runtime_error, stored.error());
+        // A test may stop here: the unit is durable but not yet acknowledged.
+        FaultInjection::instance().crash_point("after_commit");
         return to_json(*stored).dump();
       },
       [store](copy_atom, ConfigId from, int32_t from_epoch, ConfigId to,

@@ -1,6 +1,10 @@
 #include <fmt/format.h>
 
+#include <chrono>
+#include <thread>
+
 #include "actors/actors.hpp"
+#include "runtime/fault_injection.hpp"
 
 namespace cerebro {
 
@@ -34,6 +38,12 @@ unit_result run_unit(const worker_state& st, const unit_task& task) {
   in.partition = st.leases.at({task.experiment, task.partition}).get();
   in.validation = task.validate ? st.leases.at({task.experiment, validation_partition}).get() : nullptr;
   in.seed = task.seed;
+  const auto& faults = FaultInjection::instance();
+  if (faults.fail_unit(task.config, task.partition, task.epoch, task.attempt)) {
+    r.status = "failed";
+    r.error = "injected fault (test)";
+    return r;
+  }
   auto out = models::train_unit(in);
   if (!out.ok()) {
     r.status = "failed";
@@ -51,6 +61,10 @@ unit_result run_unit(const worker_state& st, const unit_task& task) {
   }
   r.restore_s = out->restore_s;
   r.train_s = out->train_s;
+  if (double slow = faults.slowdown(st.config.id); slow > 1) {  // a test's slow worker
+    std::this_thread::sleep_for(std::chrono::duration<double>((slow - 1) * out->train_s));
+    r.train_s *= slow;
+  }
   r.validate_s = out->validate_s;
   r.save_s = out->save_s;
   return r;

@@ -115,3 +115,49 @@ BOOST_AUTO_TEST_CASE(misfit_and_diverging_configs_do_not_stop_the_others) {
   BOOST_TEST(summary["configs"][1]["status"] == "diverged");
   BOOST_TEST(summary["best"]["id"] == 0);
 }
+
+// Each AutoML procedure completes a real small run; its decisions are in the
+// state store, the MOP invariants hold for every config's epochs, and a
+// replay of the ASHA run reproduces it exactly.
+BOOST_AUTO_TEST_CASE(asha_hyperband_and_pbt_complete_real_runs) {
+  TempDir tmp;
+  const std::string space =
+      "model = [\"mlp\"]\nhidden = [[32]]\nlr = { dist = \"loguniform\", low = 1e-4, high = 3e-2 }\n";
+  auto spec_for = [&](const std::string& experiment) {
+    return "[experiment]\n" + experiment + "seed = 3\n[data]\nsource = \"idx\"\npath = \"" + fashion_mnist +
+           "\"\nlimit = 1200\n[cluster]\nworkers = 2\n[space]\n" + space;
+  };
+  const std::vector<std::pair<std::string, std::string>> procedures{
+      {"asha", "search = \"asha\"\nsamples = 8\nmax_epochs = 4\neta = 2\n"},
+      {"hyperband", "search = \"hyperband\"\nmax_epochs = 4\neta = 2\n"},
+      {"pbt", "search = \"pbt\"\npopulation = 4\nepochs = 3\nready = 1\n"}};
+  for (const auto& [name, experiment] : procedures) {
+    BOOST_TEST_CONTEXT(name) {
+      auto spec = tmp.write(name + ".toml", spec_for(experiment));
+      auto out = run_cerebro("run " + spec + " --out " + tmp.file(name));
+      BOOST_TEST_INFO(out.text);
+      BOOST_REQUIRE_EQUAL(out.exit_code, 0);
+      auto summary = read_json(tmp.file(name) + "/summary.json");
+      ExpectedRun expected{2, {}};
+      int stopped = 0;
+      for (const auto& c : summary["configs"]) {
+        auto status = c["status"].get<std::string>();
+        BOOST_TEST((status == "completed" || status == "stopped"), status);
+        stopped += status == "stopped";
+        expected.epochs_completed[c["id"].get<int>()] = static_cast<int32_t>(c["epochs"].size());
+      }
+      if (name != "pbt") BOOST_TEST(stopped > 0, "early stopping stopped some configs");
+      auto store = StateStore::open(tmp.file(name) + "/state", false);
+      BOOST_REQUIRE(store.ok());
+      BOOST_TEST(!(*store)->decisions().empty());
+      auto invariants = check_mop_invariants(records_of((*store)->unit_log()), expected);
+      BOOST_TEST(invariants.ok(), invariants.message());
+      if (name == "pbt")
+        BOOST_TEST(out.text.find("took config") != std::string::npos, "a bottom member copied a top member");
+    }
+  }
+  auto replayed = run_cerebro("run --replay " + tmp.file("asha") + " --out " + tmp.file("asha-replay"));
+  BOOST_TEST_INFO(replayed.text);
+  BOOST_TEST(replayed.exit_code == 0);
+  BOOST_TEST(replayed.text.find("reproduced the metrics") != std::string::npos);
+}

@@ -7,6 +7,7 @@
 #include <caf/all.hpp>
 #include <rocksdb/db.h>
 
+#include "runtime/fault_injection.hpp"
 #include "runtime/messages.hpp"
 #include "runtime/state_store.hpp"
 
@@ -197,4 +198,20 @@ BOOST_AUTO_TEST_CASE(messages_round_trip_through_caf_serialization) {
   BOOST_TEST(round_trip(sys, p).units_done == 3);
   experiment_done d{12.5, 3.5, "why"};
   BOOST_TEST(round_trip(sys, d).error == "why");
+}
+
+BOOST_AUTO_TEST_CASE(fault_rules_parse_and_reject_malformed_ones) {
+  auto f = FaultInjection::parse("fail_unit=1:0:2;fail_unit=3:1:0:-1;slow_worker=1:3.5;crash=after_commit:2");
+  BOOST_REQUIRE(f.ok());
+  BOOST_TEST(f->enabled());
+  BOOST_TEST(f->fail_unit(1, 0, 2, 0));
+  BOOST_TEST(!f->fail_unit(1, 0, 2, 1));
+  BOOST_TEST(f->fail_unit(3, 1, 0, 7));
+  BOOST_TEST(!f->fail_unit(2, 0, 0, 0));
+  BOOST_TEST(f->slowdown(1) == 3.5);
+  BOOST_TEST(f->slowdown(0) == 1.0);
+  for (const char* bad : {"fail_unit=1:2", "slow_worker=1:0.5", "crash", "explode=1", "fail_unit=a:b:c"})
+    BOOST_TEST(!FaultInjection::parse(bad).ok(), bad);
+  // Without the enabling variable nothing is injected.
+  BOOST_TEST(!FaultInjection::instance().enabled());
 }
