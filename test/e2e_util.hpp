@@ -11,7 +11,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "test/temp_dir.hpp"
+
 namespace cerebro::e2e {
+
+using cerebro::testing::TempDir;
 
 struct Output {
   int exit_code = -1;
@@ -34,28 +38,6 @@ inline std::string cerebro_binary() { return std::string(CEREBRO_BINARY_DIR) + "
 
 inline Output run_cerebro(const std::string& args) { return run_command(cerebro_binary() + " " + args); }
 
-class TempDir {
- public:
-  TempDir() {
-    std::random_device rd;
-    path_ = std::filesystem::temp_directory_path() / ("cerebro-e2e-" + std::to_string(rd()) + std::to_string(rd()));
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-  std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream(file(name), std::ios::binary) << text;
-    return file(name);
-  }
-
- private:
-  std::filesystem::path path_;
-};
 
 inline nlohmann::json read_json(const std::string& path) {
   std::ifstream in(path);

@@ -11,35 +11,12 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+#include "test/temp_dir.hpp"
 
 namespace cerebro::datasets::testing {
 
-class TempDir {
- public:
-  TempDir() {
-    std::random_device rd;
-    for (int attempt = 0; attempt < 100; ++attempt) {
-      auto candidate = std::filesystem::temp_directory_path() / ("cerebro-datasets-test-" + std::to_string(rd()));
-      if (std::filesystem::create_directory(candidate)) {
-        path_ = candidate;
-        return;
-      }
-    }
-    throw std::runtime_error("cannot create a temporary directory");
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
+using cerebro::testing::TempDir;
 
-  const std::filesystem::path& path() const { return path_; }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
 
 inline void put_be32(std::vector<unsigned char>& out, uint32_t v) {
   for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<unsigned char>(v >> shift));

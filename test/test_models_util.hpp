@@ -13,8 +13,11 @@
 
 #include "datasets/dataset.hpp"
 #include "models/unit_trainer.hpp"
+#include "test/temp_dir.hpp"
 
 namespace cerebro::models::testing {
+
+using cerebro::testing::TempDir;
 
 constexpr int64_t kClasses = 10;
 
@@ -71,30 +74,5 @@ inline Result<UnitOutput> run_unit(const nlohmann::json& params, const ShapeInfo
   return train_unit(in);
 }
 
-class TempDir {
- public:
-  TempDir() {
-    std::random_device rd;
-    for (int attempt = 0; attempt < 100; ++attempt) {
-      auto candidate = std::filesystem::temp_directory_path() / ("cerebro-models-test-" + std::to_string(rd()));
-      if (std::filesystem::create_directory(candidate)) {
-        path_ = candidate;
-        return;
-      }
-    }
-    throw std::runtime_error("cannot create a temporary directory");
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
 
 }  // namespace cerebro::models::testing

@@ -7,6 +7,7 @@
 
 #include "runtime/search_space.hpp"
 #include "runtime/spec.hpp"
+#include "test/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using cerebro::ExperimentSpec;
@@ -16,20 +17,10 @@ using nlohmann::json;
 
 namespace {
 
-// A fresh directory under the system temp dir, removed at the end of the test.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::random_device rd;
-    path = fs::temp_directory_path() / ("cerebro-spec-" + std::to_string(rd()) + std::to_string(rd()));
-    fs::create_directories(path);
-  }
-  ~TempDir() { std::error_code ec; fs::remove_all(path, ec); }
+// A test directory whose write() returns a path.
+struct TempDir : cerebro::testing::TempDir {
   fs::path write(const std::string& name, const std::string& text) const {
-    fs::path file = path / name;
-    fs::create_directories(file.parent_path());
-    std::ofstream(file, std::ios::binary) << text;
-    return file;
+    return fs::path(cerebro::testing::TempDir::write(name, text));
   }
 };
 
@@ -160,17 +151,17 @@ BOOST_AUTO_TEST_CASE(relative_data_paths_resolve_against_the_spec_directory) {
       "[space]\nmodel = [\"mlp\", \"../models/net.pt\", \"/abs/m.pt\"]\n");
   auto result = parse_spec_file(file.string());
   BOOST_REQUIRE_MESSAGE(result.ok(), result.error());
-  const fs::path specs = fs::absolute(dir.path / "specs").lexically_normal();
+  const fs::path specs = fs::absolute(dir.path() / "specs").lexically_normal();
   BOOST_TEST(result->spec_dir == specs.string());
   BOOST_TEST(result->name == "mnist");
-  BOOST_TEST(result->data.train_images == (dir.path / "data/a-images").lexically_normal().string());
+  BOOST_TEST(result->data.train_images == (dir.path() / "data/a-images").lexically_normal().string());
   BOOST_TEST(result->data.train_labels == (specs / "b").string());
   BOOST_TEST(result->data.test_images == "/abs/c");
   BOOST_TEST(result->data.test_labels == (specs / "sub/d").string());
   BOOST_TEST(result->source_text.find("train_images") != std::string::npos);
   const json& models = result->space["model"];
   BOOST_TEST(models[0] == "mlp");  // a zoo name is not a path
-  BOOST_TEST(models[1] == (dir.path / "models/net.pt").lexically_normal().string());
+  BOOST_TEST(models[1] == (dir.path() / "models/net.pt").lexically_normal().string());
   BOOST_TEST(models[2] == "/abs/m.pt");
 }
 

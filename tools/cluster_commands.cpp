@@ -77,6 +77,23 @@ Result<std::string> token_from(const std::string& path) {
   return read_token_file(path);
 }
 
+// A client's connection to the coordinator's gateway (status, run --cluster).
+struct ClientSession {
+  explicit ClientSession(const ClientOptions& o) : config(system_role::client, o.tls), system(config) {
+    auto at = parse_endpoint(o.cluster);
+    auto connected = connect(system, at, o.connect_timeout_s, false, o.tls);
+    if (connected)
+      gateway = *connected;
+    else
+      error = fmt::format("cannot reach the coordinator at {}:{} after {:.0f} s: {}", at.host, at.port,
+                          o.connect_timeout_s, system.render(connected.error()));
+  }
+  cerebro_system_config config;
+  caf::actor_system system;
+  caf::actor gateway;
+  std::string error;  // empty when connected
+};
+
 int64_t physical_memory() { return static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE); }
 
 }  // namespace
@@ -189,17 +206,14 @@ int agent_main(const AgentOptions& o) {
 int status_main(const ClientOptions& o) {
   auto token = token_from(o.token_file);
   if (!token.ok()) return fail(token.error());
-  auto at = parse_endpoint(o.cluster);
   if (auto p = o.tls.problem(); !p.empty()) return fail(p);
-  cerebro_system_config config(system_role::client, o.tls);
-  caf::actor_system system(config);
-  auto gateway = connect(system, at, o.connect_timeout_s, false, o.tls);
-  if (!gateway)
-    return fail(fmt::format("cannot reach the coordinator at {}:{} after {:.0f} s: {}", at.host, at.port,
-                            o.connect_timeout_s, system.render(gateway.error())));
+  ClientSession session(o);
+  if (!session.error.empty()) return fail(session.error);
+  auto& system = session.system;
+  auto gateway = session.gateway;
   caf::scoped_actor self(system);
   int rc = 0;
-  self->request(*gateway, std::chrono::seconds(10), status_atom::value, *token)
+  self->request(gateway, std::chrono::seconds(10), status_atom::value, *token)
       .receive(
           [&](const std::string& text) {
             auto j = nlohmann::json::parse(text);
@@ -228,24 +242,21 @@ int run_on_cluster(const ClientOptions& o, const std::string& spec_path, const s
   std::error_code ec;
   if (fs::exists(out_dir, ec) && !fs::is_empty(out_dir, ec))
     return fail(fmt::format("{}: the run directory already exists and is not empty", out_dir));
-  auto at = parse_endpoint(o.cluster);
   if (auto p = o.tls.problem(); !p.empty()) return fail(p);
-  cerebro_system_config config(system_role::client, o.tls);
-  caf::actor_system system(config);
-  auto gateway = connect(system, at, o.connect_timeout_s, false, o.tls);
-  if (!gateway)
-    return fail(fmt::format("cannot reach the coordinator at {}:{} after {:.0f} s: {}", at.host, at.port,
-                            o.connect_timeout_s, system.render(gateway.error())));
+  ClientSession session(o);
+  if (!session.error.empty()) return fail(session.error);
+  auto& system = session.system;
+  auto gateway = session.gateway;
   caf::scoped_actor self(system);
   submit_request request{*token, spec->source_text, spec->spec_dir, spec_path, 0};
   std::string experiment;
   int rc = 0;
-  self->request(*gateway, std::chrono::seconds(30), submit_atom::value, request)
+  self->request(gateway, std::chrono::seconds(30), submit_atom::value, request)
       .receive([&](const std::string& id) { experiment = id; },
                [&](const caf::error& e) { rc = fail(system.render(e)); });
   if (rc != 0) return rc;
   fmt::print(stderr, "submitted experiment {}\n", experiment);
-  self->monitor(*gateway);
+  self->monitor(gateway);
   cli::ProgressPrinter printer(spec->metric);
   run_files files;
   bool running = true;
