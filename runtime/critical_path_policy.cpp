@@ -3,15 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
-#include <cstdlib>
 
 namespace cerebro {
 
 namespace {
 // Ids below this are kept in vectors, others in hash maps.
 constexpr int32_t kDenseIds = 1 << 20;
-double slack() { static double v = getenv("CP_SLACK") ? atof(getenv("CP_SLACK")) : CriticalPathPolicy::kCriticalSlack; return v; }
-size_t maxcrit() { static size_t v = getenv("CP_MAXCRIT") ? atol(getenv("CP_MAXCRIT")) : CriticalPathPolicy::kMaxCritical; return v; }
 }  // namespace
 
 // ---- UnitTimeModel ----
@@ -99,76 +96,159 @@ double UnitTimeModel::known_speed_sum() const {
 // ---- CriticalPathPolicy ----
 
 double CriticalPathPolicy::inverse_speed(PartitionId p) const {
-  WorkerId fastest = static_cast<size_t>(p) < fastest_holder_.size() ? fastest_holder_[p] : -1;
+  WorkerId fastest = p >= 0 && static_cast<size_t>(p) < fastest_holder_.size() ? fastest_holder_[p] : -1;
   return 1 / model_.speed(fastest);  // an unknown worker has the mean speed
 }
 
-double CriticalPathPolicy::chain(ConfigId c, const MopBook& book) const {
-  int32_t epoch = book.epoch(c);
-  auto it = progress_.find(c);
-  double done = it != progress_.end() && it->second.epoch == epoch ? it->second.done_inverse_speed : 0;
+CriticalPathPolicy::ConfigProgress& CriticalPathPolicy::progress(ConfigId c) {
+  if (c >= 0 && c < kDenseIds) {
+    if (static_cast<size_t>(c) >= progress_.size()) progress_.resize(c + 1);
+    return progress_[c];
+  }
+  return sparse_progress_[c];
+}
+
+double CriticalPathPolicy::floor() const {
+  double spread = remaining_work_ / total_speed_;
+  // Every config visits every partition: each has an equal share of the
+  // remaining work, and the one whose fastest holder is slowest takes longest.
+  double bottleneck = partitions_ > 0 ? remaining_work_ / partitions_ * max_inverse_ : 0;
+  return std::max(spread, bottleneck);
+}
+
+bool CriticalPathPolicy::is_critical(ConfigId c) const {
+  if (c >= 0 && c < kDenseIds) return static_cast<size_t>(c) < dense_critical_.size() && dense_critical_[c];
+  return sparse_critical_.count(c) > 0;
+}
+
+void CriticalPathPolicy::set_critical(ConfigId c) {
+  if (c >= 0 && c < kDenseIds) {
+    if (static_cast<size_t>(c) >= dense_critical_.size()) dense_critical_.resize(c + 1, false);
+    dense_critical_[c] = true;
+  } else {
+    sparse_critical_.insert(c);
+  }
+}
+
+double CriticalPathPolicy::chain(ConfigId c, const ConfigProgress& progress, int32_t epoch) const {
+  double done = progress.epoch == epoch ? progress.done_inverse_speed : 0;
   double pending = std::max(0.0, total_inverse_ - done);
-  double later_epochs = std::max(0, book.planned_epochs(c) - epoch - 1);
+  double later_epochs = std::max(0, progress.planned_epochs - epoch - 1);
   return model_.cost(c) * (pending + later_epochs * total_inverse_);
+}
+
+void CriticalPathPolicy::insert_critical(double chain, ConfigId c) {
+  auto at = std::lower_bound(critical_.begin(), critical_.end(), std::make_pair(chain, c),
+                             [](const auto& a, const auto& b) {
+                               return a.first != b.first ? a.first > b.first : a.second < b.second;
+                             });
+  critical_.insert(at, {chain, c});
+}
+
+void CriticalPathPolicy::erase_critical(ConfigId c) {
+  auto it = std::find_if(critical_.begin(), critical_.end(), [&](const auto& e) { return e.second == c; });
+  if (it != critical_.end()) critical_.erase(it);
 }
 
 void CriticalPathPolicy::observe(const Observation& o) {
   double seconds = o.examples > 0 ? o.train_s / static_cast<double>(o.examples) : o.train_s;
   model_.observe(o.unit.config, o.worker, seconds);
   PartitionId p = o.unit.partition;
-  if (p >= 0) {
+  if (p >= 0 && p < kDenseIds) {
     if (static_cast<size_t>(p) >= fastest_holder_.size()) fastest_holder_.resize(p + 1, -1);
     WorkerId& fastest = fastest_holder_[p];
     if (fastest < 0 || model_.speed(o.worker) > model_.speed(fastest)) fastest = o.worker;
   }
-  ConfigProgress& progress = progress_[o.unit.config];
-  if (progress.epoch != o.unit.epoch) progress = ConfigProgress{o.unit.epoch, 0};
-  progress.done_inverse_speed += inverse_speed(p);
+  ConfigProgress& done = progress(o.unit.config);
+  if (done.epoch != o.unit.epoch) {
+    done.epoch = o.unit.epoch;
+    done.done_inverse_speed = 0;
+  }
+  done.done_inverse_speed += inverse_speed(p);
   remaining_work_ = std::max(0.0, remaining_work_ - model_.cost(o.unit.config));
+  if (is_critical(o.unit.config)) {  // idle again: back in the list with its shorter chain
+    erase_critical(o.unit.config);
+    insert_critical(chain(o.unit.config, done, o.unit.epoch), o.unit.config);
+  }
   if (since_refresh_ >= 0) ++since_refresh_;
 }
 
+// Recomputes, from the book, what observe() keeps up to date incrementally
+// (totals drift as the estimates change; configs come and go) and which
+// configs are critical.
 void CriticalPathPolicy::refresh(const MopBook& book) {
   since_refresh_ = 0;
-  if (book.config_count() != configs_.size()) configs_ = book.configs();
+  if (book.config_count() != configs_.size()) {
+    configs_ = book.configs();
+    unmeasured_.clear();
+    for (ConfigId c : configs_) {
+      if (!model_.knows_config(c)) unmeasured_.push_back(c);
+    }
+  }
   int32_t partitions = book.num_partitions();
   if (fastest_holder_.size() < static_cast<size_t>(partitions)) fastest_holder_.resize(partitions, -1);
   total_inverse_ = 0;
-  for (PartitionId p = 0; p < partitions; ++p) total_inverse_ += inverse_speed(p);
+  max_inverse_ = 0;
+  for (PartitionId p = 0; p < partitions; ++p) {
+    total_inverse_ += inverse_speed(p);
+    max_inverse_ = std::max(max_inverse_, inverse_speed(p));
+  }
+  partitions_ = partitions;
   total_speed_ = model_.known_speed_sum();
   remaining_work_ = 0;
   std::vector<std::pair<double, ConfigId>> chains;
+  dense_critical_.assign(dense_critical_.size(), false);
+  sparse_critical_.clear();
   for (ConfigId c : configs_) {
+    ConfigProgress& config = progress(c);
     ConfigState state = book.state(c);
     if (state != ConfigState::pending_epoch && state != ConfigState::awaiting_decision) continue;
+    config.planned_epochs = book.planned_epochs(c);
     remaining_work_ += model_.cost(c) * static_cast<double>(book.remaining_units(c));
-    chains.emplace_back(chain(c, book), c);
+    chains.emplace_back(chain(c, config, book.epoch(c)), c);
   }
   critical_.clear();
   if (total_speed_ <= 0) return;  // nothing measured yet: no idea what is critical
-  double threshold = (1 - slack()) * remaining_work_ / total_speed_;
+  double threshold = (1 - kCriticalSlack) * floor();
   auto last = std::partition(chains.begin(), chains.end(), [&](const auto& e) { return e.first >= threshold; });
-  size_t keep = std::min<size_t>(maxcrit(), last - chains.begin());
-  std::partial_sort(chains.begin(), chains.begin() + keep, last,
-                    [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
-  for (size_t i = 0; i < keep; ++i) critical_.push_back(chains[i].second);
+  size_t keep = std::min<size_t>(kMaxCritical, last - chains.begin());
+  std::partial_sort(chains.begin(), chains.begin() + keep, last, [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  for (size_t i = 0; i < keep; ++i) {
+    ConfigId c = chains[i].second;
+    set_critical(c);
+    if (!book.config_busy(c)) critical_.push_back(chains[i]);
+  }
+}
+
+std::vector<ConfigId> CriticalPathPolicy::critical() const {
+  std::vector<ConfigId> out;
+  for (const auto& entry : critical_) out.push_back(entry.second);
+  return out;
 }
 
 std::optional<Unit> CriticalPathPolicy::choose_critical(WorkerId w, const MopBook& book) {
   if (critical_.empty() || total_speed_ <= 0) return std::nullopt;
-  const double threshold = (1 - slack()) * remaining_work_ / total_speed_;
+  const double limit = floor();
+  const double threshold = (1 - kCriticalSlack) * limit;
   const double worker_inverse = 1 / model_.speed(w);
   const std::set<PartitionId>& holds = book.holdings(w);
   std::optional<Unit> best;
   double best_value = 0;
-  for (ConfigId c : critical_) {
-    if (book.state(c) != ConfigState::pending_epoch || book.config_busy(c)) continue;
+  // Longest chain first: once a chain cannot beat the best value, stop.
+  size_t scanned = 0;
+  for (const auto& [chain, c] : critical_) {
+    if (best && chain <= best_value) break;
+    if (++scanned > kScanLimit) break;
+    // Pending partitions only exist in pending_epoch: no state check needed.
     const PartitionSet& pending = book.pending_set(c);
-    double config_chain = chain(c, book);
-    double cost = model_.cost(c);
+    if (pending.empty() || book.config_busy(c)) continue;
     for (PartitionId p : holds) {
       if (!pending.contains(p)) continue;
-      double value = config_chain - cost * std::max(0.0, worker_inverse - inverse_speed(p));
+      double lost = model_.cost(c) * std::max(0.0, worker_inverse - inverse_speed(p));
+      if (lost > 0 && chain + lost > limit) continue;  // a faster holder should run it
+      double value = chain - lost;
       if (value >= threshold && (!best || value > best_value)) {
         best = Unit{c, p, book.epoch(c)};
         best_value = value;
@@ -178,12 +258,79 @@ std::optional<Unit> CriticalPathPolicy::choose_critical(WorkerId w, const MopBoo
   return best;
 }
 
+std::optional<Unit> CriticalPathPolicy::choose_unmeasured(WorkerId w, const MopBook& book) {
+  const std::set<PartitionId>& holds = book.holdings(w);
+  size_t kept = 0;
+  std::optional<Unit> found;
+  for (size_t i = 0; i < unmeasured_.size(); ++i) {
+    ConfigId c = unmeasured_[i];
+    if (model_.knows_config(c)) continue;  // measured meanwhile: drop it
+    unmeasured_[kept++] = c;
+    if (found || book.config_busy(c)) continue;
+    const PartitionSet& pending = book.pending_set(c);
+    for (PartitionId p : holds) {
+      if (pending.contains(p)) {
+        found = Unit{c, p, book.epoch(c)};
+        break;
+      }
+    }
+  }
+  unmeasured_.resize(kept);
+  return found;
+}
+
+bool CriticalPathPolicy::has_faster_holder(WorkerId w, const MopBook& book) const {
+  if (!model_.knows_worker(w)) return false;
+  double speed = model_.speed(w);
+  for (PartitionId p : book.holdings(w)) {
+    if (static_cast<size_t>(p) < fastest_holder_.size() && fastest_holder_[p] >= 0 &&
+        model_.speed(fastest_holder_[p]) > 1.1 * speed) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool CriticalPathPolicy::faster_holder_present(WorkerId w, PartitionId p, const MopBook& book) const {
+  WorkerId fastest = static_cast<size_t>(p) < fastest_holder_.size() ? fastest_holder_[p] : -1;
+  return fastest >= 0 && fastest != w && model_.speed(fastest) > 1.1 * model_.speed(w) &&
+         book.has_worker(fastest) && book.holdings(fastest).count(p) > 0;
+}
+
+double CriticalPathPolicy::chain_if_run(const Unit& u, WorkerId w, const MopBook& book) {
+  double lost = std::max(0.0, 1 / model_.speed(w) - inverse_speed(u.partition));
+  return chain(u.config, progress(u.config), book.epoch(u.config)) + model_.cost(u.config) * lost;
+}
+
 std::optional<Unit> CriticalPathPolicy::choose(WorkerId w, const MopBook& book) {
   if (book.worker_busy(w)) return std::nullopt;
-  int64_t interval = std::max<int64_t>(1, static_cast<int64_t>(book.config_count() + book.num_partitions()) / 4);
+  int64_t interval = static_cast<int64_t>(book.config_count()) + book.num_partitions();
   if (since_refresh_ < 0 || since_refresh_ >= interval || book.config_count() != configs_.size()) refresh(book);
-  if (std::optional<Unit> u = choose_critical(w, book)) return u;
-  return uniform_.choose(w, book);
+  std::optional<Unit> u = choose_critical(w, book);
+  // Measure every config early: an unmeasured config may be the longest.
+  if (!u && !unmeasured_.empty()) u = choose_unmeasured(w, book);
+  if (!u) {
+    u = uniform_.choose(w, book);
+    if (u && total_speed_ > 0 && has_faster_holder(w, book)) {
+      // A slow worker must not stretch a chain past the floor: redraw a few
+      // times for a unit that does not, else take the least harmful.
+      const double limit = floor();
+      double length = chain_if_run(*u, w, book);
+      for (int draw = 1; length > limit && draw < kMatchDraws; ++draw) {
+        std::optional<Unit> other = uniform_.choose(w, book);
+        double other_length = chain_if_run(*other, w, book);
+        if (other_length < length) {
+          u = other;
+          length = other_length;
+        }
+      }
+      // Every unit found would: better to wait for the faster holder, which
+      // is there and will ask for work when its unit ends.
+      if (length > limit && faster_holder_present(w, u->partition, book)) return std::nullopt;
+    }
+  }
+  if (u && is_critical(u->config)) erase_critical(u->config);  // running now
+  return u;
 }
 
 }  // namespace cerebro

@@ -1,5 +1,7 @@
 #include "runtime/mop_book.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "runtime/status.hpp"
@@ -27,15 +29,9 @@ bool is_over(ConfigState s) {
   return s == ConfigState::finished || s == ConfigState::stopped || s == ConfigState::failed;
 }
 
-// Ids below this map to slots through a vector (4 bytes each), others through a hash map.
-constexpr int32_t kDenseIds = 1 << 20;
-
 }  // namespace
 
-int32_t MopBook::IdSlots::find(int32_t id) const {
-  if (id >= 0 && id < kDenseIds) {
-    return static_cast<size_t>(id) < dense_.size() ? dense_[id] : -1;
-  }
+int32_t MopBook::IdSlots::find_sparse(int32_t id) const {
   auto it = sparse_.find(id);
   return it == sparse_.end() ? -1 : it->second;
 }
@@ -58,61 +54,118 @@ MopBook::MopBook(int32_t num_partitions) : num_partitions_(num_partitions) {
   needers_.resize(num_partitions);
 }
 
-MopBook::WorkerEntry& MopBook::worker_entry(WorkerId w, const char* operation) {
-  int32_t slot = worker_slots_.find(w);
-  if (slot < 0 || !workers_[slot].present) misuse(operation, fmt::format("unknown worker {}", w));
-  return workers_[slot];
+void MopBook::unknown_worker(WorkerId w, const char* operation) {
+  misuse(operation, fmt::format("unknown worker {}", w));
 }
 
-const MopBook::WorkerEntry& MopBook::worker_entry(WorkerId w, const char* operation) const {
-  int32_t slot = worker_slots_.find(w);
-  if (slot < 0 || !workers_[slot].present) misuse(operation, fmt::format("unknown worker {}", w));
-  return workers_[slot];
+void MopBook::unknown_config(ConfigId c, const char* operation) {
+  misuse(operation, fmt::format("unknown config {}", c));
 }
 
-MopBook::ConfigEntry& MopBook::config_entry(ConfigId c, const char* operation) {
-  int32_t slot = config_slots_.find(c);
-  if (slot < 0) misuse(operation, fmt::format("unknown config {}", c));
-  return configs_[slot];
+void MopBook::SlotSet::insert(int32_t slot) {
+  size_t word = static_cast<size_t>(slot) / 64;
+  if (word >= words_.size()) {
+    words_.resize(word + 1, 0);
+    block_counts_.resize((words_.size() + kWordsPerBlock - 1) / kWordsPerBlock, 0);
+  }
+  uint64_t bit = uint64_t{1} << (slot % 64);
+  if (words_[word] & bit) return;
+  words_[word] |= bit;
+  ++block_counts_[word / kWordsPerBlock];
+  ++count_;
 }
 
-const MopBook::ConfigEntry& MopBook::config_entry(ConfigId c, const char* operation) const {
-  int32_t slot = config_slots_.find(c);
-  if (slot < 0) misuse(operation, fmt::format("unknown config {}", c));
-  return configs_[slot];
+void MopBook::SlotSet::erase(int32_t slot) {
+  size_t word = static_cast<size_t>(slot) / 64;
+  uint64_t bit = uint64_t{1} << (slot % 64);
+  if (word >= words_.size() || !(words_[word] & bit)) return;
+  words_[word] &= ~bit;
+  --block_counts_[word / kWordsPerBlock];
+  --count_;
+}
+
+namespace {
+
+// The slot of the k-th (0-based) set bit in words[first..]: popcount per
+// word, then halve the word six times. Built twice, with and without the
+// popcnt instruction (picked at load time), since without -mpopcnt
+// __builtin_popcountll is a slow library call.
+__attribute__((target_clones("popcnt", "default")))
+int32_t select_from(const uint64_t* words, size_t first, int32_t k) {
+  size_t word = first;
+  for (;; ++word) {
+    int32_t in_word = __builtin_popcountll(words[word]);
+    if (k < in_word) break;
+    k -= in_word;
+  }
+  uint64_t x = words[word];
+  int32_t position = 0;
+  for (int32_t width = 32; width > 0; width /= 2) {
+    uint64_t low = x & ((uint64_t{1} << width) - 1);
+    int32_t in_low = __builtin_popcountll(low);
+    if (k >= in_low) {
+      k -= in_low;
+      x >>= width;
+      position += width;
+    } else {
+      x = low;
+    }
+  }
+  return static_cast<int32_t>(word * 64) + position;
+}
+
+__attribute__((target_clones("popcnt", "default")))
+int32_t count_both(const uint64_t* a, const uint64_t* b, size_t words) {
+  int32_t n = 0;
+  for (size_t i = 0; i < words; ++i) n += __builtin_popcountll(a[i] & b[i]);
+  return n;
+}
+
+// -1 if there are k or fewer.
+__attribute__((target_clones("popcnt", "default")))
+int32_t select_both(const uint64_t* a, const uint64_t* b, size_t words, int32_t k) {
+  for (size_t i = 0; i < words; ++i) {
+    uint64_t word = a[i] & b[i];
+    int32_t in_word = __builtin_popcountll(word);
+    if (k < in_word) {
+      for (; k > 0; --k) word &= word - 1;
+      return static_cast<int32_t>(i * 64) + __builtin_ctzll(word);
+    }
+    k -= in_word;
+  }
+  return -1;
+}
+
+}  // namespace
+
+int32_t MopBook::SlotSet::count_common(const SlotSet& other) const {
+  return count_both(words_.data(), other.words_.data(), std::min(words_.size(), other.words_.size()));
+}
+
+int32_t MopBook::SlotSet::select_common(const SlotSet& other, int32_t k) const {
+  return select_both(words_.data(), other.words_.data(), std::min(words_.size(), other.words_.size()), k);
+}
+
+int32_t MopBook::SlotSet::select(int32_t k) const {
+  size_t block = 0;
+  while (k >= block_counts_[block]) k -= block_counts_[block++];
+  return select_from(words_.data(), block * kWordsPerBlock, k);
 }
 
 void MopBook::make_pending(ConfigEntry& config, PartitionId p) {
-  if (!config.pending.insert(p)) return;
-  std::vector<ConfigId>& list = needers_[p];
-  config.needer_pos[p] = static_cast<int32_t>(list.size());
-  list.push_back(config.id);
+  if (config.pending.insert(p)) needers_[p].insert(config.slot);
 }
 
 void MopBook::make_not_pending(ConfigEntry& config, PartitionId p) {
-  if (!config.pending.erase(p)) return;
-  std::vector<ConfigId>& list = needers_[p];
-  int32_t pos = config.needer_pos[p];
-  ConfigId moved = list.back();
-  list[pos] = moved;
-  configs_[config_slots_.find(moved)].needer_pos[p] = pos;
-  list.pop_back();
+  if (config.pending.erase(p)) needers_[p].erase(config.slot);
 }
 
 void MopBook::make_all_pending(ConfigEntry& config) {
-  if (config.needer_pos.empty()) config.needer_pos.assign(num_partitions_, -1);
   for (PartitionId p = 0; p < num_partitions_; ++p) make_pending(config, p);
 }
 
 void MopBook::clear_pending(ConfigEntry& config) {
-  config.pending.for_each([&](PartitionId p) {
-    std::vector<ConfigId>& list = needers_[p];
-    int32_t pos = config.needer_pos[p];
-    ConfigId moved = list.back();
-    list[pos] = moved;
-    configs_[config_slots_.find(moved)].needer_pos[p] = pos;
-    list.pop_back();
-  });
+  config.pending.for_each([&](PartitionId p) { needers_[p].erase(config.slot); });
   config.pending.clear();
 }
 
@@ -132,6 +185,8 @@ void MopBook::add_worker(WorkerId w, std::vector<PartitionId> holds) {
   }
   WorkerEntry& worker = workers_[slot];
   worker.present = true;
+  worker.held = PartitionSet(num_partitions_);
+  for (PartitionId p : held) worker.held.insert(p);
   worker.holds = std::move(held);
   present_workers_[w] = slot;
 }
@@ -149,6 +204,8 @@ std::optional<Unit> MopBook::remove_worker(WorkerId w) {
   --running_units_;
   ConfigEntry& config = config_entry(running->config, "remove_worker");
   config.running_on.reset();
+  hot_[config.slot].busy = false;
+  idle_.insert(config.slot);
   if (is_over(config.state)) return std::nullopt;
   make_pending(config, running->partition);
   return running;
@@ -163,8 +220,11 @@ void MopBook::add_config(ConfigId c, int32_t epochs, int32_t first_epoch) {
   int32_t slot = config_slots_.insert(c);
   config_order_.emplace(c, slot);
   configs_.emplace_back();
+  hot_.push_back(HotConfig{c, first_epoch, false});
+  idle_.insert(slot);
   ConfigEntry& entry = configs_.back();
   entry.id = c;
+  entry.slot = slot;
   entry.epochs = epochs;
   entry.first_epoch = first_epoch;
   entry.epoch = first_epoch;
@@ -199,19 +259,36 @@ std::vector<WorkerId> MopBook::idle_workers() const {
   return out;
 }
 
-const std::vector<ConfigId>& MopBook::configs_needing(PartitionId p) const {
-  if (p < 0 || p >= num_partitions_) {
-    misuse("configs_needing", fmt::format("partition {} outside 0..{}", p, num_partitions_ - 1));
+void MopBook::bad_position(int32_t position) const {
+  misuse("config_needing_at", fmt::format("position {} outside 0..{}", position, configs_.size() - 1));
+}
+
+void MopBook::bad_partition(PartitionId p, const char* operation) const {
+  misuse(operation, fmt::format("partition {} outside 0..{}", p, num_partitions_ - 1));
+}
+
+
+int32_t MopBook::count_idle_needing(PartitionId p) const {
+  return needers(p, "count_idle_needing").count_common(idle_);
+}
+
+ConfigId MopBook::idle_config_needing(PartitionId p, int32_t k) const {
+  const SlotSet& set = needers(p, "idle_config_needing");
+  // select_common checks the range as it goes: no second count.
+  int32_t slot = k < 0 ? -1 : set.select_common(idle_, k);
+  if (slot < 0) {
+    misuse("idle_config_needing", fmt::format("partition {}: index {} outside 0..{}", p, k,
+                                              set.count_common(idle_) - 1));
   }
-  return needers_[p];
+  return hot_[slot].id;
 }
 
-const PartitionSet& MopBook::pending_set(ConfigId c) const {
-  return config_entry(c, "pending_set").pending;
-}
-
-bool MopBook::worker_busy(WorkerId w) const {
-  return worker_entry(w, "worker_busy").running.has_value();
+ConfigId MopBook::config_needing(PartitionId p, int32_t k) const {
+  const SlotSet& set = needers(p, "config_needing");
+  if (k < 0 || k >= set.count()) {
+    misuse("config_needing", fmt::format("partition {}: index {} outside 0..{}", p, k, set.count() - 1));
+  }
+  return hot_[set.select(k)].id;
 }
 
 void MopBook::start(WorkerId w, const Unit& u) {
@@ -235,15 +312,19 @@ void MopBook::start(WorkerId w, const Unit& u) {
   if (u.partition < 0 || u.partition >= num_partitions_) {
     misuse("start", fmt::format("{}: partition outside 0..{}", to_string(u), num_partitions_ - 1));
   }
-  if (!worker.holds.count(u.partition)) {
+  if (!worker.held.contains(u.partition)) {
     misuse("start", fmt::format("{}: worker {} does not hold partition {}", to_string(u), w,
                                 u.partition));
   }
-  if (!config.pending.contains(u.partition)) {
+  // The index holds exactly the pending partitions of pending_epoch configs
+  // (checked above), and its word is in cache: the policy just looked there.
+  if (!needers_[u.partition].contains(config.slot)) {
     misuse("start", fmt::format("{}: unit is not pending (already done this epoch)", to_string(u)));
   }
   make_not_pending(config, u.partition);
   config.running_on = w;
+  hot_[config.slot].busy = true;
+  idle_.erase(config.slot);
   worker.running = u;
   ++running_units_;
 }
@@ -261,6 +342,8 @@ MopBook::ConfigEntry& MopBook::finish_attempt(WorkerId w, const Unit& u, const c
   --running_units_;
   ConfigEntry& config = config_entry(u.config, operation);
   config.running_on.reset();
+  hot_[config.slot].busy = false;
+  idle_.insert(config.slot);
   return config;
 }
 
@@ -286,10 +369,10 @@ void MopBook::advance(ConfigId c) {
                                   to_string(config.state), config.epoch));
   }
   ++config.epoch;
+  hot_[config.slot].epoch = config.epoch;
   if (config.epoch == config.epochs) {
     config.state = ConfigState::finished;
     --live_configs_;
-    config.needer_pos = {};
   } else {
     config.state = ConfigState::pending_epoch;
     make_all_pending(config);
@@ -304,19 +387,12 @@ void MopBook::end_config(ConfigId c, ConfigState final_state, const char* operat
   config.state = final_state;
   --live_configs_;
   clear_pending(config);
-  config.needer_pos = {};
 }
 
 void MopBook::stop(ConfigId c) { end_config(c, ConfigState::stopped, "stop"); }
 void MopBook::fail(ConfigId c) { end_config(c, ConfigState::failed, "fail"); }
 
-ConfigState MopBook::state(ConfigId c) const { return config_entry(c, "state").state; }
-int32_t MopBook::epoch(ConfigId c) const { return config_entry(c, "epoch").epoch; }
 int32_t MopBook::planned_epochs(ConfigId c) const { return config_entry(c, "planned_epochs").epochs; }
-
-bool MopBook::config_busy(ConfigId c) const {
-  return config_entry(c, "config_busy").running_on.has_value();
-}
 
 std::optional<Unit> MopBook::running_on(WorkerId w) const {
   return worker_entry(w, "running_on").running;

@@ -20,8 +20,9 @@
 // Cost: eligible_units() scans every config, which is fine for a real cluster
 // but not for simulating 10,000 configs on 1,000 workers. So the book also keeps
 // an index, per partition, of the configs whose current epoch still needs it
-// (configs_needing), and start/complete/requeue run in O(1) (advance, stop and
-// fail in O(partitions)), with ids mapped to dense slots.
+// (count_needing, config_needing, for_each_config_needing): a bitset over
+// config slots, 1.25 KB per partition for 10,000 configs, so it stays in cache.
+// start/complete/requeue run in O(1), advance/stop/fail in O(partitions).
 
 #include <cstdint>
 #include <map>
@@ -86,9 +87,21 @@ class MopBook {
   // The configs in pending_epoch whose current epoch still needs partition p
   // (not done, not running), busy ones included: the units of p eligible for an
   // idle holder of p are those of the configs here that are not config_busy().
-  // In no particular order, but the same for the same history. The reference is
-  // valid until the book changes.
-  const std::vector<ConfigId>& configs_needing(PartitionId p) const;
+  // They are ordered by when the config was added. count_needing is O(1),
+  // config_needing(p, k) (the k-th, 0 <= k < count) O(configs / 512 + 8).
+  int32_t count_needing(PartitionId p) const;
+  ConfigId config_needing(PartitionId p, int32_t k) const;
+  // Among those, the ones not config_busy(): how many, and the k-th
+  // (0 <= k < count_idle_needing(p)). O(configs / 64) each.
+  int32_t count_idle_needing(PartitionId p) const;
+  ConfigId idle_config_needing(PartitionId p, int32_t k) const;
+  // The config added position-th (0 <= position < config_count()) if it is
+  // among those, else nullopt: O(1), for rejection sampling when many are.
+  std::optional<ConfigId> config_needing_at(PartitionId p, int32_t position) const;
+  template <typename F>
+  void for_each_config_needing(PartitionId p, F&& f) const {
+    needers(p, "for_each_config_needing").for_each([&](int32_t slot) { f(hot_[slot].id); });
+  }
   // pending_partitions(c) as a set.
   const PartitionSet& pending_set(ConfigId c) const;
   bool worker_busy(WorkerId w) const;
@@ -140,16 +153,52 @@ class MopBook {
   // through a vector, others through a hash map. Slots are never reused.
   class IdSlots {
    public:
-    int32_t find(int32_t id) const;  // -1 if the id has no slot
-    int32_t insert(int32_t id);      // a new slot for a new id
+    static constexpr int32_t kDenseIds = 1 << 20;
+    // -1 if the id has no slot. Inline: every call of the book starts here.
+    int32_t find(int32_t id) const {
+      if (id >= 0 && id < kDenseIds) return static_cast<size_t>(id) < dense_.size() ? dense_[id] : -1;
+      return find_sparse(id);
+    }
+    int32_t insert(int32_t id);  // a new slot for a new id
    private:
+    int32_t find_sparse(int32_t id) const;
     std::vector<int32_t> dense_;
     std::unordered_map<int32_t, int32_t> sparse_;
     int32_t next_ = 0;
   };
+  // A set of slots as a bitset with a count per block of 512, for select().
+  class SlotSet {
+   public:
+    void insert(int32_t slot);  // grows as needed
+    void erase(int32_t slot);
+    int32_t count() const { return count_; }
+    bool contains(int32_t slot) const {
+      size_t word = static_cast<size_t>(slot) / 64;
+      return word < words_.size() && ((words_[word] >> (slot % 64)) & 1u);
+    }
+    int32_t select(int32_t k) const;  // the k-th smallest slot, 0 <= k < count()
+    // The slots also in other: how many, and the k-th smallest (-1 if k >= that).
+    int32_t count_common(const SlotSet& other) const;
+    int32_t select_common(const SlotSet& other, int32_t k) const;
+    template <typename F>
+    void for_each(F&& f) const {
+      for (size_t i = 0; i < words_.size(); ++i) {
+        for (uint64_t word = words_[i]; word; word &= word - 1) {
+          f(static_cast<int32_t>(i * 64 + __builtin_ctzll(word)));
+        }
+      }
+    }
+
+   private:
+    static constexpr size_t kWordsPerBlock = 8;
+    std::vector<uint64_t> words_;
+    std::vector<int32_t> block_counts_;
+    int32_t count_ = 0;
+  };
   struct WorkerEntry {
     bool present = false;  // removed workers keep their slot
     std::set<PartitionId> holds;
+    PartitionSet held;  // holds, for O(1) membership
     std::optional<Unit> running;
   };
   struct ConfigEntry {
@@ -158,20 +207,46 @@ class MopBook {
     int32_t first_epoch = 0;
     int32_t epoch = 0;
     ConfigState state = ConfigState::pending_epoch;
+    int32_t slot = 0;
     PartitionSet pending;  // current epoch, not done, not running
-    // needer_pos[p]: where this config sits in needers_[p], if p is pending.
-    std::vector<int32_t> needer_pos;
     std::optional<WorkerId> running_on;
     int64_t units_done = 0;
   };
 
-  WorkerEntry& worker_entry(WorkerId w, const char* operation);
-  const WorkerEntry& worker_entry(WorkerId w, const char* operation) const;
-  ConfigEntry& config_entry(ConfigId c, const char* operation);
-  const ConfigEntry& config_entry(ConfigId c, const char* operation) const;
+  // The entry of a known id; throws naming the operation otherwise.
+  WorkerEntry& worker_entry(WorkerId w, const char* operation) {
+    int32_t slot = worker_slots_.find(w);
+    if (slot < 0 || !workers_[slot].present) unknown_worker(w, operation);
+    return workers_[slot];
+  }
+  const WorkerEntry& worker_entry(WorkerId w, const char* operation) const {
+    int32_t slot = worker_slots_.find(w);
+    if (slot < 0 || !workers_[slot].present) unknown_worker(w, operation);
+    return workers_[slot];
+  }
+  int32_t config_slot(ConfigId c, const char* operation) const {
+    int32_t slot = config_slots_.find(c);
+    if (slot < 0) unknown_config(c, operation);
+    return slot;
+  }
+  ConfigEntry& config_entry(ConfigId c, const char* operation) {
+    int32_t slot = config_slots_.find(c);
+    if (slot < 0) unknown_config(c, operation);
+    return configs_[slot];
+  }
+  const ConfigEntry& config_entry(ConfigId c, const char* operation) const {
+    int32_t slot = config_slots_.find(c);
+    if (slot < 0) unknown_config(c, operation);
+    return configs_[slot];
+  }
+  [[noreturn]] static void unknown_worker(WorkerId w, const char* operation);
+  [[noreturn]] static void unknown_config(ConfigId c, const char* operation);
+  [[noreturn]] void bad_partition(PartitionId p, const char* operation) const;
+  [[noreturn]] void bad_position(int32_t position) const;
   // Checks that w is running exactly u and frees w; returns u's config entry.
   ConfigEntry& finish_attempt(WorkerId w, const Unit& u, const char* operation);
   void end_config(ConfigId c, ConfigState final_state, const char* operation);
+  const SlotSet& needers(PartitionId p, const char* operation) const;
   // Keep pending and needers_ in step.
   void make_pending(ConfigEntry& config, PartitionId p);
   void make_not_pending(ConfigEntry& config, PartitionId p);
@@ -184,11 +259,42 @@ class MopBook {
   std::map<WorkerId, int32_t> present_workers_;  // id -> slot, ascending ids
   IdSlots config_slots_;
   std::vector<ConfigEntry> configs_;
+  // Per slot, copies of what policies read for every candidate config, packed
+  // (12 bytes) so they stay in cache while the entries do not.
+  struct HotConfig {
+    ConfigId id = 0;
+    int32_t epoch = 0;
+    bool busy = false;
+  };
+  std::vector<HotConfig> hot_;
+  SlotSet idle_;  // slots of the configs with no running unit
   std::map<ConfigId, int32_t> config_order_;  // id -> slot, ascending ids
-  std::vector<std::vector<ConfigId>> needers_;  // per partition, see configs_needing
+  std::vector<SlotSet> needers_;  // per partition: slots of the configs needing it
   int64_t units_done_ = 0;
   int64_t live_configs_ = 0;   // neither finished, stopped nor failed
   int64_t running_units_ = 0;
 };
+
+// The queries policies call per candidate, inline.
+inline ConfigState MopBook::state(ConfigId c) const { return config_entry(c, "state").state; }
+inline int32_t MopBook::epoch(ConfigId c) const { return hot_[config_slot(c, "epoch")].epoch; }
+inline bool MopBook::config_busy(ConfigId c) const { return hot_[config_slot(c, "config_busy")].busy; }
+inline const PartitionSet& MopBook::pending_set(ConfigId c) const {
+  return config_entry(c, "pending_set").pending;
+}
+inline bool MopBook::worker_busy(WorkerId w) const {
+  return worker_entry(w, "worker_busy").running.has_value();
+}
+inline int32_t MopBook::count_needing(PartitionId p) const { return needers(p, "count_needing").count(); }
+inline std::optional<ConfigId> MopBook::config_needing_at(PartitionId p, int32_t position) const {
+  // Slots are handed out in order of add_config: slot == position.
+  if (position < 0 || static_cast<size_t>(position) >= configs_.size()) bad_position(position);
+  if (!needers(p, "config_needing_at").contains(position)) return std::nullopt;
+  return hot_[position].id;
+}
+inline const MopBook::SlotSet& MopBook::needers(PartitionId p, const char* operation) const {
+  if (p < 0 || p >= num_partitions_) bad_partition(p, operation);
+  return needers_[p];
+}
 
 }  // namespace cerebro

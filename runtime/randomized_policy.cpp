@@ -11,41 +11,54 @@
 
 namespace cerebro {
 
-// Uniform among the eligible units, without listing them: draw among the
-// (config, partition) pairs of the book's per-partition index for w's
-// partitions and redraw when the config is busy. Each accepted draw is uniform
-// over the eligible units; after a few rejections (most needers busy) it lists
-// them instead, which is uniform too. So this picks exactly like choosing
-// uniformly from eligible_units(w), in O(partitions w holds) per draw.
+// Uniform among the eligible units, without listing them. A few times: draw
+// a (config, partition) pair of the book's per-partition index for w's
+// partitions (a partition with probability proportional to its configs, then
+// configs added until one needs it: O(1) while many do) and take it if the
+// config is idle. Each accepted draw is uniform over the eligible units. When
+// that fails or would be slow (few configs need the partition, or most of those
+// are busy), count the idle configs needing each partition, 64 at a time, and
+// take the k-th, which is uniform too.
 std::optional<Unit> RandomizedPolicy::choose(WorkerId w, const MopBook& book) {
   if (book.worker_busy(w)) return std::nullopt;
   const std::set<PartitionId>& holds = book.holdings(w);
-  size_t pairs = 0;
-  for (PartitionId p : holds) pairs += book.configs_needing(p).size();
+  int64_t pairs = 0;
+  for (PartitionId p : holds) pairs += book.count_needing(p);
   if (pairs == 0) return std::nullopt;
-  std::uniform_int_distribution<size_t> any_pair(0, pairs - 1);
-  for (int attempt = 0; attempt < 8; ++attempt) {
-    size_t index = any_pair(rng_);
-    for (PartitionId p : holds) {
-      const std::vector<ConfigId>& needing = book.configs_needing(p);
-      if (index >= needing.size()) {
-        index -= needing.size();
-        continue;
+  const auto configs = static_cast<int64_t>(book.config_count());
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    auto index = static_cast<int64_t>(rng_.below(static_cast<uint64_t>(pairs)));
+    PartitionId p = -1;
+    for (PartitionId held : holds) {
+      index -= book.count_needing(held);
+      if (index < 0) {
+        p = held;
+        break;
       }
-      ConfigId c = needing[index];
-      if (!book.config_busy(c)) return Unit{c, p, book.epoch(c)};
-      break;
     }
+    if (int64_t{book.count_needing(p)} * 8 < configs) break;  // few: count instead
+    std::optional<ConfigId> c;
+    while (!c) c = book.config_needing_at(p, static_cast<int32_t>(rng_.below(static_cast<uint64_t>(configs))));
+    if (!book.config_busy(*c)) return Unit{*c, p, book.epoch(*c)};
   }
-  std::vector<Unit> eligible;
+  idle_counts_.clear();
+  int64_t idle_pairs = 0;
   for (PartitionId p : holds) {
-    for (ConfigId c : book.configs_needing(p)) {
-      if (!book.config_busy(c)) eligible.push_back(Unit{c, p, book.epoch(c)});
-    }
+    idle_counts_.push_back(book.count_idle_needing(p));
+    idle_pairs += idle_counts_.back();
   }
-  if (eligible.empty()) return std::nullopt;
-  std::uniform_int_distribution<size_t> pick(0, eligible.size() - 1);
-  return eligible[pick(rng_)];
+  if (idle_pairs == 0) return std::nullopt;
+  auto index = static_cast<int64_t>(rng_.below(static_cast<uint64_t>(idle_pairs)));
+  size_t i = 0;
+  for (PartitionId p : holds) {
+    int32_t idle = idle_counts_[i++];
+    if (index < idle) {
+      ConfigId c = book.idle_config_needing(p, static_cast<int32_t>(index));
+      return Unit{c, p, book.epoch(c)};
+    }
+    index -= idle;
+  }
+  return std::nullopt;  // not reached: index < idle_pairs
 }
 
 // The factory of the policies constructible from a name alone.

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,7 @@ enum class Heterogeneity {
   none,     // every worker 11.925 TFLOPS (the mean of the paper's four)
 };
 std::string to_string(Heterogeneity h);
+inline std::ostream& operator<<(std::ostream& os, Heterogeneity h) { return os << to_string(h); }
 // "paper" | "uniform" | "none"; an error names the known values.
 Result<Heterogeneity> parse_heterogeneity(const std::string& name);
 
@@ -106,6 +108,9 @@ class Simulator {
  public:
   // Throws cerebro::Error if the options are invalid (see validate()).
   Simulator(const SimulationOptions& options, std::unique_ptr<SchedulingPolicy> policy);
+  // With a given workload instead of one drawn from the options (whose
+  // configs, workers and epochs must match it), e.g. a hand-made cluster.
+  Simulator(const SimulationOptions& options, Workload workload, std::unique_ptr<SchedulingPolicy> policy);
   ~Simulator();
   Simulator(const Simulator&) = delete;
   Simulator& operator=(const Simulator&) = delete;

@@ -16,6 +16,7 @@
 #include "tools/bench.hpp"
 #include "tools/cluster_commands.hpp"
 #include "tools/progress.hpp"
+#include "tools/simulate_command.hpp"
 
 namespace fs = std::filesystem;
 using namespace cerebro;
@@ -231,6 +232,8 @@ int main(int argc, char** argv) {
   bench->add_flag("--cluster", bench_options.cluster,
                   "Also run the workload on a coordinator and agent processes on loopback and compare");
 
+  auto simulate = add_simulate_command(app);
+
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -264,6 +267,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (show_cmd->parsed()) return show(show_dir, top, show_units);
+    if (simulate->parsed()) return run_simulate_command(*simulate);
     if (bench->parsed()) {
       if (bench_options.out_dir.empty()) bench_options.out_dir = (fs::path("runs") / ("bench-" + timestamp())).string();
       return run_bench(bench_options);

@@ -1,0 +1,88 @@
+#include "tools/simulate_command.hpp"
+
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "runtime/scheduling_policy.hpp"
+
+namespace cerebro {
+
+std::unique_ptr<SimulateCommand> add_simulate_command(CLI::App& app) {
+  auto cmd = std::make_unique<SimulateCommand>();
+  SimulationOptions& o = cmd->options;
+  CLI::App* sub = app.add_subcommand(
+      "simulate", "Simulate MOP scheduling policies on a synthetic cluster: makespan against a lower bound");
+  cmd->command = sub;
+  sub->add_option("--configs", o.configs, "Configs to train")->capture_default_str();
+  sub->add_option("--workers", o.workers, "Workers; one partition each (partitions = workers)")
+      ->capture_default_str();
+  sub->add_option("--epochs", o.epochs, "Epochs per config")->capture_default_str();
+  sub->add_option("--seed", o.seed, "Seeds the workload, the run and the policy")->capture_default_str();
+  sub->add_option("--policy", cmd->policy,
+                  "Scheduling policy: " + fmt::format("{}", fmt::join(policy_names(), ", ")) +
+                      ", or all (each on the same workload)")
+      ->capture_default_str();
+  sub->add_option("--heterogeneity", cmd->heterogeneity,
+                  "Worker speeds: paper (5.6, 11.3, 12.1 or 18.7 TFLOPS), uniform (in [5.6, 18.7]) or none")
+      ->capture_default_str();
+  sub->add_option("--replicas", o.replicas, "Workers holding each partition")->capture_default_str();
+  sub->add_option("--noise", o.noise, "Each unit runs 1 + U(0, noise) times its nominal time")
+      ->capture_default_str();
+  sub->add_option("--failure-rate", o.failure_rate,
+                  "Probability that a unit's worker fails during it (the unit is requeued)")
+      ->capture_default_str();
+  sub->add_option("--downtime", o.downtime_s, "Seconds a failed worker stays away")->capture_default_str();
+  sub->add_option("--examples", o.examples, "Training examples, split evenly over the partitions")
+      ->capture_default_str();
+  sub->add_flag("--json", cmd->json,
+                "Print JSON (one object, or an array with --policy all) with makespan, lower_bound, ratio, "
+                "utilization, decision_latency_p50_us, decision_latency_p99_us");
+  return cmd;
+}
+
+namespace {
+
+void print_text(const SimulationReport& r, std::ostream& out) {
+  const SimulationOptions& o = r.options;
+  out << fmt::format("policy {}: {} configs x {} workers x {} epochs, heterogeneity {}, replicas {}, seed {}\n", r.policy,
+             o.configs, o.workers, o.epochs, to_string(o.heterogeneity), o.replicas, o.seed);
+  out << fmt::format("  units          {} ({} attempts lost to worker failures)\n", r.units, r.failed_attempts);
+  out << fmt::format("  makespan       {:.0f} s\n", r.makespan_s);
+  out << fmt::format("  lower bound    {:.0f} s (total work {:.0f} s, longest chain {:.0f} s, worker load {:.0f} s)\n",
+             r.bound.seconds(), r.bound.total_work_s, r.bound.longest_chain_s, r.bound.worker_load_s);
+  out << fmt::format("  ratio          {:.4f}\n", r.ratio);
+  out << fmt::format("  utilization    {:.1f}%\n", 100 * r.utilization);
+  out << fmt::format("  decisions      {}: latency p50 {:.2f} us, p99 {:.2f} us\n", r.decisions,
+             r.decision_latency_p50_us, r.decision_latency_p99_us);
+  out << fmt::format("  simulated in   {:.2f} s\n", r.wall_s);
+}
+
+}  // namespace
+
+int run_simulate_command(const SimulateCommand& cmd, std::ostream& out, std::ostream& err) {
+  auto fail = [&](const std::string& message) {
+    err << "error: " << message << "\n";
+    return 1;
+  };
+  SimulationOptions options = cmd.options;
+  Result<Heterogeneity> heterogeneity = parse_heterogeneity(cmd.heterogeneity);
+  if (!heterogeneity.ok()) return fail(heterogeneity.error());
+  options.heterogeneity = *heterogeneity;
+  std::vector<std::string> policies{cmd.policy};
+  if (cmd.policy == "all") policies = policy_names();
+  nlohmann::json reports = nlohmann::json::array();
+  for (const std::string& policy : policies) {
+    Result<SimulationReport> report = simulate(options, policy);
+    if (!report.ok()) return fail(report.error());
+    if (cmd.json) {
+      reports.push_back(report->to_json());
+    } else {
+      print_text(*report, out);
+    }
+  }
+  if (cmd.json) out << (policies.size() == 1 ? reports[0] : reports).dump(2) << "\n";
+  return 0;
+}
+
+}  // namespace cerebro

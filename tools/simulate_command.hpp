@@ -1,0 +1,36 @@
+#pragma once
+// `cerebro simulate`: runs the scheduler simulator (runtime/simulator.hpp) and
+// prints makespan, lower bound, their ratio, utilization and the policy's
+// decision latency, as text or (--json) as JSON. `--policy all` runs every
+// policy make_policy knows on the same workload.
+
+#include <iostream>
+#include <memory>
+#include <ostream>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "runtime/simulator.hpp"
+
+namespace cerebro {
+
+struct SimulateCommand {
+  CLI::App* command = nullptr;
+  SimulationOptions options;
+  std::string policy = "critical_path";
+  std::string heterogeneity = "paper";
+  bool json = false;
+
+  bool parsed() const { return command && command->parsed(); }
+};
+
+// Registers the subcommand and its flags on app. The object holds the parsed
+// values, so it must outlive app's parsing.
+std::unique_ptr<SimulateCommand> add_simulate_command(CLI::App& app);
+// Runs it, printing the report(s) to out; returns the exit code (1 with
+// "error: ..." on err on bad input).
+int run_simulate_command(const SimulateCommand& command, std::ostream& out = std::cout,
+                         std::ostream& err = std::cerr);
+
+}  // namespace cerebro
