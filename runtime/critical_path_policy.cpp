@@ -46,9 +46,24 @@ void UnitTimeModel::Factors::set(Factor& f, double log) {
   ++f.observations;
 }
 
+void UnitTimeModel::Factors::reset_log(Factor& f, double log) {
+  log_sum += log - f.log;
+  f.log = log;
+  f.value = std::exp(log);
+}
+
 void UnitTimeModel::observe(ConfigId c, WorkerId w, double seconds_per_example) {
   if (!(seconds_per_example > 0) || !std::isfinite(seconds_per_example)) return;
   double t = std::log(seconds_per_example);
+  ++observations_;
+  if (observations_ <= kYoungObservations * (configs_.known + workers_.known + 2)) {
+    if (window_.size() < kWindow) {
+      window_.push_back(Sample{c, w, t});
+    } else {
+      window_[window_next_] = Sample{c, w, t};
+      window_next_ = (window_next_ + 1) % kWindow;
+    }
+  }
   Factor& config = configs_.at(c);
   Factor& worker = workers_.at(w);
   if (!config.known && !worker.known) {
@@ -67,6 +82,7 @@ void UnitTimeModel::observe(ConfigId c, WorkerId w, double seconds_per_example) 
     configs_.set(config, config.log + surprise * config_step);
     workers_.set(worker, worker.log - surprise * worker_step);
   }
+  if (window_.size() <= kRefitEachUpTo) refit(kSweeps);  // cheap while there are few samples
 }
 
 bool UnitTimeModel::knows_config(ConfigId c) const {
@@ -84,6 +100,28 @@ double UnitTimeModel::speed(WorkerId w) const { return workers_.value_or_mean(w)
 
 double UnitTimeModel::seconds_per_example(ConfigId c, WorkerId w) const {
   return configs_.known ? cost(c) / speed(w) : 0;
+}
+
+void UnitTimeModel::refit(int sweeps) {
+  if (window_.empty() || observations_ > kYoungObservations * (configs_.known + workers_.known)) return;
+  for (int sweep = 0; sweep < sweeps; ++sweep) {
+    // Each config's cost given the speeds, then each worker's speed given the
+    // costs: the least-squares fit of log t = log cost - log speed.
+    sums_.clear();
+    for (const Sample& s : window_) {
+      auto& [sum, n] = sums_[s.config];
+      sum += s.log_seconds + workers_.at(s.worker).log;
+      ++n;
+    }
+    for (const auto& [c, entry] : sums_) configs_.reset_log(configs_.at(c), entry.first / entry.second);
+    sums_.clear();
+    for (const Sample& s : window_) {
+      auto& [sum, n] = sums_[s.worker];
+      sum += configs_.at(s.config).log - s.log_seconds;
+      ++n;
+    }
+    for (const auto& [w, entry] : sums_) workers_.reset_log(workers_.at(w), entry.first / entry.second);
+  }
 }
 
 double UnitTimeModel::known_speed_sum() const {
@@ -152,12 +190,17 @@ void CriticalPathPolicy::erase_critical(ConfigId c) {
 
 void CriticalPathPolicy::observe(const Observation& o) {
   double seconds = o.examples > 0 ? o.train_s / static_cast<double>(o.examples) : o.train_s;
+  bool first_of_config = !model_.knows_config(o.unit.config);
   model_.observe(o.unit.config, o.worker, seconds);
+  newly_measured_ = newly_measured_ || (first_of_config && model_.knows_config(o.unit.config));
   PartitionId p = o.unit.partition;
   if (p >= 0 && p < kDenseIds) {
     if (static_cast<size_t>(p) >= fastest_holder_.size()) fastest_holder_.resize(p + 1, -1);
+    if (static_cast<size_t>(p) >= slowest_holder_.size()) slowest_holder_.resize(p + 1, -1);
     WorkerId& fastest = fastest_holder_[p];
     if (fastest < 0 || model_.speed(o.worker) > model_.speed(fastest)) fastest = o.worker;
+    WorkerId& slowest = slowest_holder_[p];
+    if (slowest < 0 || model_.speed(o.worker) < model_.speed(slowest)) slowest = o.worker;
   }
   ConfigProgress& done = progress(o.unit.config);
   if (done.epoch != o.unit.epoch) {
@@ -178,6 +221,8 @@ void CriticalPathPolicy::observe(const Observation& o) {
 // configs are critical.
 void CriticalPathPolicy::refresh(const MopBook& book) {
   since_refresh_ = 0;
+  newly_measured_ = false;
+  model_.refit(2);  // warm: observe() keeps the factors close
   if (book.config_count() != configs_.size()) {
     configs_ = book.configs();
     unmeasured_.clear();
@@ -209,7 +254,12 @@ void CriticalPathPolicy::refresh(const MopBook& book) {
   }
   critical_.clear();
   if (total_speed_ <= 0) return;  // nothing measured yet: no idea what is critical
-  double threshold = (1 - kCriticalSlack) * floor();
+  // The longest chain is always critical: in a small run the floor, which
+  // assumes the work spreads perfectly, can hide that it must start now.
+  double longest = 0;
+  for (const auto& entry : chains) longest = std::max(longest, entry.first);
+  threshold_ = std::min((1 - kCriticalSlack) * floor(), longest);
+  const double threshold = threshold_;
   auto last = std::partition(chains.begin(), chains.end(), [&](const auto& e) { return e.first >= threshold; });
   size_t keep = std::min<size_t>(kMaxCritical, last - chains.begin());
   std::partial_sort(chains.begin(), chains.begin() + keep, last, [](const auto& a, const auto& b) {
@@ -231,7 +281,7 @@ std::vector<ConfigId> CriticalPathPolicy::critical() const {
 std::optional<Unit> CriticalPathPolicy::choose_critical(WorkerId w, const MopBook& book) {
   if (critical_.empty() || total_speed_ <= 0) return std::nullopt;
   const double limit = floor();
-  const double threshold = (1 - kCriticalSlack) * limit;
+  const double threshold = std::min((1 - kCriticalSlack) * limit, threshold_);
   const double worker_inverse = 1 / model_.speed(w);
   const std::set<PartitionId>& holds = book.holdings(w);
   std::optional<Unit> best;
@@ -291,6 +341,18 @@ bool CriticalPathPolicy::has_faster_holder(WorkerId w, const MopBook& book) cons
   return false;
 }
 
+bool CriticalPathPolicy::has_slower_holder(WorkerId w, const MopBook& book) const {
+  if (!model_.knows_worker(w)) return false;
+  double speed = model_.speed(w);
+  for (PartitionId p : book.holdings(w)) {
+    if (static_cast<size_t>(p) < slowest_holder_.size() && slowest_holder_[p] >= 0 &&
+        model_.speed(slowest_holder_[p]) * 1.1 < speed) {
+      return true;
+    }
+  }
+  return false;
+}
+
 bool CriticalPathPolicy::faster_holder_present(WorkerId w, PartitionId p, const MopBook& book) const {
   WorkerId fastest = static_cast<size_t>(p) < fastest_holder_.size() ? fastest_holder_[p] : -1;
   return fastest >= 0 && fastest != w && model_.speed(fastest) > 1.1 * model_.speed(w) &&
@@ -305,7 +367,12 @@ double CriticalPathPolicy::chain_if_run(const Unit& u, WorkerId w, const MopBook
 std::optional<Unit> CriticalPathPolicy::choose(WorkerId w, const MopBook& book) {
   if (book.worker_busy(w)) return std::nullopt;
   int64_t interval = static_cast<int64_t>(book.config_count()) + book.num_partitions();
-  if (since_refresh_ < 0 || since_refresh_ >= interval || book.config_count() != configs_.size()) refresh(book);
+  // A config's first measurement may make it the longest: refresh soon after
+  // (in a large run not after every one, which would cost O(configs^2)).
+  bool learned = newly_measured_ && since_refresh_ * 16 >= interval;
+  if (since_refresh_ < 0 || since_refresh_ >= interval || learned || book.config_count() != configs_.size()) {
+    refresh(book);
+  }
   std::optional<Unit> u = choose_critical(w, book);
   // Measure every config early: an unmeasured config may be the longest.
   if (!u && !unmeasured_.empty()) u = choose_unmeasured(w, book);
@@ -327,6 +394,13 @@ std::optional<Unit> CriticalPathPolicy::choose(WorkerId w, const MopBook& book) 
       // Every unit found would: better to wait for the faster holder, which
       // is there and will ask for work when its unit ends.
       if (length > limit && faster_holder_present(w, u->partition, book)) return std::nullopt;
+    } else if (u && total_speed_ > 0 && has_slower_holder(w, book)) {
+      // The fastest holder takes the heaviest of a few picks: light units are
+      // what slower holders can do without stretching a chain.
+      for (int draw = 1; draw < kMatchDraws; ++draw) {
+        std::optional<Unit> other = uniform_.choose(w, book);
+        if (model_.cost(other->config) > model_.cost(u->config)) u = other;
+      }
     }
   }
   if (u && is_critical(u->config)) erase_critical(u->config);  // running now

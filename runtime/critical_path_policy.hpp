@@ -11,28 +11,32 @@
 //  - the remaining makespan's floor: the remaining work over the cluster's
 //    total speed, or over the partition whose fastest holder is slowest (each
 //    partition carries an equal share of the work), whichever is longer.
-// A config whose chain is at least (1 - kCriticalSlack) of that floor is
-// critical: if it waits, the run gets longer. An idle worker
-//  1. runs the eligible critical config with the longest chain, after charging
-//     the chain with the time the unit loses on this worker against the
-//     fastest holder of its partition (so heavy units go to fast workers when
-//     a partition has several holders);
+// A config is critical if its chain is at least (1 - kCriticalSlack) of that
+// floor, and the longest chain always is: if it waits, the run gets longer.
+// An idle worker
+//  1. runs the eligible critical config with the longest chain, unless this
+//     worker is slower than the fastest holder of the partition and running it
+//     here would stretch the chain past the floor (heavy units go to fast
+//     workers);
 //  2. else a config not measured yet (the first round measures everyone, so a
 //     long config is known early);
 //  3. else picks uniformly among its eligible units, like the randomized
 //     policy; but a worker sharing partitions with faster workers redraws (up
 //     to kMatchDraws picks) a unit whose config's chain, run there, would
-//     exceed the floor, so heavy units are left to fast workers here too.
+//     exceed the floor, and waits for the faster worker if every pick would;
+//     and the fastest holder takes the heaviest of kMatchDraws picks.
 // Random order for the rest keeps the configs spread over their epochs so
 // every worker keeps finding work: longest-chain-first for all configs marches
-// them in lockstep and starves workers at each epoch's end (measured: 1.24 x
-// the lower bound at 1,000 configs x 256 equal workers, against 1.0004).
+// them in lockstep and starves workers at each epoch's end (measured with an
+// earlier version: 1.24 x the lower bound at 1,000 configs x 256 equal
+// workers, against 1.0004).
 //
 // Cost per decision: at most kScanLimit idle critical configs, plus the
 // randomized policy's O(1) draw (O(configs / 64) when most candidates are
 // busy). The critical list is refreshed from the book every configs +
-// partitions observations and kept up to date in between by observe() (a
-// config leaves it while it runs). Deterministic for a given seed and history.
+// partitions observations (sooner after a config's first measurement) and
+// kept up to date in between by observe() (a config leaves it while it runs).
+// Deterministic for a given seed and history. Not thread-safe.
 
 #include <cstdint>
 #include <unordered_map>
@@ -62,8 +66,27 @@ class UnitTimeModel {
   double seconds_per_example(ConfigId c, WorkerId w) const;
   // Sum of the speeds of the workers observed so far.
   double known_speed_sum() const;
+  // Refits both factors to the last kWindow observations by alternating least
+  // squares (`sweeps` sweeps from the current values), while the model is
+  // young (fewer than kYoungObservations per known config and worker): the
+  // online updates alone learn a worker's speed slowly when it has run few
+  // configs that others ran too, as in a short run. observe() calls it while
+  // there are at most kRefitEachUpTo samples (kSweeps sweeps);
+  // CriticalPathPolicy at each refresh (2 sweeps).
+  void refit(int sweeps);
+
+  static constexpr size_t kWindow = 4096;
+  static constexpr int kSweeps = 8;
+  static constexpr int64_t kYoungObservations = 64;
+  // Up to this many samples every observation refits (O(samples x sweeps)).
+  static constexpr size_t kRefitEachUpTo = 256;
 
  private:
+  struct Sample {
+    ConfigId config;
+    WorkerId worker;
+    double log_seconds;
+  };
   struct Factor {
     bool known = false;
     double log = 0;
@@ -81,8 +104,13 @@ class UnitTimeModel {
     double value_or_mean(int32_t id) const;
     double mean_log() const { return known ? log_sum / static_cast<double>(known) : 0; }
     void set(Factor& f, double log);
+    void reset_log(Factor& f, double log);  // set without counting an observation
   };
   Factors configs_, workers_;
+  std::vector<Sample> window_;  // the last kWindow observations, a ring
+  size_t window_next_ = 0;
+  int64_t observations_ = 0;
+  std::unordered_map<int32_t, std::pair<double, int64_t>> sums_;  // refit scratch
 };
 
 class CriticalPathPolicy : public SchedulingPolicy {
@@ -94,7 +122,9 @@ class CriticalPathPolicy : public SchedulingPolicy {
   // chain first, for one that needs a partition the worker holds.
   static constexpr size_t kScanLimit = 32;
   // A worker sharing partitions with faster workers draws up to this many
-  // random eligible units for one that does not stretch a chain past the floor.
+  // random eligible units for one that does not stretch a chain past the
+  // floor; the fastest holder of partitions shared with slower workers draws
+  // this many and takes the heaviest.
   static constexpr int kMatchDraws = 4;
 
   explicit CriticalPathPolicy(uint64_t seed) : uniform_(seed) {}
@@ -134,6 +164,8 @@ class CriticalPathPolicy : public SchedulingPolicy {
   std::optional<Unit> choose_unmeasured(WorkerId w, const MopBook& book);
   // Whether a partition of w has a holder at least 10% faster than w.
   bool has_faster_holder(WorkerId w, const MopBook& book) const;
+  // Whether a partition of w has a holder at least 10% slower than w.
+  bool has_slower_holder(WorkerId w, const MopBook& book) const;
   // Whether p's fastest holder is another worker, 10% faster than w, present
   // and still holding p.
   bool faster_holder_present(WorkerId w, PartitionId p, const MopBook& book) const;
@@ -143,6 +175,7 @@ class CriticalPathPolicy : public SchedulingPolicy {
   UnitTimeModel model_;
   RandomizedPolicy uniform_;
   std::vector<WorkerId> fastest_holder_;  // per partition, -1 until observed
+  std::vector<WorkerId> slowest_holder_;  // per partition, -1 until observed
   std::vector<ConfigProgress> progress_;  // by config id, if small and non-negative
   std::unordered_map<ConfigId, ConfigProgress> sparse_progress_;
   std::vector<ConfigId> configs_;  // the book's, refreshed when it has more
@@ -157,7 +190,9 @@ class CriticalPathPolicy : public SchedulingPolicy {
   int32_t partitions_ = 0;
   double remaining_work_ = 0;   // sum of cost x remaining units over live configs
   double total_speed_ = 0;      // of the workers that ran a unit
+  double threshold_ = 0;        // chain that makes a config critical, at the last refresh
   int64_t since_refresh_ = -1;  // observations; -1: never refreshed
+  bool newly_measured_ = false;  // a config got its first observation since
 };
 
 }  // namespace cerebro

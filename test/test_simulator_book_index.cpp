@@ -46,6 +46,18 @@ void check_index(const MopBook& book, const std::vector<WorkerId>& workers) {
     BOOST_TEST_REQUIRE(sorted == expected, boost::test_tools::per_element());
     BOOST_TEST_REQUIRE(book.count_needing(p) == static_cast<int32_t>(listed.size()));
     for (int32_t k = 0; k < book.count_needing(p); ++k) BOOST_TEST_REQUIRE(book.config_needing(p, k) == listed[k]);
+    std::vector<ConfigId> at_positions, idle;
+    for (int32_t position = 0; position < static_cast<int32_t>(book.config_count()); ++position) {
+      if (std::optional<ConfigId> c = book.config_needing_at(p, position)) at_positions.push_back(*c);
+    }
+    BOOST_TEST_REQUIRE(at_positions == listed, boost::test_tools::per_element());
+    for (ConfigId c : listed) {
+      if (!book.config_busy(c)) idle.push_back(c);
+    }
+    BOOST_TEST_REQUIRE(book.count_idle_needing(p) == static_cast<int32_t>(idle.size()));
+    for (size_t k = 0; k < idle.size(); ++k) {
+      BOOST_TEST_REQUIRE(book.idle_config_needing(p, static_cast<int32_t>(k)) == idle[k]);
+    }
   }
   for (ConfigId c : book.configs()) {
     BOOST_TEST_REQUIRE(book.pending_set(c).to_vector() == book.pending_partitions(c),
@@ -93,6 +105,9 @@ BOOST_AUTO_TEST_CASE(index_queries_reject_bad_arguments) {
   BOOST_TEST(book.count_needing(1) == 1);
   BOOST_TEST(book.config_needing(1, 0) == 7);
   BOOST_CHECK_THROW(book.config_needing(1, 1), Error);
+  BOOST_CHECK_THROW(book.idle_config_needing(1, 1), Error);
+  BOOST_CHECK_THROW(book.config_needing_at(1, 1), Error);
+  BOOST_TEST(book.config_needing_at(1, 0).value_or(-1) == 7);
   BOOST_CHECK_THROW(book.count_needing(2), Error);
   BOOST_CHECK_THROW(book.count_needing(-1), Error);
   BOOST_CHECK_THROW(book.pending_set(8), Error);
