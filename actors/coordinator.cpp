@@ -196,11 +196,15 @@ caf::behavior coordinator_behavior(coordinator_ptr self, coordinator_config conf
         }
         return join_reply{true, "", id, caf::actor_cast<caf::actor>(self)};
       },
-      [self](heartbeat_atom, int32_t id) {
+      // Answers whether `id` is a live agent of this coordinator (false after a
+      // restart, so the agent rejoins).
+      [self](heartbeat_atom, int32_t id) -> bool {
         auto it = self->state.agents.find(id);
-        if (it != self->state.agents.end() && self->current_sender() &&
-            self->current_sender()->node() == it->second.agent.node())
-          it->second.last_heartbeat = Clock::now();
+        if (it == self->state.agents.end() || !self->current_sender() ||
+            self->current_sender()->node() != it->second.agent.node())
+          return false;
+        it->second.last_heartbeat = Clock::now();
+        return true;
       },
       [self](submit_atom, submit_request& r) -> caf::result<std::string> {
         if (!tokens_equal(r.token, self->state.config.token)) {

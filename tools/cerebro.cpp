@@ -1,5 +1,10 @@
 // cerebro: the command line. Subcommands: run, prepare, show, bench.
+#include <execinfo.h>
+#include <signal.h>
+#include <unistd.h>
+
 #include <chrono>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -35,6 +40,35 @@ std::string timestamp() {
 int fail(const std::string& message) {
   fmt::print(stderr, "error: {}\n", message);
   return 1;
+}
+
+// A crash names its signal and leaves a backtrace on stderr (so a failing
+// agent in a test log or a user's terminal says where), then dies of the same
+// signal. Only async-signal-safe calls.
+void report_fatal_signal(int sig) {
+  const char* name = strsignal(sig);
+  (void)!write(STDERR_FILENO, "cerebro: fatal signal: ", 23);
+  (void)!write(STDERR_FILENO, name, strlen(name));
+  (void)!write(STDERR_FILENO, "\n", 1);
+  void* frames[64];
+  backtrace_symbols_fd(frames, backtrace(frames, 64), STDERR_FILENO);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+void install_crash_reporter() {
+  void* warm[1];
+  backtrace(warm, 1);  // loads libgcc now: not safe inside the handler
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) signal(sig, report_fatal_signal);
+}
+
+// Ends a cluster client command: its results are written and closed, and
+// tearing down an actor system that has talked to a remote node can wait
+// long for the peer's proxies, so the process leaves without it.
+[[noreturn]] void leave_now(int rc) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::_Exit(rc);
 }
 
 void print_result(const nlohmann::json& summary, const std::string& dir) {
@@ -155,6 +189,7 @@ void add_tls_options(CLI::App* cmd, tls_options& tls) {
 }
 
 int main(int argc, char** argv) {
+  install_crash_reporter();
   CLI::App app{"cerebro: deep-learning model selection with Model Hopper Parallelism"};
   app.require_subcommand(1);
 
@@ -239,7 +274,7 @@ int main(int argc, char** argv) {
   try {
     if (coordinator->parsed()) return coordinator_main(coordinator_options);
     if (agent->parsed()) return agent_main(agent_options);
-    if (status->parsed()) return status_main(status_options);
+    if (status->parsed()) leave_now(status_main(status_options));
     if (run->parsed()) {
       if (!replay_dir.empty()) return replay(replay_dir, out_dir);
       if (spec_path.empty()) return fail("run needs a spec file (or --replay RUN_DIR); see cerebro run --help");
@@ -247,7 +282,7 @@ int main(int argc, char** argv) {
         client.cluster = cluster_address;
         auto dir = out_dir.empty() ? (fs::path("runs") / (fs::path(spec_path).stem().string() + "-" + timestamp())).string()
                                    : out_dir;
-        return run_on_cluster(client, spec_path, dir);
+        leave_now(run_on_cluster(client, spec_path, dir));
       }
       auto spec = parse_spec_file(spec_path);
       if (!spec.ok()) return fail(spec.error());

@@ -45,14 +45,19 @@ class ChildProcess {
       pid_ = -1;
     }
   }
-  // Waits up to `seconds` for the process to exit; returns its exit code or -1.
+  // Sends `sig` (e.g. SIGSTOP to make the process hang).
+  void send_signal(int sig) const {
+    if (pid_ > 0) ::kill(pid_, sig);
+  }
+  // Waits up to `seconds` for the process to exit; returns its exit code,
+  // 128 + the signal that killed it, or -1 if it is still running.
   int wait_exit(double seconds) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
     while (std::chrono::steady_clock::now() < deadline) {
       int status = 0;
       if (waitpid(pid_, &status, WNOHANG) == pid_) {
         pid_ = -1;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }

@@ -94,6 +94,25 @@ struct ClientSession {
   std::string error;  // empty when connected
 };
 
+// Sends a heartbeat every kHeartbeatInterval and waits for its answer: a
+// dead coordinator shows up as a down message (its connection closed), a hung
+// one or a silently broken connection as an unanswered heartbeat, and a
+// restarted one that does not know this agent id answers false. Returns why
+// the coordinator was lost.
+std::string keep_heartbeat(caf::scoped_actor& self, const caf::actor& coordinator, int32_t agent_id) {
+  constexpr auto kHeartbeatInterval = std::chrono::seconds(2);
+  constexpr auto kAnswerTimeout = std::chrono::seconds(8);
+  for (;;) {
+    std::string lost;
+    self->request(coordinator, kAnswerTimeout, heartbeat_atom::value, agent_id)
+        .receive([&](bool known) { lost = known ? "" : "it does not know this agent"; },
+                 [&](const caf::error& e) { lost = "heartbeat unanswered: " + self->system().render(e); });
+    if (!lost.empty()) return lost;
+    self->receive([&](const caf::down_msg&) { lost = "connection closed"; }, caf::after(kHeartbeatInterval) >> [] {});
+    if (!lost.empty()) return lost;
+  }
+}
+
 int64_t physical_memory() { return static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE); }
 
 }  // namespace
@@ -187,19 +206,16 @@ int agent_main(const AgentOptions& o) {
       continue;
     }
     if (!reply.accepted) {
-      self->send_exit(local.agent, caf::exit_reason::user_shutdown);
-      for (auto& w : local.workers) self->send_exit(w, caf::exit_reason::user_shutdown);
-      return fail(fmt::format("the coordinator refused agent {}: {}", o.name, reply.reason));
+      fail(fmt::format("the coordinator refused agent {}: {}", o.name, reply.reason));
+      // Leave at once: tearing the actor system down waits for remote proxies
+      // of the refusing coordinator, which can take a long time; an agent
+      // holds nothing that needs flushing.
+      std::_Exit(1);
     }
     fmt::print(stderr, "agent {}: joined {}:{} as agent {}\n", o.name, at.host, at.port, reply.agent_id);
     self->monitor(reply.coordinator);
-    bool connected = true;
-    while (connected) {
-      self->receive([&](const caf::down_msg&) { connected = false; },
-                    caf::after(std::chrono::seconds(2)) >>
-                        [&] { self->send(reply.coordinator, heartbeat_atom::value, reply.agent_id); });
-    }
-    fmt::print(stderr, "agent {}: lost the coordinator; rejoining\n", o.name);
+    auto lost = keep_heartbeat(self, reply.coordinator, reply.agent_id);
+    fmt::print(stderr, "agent {}: lost the coordinator ({}); rejoining\n", o.name, lost);
   }
 }
 
