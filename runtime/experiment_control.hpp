@@ -106,6 +106,20 @@ class ExperimentControl {
   const MopBook& book() const { return book_; }
   const SearchProcedure& search() const { return *search_; }
 
+  // Resuming a run: replays its committed unit log (commit order) into the
+  // book and the search procedure, which re-derives every epoch-boundary
+  // decision; logged units are done and never dispatched again. Call after
+  // add_config/reject_config and before dispatching. Returns the re-derived
+  // decisions (the shell records them in place of the old ones). A state copy
+  // whose target trained since was made before the stop and is confirmed; the
+  // others stay pending for the shell to make (again: copying is idempotent).
+  // Throws cerebro::Error if the log contradicts MOP (e.g. a unit twice).
+  struct Restored {
+    std::vector<SearchDecision> decisions;
+    int64_t units = 0;
+  };
+  Restored restore(const std::vector<UnitLogEntry>& log);
+
  private:
   MopBook book_;
   uint64_t seed_;
@@ -125,6 +139,9 @@ class ExperimentControl {
   std::string apply(const std::vector<SearchDecision>& decisions);
   // The config left the search without a decision: tell the procedure.
   std::string config_ended(ConfigId c);
+  // on_committed without telling the policy (restored units were measured
+  // on workers that may not exist any more).
+  std::string commit(WorkerId w, const UnitLogEntry& entry);
 };
 
 }  // namespace cerebro
