@@ -19,7 +19,9 @@ struct scheduler_state {
   double unit_span_s = 0;  // dispatch to durable acknowledgement, committed units
   static inline const char* name = "cerebro.scheduler";
 
-  double elapsed() const { return std::chrono::duration<double>(Clock::now() - started).count(); }
+  double elapsed() const {
+    return config.clock_offset_s + std::chrono::duration<double>(Clock::now() - started).count();
+  }
 };
 
 using scheduler_ptr = caf::stateful_actor<scheduler_state>*;

@@ -194,7 +194,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   auto* run = app.add_subcommand("run", "Train every config of an experiment spec on an embedded cluster");
-  std::string spec_path, out_dir, replay_dir;
+  std::string spec_path, out_dir, replay_dir, resume_dir;
   int workers = 0;
   run->add_option("spec", spec_path, "Experiment spec (TOML)");
   run->add_option("--workers", workers, "Workers (default: the spec's [cluster] workers, else one per core)")
@@ -202,6 +202,11 @@ int main(int argc, char** argv) {
   run->add_option("--out", out_dir, "Run directory (default: runs/<name>-<time>); must not exist or be empty");
   run->add_option("--replay", replay_dir,
                   "Re-execute a finished run's logged visit order and check its metrics are reproduced exactly");
+  run->add_option("--resume", resume_dir,
+                  "Continue an interrupted run in RUN_DIR: committed units are kept, the rest run")
+      ->excludes("spec")
+      ->excludes("--replay")
+      ->excludes("--out");
   ClientOptions client;
   std::string cluster_address;
   run->add_option("--cluster", cluster_address,
@@ -277,6 +282,17 @@ int main(int argc, char** argv) {
     if (status->parsed()) leave_now(status_main(status_options));
     if (run->parsed()) {
       if (!replay_dir.empty()) return replay(replay_dir, out_dir);
+      if (!resume_dir.empty()) {
+        if (!cluster_address.empty()) return fail("--resume resumes an embedded run; a coordinator resumes its own");
+        auto spec = spec_of_run(resume_dir);
+        if (!spec.ok()) return fail(spec.error());
+        RunOptions options;
+        options.spec = std::move(spec).value();
+        options.workers = workers;
+        options.out_dir = resume_dir;
+        options.resume = true;
+        return run_and_report(options);
+      }
       if (spec_path.empty()) return fail("run needs a spec file (or --replay RUN_DIR); see cerebro run --help");
       if (!cluster_address.empty()) {
         client.cluster = cluster_address;
