@@ -156,6 +156,30 @@ int default_workers() { return std::max(1u, std::thread::hardware_concurrency())
 
 namespace {
 
+// The agents of a running experiment and the scheduler's ids of their
+// workers (ids are never reused, so a late message names one worker).
+struct LiveCluster {
+  explicit LiveCluster(const std::vector<ClusterView::Agent>& initial) {
+    for (const auto& a : initial) agents[a.name] = a;
+  }
+  WorkerId add_worker(const std::string& agent) {
+    agent_of[next_worker] = agent;
+    return next_worker++;
+  }
+  std::vector<WorkerId> workers_of(const std::string& agent) const {
+    std::vector<WorkerId> out;
+    for (const auto& [id, name] : agent_of)
+      if (name == agent) out.push_back(id);
+    return out;
+  }
+  void forget(const std::string& agent) {
+    for (auto it = agent_of.begin(); it != agent_of.end();) it = it->second == agent ? agent_of.erase(it) : std::next(it);
+  }
+  std::map<std::string, ClusterView::Agent> agents;
+  std::map<WorkerId, std::string> agent_of;
+  WorkerId next_worker = 0;
+};
+
 // Everything training needs once the run's store is open: for a new run after
 // setup and the initial states, for a resumed one after recovery and restore.
 struct Prepared {
@@ -336,19 +360,18 @@ Result<experiment_done> train(caf::actor_system& system, const RunOptions& optio
   if (agents > 1)
     say(fmt::format("placed {} partitions on {} agents with replication {}", s.partitions, agents,
                     std::min(replication, agents)));
-  auto live_agents = cluster.agents;
+  LiveCluster live(cluster.agents);
   scheduler_config sc;
   sc.control = r.control;
   sc.experiment = options.experiment_id;
   sc.shape = s.shape;
   sc.params_json = r.params_json;
   sc.checkpoint = spawn_checkpoint(system, r.store);
-  WorkerId next_worker = 0;
   for (size_t a = 0; a < cluster.agents.size(); ++a) {
     for (const auto& worker : cluster.agents[a].workers) {
-      sc.workers.emplace_back(next_worker, worker);
-      r.control->add_worker(next_worker, (*shards)[a]);
-      ++next_worker;
+      auto id = live.add_worker(cluster.agents[a].name);
+      sc.workers.emplace_back(id, worker);
+      r.control->add_worker(id, (*shards)[a]);
     }
   }
   sc.listener = self;
@@ -357,6 +380,38 @@ Result<experiment_done> train(caf::actor_system& system, const RunOptions& optio
   auto scheduler = spawn_scheduler(system, sc);
   self->send(scheduler, start_atom::value);
   if (observer.started) observer.started(caf::actor_cast<caf::actor>(self));
+  // An agent is gone (dead or hung): its workers leave the schedule, and a
+  // partition that no live agent holds any more is placed again, from the
+  // prepared copy here, on the live agent holding the fewest partitions.
+  auto lose_agent = [&](const std::string& name, const std::string& why) {
+    auto it = live.agents.find(name);
+    if (it == live.agents.end()) return;
+    live.agents.erase(it);
+    for (auto id : live.workers_of(name)) self->send(scheduler, remove_worker_atom::value, id);
+    live.forget(name);
+    placer.forget(name);
+    say(fmt::format("agent {} is lost ({}); its units go back to the queue", name, why));
+    for (auto p : placer.orphans()) {
+      if (live.agents.empty()) {
+        say(fmt::format("partition {} has no live replica; waiting for an agent to join", p));
+        continue;
+      }
+      std::string target;
+      size_t fewest = SIZE_MAX;
+      for (const auto& [candidate, agent] : live.agents) {
+        auto held = placer.held_by(candidate).size();
+        if (held < fewest) fewest = held, target = candidate;
+      }
+      auto placed = placer.place_more(live.agents[target], {p});
+      if (!placed.ok()) {
+        say(fmt::format("partition {} could not be placed again on {}: {}", p, target, placed.message()));
+        continue;
+      }
+      say(fmt::format("partition {} lost its last replica; placed again on agent {}", p, target));
+      for (auto id : live.workers_of(target)) self->send(scheduler, holds_atom::value, id, placer.held_by(target));
+    }
+  };
+  for (const auto& [name, agent] : live.agents) self->monitor(agent.agent);
   experiment_done done;
   bool running = true;
   self->receive_while(running)(
@@ -364,22 +419,52 @@ Result<experiment_done> train(caf::actor_system& system, const RunOptions& optio
         if (observer.progress) observer.progress(p);
       },
       [&](join_atom, const std::string& name, const caf::actor& agent, const std::vector<caf::actor>& workers) {
-        // Elastic join: the new node gets replicas, then its workers take units.
+        // Elastic join (or a lost agent back): the node gets replicas, then
+        // its workers take units.
+        if (live.agents.count(name)) lose_agent(name, "it joined again");
         ClusterView::Agent joining{name, agent, workers};
-        live_agents.push_back(joining);
-        auto held = placer.place_joining(joining, live_agents.size());
+        live.agents[name] = joining;
+        self->monitor(agent);
+        auto held = placer.place_joining(joining, live.agents.size());
         if (!held.ok()) {
           say(fmt::format("agent {} joined but could not take partitions: {}", name, held.error()));
           return;
         }
         say(fmt::format("agent {} joined mid-run: holds partitions {}", name, fmt::join(*held, ", ")));
-        for (const auto& worker : workers) self->send(scheduler, add_worker_atom::value, next_worker++, worker, *held);
+        for (const auto& worker : workers)
+          self->send(scheduler, add_worker_atom::value, live.add_worker(name), worker, *held);
+      },
+      [&](agent_lost_atom, const std::string& name) { lose_agent(name, "it is dead or stopped answering"); },
+      [&](caf::down_msg& down) {
+        for (const auto& [name, agent] : live.agents)
+          if (agent.agent.address() == down.source) return lose_agent(name, "it is gone: " + caf::to_string(down.reason));
+      },
+      [&](worker_lost_atom, WorkerId id, const caf::actor& worker) {
+        // Give a dead agent's down message time to arrive first: only a live
+        // agent is asked to respawn.
+        self->delayed_send(self, std::chrono::milliseconds(250), respawn_atom::value, id, worker);
+      },
+      [&](respawn_atom, WorkerId id, const caf::actor& worker) {
+        // The node's agent supervises its workers: it replaces a dead one.
+        auto owner = live.agent_of.find(id);
+        if (owner == live.agent_of.end() || !live.agents.count(owner->second)) return;
+        auto name = owner->second;
+        self->request(live.agents[name].agent, std::chrono::seconds(10), respawn_atom::value, worker)
+            .receive(
+                [&](const caf::actor& fresh) {
+                  auto fresh_id = live.add_worker(name);
+                  say(fmt::format("agent {} respawned worker {} as worker {}", name, id, fresh_id));
+                  self->send(scheduler, add_worker_atom::value, fresh_id, fresh, placer.held_by(name));
+                },
+                [&](const caf::error& e) {
+                  say(fmt::format("agent {} could not respawn worker {}: {}", name, id, self->system().render(e)));
+                });
       },
       [&](done_atom, const experiment_done& d) {
         done = d;
         running = false;
       });
-  for (const auto& agent : live_agents) self->send(agent.agent, release_atom::value, options.experiment_id);
+  for (const auto& [name, agent] : live.agents) self->send(agent.agent, release_atom::value, options.experiment_id);
   self->send_exit(sc.checkpoint, caf::exit_reason::user_shutdown);
   if (!done.error.empty()) return Status::error("the experiment stopped: " + done.error);
   return done;
@@ -464,9 +549,7 @@ Result<nlohmann::json> run_experiment(caf::actor_system& system, const RunOption
   if (cluster.agents.empty()) return Status::error("the cluster has no agents to run on");
   std::error_code ec;
   Result<Prepared> prepared = Status::error("not prepared");
-  RunDirGuard guard(dir);
   if (options.resume) {
-    guard.keep();  // never remove what is being resumed
     if (!fs::is_directory(dir, ec))
       return Status::error(fmt::format("{}: no such run directory to resume", dir.string()));
     prepared = reopen(options, cluster, dir, say);
@@ -475,6 +558,7 @@ Result<nlohmann::json> run_experiment(caf::actor_system& system, const RunOption
       return Status::error(fmt::format("{}: the run directory already exists and is not empty", dir.string()));
     fs::create_directories(dir, ec);
     if (ec) return Status::error(fmt::format("{}: cannot create the run directory: {}", dir.string(), ec.message()));
+    RunDirGuard guard(dir);  // ours from here: removed if the setup fails
     prepared = start_new(options, cluster, dir, observer, guard, say);
   }
   if (!prepared.ok()) return prepared.status();

@@ -215,6 +215,18 @@ std::string ExperimentControl::on_state_copy_failed(ConfigId to, const std::stri
 
 std::string ExperimentControl::on_failed(WorkerId w, const Unit& u, const std::string& error) {
   book_.requeue(w, u);
+  return count_failure(u, error);
+}
+
+std::string ExperimentControl::on_worker_died(WorkerId w, const std::string& error) {
+  if (!book_.has_worker(w)) return {};
+  auto unit = book_.running_on(w);
+  book_.remove_worker(w);
+  if (!unit) return {};
+  return count_failure(*unit, error);
+}
+
+std::string ExperimentControl::count_failure(const Unit& u, const std::string& error) {
   int32_t failures = ++failed_attempts_[u];
   if (failures < max_unit_retries_ || book_.state(u.config) != ConfigState::pending_epoch)
     return fmt::format("{} failed (attempt {} of {}): {}", to_string(u), failures, max_unit_retries_, error);

@@ -66,8 +66,13 @@ class ExperimentControl {
                     std::unique_ptr<SchedulingPolicy> policy, std::unique_ptr<SearchProcedure> search);
 
   void add_worker(WorkerId w, std::vector<PartitionId> holds);
-  // The worker is gone; its unit (if any) goes back to the queue.
+  // The worker is gone (e.g. its node died); its unit (if any) goes back to
+  // the queue, not counted as a failed attempt.
   void remove_worker(WorkerId w);
+  // The worker actor died while running its unit: the worker is removed and
+  // the unit counts as a failed attempt (retried up to max_unit_retries, like
+  // on_failed). Returns a human line.
+  std::string on_worker_died(WorkerId w, const std::string& error);
   void add_config(ConfigId c, int32_t epochs);
   // A config that could not start (pilot check failed) is recorded as failed.
   void reject_config(ConfigId c, const std::string& error);
@@ -139,6 +144,9 @@ class ExperimentControl {
   std::string apply(const std::vector<SearchDecision>& decisions);
   // The config left the search without a decision: tell the procedure.
   std::string config_ended(ConfigId c);
+  // Counts a failed attempt of u (already pending again): fails its config
+  // after max_unit_retries.
+  std::string count_failure(const Unit& u, const std::string& error);
   // on_committed without telling the policy (restored units were measured
   // on workers that may not exist any more).
   std::string commit(WorkerId w, const UnitLogEntry& entry);

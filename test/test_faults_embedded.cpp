@@ -177,3 +177,17 @@ BOOST_AUTO_TEST_CASE(failing_units_are_retried_then_fail_only_their_config) {
   auto invariants = check_mop_invariants(records_of(log), expected);
   BOOST_TEST(invariants.ok(), invariants.message());
 }
+
+// A worker actor that dies mid-unit is replaced by its node's agent (the
+// supervisor); the unit counts as a failed attempt and runs again elsewhere.
+BOOST_AUTO_TEST_CASE(a_dead_worker_is_respawned_and_its_unit_requeued) {
+  TempDir tmp;
+  auto run = tmp.file("run");
+  auto out = run_command(with_faults("worker_exit=1:0:0") + cerebro_binary() + " run " + spec(tmp) + " --out " + run);
+  BOOST_TEST_INFO(out.text);
+  BOOST_REQUIRE_EQUAL(out.exit_code, 0);
+  BOOST_TEST(out.text.find("injected worker exit") != std::string::npos);
+  BOOST_TEST(out.text.find("respawned worker") != std::string::npos);
+  check_complete_run(open_store(run)->unit_log(), kConfigs, kPartitions, kEpochs);
+  BOOST_TEST(read_json(run + "/summary.json")["workers"] == kPartitions);
+}
