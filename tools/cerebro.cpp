@@ -223,6 +223,11 @@ int main(int argc, char** argv) {
   coordinator->add_option("--token-file", coordinator_options.token_file,
                           "File holding the shared token agents and clients must present (chmod 600)")
       ->required();
+  coordinator
+      ->add_option("--heartbeat-timeout", coordinator_options.heartbeat_timeout_s,
+                   "Seconds without a heartbeat before an agent is dropped (it rejoins when it answers)")
+      ->check(CLI::Range(1.0, 3600.0))
+      ->capture_default_str();
   add_tls_options(coordinator, coordinator_options.tls);
 
   auto* agent = app.add_subcommand("agent", "Run a node agent that joins a coordinator and hosts workers");
@@ -235,6 +240,15 @@ int main(int argc, char** argv) {
   agent->add_option("--data-dir", agent_options.data_dir, "Where this node caches its partitions")->required();
   agent->add_option("--name", agent_options.name, "This agent's name, unique in the cluster")->required();
   add_tls_options(agent, agent_options.tls);
+
+  auto* attach = app.add_subcommand("attach", "Follow an experiment running on a cluster and receive its run files");
+  ClientOptions attach_options;
+  std::string attach_experiment, attach_out;
+  attach->add_option("experiment", attach_experiment, "The experiment's id (see cerebro status)")->required();
+  attach->add_option("--cluster", attach_options.cluster, "The coordinator's host:port")->capture_default_str();
+  attach->add_option("--token-file", attach_options.token_file, "File holding the cluster's token")->required();
+  attach->add_option("--out", attach_out, "Where to write the run files (default: runs/<experiment>)");
+  add_tls_options(attach, attach_options.tls);
 
   auto* status = app.add_subcommand("status", "List a cluster's agents and experiments");
   ClientOptions status_options;
@@ -280,6 +294,9 @@ int main(int argc, char** argv) {
     if (coordinator->parsed()) return coordinator_main(coordinator_options);
     if (agent->parsed()) return agent_main(agent_options);
     if (status->parsed()) leave_now(status_main(status_options));
+    if (attach->parsed())
+      leave_now(attach_main(attach_options, attach_experiment,
+                            attach_out.empty() ? (fs::path("runs") / attach_experiment).string() : attach_out));
     if (run->parsed()) {
       if (!replay_dir.empty()) return replay(replay_dir, out_dir);
       if (!resume_dir.empty()) {
