@@ -6,3 +6,9 @@ cerebro_add_test(test_faults_embedded
   TIMEOUT 600
   LABELS reliability)
 add_dependencies(test_faults_embedded cerebro)
+cerebro_add_test(test_faults_cluster
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_faults_cluster.cpp
+  LIBS cerebro_runtime
+  TIMEOUT 900
+  LABELS "reliability;cluster")
+add_dependencies(test_faults_cluster cerebro)

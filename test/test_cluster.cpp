@@ -10,6 +10,7 @@
 
 #include "runtime/state_store.hpp"
 #include "runtime/unit_log_check.hpp"
+#include "test/cluster_util.hpp"
 #include "test/e2e_util.hpp"
 #include "tools/child_process.hpp"
 
@@ -18,42 +19,6 @@ using namespace cerebro::e2e;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string write_token(const TempDir& tmp, const std::string& name, const std::string& token) {
-  auto path = tmp.write(name, token + "\n");
-  chmod(path.c_str(), 0600);
-  return path;
-}
-
-struct Cluster {
-  explicit Cluster(const TempDir& tmp) : tmp(tmp), token(write_token(tmp, "token", "s3cret-token-for-tests-0123")) {}
-
-  ChildProcess& start_coordinator(int port) {
-    coordinator = std::make_unique<ChildProcess>(
-        std::vector<std::string>{cerebro_binary(), "coordinator", "--listen", "127.0.0.1:" + std::to_string(port),
-                                 "--state", tmp.file("state"), "--token-file", token},
-        tmp.file("coordinator.log"));
-    return *coordinator;
-  }
-  ChildProcess& start_agent(const std::string& name, int port, const std::string& token_file) {
-    agents.push_back(std::make_unique<ChildProcess>(
-        std::vector<std::string>{cerebro_binary(), "agent", "--join", "127.0.0.1:" + std::to_string(port),
-                                 "--token-file", token_file, "--workers", "1", "--data-dir", tmp.file("data-" + name),
-                                 "--name", name},
-        tmp.file("agent-" + name + ".log")));
-    return *agents.back();
-  }
-  std::string logs() const {
-    std::string out = coordinator ? "--- coordinator\n" + coordinator->log() : "";
-    for (const auto& a : agents) out += "--- agent\n" + a->log();
-    return out;
-  }
-
-  const TempDir& tmp;
-  std::string token;
-  std::unique_ptr<ChildProcess> coordinator;
-  std::vector<std::unique_ptr<ChildProcess>> agents;
-};
 
 std::string experiment_dir(const TempDir& tmp) {
   for (const auto& e : fs::directory_iterator(tmp.file("state") + "/experiments")) return e.path().string();

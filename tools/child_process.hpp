@@ -20,10 +20,13 @@ namespace cerebro::e2e {
 
 class ChildProcess {
  public:
-  // Runs argv[0] with argv, stdout and stderr appended to log_path.
-  ChildProcess(std::vector<std::string> argv, std::string log_path) : log_path_(std::move(log_path)) {
+  // Runs argv[0] with argv, stdout and stderr appended to log_path, with
+  // the extra environment variables `env` ("NAME=value").
+  ChildProcess(std::vector<std::string> argv, std::string log_path, std::vector<std::string> env = {})
+      : log_path_(std::move(log_path)) {
     pid_ = fork();
     if (pid_ == 0) {
+      for (auto& e : env) putenv(e.data());
       int fd = open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
       dup2(fd, 1);
       dup2(fd, 2);

@@ -54,14 +54,18 @@ void block_stop_signals() {
 
 // Connects to the coordinator's gateway, retrying with capped exponential
 // back-off until `budget_s` (< 0: forever).
+// A coordinator that was lost is skipped (`lost` names its node): right after
+// its connection closed, the middleman may still hand out its cached, dead
+// gateway for the same address instead of the restarted coordinator's.
 caf::expected<caf::actor> connect(caf::actor_system& system, const Endpoint& at, double budget_s, bool verbose,
-                                  const tls_options& tls) {
+                                  const tls_options& tls, const caf::node_id& lost) {
   auto start = std::chrono::steady_clock::now();
   double delay = 0.2;
   for (int attempt = 1;; ++attempt) {
     auto gateway = tls.enabled() ? caf::openssl::remote_actor(system, at.host, at.port)
                                  : system.middleman().remote_actor(at.host, at.port);
-    if (gateway) return gateway;
+    if (gateway && (lost == caf::node_id{} || gateway->node() != lost)) return gateway;
+    if (gateway) gateway = caf::make_error(caf::sec::cannot_connect_to_node, "the lost coordinator's cached handle");
     double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (budget_s >= 0 && waited + delay > budget_s) return gateway.error();
     if (verbose)
@@ -81,7 +85,7 @@ Result<std::string> token_from(const std::string& path) {
 struct ClientSession {
   explicit ClientSession(const ClientOptions& o) : config(system_role::client, o.tls), system(config) {
     auto at = parse_endpoint(o.cluster);
-    auto connected = connect(system, at, o.connect_timeout_s, false, o.tls);
+    auto connected = connect(system, at, o.connect_timeout_s, false, o.tls, caf::node_id{});
     if (connected)
       gateway = *connected;
     else
@@ -99,13 +103,15 @@ struct ClientSession {
 // one or a silently broken connection as an unanswered heartbeat, and a
 // restarted one that does not know this agent id answers false. Returns why
 // the coordinator was lost.
+constexpr const char* kUnknownAgent = "it does not know this agent";
+
 std::string keep_heartbeat(caf::scoped_actor& self, const caf::actor& coordinator, int32_t agent_id) {
   constexpr auto kHeartbeatInterval = std::chrono::seconds(2);
   constexpr auto kAnswerTimeout = std::chrono::seconds(8);
   for (;;) {
     std::string lost;
     self->request(coordinator, kAnswerTimeout, heartbeat_atom::value, agent_id)
-        .receive([&](bool known) { lost = known ? "" : "it does not know this agent"; },
+        .receive([&](bool known) { lost = known ? "" : kUnknownAgent; },
                  [&](const caf::error& e) { lost = "heartbeat unanswered: " + self->system().render(e); });
     if (!lost.empty()) return lost;
     self->receive([&](const caf::down_msg&) { lost = "connection closed"; }, caf::after(kHeartbeatInterval) >> [] {});
@@ -191,8 +197,9 @@ int agent_main(const AgentOptions& o) {
   agent_resources resources{o.name, o.workers, static_cast<int32_t>(std::thread::hardware_concurrency()),
                             physical_memory(), models::calibrate_speed()};
   caf::scoped_actor self(system);
+  caf::node_id lost_node;
   for (;;) {
-    auto gateway = connect(system, at, -1, true, o.tls);
+    auto gateway = connect(system, at, -1, true, o.tls, lost_node);
     if (!gateway) continue;
     join_reply reply;
     bool answered = false;
@@ -216,6 +223,9 @@ int agent_main(const AgentOptions& o) {
     fmt::print(stderr, "agent {}: joined {}:{} as agent {}\n", o.name, at.host, at.port, reply.agent_id);
     self->monitor(reply.coordinator);
     auto lost = keep_heartbeat(self, reply.coordinator, reply.agent_id);
+    // A coordinator that answered "unknown agent" is alive (it dropped this
+    // agent as hung): join it again. Any other loss skips its node.
+    lost_node = lost == kUnknownAgent ? caf::node_id{} : reply.coordinator.node();
     fmt::print(stderr, "agent {}: lost the coordinator ({}); rejoining\n", o.name, lost);
   }
 }
@@ -253,8 +263,9 @@ int status_main(const ClientOptions& o) {
 
 namespace {
 
-Result<nlohmann::json> attach(ClientSession& session, const std::string& token, const std::string& experiment) {
-  caf::scoped_actor self(session.system);
+// `self` is the actor that receives the experiment's progress and files.
+Result<nlohmann::json> attach(caf::scoped_actor& self, ClientSession& session, const std::string& token,
+                              const std::string& experiment) {
   Result<nlohmann::json> out = Status::error("no answer");
   self->request(session.gateway, std::chrono::seconds(30), attach_atom::value, token, experiment)
       .receive([&](const std::string& reply) { out = nlohmann::json::parse(reply); },
@@ -265,9 +276,9 @@ Result<nlohmann::json> attach(ClientSession& session, const std::string& token, 
 // Shows the experiment's progress until its run files arrive and writes them
 // to out_dir. A lost coordinator (restarted, or the network) does not end
 // this: the client reconnects and attaches again within o.reconnect_timeout_s.
-int follow_experiment(const ClientOptions& o, ClientSession& session, const std::string& token,
-                      const std::string& experiment, const std::string& metric, const std::string& out_dir) {
-  caf::scoped_actor self(session.system);
+int follow_experiment(caf::scoped_actor& self, const ClientOptions& o, ClientSession& session,
+                      const std::string& token, const std::string& experiment, const std::string& metric,
+                      const std::string& out_dir) {
   self->monitor(session.gateway);
   cli::ProgressPrinter printer(metric);
   run_files files;
@@ -287,7 +298,7 @@ int follow_experiment(const ClientOptions& o, ClientSession& session, const std:
       [&](const caf::down_msg&) {
         printer.line("lost the coordinator; reconnecting (the experiment goes on there)");
         auto at = parse_endpoint(o.cluster);
-        auto gateway = connect(session.system, at, o.reconnect_timeout_s, false, o.tls);
+        auto gateway = connect(session.system, at, o.reconnect_timeout_s, false, o.tls, session.gateway.node());
         if (!gateway) {
           files.error = fmt::format("lost the coordinator and could not reconnect within {:.0f} s; follow the "
                                     "experiment later with: cerebro attach --cluster {} {}",
@@ -348,7 +359,7 @@ int run_on_cluster(const ClientOptions& o, const std::string& spec_path, const s
                [&](const caf::error& e) { rc = fail(system.render(e)); });
   if (rc != 0) return rc;
   fmt::print(stderr, "submitted experiment {}\n", experiment);
-  return follow_experiment(o, session, *token, experiment, spec->metric, out_dir);
+  return follow_experiment(self, o, session, *token, experiment, spec->metric, out_dir);
 }
 
 int attach_main(const ClientOptions& o, const std::string& experiment, const std::string& out_dir) {
@@ -360,10 +371,11 @@ int attach_main(const ClientOptions& o, const std::string& experiment, const std
   if (auto p = o.tls.problem(); !p.empty()) return fail(p);
   ClientSession session(o);
   if (!session.error.empty()) return fail(session.error);
-  auto attached = attach(session, *token, experiment);
+  caf::scoped_actor self(session.system);
+  auto attached = attach(self, session, *token, experiment);
   if (!attached.ok()) return fail(attached.error());
   fmt::print(stderr, "following experiment {} ({})\n", experiment, (*attached)["status"].get<std::string>());
-  return follow_experiment(o, session, *token, experiment, (*attached)["metric"].get<std::string>(), out_dir);
+  return follow_experiment(self, o, session, *token, experiment, (*attached)["metric"].get<std::string>(), out_dir);
 }
 
 }  // namespace cerebro

@@ -1,0 +1,190 @@
+// The fault matrix, cluster cases: a coordinator and three agent processes on
+// 127.0.0.1 run a small experiment while processes are killed, hung or
+// crashed; every case must finish with MOP's invariants intact in the
+// committed unit log and no committed unit run twice.
+#define BOOST_TEST_MODULE faults_cluster
+#include <boost/test/unit_test.hpp>
+
+#include <signal.h>
+
+#include <filesystem>
+#include <regex>
+
+#include "test/cluster_util.hpp"
+#include "test/faults_util.hpp"
+
+using namespace cerebro;
+using namespace cerebro::e2e;
+using namespace cerebro::faults;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kConfigs = 4;
+constexpr int kEpochs = 3;
+constexpr int kPartitions = 3;
+constexpr int kUnits = kConfigs * kEpochs * kPartitions;
+
+std::string spec(const TempDir& tmp, int replication, const std::string& extra_cluster = "") {
+  return tmp.write("faults.toml", "[experiment]\nname = \"faults\"\nepochs = " + std::to_string(kEpochs) +
+                                      "\nseed = 3\n[data]\nsource = \"idx\"\npath = \"" + std::string(fashion_mnist) +
+                                      "\"\nlimit = 9000\npartitions = " + std::to_string(kPartitions) +
+                                      "\n[cluster]\nreplication = " + std::to_string(replication) + "\n" +
+                                      extra_cluster +
+                                      "[space]\nmodel = [\"mlp\"]\nlr = [1e-3, 2e-3, 3e-3, 5e-3]\nhidden = [[64]]\n");
+}
+
+// The most units a client's progress lines have reported done.
+int units_reported(const std::string& log) {
+  static const std::regex progress(R"((\d+)/(\d+) units)");
+  int most = 0;
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), progress); it != std::sregex_iterator(); ++it)
+    most = std::max(most, std::stoi((*it)[1]));
+  return most;
+}
+
+bool wait_for_units(const ChildProcess& client, int units, double seconds) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (units_reported(client.log()) >= units) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+size_t count_of(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+std::string experiment_dir(const TempDir& tmp) {
+  for (const auto& e : fs::directory_iterator(tmp.file("state") + "/experiments")) return e.path().string();
+  return {};
+}
+
+struct Fixture {
+  TempDir tmp;
+  Cluster cluster{tmp};
+  int port = free_port();
+  std::unique_ptr<ChildProcess> client;
+
+  void start(std::vector<std::string> coordinator_flags = {}, std::vector<std::string> env = {}) {
+    cluster.start_coordinator(port, coordinator_flags, env);
+    BOOST_REQUIRE_MESSAGE(cluster.coordinator->wait_for_log("listening on", 20), cluster.logs());
+    for (const char* name : {"node1", "node2", "node3"}) cluster.start_agent(name, port);
+    for (const char* name : {"node1", "node2", "node3"})
+      BOOST_REQUIRE_MESSAGE(cluster.coordinator->wait_for_log(std::string("agent ") + name + " joined", 60),
+                            cluster.logs());
+  }
+  void submit(const std::string& spec_path) {
+    client = std::make_unique<ChildProcess>(
+        std::vector<std::string>{cerebro_binary(), "run", spec_path, "--cluster", "127.0.0.1:" + std::to_string(port),
+                                 "--token-file", cluster.token, "--out", tmp.file("client-run")},
+        tmp.file("client.log"));
+  }
+  ChildProcess& agent(int n) { return *cluster.agents.at(static_cast<size_t>(n - 1)); }
+  std::string logs() const { return (client ? "--- client\n" + client->log() : "") + cluster.logs(); }
+  // The client received the run files; the committed log is complete.
+  std::vector<UnitLogEntry> finish() {
+    int exit_code = client->wait_exit(300);
+    BOOST_REQUIRE_MESSAGE(exit_code == 0, "client exit code " << exit_code << "\n" << logs());
+    BOOST_TEST(fs::exists(tmp.file("client-run") + "/summary.json"));
+    auto summary = read_json(tmp.file("client-run") + "/summary.json");
+    BOOST_TEST(summary["best"]["test_accuracy"].get<double>() > 0.6);
+    auto log = open_store(experiment_dir(tmp))->unit_log();
+    check_complete_run(log, kConfigs, kPartitions, kEpochs);
+    return log;
+  }
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(an_agent_killed_mid_unit_has_its_units_requeued_on_replicas) {
+  Fixture f;
+  f.start();
+  f.submit(spec(f.tmp, 2));
+  BOOST_REQUIRE_MESSAGE(wait_for_units(*f.client, 6, 180), f.logs());
+  f.agent(2).kill_now();
+  f.finish();
+  BOOST_TEST(f.cluster.coordinator->log().find("agent node2 left") != std::string::npos, f.logs());
+}
+
+BOOST_AUTO_TEST_CASE(a_hung_agent_is_dropped_by_heartbeat_timeout_and_rejoins_when_it_wakes) {
+  Fixture f;
+  f.start({"--heartbeat-timeout", "4"});
+  f.submit(spec(f.tmp, 2, "heartbeat_timeout = 3\n"));
+  BOOST_REQUIRE_MESSAGE(wait_for_units(*f.client, 6, 180), f.logs());
+  f.agent(2).send_signal(SIGSTOP);
+  BOOST_REQUIRE_MESSAGE(f.cluster.coordinator->wait_for_log("agent node2 is lost", 30), f.logs());
+  BOOST_REQUIRE_MESSAGE(f.cluster.coordinator->wait_for_log("node2 sent no heartbeat", 30), f.logs());
+  f.agent(2).send_signal(SIGCONT);
+  f.finish();
+  // Awake again, it learns it was dropped and joins again.
+  BOOST_TEST(f.agent(2).wait_for_log("it does not know this agent", 30), f.logs());
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (count_of(f.cluster.coordinator->log(), "agent node2 joined") < 2 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  BOOST_TEST(count_of(f.cluster.coordinator->log(), "agent node2 joined") == 2u, f.logs());
+}
+
+BOOST_AUTO_TEST_CASE(two_agents_killed_one_after_the_other_with_replication_3) {
+  Fixture f;
+  f.start();
+  f.submit(spec(f.tmp, 3));
+  BOOST_REQUIRE_MESSAGE(wait_for_units(*f.client, 5, 180), f.logs());
+  f.agent(1).kill_now();
+  BOOST_REQUIRE_MESSAGE(f.cluster.coordinator->wait_for_log("agent node1 is lost", 30), f.logs());
+  BOOST_REQUIRE_MESSAGE(wait_for_units(*f.client, 14, 180), f.logs());
+  f.agent(3).kill_now();
+  auto log = f.finish();
+  // After both were gone, node2's worker (scheduler id 1) ran the rest.
+  BOOST_TEST(f.cluster.coordinator->log().find("agent node3 is lost") != std::string::npos, f.logs());
+}
+
+BOOST_AUTO_TEST_CASE(a_partition_that_loses_its_only_replica_is_placed_again) {
+  Fixture f;
+  f.start();
+  f.submit(spec(f.tmp, 1));
+  BOOST_REQUIRE_MESSAGE(wait_for_units(*f.client, 6, 180), f.logs());
+  f.agent(2).kill_now();
+  f.finish();
+  BOOST_TEST(f.cluster.coordinator->log().find("lost its last replica; placed again on agent") != std::string::npos,
+             f.logs());
+}
+
+// The coordinator dies mid-epoch and is restarted on its state directory:
+// the experiment resumes, the committed units are kept as they were, the
+// agents rejoin by themselves and the client reconnects.
+BOOST_AUTO_TEST_CASE(a_coordinator_killed_mid_epoch_resumes_after_a_restart) {
+  Fixture f;
+  f.start();
+  f.submit(spec(f.tmp, 2));
+  BOOST_REQUIRE_MESSAGE(wait_for_units(*f.client, 8, 180), f.logs());
+  f.cluster.coordinator->kill_now();
+  auto before = open_store(experiment_dir(f.tmp))->unit_log();
+  BOOST_REQUIRE(before.size() >= 8u);
+  BOOST_REQUIRE(before.size() < static_cast<size_t>(kUnits));
+  f.cluster.start_coordinator(f.port);
+  auto log = f.finish();
+  for (size_t i = 0; i < before.size(); ++i) {
+    BOOST_TEST(log[i].seq == before[i].seq);
+    BOOST_TEST(log[i].state_checksum == before[i].state_checksum);
+  }
+  BOOST_TEST(f.client->log().find("reconnected") != std::string::npos, f.logs());
+  BOOST_TEST(read_json(f.tmp.file("client-run") + "/summary.json")["resumes"] == 1);
+}
+
+// The coordinator crashes after a unit's state is durable and before the
+// unit is acknowledged: after the restart that unit counts and never reruns.
+BOOST_AUTO_TEST_CASE(a_coordinator_crash_between_state_written_and_acknowledged_loses_nothing) {
+  Fixture f;
+  f.start({}, {"CEREBRO_FAULT_INJECTION_ENABLE=i-am-a-test", "CEREBRO_FAULTS=crash=after_commit:9"});
+  f.submit(spec(f.tmp, 2));
+  BOOST_REQUIRE_MESSAGE(f.cluster.coordinator->wait_exit(180) == 137, f.logs());
+  auto before = open_store(experiment_dir(f.tmp))->unit_log();
+  BOOST_REQUIRE_EQUAL(before.size(), 9u);
+  f.cluster.start_coordinator(f.port);
+  auto log = f.finish();
+  for (size_t i = 0; i < before.size(); ++i) BOOST_TEST(log[i].seq == before[i].seq);
+}
