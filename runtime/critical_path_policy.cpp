@@ -66,6 +66,13 @@ void UnitTimeModel::observe(ConfigId c, WorkerId w, double seconds_per_example) 
   }
   Factor& config = configs_.at(c);
   Factor& worker = workers_.at(w);
+  if (worker.node < 0) {
+    node_of(worker);
+    workers_in_[worker.node] = 1;
+    ++worker_groups_;
+  }
+  // Once every worker is linked, a known config is linked to all of them.
+  if (!(config.known && workers_linked())) link(node_of(config), worker.node);
   if (!config.known && !worker.known) {
     workers_.set(worker, workers_.mean_log());  // a new worker: assume the mean speed
     configs_.set(config, t + worker.log);
@@ -83,6 +90,37 @@ void UnitTimeModel::observe(ConfigId c, WorkerId w, double seconds_per_example) 
     workers_.set(worker, worker.log - surprise * worker_step);
   }
   if (window_.size() <= kRefitEachUpTo) refit(kSweeps);  // cheap while there are few samples
+}
+
+int32_t UnitTimeModel::node_of(Factor& f) {
+  if (f.node < 0) {
+    f.node = static_cast<int32_t>(parent_.size());
+    parent_.push_back(f.node);
+    workers_in_.push_back(0);
+  }
+  return f.node;
+}
+
+int32_t UnitTimeModel::root(int32_t node) const {
+  while (parent_[node] != node) node = parent_[node] = parent_[parent_[node]];  // path halving
+  return node;
+}
+
+void UnitTimeModel::link(int32_t a, int32_t b) {
+  a = root(a);
+  b = root(b);
+  if (a == b) return;
+  if (workers_in_[a] > 0 && workers_in_[b] > 0) --worker_groups_;
+  if (workers_in_[a] < workers_in_[b]) std::swap(a, b);  // keep the bigger group's root
+  parent_[b] = a;
+  workers_in_[a] += workers_in_[b];
+}
+
+bool UnitTimeModel::would_link(ConfigId c, WorkerId w) const {
+  const Factor* config = configs_.find(c);
+  if (!config || !config->known) return false;
+  const Factor* worker = workers_.find(w);
+  return !worker || worker->node < 0 || root(worker->node) != root(config->node);
 }
 
 bool UnitTimeModel::knows_config(ConfigId c) const {
@@ -329,6 +367,16 @@ std::optional<Unit> CriticalPathPolicy::choose_unmeasured(WorkerId w, const MopB
   return found;
 }
 
+std::optional<Unit> CriticalPathPolicy::choose_linking(WorkerId w, const MopBook& book) {
+  std::optional<Unit> best;
+  for (int draw = 0; draw < kMatchDraws; ++draw) {
+    std::optional<Unit> u = uniform_.choose(w, book);
+    if (!u) return std::nullopt;  // nothing eligible
+    if (model_.would_link(u->config, w) && (!best || model_.cost(u->config) < model_.cost(best->config))) best = u;
+  }
+  return best;
+}
+
 bool CriticalPathPolicy::has_faster_holder(WorkerId w, const MopBook& book) const {
   if (!model_.knows_worker(w)) return false;
   double speed = model_.speed(w);
@@ -373,7 +421,11 @@ std::optional<Unit> CriticalPathPolicy::choose(WorkerId w, const MopBook& book) 
   if (since_refresh_ < 0 || since_refresh_ >= interval || learned || book.config_count() != configs_.size()) {
     refresh(book);
   }
-  std::optional<Unit> u = choose_critical(w, book);
+  std::optional<Unit> u;
+  // Until the measured workers are linked, speeds are guesses that can send
+  // heavy units to a slow worker: link them first, cheaply.
+  if (!model_.workers_linked() || !model_.knows_worker(w)) u = choose_linking(w, book);
+  if (!u) u = choose_critical(w, book);
   // Measure every config early: an unmeasured config may be the longest.
   if (!u && !unmeasured_.empty()) u = choose_unmeasured(w, book);
   if (!u) {

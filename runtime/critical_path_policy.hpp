@@ -14,6 +14,13 @@
 // A config is critical if its chain is at least (1 - kCriticalSlack) of that
 // floor, and the longest chain always is: if it waits, the run gets longer.
 // An idle worker
+//  0. while some measured workers are not linked by shared configs (their
+//     relative speeds unknown: a worker that only ran configs no one else ran
+//     could be slow or have run heavy configs) or it is unmeasured itself,
+//     runs the lightest of kMatchDraws random eligible units that would link
+//     it (a real 2-worker run with one worker slowed 4x sent the heavy config
+//     to the slow worker without this: it took the slow worker for a fast one
+//     that had run a heavy config);
 //  1. runs the eligible critical config with the longest chain, unless this
 //     worker is slower than the fastest holder of the partition and running it
 //     here would stretch the chain past the floor (heavy units go to fast
@@ -66,6 +73,15 @@ class UnitTimeModel {
   double seconds_per_example(ConfigId c, WorkerId w) const;
   // Sum of the speeds of the workers observed so far.
   double known_speed_sum() const;
+  // Observations link a config and a worker; speeds are comparable only
+  // between workers linked through shared configs (a worker that only ran
+  // configs no one else ran could be slow or run heavy configs: the data
+  // cannot tell). Whether every observed worker is linked to every other:
+  bool workers_linked() const { return worker_groups_ <= 1; }
+  // Whether running config c on worker w would link two groups of workers
+  // (or measure the new worker w against known ones): c is known, and w is
+  // unknown or not yet linked to c.
+  bool would_link(ConfigId c, WorkerId w) const;
   // Refits both factors to the last kWindow observations by alternating least
   // squares (`sweeps` sweeps from the current values), while the model is
   // young (fewer than kYoungObservations per known config and worker): the
@@ -92,6 +108,7 @@ class UnitTimeModel {
     double log = 0;
     double value = 1;  // exp(log), cached
     int64_t observations = 0;
+    int32_t node = -1;  // in links_, once observed
   };
   // Factors by id: a vector for small non-negative ids, a hash map otherwise.
   struct Factors {
@@ -111,6 +128,14 @@ class UnitTimeModel {
   size_t window_next_ = 0;
   int64_t observations_ = 0;
   std::unordered_map<int32_t, std::pair<double, int64_t>> sums_;  // refit scratch
+  // Union-find over the observed configs and workers (nodes), linked by
+  // observations, with the number of workers per root.
+  int32_t node_of(Factor& f);
+  int32_t root(int32_t node) const;
+  void link(int32_t a, int32_t b);
+  mutable std::vector<int32_t> parent_;
+  std::vector<int32_t> workers_in_;  // per root
+  int64_t worker_groups_ = 0;        // roots with at least one worker
 };
 
 class CriticalPathPolicy : public SchedulingPolicy {
@@ -162,6 +187,9 @@ class CriticalPathPolicy : public SchedulingPolicy {
   void erase_critical(ConfigId c);
   std::optional<Unit> choose_critical(WorkerId w, const MopBook& book);
   std::optional<Unit> choose_unmeasured(WorkerId w, const MopBook& book);
+  // The lightest of kMatchDraws random eligible units whose config would link
+  // w to workers it is not linked to yet (UnitTimeModel::would_link), if any.
+  std::optional<Unit> choose_linking(WorkerId w, const MopBook& book);
   // Whether a partition of w has a holder at least 10% faster than w.
   bool has_faster_holder(WorkerId w, const MopBook& book) const;
   // Whether a partition of w has a holder at least 10% slower than w.

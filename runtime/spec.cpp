@@ -601,7 +601,7 @@ const std::vector<std::string>& metric_names() {
   return names;
 }
 const std::vector<std::string>& scheduler_names() {
-  static const std::vector<std::string> names = {"randomized", "critical_path"};
+  static const std::vector<std::string> names = {"critical_path", "randomized"};
   return names;
 }
 

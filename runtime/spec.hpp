@@ -31,7 +31,7 @@ struct ClusterSpec {
   int workers = 0;  // 0 = one per core
   int threads_per_worker = 1;
   int max_unit_retries = 3;
-  std::string scheduler = "randomized";
+  std::string scheduler = "critical_path";  // beats randomized in simulation: docs/SIMULATOR.md
   int replication = 0;  // copies of each partition across agents; 0 = min(2, agents)
   // Seconds an agent may go without a heartbeat before its units are
   // requeued elsewhere (a hung node); on a coordinator only.
@@ -90,7 +90,7 @@ const std::vector<std::string>& data_source_names();      // idx, csv
 const std::vector<std::string>& normalization_names();    // auto, none, global, per_feature
 const std::vector<std::string>& search_names();           // grid, random, asha, hyperband, pbt
 const std::vector<std::string>& metric_names();           // val_accuracy, val_loss
-const std::vector<std::string>& scheduler_names();        // randomized
+const std::vector<std::string>& scheduler_names();        // critical_path, randomized
 
 // True if a larger value of `metric` is better (val_accuracy), false for val_loss.
 bool metric_higher_is_better(const std::string& metric);

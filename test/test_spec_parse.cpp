@@ -121,7 +121,7 @@ BOOST_AUTO_TEST_CASE(defaults_apply_to_a_minimal_spec) {
   BOOST_TEST(spec.cluster.workers == 0);
   BOOST_TEST(spec.cluster.threads_per_worker == 1);
   BOOST_TEST(spec.cluster.max_unit_retries == 3);
-  BOOST_TEST(spec.cluster.scheduler == "randomized");
+  BOOST_TEST(spec.cluster.scheduler == "critical_path");
   BOOST_TEST(spec.spec_dir == "");
   BOOST_TEST(spec.space == json::parse(R"({"model": ["mlp"]})"));
   BOOST_TEST(cerebro::metric_higher_is_better(spec.metric));
