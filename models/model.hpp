@@ -58,9 +58,10 @@ struct NativeModule {
 using ModuleFactory = std::function<NativeModule(ParamReader& params, const DataShape& shape)>;
 
 // Registers a model under `name` for the `model` hyper-parameter. Thread-safe.
-// Registering an existing name replaces it. Zoo models (mlp, cnn, resnet) are
-// registered the same way.
+// Registering an existing name replaces it; a registered name hides the zoo
+// model of that name (mlp, cnn, resnet), whichever was registered first.
 void register_model(const std::string& name, ModuleFactory factory);
+// Every model name a config may use: registered and zoo models, sorted.
 std::vector<std::string> registered_models();
 
 // Builds the model a config names: a registered name, or a path ending in .pt

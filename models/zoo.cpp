@@ -201,7 +201,7 @@ Status ResNetImpl::export_torchscript(const std::string& path) {
 void register_zoo_models() {
   static std::once_flag once;
   std::call_once(once, [] {
-    register_model("mlp", [](ParamReader& r, const DataShape& shape) {
+    register_builtin_model("mlp", [](ParamReader& r, const DataShape& shape) {
       auto options = MlpOptions(product(shape.sample_shape), shape.num_classes)
                          .hidden(r.int_list("hidden", {256, 128}, 1))
                          .dropout(r.fraction("dropout", 0.0));
@@ -210,7 +210,7 @@ void register_zoo_models() {
                           [m](const std::string& p) mutable { return m->export_torchscript(p); },
                           [m](const torch::Generator& g) mutable { m->dropout.set_generator(g); }};
     });
-    register_model("cnn", [](ParamReader& r, const DataShape& shape) {
+    register_builtin_model("cnn", [](ParamReader& r, const DataShape& shape) {
       auto channels = r.int_list("channels", {16, 32}, 1);
       auto fc = r.integer("fc", 128, 1);
       auto dropout = r.fraction("dropout", 0.0);
@@ -220,7 +220,7 @@ void register_zoo_models() {
                           [m](const std::string& p) mutable { return m->export_torchscript(p); },
                           [m](const torch::Generator& g) mutable { m->dropout.set_generator(g); }};
     });
-    register_model("resnet", [](ParamReader& r, const DataShape& shape) {
+    register_builtin_model("resnet", [](ParamReader& r, const DataShape& shape) {
       auto width = r.integer("width", 16, 1);
       auto blocks = r.int_list("blocks", {1, 1}, 1);
       require_image("resnet", shape);

@@ -60,7 +60,9 @@ nlohmann::json build_summary(const RunFacts& f, const std::vector<Standing>& ran
                         {"val_loss", e.val_loss},
                         {"val_accuracy", e.val_accuracy},
                         {"seconds", e.seconds}});
-    configs.push_back({{"id", s.id}, {"params", s.params}, {"status", s.status}, {"epochs", epochs}});
+    // "metric": the config's standing on the leaderboard (null: unranked).
+    configs.push_back({{"id", s.id}, {"params", s.params}, {"status", s.status}, {"epochs", epochs},
+                       {"metric", s.metric ? nlohmann::json(*s.metric) : nlohmann::json(nullptr)}});
   }
   return {{"experiment", f.experiment},
           {"seed", f.seed},
