@@ -1,0 +1,5 @@
+#pragma once
+
+// Registers "residual_mlp" as a model for the `model` hyper-parameter: a
+// LibTorch module of the service's own (hyper-parameter `width`, default 32).
+void register_residual_mlp();
