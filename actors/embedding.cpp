@@ -20,7 +20,7 @@ void configure_actor_system(caf::actor_system_config& config, bool load_middlema
   if (load_middleman) config.load<caf::io::middleman>();
 }
 
-struct EmbeddedCluster::Shared {
+struct LocalCluster::Shared {
   std::mutex run_mutex;  // held by the running experiment: one at a time
   bool stopped = false;  // guarded by run_mutex
   agent_handles local;
@@ -29,10 +29,10 @@ struct EmbeddedCluster::Shared {
 
 namespace {
 
-Result<experiment_result> run_one(caf::actor_system& system, EmbeddedCluster::Shared& shared,
+Result<experiment_result> run_one(caf::actor_system& system, LocalCluster::Shared& shared,
                                   const ExperimentRequest& request, const caf::actor& listener) {
   std::lock_guard<std::mutex> lock(shared.run_mutex);
-  if (shared.stopped) return Status::error("the embedded cluster was stopped before the experiment started");
+  if (shared.stopped) return Status::error("the local cluster was stopped before the experiment started");
   RunOptions options;
   options.spec = request.spec;
   options.experiment_id = request.experiment_id;
@@ -56,9 +56,9 @@ Result<experiment_result> run_one(caf::actor_system& system, EmbeddedCluster::Sh
 
 }  // namespace
 
-EmbeddedCluster::EmbeddedCluster(caf::actor_system& system, EmbeddedClusterOptions options)
+LocalCluster::LocalCluster(caf::actor_system& system, LocalClusterOptions options)
     : system_(system), shared_(std::make_shared<Shared>()) {
-  if (options.work_dir.empty()) throw Error("EmbeddedCluster: options.work_dir is required (the shard cache)");
+  if (options.work_dir.empty()) throw Error("LocalCluster: options.work_dir is required (the shard cache)");
   shared_->workers = options.workers > 0 ? options.workers : default_workers();
   // The agent reads the run directory's shards in place (shared filesystem):
   // the same placement path as a cluster, without the transfer.
@@ -66,7 +66,7 @@ EmbeddedCluster::EmbeddedCluster(caf::actor_system& system, EmbeddedClusterOptio
   shared_->local = spawn_agent(system, agent_config{"local", agent_dir, shared_->workers, true});
 }
 
-EmbeddedCluster::~EmbeddedCluster() {
+LocalCluster::~LocalCluster() {
   {
     std::lock_guard<std::mutex> lock(shared_->run_mutex);
     shared_->stopped = true;
@@ -75,13 +75,13 @@ EmbeddedCluster::~EmbeddedCluster() {
   for (auto& w : shared_->local.workers) caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
 }
 
-int EmbeddedCluster::workers() const { return shared_->workers; }
+int LocalCluster::workers() const { return shared_->workers; }
 
-Result<experiment_result> EmbeddedCluster::run(const ExperimentRequest& request, const caf::actor& listener) {
+Result<experiment_result> LocalCluster::run(const ExperimentRequest& request, const caf::actor& listener) {
   return run_one(system_, *shared_, request, listener);
 }
 
-void EmbeddedCluster::submit(ExperimentRequest request, caf::actor listener) {
+void LocalCluster::submit(ExperimentRequest request, caf::actor listener) {
   // A detached actor of its own: the experiment blocks its thread, not the
   // caller's, and the actor system waits for it on shutdown.
   system_.spawn<caf::detached>([shared = shared_, request = std::move(request),

@@ -5,7 +5,7 @@
 //   caf::actor_system_config config;
 //   cerebro::configure_actor_system(config);   // message types + middleman
 //   caf::actor_system system(config);
-//   cerebro::EmbeddedCluster cluster(system, {/*workers=*/2, "/var/lib/svc/cerebro"});
+//   cerebro::LocalCluster cluster(system, {/*workers=*/2, "/var/lib/svc/cerebro"});
 //   auto spec = cerebro::SpecBuilder("demo").data_source("mine") ... .build();
 //   cluster.submit({*spec, "demo-1", "/var/lib/svc/runs/demo-1"}, my_actor);
 //
@@ -37,7 +37,7 @@ namespace cerebro {
 // Call before constructing the actor_system.
 void configure_actor_system(caf::actor_system_config& config, bool load_middleman = true);
 
-struct EmbeddedClusterOptions {
+struct LocalClusterOptions {
   int workers = 0;       // training workers in this process; 0 = one per core
   std::string work_dir;  // the agent's shard cache (<work_dir>/agent); required
 };
@@ -52,19 +52,22 @@ struct ExperimentRequest {
   std::string run_dir;
 };
 
-// An embedded cluster: one agent with its training workers, inside the
-// caller's actor system, running the same actors as a multi-node cluster.
+// A local cluster: one agent with its training workers inside the caller's
+// actor system, and no coordinator: the caller submits to it directly. The
+// same scheduler, worker, data-partition and checkpoint actors as a
+// multi-node cluster.
 // Experiments run one at a time, in the order they reach the cluster.
-// Thread-safe. Destruction waits for the experiment that is running; those
-// still waiting then fail with "the embedded cluster was stopped".
-class EmbeddedCluster {
+// Thread-safe. Destruction waits until no experiment is running; submitted
+// experiments that had not started by then fail with "the local cluster was
+// stopped" (their listeners still get the result).
+class LocalCluster {
  public:
   // Spawns the agent and workers in `system`, which must outlive the cluster
   // and have been configured with configure_actor_system.
-  EmbeddedCluster(caf::actor_system& system, EmbeddedClusterOptions options);
-  ~EmbeddedCluster();
-  EmbeddedCluster(const EmbeddedCluster&) = delete;
-  EmbeddedCluster& operator=(const EmbeddedCluster&) = delete;
+  LocalCluster(caf::actor_system& system, LocalClusterOptions options);
+  ~LocalCluster();
+  LocalCluster(const LocalCluster&) = delete;
+  LocalCluster& operator=(const LocalCluster&) = delete;
 
   int workers() const;
 

@@ -70,7 +70,7 @@ BOOST_AUTO_TEST_CASE(submit_delivers_progress_and_the_result_to_the_listener) {
   register_blobs(300);
   testing::TempDir dir;
   ActorSystem actors;
-  EmbeddedCluster cluster(actors.system, {2, dir.file("work")});
+  LocalCluster cluster(actors.system, {2, dir.file("work")});
   BOOST_TEST(cluster.workers() == 2);
 
   caf::scoped_actor self{actors.system};
@@ -125,7 +125,7 @@ BOOST_AUTO_TEST_CASE(run_reports_new_data_from_the_source) {
   models::register_model("linear_probe", linear_probe);
   testing::TempDir dir;
   ActorSystem actors;
-  EmbeddedCluster cluster(actors.system, {1, dir.file("work")});
+  LocalCluster cluster(actors.system, {1, dir.file("work")});
   // 10% carved off as test, then 10% of the rest to validation.
   for (auto [examples, train_examples] : {std::pair<int64_t, int64_t>{150, 121}, {600, 486}}) {
     register_blobs(examples);  // new data arrived: the next prepare sees it
@@ -137,6 +137,27 @@ BOOST_AUTO_TEST_CASE(run_reports_new_data_from_the_source) {
     BOOST_TEST(manifest["train_examples"].get<int64_t>() == train_examples);
     BOOST_TEST(result->leaderboard.size() == 2u);
   }
+  datasets::unregister_dataset_source("blobs");
+}
+
+BOOST_AUTO_TEST_CASE(destruction_answers_every_submitted_experiment) {
+  models::register_model("linear_probe", linear_probe);
+  register_blobs(150);
+  testing::TempDir dir;
+  ActorSystem actors;
+  caf::scoped_actor self{actors.system};
+  {
+    LocalCluster cluster(actors.system, {1, dir.file("work")});
+    for (const char* id : {"first", "second", "third"}) cluster.submit({blobs_spec(), id, dir.file(id)}, self);
+  }  // waits for whichever is running; the others end as "stopped"
+  std::set<std::string> answered;
+  self->receive_while([&] { return answered.size() < 3; })(
+      [&](progress_atom, const std::string&, const progress_update&) {},
+      [&](done_atom, const std::string& experiment, const experiment_result& r) {
+        answered.insert(experiment);
+        BOOST_TEST((r.ok() || r.error.find("the local cluster was stopped") != std::string::npos), r.error);
+      },
+      caf::after(std::chrono::seconds(60)) >> [&] { BOOST_FAIL("a submitted experiment got no answer"); });
   datasets::unregister_dataset_source("blobs");
 }
 

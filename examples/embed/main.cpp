@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  cerebro::EmbeddedCluster cluster(system, {2, (work / "cluster").string()});
+  cerebro::LocalCluster cluster(system, {2, (work / "cluster").string()});
   caf::scoped_actor self{system};
   json rounds = json::array();
   for (int round = 1; round <= 2; ++round) {
