@@ -87,6 +87,7 @@ void LocalCluster::submit(ExperimentRequest request, caf::actor listener) {
   system_.spawn<caf::detached>([shared = shared_, request = std::move(request),
                                 listener = std::move(listener)](caf::blocking_actor* self) {
     auto result = run_one(self->system(), *shared, request, listener);
+    if (!listener) return;  // nobody to tell: the run directory holds the outcome
     self->send(listener, done_atom::value, request.experiment_id,
                result.ok() ? *result : failed_result(request.experiment_id, request.run_dir, result.error()));
   });

@@ -78,6 +78,7 @@ class LocalCluster {
 
   // Returns at once; `listener` receives progress and then the
   // experiment_result (see the top of this file), also when the request fails.
+  // Without a listener the run directory is the only record.
   void submit(ExperimentRequest request, caf::actor listener);
 
   struct Shared;  // what the runs share with the cluster; defined in the .cpp
