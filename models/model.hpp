@@ -69,6 +69,15 @@ std::vector<std::string> registered_models();
 // Reads the model's own keys from `reader`; the caller checks unread keys.
 std::unique_ptr<Model> build_model(const std::string& model, ParamReader& reader, const DataShape& shape);
 
+// Writes a TorchScript file plain LibTorch loads (torch::jit::load) holding a
+// copy of every parameter and buffer of `module` and the method `source`,
+// e.g. "def forward(self, x):\n    return torch.addmm(self.fc_bias, x, self.fc_weight.t())\n".
+// The attributes are named as in the module with '.' turned into '_'
+// ("block.fc.weight" -> self.block_fc_weight). What NativeModule's
+// export_torchscript usually calls; the zoo models export this way.
+Status save_as_torchscript(torch::nn::Module& module, const std::string& type_name, const std::string& source,
+                           const std::string& path);
+
 // Wraps a native module (used by the registry; public for embedding).
 std::unique_ptr<Model> wrap_native(NativeModule native);
 

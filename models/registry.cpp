@@ -1,4 +1,5 @@
 // The model registry, the native-module adapter and TorchScript (.pt) models.
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -130,6 +131,30 @@ std::vector<std::string> registered_models() {
   register_zoo_models();
   std::lock_guard<std::mutex> lock(registry_mutex());
   return all_names();
+}
+
+Status save_as_torchscript(torch::nn::Module& module, const std::string& type_name, const std::string& source,
+                           const std::string& path) {
+  auto attribute = [](std::string name) {
+    std::replace(name.begin(), name.end(), '.', '_');
+    return name;
+  };
+  try {
+    torch::NoGradGuard no_grad;
+    torch::jit::Module script(type_name);
+    for (const auto& item : module.named_parameters())
+      script.register_parameter(attribute(item.key()), item.value().detach().clone(), false);
+    for (const auto& item : module.named_buffers())
+      script.register_buffer(attribute(item.key()), item.value().detach().clone());
+    script.define(source);
+    script.eval();
+    script.save(path);
+    return Status::ok_status();
+  } catch (const c10::Error& e) {
+    return Status::error(fmt::format("{}: TorchScript export failed: {}", path, e.what_without_backtrace()));
+  } catch (const std::exception& e) {  // a syntax or type error in `source` (torch::jit::ErrorReport)
+    return Status::error(fmt::format("{}: TorchScript export failed: {}", path, e.what()));
+  }
 }
 
 std::unique_ptr<Model> wrap_native(NativeModule native) {

@@ -179,4 +179,27 @@ BOOST_AUTO_TEST_CASE(a_registered_model_hides_the_zoo_model_of_that_name) {
   BOOST_TEST(std::count(names.begin(), names.end(), "cnn") == 1);
 }
 
+BOOST_AUTO_TEST_CASE(save_as_torchscript_gives_a_module_plain_libtorch_loads) {
+  testing::TempDir dir;
+  torch::manual_seed(1);
+  torch::nn::Module net;
+  auto hidden = net.register_module("hidden", torch::nn::Linear(4, 5));
+  auto head = net.register_module("head", torch::nn::Linear(5, 3));
+  auto path = dir.file("net.pt");
+  auto saved = models::save_as_torchscript(net, "Net", R"(def forward(self, x):
+    x = torch.relu(torch.addmm(self.hidden_bias, x, self.hidden_weight.t()))
+    return torch.addmm(self.head_bias, x, self.head_weight.t())
+)", path);
+  BOOST_REQUIRE_MESSAGE(saved.ok(), saved.message());
+  auto loaded = torch::jit::load(path);
+  auto x = torch::randn({6, 4});
+  auto expected = head->forward(torch::relu(hidden->forward(x)));
+  auto got = loaded.forward({x}).toTensor();
+  BOOST_TEST(torch::allclose(got, expected));
+  auto broken = models::save_as_torchscript(net, "Net", "def forward(self, x):\n    return self.missing\n",
+                                            dir.file("broken.pt"));
+  BOOST_TEST(!broken.ok());
+  BOOST_TEST(broken.message().find("TorchScript export failed") != std::string::npos, broken.message());
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,8 +1,9 @@
 // sensor_service: a small service that embeds cerebro. It registers its own
 // dataset source (a feed of sensor readings) and its own LibTorch module,
-// runs a model selection on an embedded cluster inside its own actor system,
-// and runs it again when new data has arrived, printing the leaderboard of
-// each round. Usage: sensor_service WORK_DIR RESULT_JSON
+// runs a model selection on a local cluster inside its own actor system,
+// runs it again when new data has arrived, printing the leaderboard of each
+// round, and serves each round's best model with plain LibTorch.
+// Usage: sensor_service WORK_DIR RESULT_JSON
 
 #include <filesystem>
 #include <fstream>
@@ -14,6 +15,7 @@
 #include "actors/embedding.hpp"
 #include "residual_mlp.hpp"
 #include "sensor_feed.hpp"
+#include "serving.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -37,7 +39,7 @@ cerebro::experiment_result wait_for_result(caf::scoped_actor& self) {
 }
 
 // One round's line of the result file.
-json round_record(const cerebro::experiment_result& result, int64_t examples) {
+json round_record(const cerebro::experiment_result& result, int64_t examples, double served) {
   auto summary = result.summary();
   std::set<std::string> models;
   for (const auto& c : summary["configs"]) models.insert(c["params"]["model"].get<std::string>());
@@ -50,6 +52,7 @@ json round_record(const cerebro::experiment_result& result, int64_t examples) {
           {"best_params", json::parse(best.params_json)},
           {"best_metric", best.metric},
           {"test_accuracy", summary["best"]["test_accuracy"]},
+          {"served_accuracy", served},
           {"run_dir", result.run_dir}};
 }
 
@@ -102,7 +105,14 @@ int main(int argc, char** argv) {
     }
     std::cout << "\n" << id << " leaderboard (" << feed.size() << " readings, " << result.wall_s << " s):\n"
               << cerebro::format_leaderboard(result, 10) << "\n";
-    rounds.push_back(round_record(result, feed.size()));
+    // Serve the round's best model (exported as TorchScript) on fresh traffic.
+    auto served = served_accuracy(result.run_dir, feed.sample(300));
+    if (!served.ok()) {
+      std::cerr << id << ": cannot serve the best model: " << served.error() << "\n";
+      return 1;
+    }
+    std::cout << "serving " << result.run_dir << "/best_model.pt: accuracy " << *served << " on 300 fresh readings\n";
+    rounds.push_back(round_record(result, feed.size(), *served));
   }
   std::ofstream(result_file) << json{{"rounds", rounds}}.dump(2) << "\n";
   return 0;

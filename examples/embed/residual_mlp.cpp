@@ -21,6 +21,14 @@ struct ResidualMlpImpl : torch::nn::Module {
 };
 TORCH_MODULE(ResidualMlp);
 
+// The same forward in TorchScript, over the copied weights (input.weight ->
+// self.input_weight), so the best model loads in plain LibTorch.
+const char* const kScriptForward = R"(def forward(self, x):
+    x = torch.relu(torch.addmm(self.input_bias, torch.flatten(x, 1), self.input_weight.t()))
+    x = x + torch.relu(torch.addmm(self.block_bias, x, self.block_weight.t()))
+    return torch.addmm(self.head_bias, x, self.head_weight.t())
+)";
+
 }  // namespace
 
 void register_residual_mlp() {
@@ -29,6 +37,10 @@ void register_residual_mlp() {
     int64_t in = 1;
     for (auto size : shape.sample_shape) in *= size;
     ResidualMlp net(in, params.integer("width", 32, 1), shape.num_classes);
-    return cerebro::models::NativeModule{net.ptr(), [net](const torch::Tensor& x) mutable { return net->forward(x); }};
+    return cerebro::models::NativeModule{
+        net.ptr(), [net](const torch::Tensor& x) mutable { return net->forward(x); },
+        [net](const std::string& path) mutable {
+          return cerebro::models::save_as_torchscript(*net, "ResidualMlp", kScriptForward, path);
+        }};
   });
 }

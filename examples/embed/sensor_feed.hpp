@@ -16,6 +16,8 @@ class SensorFeed {
 
   // `readings` new labelled readings arrive.
   void arrive(int64_t readings);
+  // `readings` labelled readings that are not kept: traffic to serve.
+  cerebro::datasets::Dataset sample(int64_t readings);
   int64_t size() const;
 
   // Everything that has arrived so far, as the dataset source cerebro's ETL
@@ -24,6 +26,8 @@ class SensorFeed {
 
  private:
   mutable std::mutex mutex_;  // arrivals may race with an experiment's ETL
+  cerebro::datasets::Dataset draw(int64_t readings);  // with mutex_ held
+
   std::mt19937_64 rng_;
   cerebro::datasets::Dataset readings_;
 };

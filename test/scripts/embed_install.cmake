@@ -49,10 +49,13 @@ foreach(round 0 1)
   string(JSON test_accuracy GET "${result}" rounds ${round} test_accuracy)
   string(JSON best_metric GET "${result}" rounds ${round} best_metric)
   string(JSON models GET "${result}" rounds ${round} models)
+  string(JSON served_accuracy GET "${result}" rounds ${round} served_accuracy)
   expect("4 configs in round ${round}" configs EQUAL 4)
   # Three overlapping classes: chance is 0.33, the best possible about 0.87.
   expect("round ${round}'s best val_accuracy above 0.7" best_metric GREATER 0.7)
   expect("round ${round}'s test accuracy above 0.7" test_accuracy GREATER 0.7)
+  # best_model.pt loaded with plain LibTorch, on fresh readings.
+  expect("round ${round}'s served accuracy above 0.7" served_accuracy GREATER 0.7)
   expect("the custom module trained in round ${round}" models MATCHES "residual_mlp")
   list(APPEND examples_per_round ${examples})
 endforeach()
