@@ -97,6 +97,9 @@ struct scheduler_config {
   std::vector<std::pair<WorkerId, caf::actor>> workers;  // holdings are in control
   caf::actor checkpoint;
   caf::actor listener;  // receives (progress_atom, progress_update) and (done_atom, experiment_done)
+  // The run's clock starts here: a resumed run goes on from where its unit
+  // log ends, so times in the log stay ordered across restarts.
+  double clock_offset_s = 0;
 };
 
 // Owns the experiment's unit queue (through ExperimentControl); started with

@@ -1,5 +1,6 @@
 // The node agent: the node's workers borrow partitions through it, and it
 // makes the node hold the shards the coordinator places on it.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -153,6 +154,18 @@ caf::behavior agent_behavior(agent_ptr self, agent_config config) {
         for (auto& w : self->state.workers) self->send(w, release_atom::value, experiment);
       },
       [self](std::vector<caf::actor>& workers) { self->state.workers = std::move(workers); },
+      // The node's supervisor replaces a worker that died (same index).
+      [self](respawn_atom, const caf::actor& old) -> caf::result<caf::actor> {
+        auto& workers = self->state.workers;
+        auto it = std::find(workers.begin(), workers.end(), old);
+        if (it == workers.end())
+          return caf::make_error(caf::sec::runtime_error,
+                                 fmt::format("node {} has no such worker", self->state.config.name));
+        auto index = static_cast<WorkerId>(it - workers.begin());
+        *it = spawn_worker(self->system(), worker_config{index, caf::actor_cast<caf::actor>(self)});
+        fmt::print(stderr, "agent {}: worker {} died; respawned it\n", self->state.config.name, index);
+        return *it;
+      },
   };
 }
 

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <mutex>
+#include <set>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +13,7 @@
 #include "actors/experiment_runner.hpp"
 #include "runtime/cluster_validation.hpp"
 #include "runtime/spec.hpp"
+#include "runtime/state_store.hpp"
 
 namespace fs = std::filesystem;
 
@@ -33,18 +35,26 @@ struct agent_entry {
 struct experiment_entry {
   std::string id;
   std::string name;
-  std::string status = "running";  // running | completed | failed
+  std::string out_dir;
+  std::string metric = "val_accuracy";
+  std::string spec_text;  // a resubmission of the same spec follows this experiment
+  std::string status = "running";  // waiting (to resume) | running | completed | failed
   progress_update progress;
-  // The actor following the run (set from the runner's thread once training
-  // starts): told about agents that join mid-run.
+  double heartbeat_timeout_s = 10;
+  std::set<int32_t> lost_agents;  // agents reported lost to the runner
+  // Guards what the runner's thread shares with the gateway.
   std::mutex mutex;
+  // The actor following the run (set from the runner's thread once training
+  // starts): told about agents that join mid-run or are lost.
   caf::actor follower;
+  std::vector<caf::actor> clients;  // submitter and attached clients: progress and run files
 };
 
 struct coordinator_state {
   coordinator_config config;
   std::map<int32_t, agent_entry> agents;
   std::map<std::string, std::shared_ptr<experiment_entry>> experiments;
+  Clock::time_point last_join;
   int32_t next_agent_id = 1;
   int next_experiment = 1;
   static inline const char* name = "cerebro.coordinator";
@@ -77,49 +87,137 @@ std::string read_file(const fs::path& p) {
 
 // Runs one experiment in its own (blocking) actor so the gateway stays
 // responsive; progress goes to the submitting client and the status table.
-void start_experiment(coordinator_ptr self, RunOptions options, caf::actor client,
-                      std::shared_ptr<experiment_entry> entry) {
+std::vector<caf::actor> clients_of(experiment_entry& entry) {
+  std::lock_guard<std::mutex> lock(entry.mutex);
+  return entry.clients;
+}
+
+// The run files a client receives when the experiment ends.
+run_files files_of(const experiment_entry& entry, const std::string& error) {
+  run_files files;
+  files.experiment = entry.id;
+  files.error = error;
+  if (!error.empty()) return files;
+  for (const char* name : {"summary.json", "metrics.csv", "best_model.pt", "spec.toml"}) {
+    auto path = fs::path(entry.out_dir) / name;
+    if (!fs::exists(path)) continue;
+    files.names.push_back(name);
+    files.contents.push_back(read_file(path));
+  }
+  return files;
+}
+
+void start_experiment(coordinator_ptr self, RunOptions options, std::shared_ptr<experiment_entry> entry) {
   auto cluster = snapshot(self);
-  self->spawn<caf::detached>([options, client, entry, cluster](caf::blocking_actor* runner) {
+  {
+    std::lock_guard<std::mutex> lock(entry->mutex);
+    entry->status = "running";
+    entry->lost_agents.clear();
+  }
+  self->spawn<caf::detached>([options, entry, cluster](caf::blocking_actor* runner) {
     RunObserver observer{[&](const std::string& line) {
                            log_line(fmt::format("{}: {}", options.experiment_id, line));
                            progress_update p;
                            p.event = line;
-                           runner->send(client, progress_atom::value, p);
+                           for (auto& client : clients_of(*entry)) runner->send(client, progress_atom::value, p);
                          },
                          [&](const progress_update& p) {
                            {
                              std::lock_guard<std::mutex> lock(entry->mutex);
                              entry->progress = p;
                            }
-                           runner->send(client, progress_atom::value, p);
+                           for (auto& client : clients_of(*entry)) runner->send(client, progress_atom::value, p);
                          },
                          [&](caf::actor follower) {
                            std::lock_guard<std::mutex> lock(entry->mutex);
                            entry->follower = std::move(follower);
                          }};
     auto summary = run_experiment(runner->system(), options, cluster, observer);
-    run_files files;
-    files.experiment = options.experiment_id;
+    auto files = files_of(*entry, summary.ok() ? "" : summary.error());
     std::unique_lock<std::mutex> lock(entry->mutex);
     entry->follower = caf::actor{};
-    if (!summary.ok()) {
-      entry->status = "failed";
-      files.error = summary.error();
-      log_line(fmt::format("{} failed: {}", options.experiment_id, summary.error()));
-    } else {
-      entry->status = "completed";
-      for (const char* name : {"summary.json", "metrics.csv", "best_model.pt", "spec.toml"}) {
-        auto path = fs::path(options.out_dir) / name;
-        if (!fs::exists(path)) continue;
-        files.names.push_back(name);
-        files.contents.push_back(read_file(path));
-      }
-      log_line(fmt::format("{} completed", options.experiment_id));
-    }
+    entry->status = summary.ok() ? "completed" : "failed";
+    log_line(summary.ok() ? fmt::format("{} completed", options.experiment_id)
+                          : fmt::format("{} failed: {}", options.experiment_id, summary.error()));
+    auto clients = entry->clients;
     lock.unlock();
-    runner->send(client, files_atom::value, std::move(files));
+    for (auto& client : clients) runner->send(client, files_atom::value, files);
   });
+}
+
+// Tells the experiments running on agent `id` that it is lost (dead, hung or
+// dropped) unless they know already.
+void report_lost_agent(coordinator_ptr self, int32_t id, const std::string& name, double silence_s) {
+  for (auto& [experiment, entry] : self->state.experiments) {
+    std::lock_guard<std::mutex> lock(entry->mutex);
+    if (entry->status != "running" || !entry->follower || entry->lost_agents.count(id)) continue;
+    if (silence_s >= 0 && silence_s <= entry->heartbeat_timeout_s) continue;
+    entry->lost_agents.insert(id);
+    self->send(entry->follower, agent_lost_atom::value, name);
+  }
+}
+
+// Once a second: agents silent for longer than an experiment's heartbeat
+// timeout are lost to it (their units are requeued); agents silent for longer
+// than the coordinator's timeout are dropped (they rejoin when they answer
+// again); unfinished experiments found at startup resume once agents have
+// (re)joined and the cluster has been quiet for a moment.
+void tick(coordinator_ptr self) {
+  auto now = Clock::now();
+  for (auto it = self->state.agents.begin(); it != self->state.agents.end();) {
+    const auto& a = it->second;
+    double silence = std::chrono::duration<double>(now - a.last_heartbeat).count();
+    report_lost_agent(self, a.id, a.resources.name, silence);
+    if (silence > self->state.config.heartbeat_timeout_s) {
+      log_line(fmt::format("agent {} sent no heartbeat for {:.0f} s: dropped (it rejoins when it answers again)",
+                           a.resources.name, silence));
+      report_lost_agent(self, a.id, a.resources.name, -1);
+      it = self->state.agents.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  constexpr auto kRejoinGrace = std::chrono::seconds(3);
+  if (!self->state.agents.empty() && now - self->state.last_join > kRejoinGrace) {
+    for (auto& [id, entry] : self->state.experiments) {
+      if (entry->status != "waiting") continue;
+      RunOptions options;
+      options.experiment_id = entry->id;
+      options.out_dir = entry->out_dir;
+      options.resume = true;
+      log_line(fmt::format("{}: resuming on {} agents", entry->id, self->state.agents.size()));
+      start_experiment(self, std::move(options), entry);
+    }
+  }
+  self->delayed_send(self, std::chrono::seconds(1), tick_atom::value);
+}
+
+// Unfinished experiments in the state directory (the coordinator was stopped
+// or died while they ran) wait for agents, then resume.
+void find_unfinished(coordinator_ptr self) {
+  std::error_code ec;
+  for (const auto& dir : fs::directory_iterator(fs::path(self->state.config.state_dir) / "experiments", ec)) {
+    if (!fs::is_directory(dir.path() / "state")) continue;
+    auto store = StateStore::open((dir.path() / "state").string(), false);
+    if (!store.ok()) {
+      log_line(fmt::format("{}: cannot open its state ({}); not resumed", dir.path().string(), store.error()));
+      continue;
+    }
+    if ((*store)->get_meta("finished") == std::optional<std::string>("true")) continue;
+    auto spec = spec_of_run(**store, dir.path().string());
+    auto entry = std::make_shared<experiment_entry>();
+    entry->id = (*store)->get_meta("experiment_id").value_or(dir.path().filename().string());
+    entry->name = spec.ok() ? spec->name : entry->id;
+    entry->out_dir = dir.path().string();
+    entry->spec_text = (*store)->get_meta("spec").value_or("");
+    entry->status = "waiting";
+    if (spec.ok()) {
+      entry->metric = spec->metric;
+      entry->heartbeat_timeout_s = spec->cluster.heartbeat_timeout;
+    }
+    self->state.experiments[entry->id] = entry;
+    log_line(fmt::format("{}: unfinished; resumes when agents have joined", entry->id));
+  }
 }
 
 nlohmann::json status_json(coordinator_ptr self) {
@@ -151,10 +249,13 @@ nlohmann::json status_json(coordinator_ptr self) {
 
 caf::behavior coordinator_behavior(coordinator_ptr self, coordinator_config config) {
   self->state.config = std::move(config);
+  find_unfinished(self);
+  self->send(self, tick_atom::value);
   self->set_down_handler([self](caf::down_msg& msg) {
     for (auto it = self->state.agents.begin(); it != self->state.agents.end(); ++it) {
       if (it->second.agent.address() == msg.source) {
         log_line(fmt::format("agent {} left ({})", it->second.resources.name, caf::to_string(msg.reason)));
+        report_lost_agent(self, it->first, it->second.resources.name, -1);
         self->state.agents.erase(it);
         return;
       }
@@ -183,6 +284,7 @@ caf::behavior coordinator_behavior(coordinator_ptr self, coordinator_config conf
                               caf::actor{}};
           }
         auto id = self->state.next_agent_id++;
+        self->state.last_join = Clock::now();
         self->monitor(r.agent);
         self->state.agents[id] =
             agent_entry{id, r.resources, r.agent, std::move(r.workers), node, Clock::now()};
@@ -214,6 +316,17 @@ caf::behavior coordinator_behavior(coordinator_ptr self, coordinator_config conf
         if (r.spec_text.size() > (1u << 20)) return caf::make_error(caf::sec::runtime_error, "spec too large");
         auto spec = parse_spec_string(r.spec_text, r.spec_dir, r.origin);
         if (!spec.ok()) return caf::make_error(caf::sec::runtime_error, spec.error());
+        for (auto& [id, existing] : self->state.experiments) {
+          std::lock_guard<std::mutex> lock(existing->mutex);
+          if ((existing->status == "running" || existing->status == "waiting") &&
+              existing->spec_text == spec->source_text) {
+            // The same spec again (e.g. a client whose coordinator restarted):
+            // follow the unfinished experiment instead of starting a twin.
+            existing->clients.push_back(caf::actor_cast<caf::actor>(self->current_sender()));
+            log_line(fmt::format("experiment {} resubmitted: the client follows it", id));
+            return id;
+          }
+        }
         if (self->state.agents.empty())
           return caf::make_error(caf::sec::runtime_error, "no agent has joined the cluster yet");
         RunOptions options;
@@ -223,12 +336,36 @@ caf::behavior coordinator_behavior(coordinator_ptr self, coordinator_config conf
         auto entry = std::make_shared<experiment_entry>();
         entry->id = options.experiment_id;
         entry->name = options.spec.name;
+        entry->out_dir = options.out_dir;
+        entry->metric = options.spec.metric;
+        entry->spec_text = options.spec.source_text;
+        entry->heartbeat_timeout_s = options.spec.cluster.heartbeat_timeout;
+        entry->clients.push_back(caf::actor_cast<caf::actor>(self->current_sender()));
         self->state.experiments[entry->id] = entry;
-        auto client = caf::actor_cast<caf::actor>(self->current_sender());
         log_line(fmt::format("experiment {} submitted", entry->id));
-        start_experiment(self, std::move(options), client, entry);
+        start_experiment(self, std::move(options), entry);
         return entry->id;
       },
+      // Follows an experiment: progress from now on and its run files at the
+      // end (at once if it has ended). Answers {"status", "metric"} as JSON.
+      [self](attach_atom, const std::string& token, const std::string& experiment) -> caf::result<std::string> {
+        if (!tokens_equal(token, self->state.config.token))
+          return caf::make_error(caf::sec::runtime_error, "wrong token");
+        auto it = self->state.experiments.find(experiment);
+        if (it == self->state.experiments.end())
+          return caf::make_error(caf::sec::runtime_error, fmt::format("no experiment {} on this coordinator", experiment));
+        auto& entry = *it->second;
+        auto client = caf::actor_cast<caf::actor>(self->current_sender());
+        std::lock_guard<std::mutex> lock(entry.mutex);
+        if (entry.status == "completed" || entry.status == "failed") {
+          self->send(client, files_atom::value,
+                     files_of(entry, entry.status == "failed" ? "the experiment failed; see the coordinator's log" : ""));
+        } else {
+          entry.clients.push_back(client);
+        }
+        return nlohmann::json{{"status", entry.status}, {"metric", entry.metric}}.dump();
+      },
+      [self](tick_atom) { tick(self); },
       [self](hop_atom, const std::string& token, const std::string& state) -> caf::result<int64_t> {
         if (!tokens_equal(token, self->state.config.token))
           return caf::make_error(caf::sec::runtime_error, "wrong token");

@@ -15,6 +15,10 @@ struct coordinator_config {
   std::string token;
   std::string state_dir;  // experiments/<id>/ run directories
   std::string listen;     // for status output
+  // An agent without a heartbeat for this long is dropped from the cluster
+  // (it rejoins when it answers again); experiments give up on it after
+  // their own [cluster] heartbeat_timeout.
+  double heartbeat_timeout_s = 10;
 };
 
 caf::actor spawn_coordinator(caf::actor_system& system, coordinator_config config);

@@ -1,12 +1,14 @@
 #include "actors/experiment_runner.hpp"
 
 #include <filesystem>
+#include <set>
 #include <fstream>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "actors/actors.hpp"
+#include "actors/shard_placer.hpp"
 #include "datasets/idx.hpp"
 #include "datasets/prepare.hpp"
 #include "models/unit_trainer.hpp"
@@ -139,88 +141,6 @@ Result<Setup> set_up(const RunOptions& options, int workers, const fs::path& dir
 }
 
 
-// Places an experiment's shards on agents: asks each agent to hold a shard
-// (from its cache, a shared filesystem, or fetched from `source` in chunks)
-// and remembers who holds what, for the scheduler's availability map.
-class ShardPlacer {
- public:
-  ShardPlacer(caf::scoped_actor& self, std::string experiment, const datasets::Manifest& manifest,
-              std::string data_dir, int replication)
-      : self_(self),
-        experiment_(std::move(experiment)),
-        manifest_(manifest),
-        data_dir_(std::move(data_dir)),
-        replication_(replication) {
-    std::vector<std::string> files;
-    for (const auto& p : manifest.partitions) files.push_back(p.file);
-    files.push_back(manifest.validation.file);
-    source_ = spawn_shard_server(self->system(), experiment_, data_dir_, files);
-  }
-  ~ShardPlacer() { self_->send_exit(source_, caf::exit_reason::user_shutdown); }
-
-  // The initial placement: partition p on agents p, p+1, ... (replication of
-  // them, round robin); the validation set on every agent.
-  Result<std::vector<std::vector<PartitionId>>> place_all(const ClusterView& cluster) {
-    auto agents = cluster.agents.size();
-    std::vector<std::vector<PartitionId>> holds(agents);
-    int copies = std::min<int>(replication_, static_cast<int>(agents));
-    for (size_t p = 0; p < manifest_.partitions.size(); ++p)
-      for (int r = 0; r < copies; ++r) holds[(p + static_cast<size_t>(r)) % agents].push_back(static_cast<PartitionId>(p));
-    for (size_t a = 0; a < agents; ++a) {
-      auto placed = place(cluster.agents[a], holds[a]);
-      if (!placed.ok()) return placed;
-    }
-    return holds;
-  }
-
-  // A node that joins mid-run: it gets an even share of replicas, taking the
-  // partitions with the fewest holders first.
-  Result<std::vector<PartitionId>> place_joining(const ClusterView::Agent& agent, size_t agents_now) {
-    std::vector<std::pair<int, PartitionId>> by_holders;
-    for (size_t p = 0; p < manifest_.partitions.size(); ++p)
-      by_holders.emplace_back(holders_[static_cast<PartitionId>(p)], static_cast<PartitionId>(p));
-    std::sort(by_holders.begin(), by_holders.end());
-    auto total = manifest_.partitions.size() * static_cast<size_t>(std::max(1, replication_));
-    auto share = std::max<size_t>(1, (total + agents_now - 1) / agents_now);
-    std::vector<PartitionId> chosen;
-    for (size_t i = 0; i < by_holders.size() && i < share; ++i) chosen.push_back(by_holders[i].second);
-    std::sort(chosen.begin(), chosen.end());
-    auto placed = place(agent, chosen);
-    if (!placed.ok()) return placed;
-    return chosen;
-  }
-
- private:
-  Status place(const ClusterView::Agent& agent, const std::vector<PartitionId>& partitions) {
-    std::vector<shard_placement> todo;
-    for (auto p : partitions) todo.push_back(placement(p, manifest_.partitions.at(static_cast<size_t>(p))));
-    todo.push_back(placement(validation_partition, manifest_.validation));
-    Status failure;
-    for (const auto& p : todo) {
-      self_->request(agent.agent, caf::infinite, place_atom::value, p)
-          .receive([&](bool) { if (p.partition >= 0) ++holders_[p.partition]; },
-                   [&](const caf::error& e) {
-                     failure = Status::error(
-                         fmt::format("placing {} on {}: {}", p.file, agent.name, self_->system().render(e)));
-                   });
-      if (!failure.ok()) return failure;
-    }
-    return Status::ok_status();
-  }
-  shard_placement placement(PartitionId id, const datasets::ShardInfo& shard) const {
-    return shard_placement{experiment_, id, shard.file, shard.bytes, shard.checksum,
-                           (fs::path(data_dir_) / shard.file).string(), source_};
-  }
-
-  caf::scoped_actor& self_;
-  std::string experiment_;
-  const datasets::Manifest& manifest_;
-  std::string data_dir_;
-  int replication_;
-  caf::actor source_;
-  std::map<PartitionId, int> holders_;
-};
-
 }  // namespace
 
 Result<datasets::Manifest> prepare_dataset(const ExperimentSpec& spec, const std::string& out_dir, int partitions,
@@ -234,35 +154,46 @@ Result<datasets::Manifest> prepare_dataset(const ExperimentSpec& spec, const std
 
 int default_workers() { return std::max(1u, std::thread::hardware_concurrency()); }
 
-Result<nlohmann::json> run_experiment(caf::actor_system& system, const RunOptions& options,
-                                      const ClusterView& cluster, const RunObserver& observer) {
-  const auto& spec = options.spec;
-  auto say = [&](const std::string& line) {
-    if (observer.line) observer.line(line);
-  };
-  fs::path dir = options.out_dir;
-  std::error_code ec;
-  if (fs::exists(dir, ec) && !fs::is_empty(dir, ec))
-    return Status::error(fmt::format("{}: the run directory already exists and is not empty", dir.string()));
-  fs::create_directories(dir, ec);
-  if (ec) return Status::error(fmt::format("{}: cannot create the run directory: {}", dir.string(), ec.message()));
-  RunDirGuard guard(dir);
+namespace {
 
-  if (auto v = validate_name("experiment id", options.experiment_id); !v.ok()) return v;
-  if (cluster.agents.empty()) return Status::error("the cluster has no agents to run on");
-  auto setup = set_up(options, cluster.total_workers(), dir, observer);
-  if (!setup.ok()) return setup.status();
-  auto& s = *setup;
-  models::configure_threads(spec.cluster.threads_per_worker);
+// The agents of a running experiment and the scheduler's ids of their
+// workers (ids are never reused, so a late message names one worker).
+struct LiveCluster {
+  explicit LiveCluster(const std::vector<ClusterView::Agent>& initial) {
+    for (const auto& a : initial) agents[a.name] = a;
+  }
+  WorkerId add_worker(const std::string& agent) {
+    agent_of[next_worker] = agent;
+    return next_worker++;
+  }
+  std::vector<WorkerId> workers_of(const std::string& agent) const {
+    std::vector<WorkerId> out;
+    for (const auto& [id, name] : agent_of)
+      if (name == agent) out.push_back(id);
+    return out;
+  }
+  void forget(const std::string& agent) {
+    for (auto it = agent_of.begin(); it != agent_of.end();) it = it->second == agent ? agent_of.erase(it) : std::next(it);
+  }
+  std::map<std::string, ClusterView::Agent> agents;
+  std::map<WorkerId, std::string> agent_of;
+  WorkerId next_worker = 0;
+};
 
-  auto opened = StateStore::open((dir / "state").string(), true);
-  if (!opened.ok()) return opened.status();
-  std::shared_ptr<StateStore> store = std::move(opened).value();
-  if (auto st = write_text(dir / "spec.toml", spec.source_text); !st.ok()) return st;
-  store->put_meta("spec", spec.source_text);
-  store->put_meta("spec_dir", spec.spec_dir);
-  store->put_meta("metric", spec.metric);
+// Everything training needs once the run's store is open: for a new run after
+// setup and the initial states, for a resumed one after recovery and restore.
+struct Prepared {
+  ExperimentSpec spec;
+  Setup setup;
+  std::shared_ptr<StateStore> store;
+  std::shared_ptr<ExperimentControl> control;
+  std::map<ConfigId, std::string> params_json;
+};
 
+using Say = std::function<void(const std::string&)>;
+
+Result<std::shared_ptr<ExperimentControl>> make_control(const ExperimentSpec& spec, const RunOptions& options,
+                                                        const Setup& s) {
   std::unique_ptr<SchedulingPolicy> policy;
   if (!options.replay_of.empty()) {
     auto order = visit_order_of(options.replay_of);
@@ -290,92 +221,265 @@ Result<nlohmann::json> run_experiment(caf::actor_system& system, const RunOption
     if (!made.ok()) return made.status();
     search = std::move(made).value();
   }
-  store->set_keep_epoch_states(spec.search == "pbt");
-  auto control = std::make_shared<ExperimentControl>(s.partitions, spec.seed, metric, spec.cluster.max_unit_retries,
-                                                     std::move(policy), std::move(search));
+  return std::make_shared<ExperimentControl>(s.partitions, spec.seed, metric, spec.cluster.max_unit_retries,
+                                             std::move(policy), std::move(search));
+}
+
+Result<Prepared> start_new(const RunOptions& options, const ClusterView& cluster, const fs::path& dir,
+                           const RunObserver& observer, RunDirGuard& guard, const Say& say) {
+  Prepared r;
+  r.spec = options.spec;
+  const auto& spec = r.spec;
+  auto setup = set_up(options, cluster.total_workers(), dir, observer);
+  if (!setup.ok()) return setup.status();
+  r.setup = std::move(setup).value();
+  auto& s = r.setup;
+
+  auto opened = StateStore::open((dir / "state").string(), true);
+  if (!opened.ok()) return opened.status();
+  r.store = std::move(opened).value();
+  if (auto st = write_text(dir / "spec.toml", spec.source_text); !st.ok()) return st;
+  r.store->put_meta("spec", spec.source_text);
+  r.store->put_meta("spec_dir", spec.spec_dir);
+  r.store->put_meta("metric", spec.metric);
+  r.store->put_meta("experiment_id", options.experiment_id);
+  r.store->set_keep_epoch_states(spec.search == "pbt");
+  auto control = make_control(spec, options, s);
+  if (!control.ok()) return control.status();
+  r.control = *control;
 
   // Initial states, one config at a time (initialisation draws from torch's
   // global generator): the pilot forward pass rejects configs that do not fit.
-  std::map<ConfigId, std::string> params_json;
   for (const auto& c : s.configs) {
     ConfigRecord record{c.id, c.params, "running", ""};
     auto init = models::initial_state(c.params, s.shape, *s.data.partitions.at(0), unit_seed(spec.seed, {c.id, -1, -1}));
     if (init.ok()) {
-      store->put_initial_state(c.id, *init);
-      control->add_config(c.id, spec.epochs);
-      params_json[c.id] = c.params.dump();
+      r.store->put_initial_state(c.id, *init);
+      r.control->add_config(c.id, spec.epochs);
+      r.params_json[c.id] = c.params.dump();
     } else {
       record.status = "failed";
       record.error = init.error();
-      control->reject_config(c.id, init.error());
+      r.control->reject_config(c.id, init.error());
       say(fmt::format("config {} ({}) failed its pilot check: {}", c.id, describe_params(c.params), init.error()));
     }
-    store->put_config(record);
+    r.store->put_config(record);
   }
   guard.keep();  // from here on the run directory is a (resumable) record
+  say(fmt::format("training {} configs x {} partitions x {} epochs on {} workers", r.params_json.size(),
+                  s.partitions, spec.epochs, s.workers));
+  return r;
+}
 
-  say(fmt::format("training {} configs x {} partitions x {} epochs on {} workers", params_json.size(), s.partitions,
-                  spec.epochs, s.workers));
-  experiment_done done;
-  {
-    caf::scoped_actor self(system);
-    int agents = static_cast<int>(cluster.agents.size());
-    int replication = spec.cluster.replication > 0 ? spec.cluster.replication : std::min(2, agents);
-    ShardPlacer placer(self, options.experiment_id, s.data.manifest, s.data_dir, replication);
-    auto shards = placer.place_all(cluster);
-    if (!shards.ok()) return shards.status();
-    if (agents > 1)
-      say(fmt::format("placed {} partitions on {} agents with replication {}", s.partitions, agents,
-                      std::min(replication, agents)));
-    auto live_agents = cluster.agents;
-    scheduler_config sc;
-    sc.control = control;
-    sc.experiment = options.experiment_id;
-    sc.shape = s.shape;
-    sc.params_json = params_json;
-    sc.checkpoint = spawn_checkpoint(system, store);
-    WorkerId next_worker = 0;
-    for (size_t a = 0; a < cluster.agents.size(); ++a) {
-      for (const auto& worker : cluster.agents[a].workers) {
-        sc.workers.emplace_back(next_worker, worker);
-        control->add_worker(next_worker, (*shards)[a]);
-        ++next_worker;
-      }
+// Reopens an unfinished run: its spec, prepared data and configs come from
+// the run directory; each config's latest state is checked (a damaged one
+// falls back to the newest intact state and the units after it run again);
+// the unit log is replayed into the scheduler's book, so no committed unit
+// runs again and every decision is re-derived.
+Result<Prepared> reopen(const RunOptions& options, const ClusterView& cluster, const fs::path& dir, const Say& say) {
+  Prepared r;
+  auto opened = StateStore::open((dir / "state").string(), false);
+  if (!opened.ok()) return Status::error(opened.error() + " (is this a run directory?)");
+  r.store = std::move(opened).value();
+  if (r.store->get_meta("finished") == std::optional<std::string>("true"))
+    return Status::error(fmt::format("{}: the run has finished; nothing to resume (see cerebro show)", dir.string()));
+  auto spec = spec_of_run(*r.store, dir.string());
+  if (!spec.ok()) return spec.status();
+  r.spec = std::move(spec).value();
+  auto& s = r.setup;
+  s.workers = cluster.total_workers();
+  s.data_dir = (dir / "data").string();
+  auto data = datasets::load_prepared(s.data_dir);
+  if (!data.ok()) return data.status();
+  s.data = std::move(data).value();
+  s.partitions = static_cast<int>(s.data.partitions.size());
+  s.shape = models::ShapeInfo{s.data.manifest.sample_shape, s.data.manifest.num_classes};
+  auto records = r.store->configs();
+  for (const auto& record : records) s.configs.push_back(ConfigParams{record.id, record.params});
+  r.store->set_keep_epoch_states(r.spec.search == "pbt");
+  auto control = make_control(r.spec, options, s);
+  if (!control.ok()) return control.status();
+  r.control = *control;
+
+  std::set<ConfigId> live;
+  for (const auto& record : records) {
+    if (record.status == "failed") {
+      r.control->reject_config(record.id, record.error);
+      continue;
     }
-    sc.listener = self;
-    auto scheduler = spawn_scheduler(system, sc);
-    self->send(scheduler, start_atom::value);
-    if (observer.started) observer.started(caf::actor_cast<caf::actor>(self));
-    bool running = true;
-    self->receive_while(running)(
-        [&](progress_atom, const progress_update& p) {
-          if (observer.progress) observer.progress(p);
-        },
-        [&](join_atom, const std::string& name, const caf::actor& agent, const std::vector<caf::actor>& workers) {
-          // Elastic join: the new node gets replicas, then its workers take units.
-          ClusterView::Agent joining{name, agent, workers};
-          live_agents.push_back(joining);
-          auto held = placer.place_joining(joining, live_agents.size());
-          if (!held.ok()) {
-            say(fmt::format("agent {} joined but could not take partitions: {}", name, held.error()));
-            return;
-          }
-          say(fmt::format("agent {} joined mid-run: holds partitions {}", name, fmt::join(*held, ", ")));
-          for (const auto& worker : workers) self->send(scheduler, add_worker_atom::value, next_worker++, worker, *held);
-        },
-        [&](done_atom, const experiment_done& d) {
-          done = d;
-          running = false;
-        });
-    for (const auto& agent : live_agents) self->send(agent.agent, release_atom::value, options.experiment_id);
-    self->send_exit(sc.checkpoint, caf::exit_reason::user_shutdown);
+    auto recovered = r.store->recover_latest_state(record.id);
+    if (!recovered.ok()) {
+      say(fmt::format("warning: config {} cannot resume: {}", record.id, recovered.error()));
+      r.control->reject_config(record.id, recovered.error());
+      continue;
+    }
+    if (recovered->fell_back) {
+      std::vector<std::string> units;
+      for (const auto& e : recovered->rolled_back)
+        units.push_back(fmt::format("seq {} ({})", e.seq, to_string(Unit{e.config, e.partition, e.epoch})));
+      say(fmt::format("warning: config {}: {}; falling back to {}; {} unit(s) run again: {}", record.id,
+                      recovered->problem,
+                      recovered->intact_seq ? fmt::format("its state after seq {}", recovered->intact_seq)
+                                            : std::string("its initial state"),
+                      units.size(), fmt::join(units, ", ")));
+    }
+    r.control->add_config(record.id, r.spec.epochs);
+    r.params_json[record.id] = record.params.dump();
+    live.insert(record.id);
   }
-  if (!done.error.empty()) return Status::error("the experiment stopped: " + done.error);
+  std::vector<UnitLogEntry> log;
+  for (const auto& e : r.store->unit_log())
+    if (live.count(e.config)) log.push_back(e);
+  ExperimentControl::Restored restored;
+  try {
+    restored = r.control->restore(log);
+  } catch (const Error& e) {
+    return Status::error(fmt::format("{}: {}", dir.string(), e.what()));
+  }
+  std::vector<nlohmann::json> decisions;
+  for (const auto& d : restored.decisions) decisions.push_back(to_json(d));
+  if (auto st = r.store->replace_decisions(decisions); !st.ok()) return st;
+  auto resumes = std::stoi(r.store->get_meta("resumes").value_or("0")) + 1;
+  r.store->put_meta("resumes", std::to_string(resumes));
+  say(fmt::format("resuming {}: {} of {} units done, {} configs to go, on {} workers", dir.string(), restored.units,
+                  r.control->units_total(), live.size(), s.workers));
+  return r;
+}
 
-  // Final statuses, the leaderboard, the test score of the best config.
+// Trains until every config is done: places the shards, starts the
+// scheduler and follows it. Blocks the calling thread.
+Result<experiment_done> train(caf::actor_system& system, const RunOptions& options, const ClusterView& cluster,
+                              Prepared& r, const RunObserver& observer, const Say& say) {
+  const auto& s = r.setup;
+  caf::scoped_actor self(system);
+  int agents = static_cast<int>(cluster.agents.size());
+  int replication = r.spec.cluster.replication > 0 ? r.spec.cluster.replication : std::min(2, agents);
+  ShardPlacer placer(self, options.experiment_id, s.data.manifest, s.data_dir, replication);
+  auto shards = placer.place_all(cluster);
+  if (!shards.ok()) return shards.status();
+  if (agents > 1)
+    say(fmt::format("placed {} partitions on {} agents with replication {}", s.partitions, agents,
+                    std::min(replication, agents)));
+  LiveCluster live(cluster.agents);
+  scheduler_config sc;
+  sc.control = r.control;
+  sc.experiment = options.experiment_id;
+  sc.shape = s.shape;
+  sc.params_json = r.params_json;
+  sc.checkpoint = spawn_checkpoint(system, r.store);
+  for (size_t a = 0; a < cluster.agents.size(); ++a) {
+    for (const auto& worker : cluster.agents[a].workers) {
+      auto id = live.add_worker(cluster.agents[a].name);
+      sc.workers.emplace_back(id, worker);
+      r.control->add_worker(id, (*shards)[a]);
+    }
+  }
+  sc.listener = self;
+  for (const auto& e : r.store->unit_log()) sc.clock_offset_s = std::max(sc.clock_offset_s, e.end_s);
+  for (const auto& e : r.store->rolled_back_units()) sc.clock_offset_s = std::max(sc.clock_offset_s, e.end_s);
+  auto scheduler = spawn_scheduler(system, sc);
+  self->send(scheduler, start_atom::value);
+  if (observer.started) observer.started(caf::actor_cast<caf::actor>(self));
+  // An agent is gone (dead or hung): its workers leave the schedule, and a
+  // partition that no live agent holds any more is placed again, from the
+  // prepared copy here, on the live agent holding the fewest partitions.
+  auto lose_agent = [&](const std::string& name, const std::string& why) {
+    auto it = live.agents.find(name);
+    if (it == live.agents.end()) return;
+    live.agents.erase(it);
+    for (auto id : live.workers_of(name)) self->send(scheduler, remove_worker_atom::value, id);
+    live.forget(name);
+    placer.forget(name);
+    say(fmt::format("agent {} is lost ({}); its units go back to the queue", name, why));
+    for (auto p : placer.orphans()) {
+      if (live.agents.empty()) {
+        say(fmt::format("partition {} has no live replica; waiting for an agent to join", p));
+        continue;
+      }
+      std::string target;
+      size_t fewest = SIZE_MAX;
+      for (const auto& [candidate, agent] : live.agents) {
+        auto held = placer.held_by(candidate).size();
+        if (held < fewest) fewest = held, target = candidate;
+      }
+      auto placed = placer.place_more(live.agents[target], {p});
+      if (!placed.ok()) {
+        say(fmt::format("partition {} could not be placed again on {}: {}", p, target, placed.message()));
+        continue;
+      }
+      say(fmt::format("partition {} lost its last replica; placed again on agent {}", p, target));
+      for (auto id : live.workers_of(target)) self->send(scheduler, holds_atom::value, id, placer.held_by(target));
+    }
+  };
+  for (const auto& [name, agent] : live.agents) self->monitor(agent.agent);
+  experiment_done done;
+  bool running = true;
+  self->receive_while(running)(
+      [&](progress_atom, const progress_update& p) {
+        if (observer.progress) observer.progress(p);
+      },
+      [&](join_atom, const std::string& name, const caf::actor& agent, const std::vector<caf::actor>& workers) {
+        // Elastic join (or a lost agent back): the node gets replicas, then
+        // its workers take units.
+        if (live.agents.count(name)) lose_agent(name, "it joined again");
+        ClusterView::Agent joining{name, agent, workers};
+        live.agents[name] = joining;
+        self->monitor(agent);
+        auto held = placer.place_joining(joining, live.agents.size());
+        if (!held.ok()) {
+          say(fmt::format("agent {} joined but could not take partitions: {}", name, held.error()));
+          return;
+        }
+        say(fmt::format("agent {} joined mid-run: holds partitions {}", name, fmt::join(*held, ", ")));
+        for (const auto& worker : workers)
+          self->send(scheduler, add_worker_atom::value, live.add_worker(name), worker, *held);
+      },
+      [&](agent_lost_atom, const std::string& name) { lose_agent(name, "it is dead or stopped answering"); },
+      [&](caf::down_msg& down) {
+        for (const auto& [name, agent] : live.agents)
+          if (agent.agent.address() == down.source) return lose_agent(name, "it is gone: " + caf::to_string(down.reason));
+      },
+      [&](worker_lost_atom, WorkerId id, const caf::actor& worker) {
+        // Give a dead agent's down message time to arrive first: only a live
+        // agent is asked to respawn.
+        self->delayed_send(self, std::chrono::milliseconds(250), respawn_atom::value, id, worker);
+      },
+      [&](respawn_atom, WorkerId id, const caf::actor& worker) {
+        // The node's agent supervises its workers: it replaces a dead one.
+        auto owner = live.agent_of.find(id);
+        if (owner == live.agent_of.end() || !live.agents.count(owner->second)) return;
+        auto name = owner->second;
+        self->request(live.agents[name].agent, std::chrono::seconds(10), respawn_atom::value, worker)
+            .receive(
+                [&](const caf::actor& fresh) {
+                  auto fresh_id = live.add_worker(name);
+                  say(fmt::format("agent {} respawned worker {} as worker {}", name, id, fresh_id));
+                  self->send(scheduler, add_worker_atom::value, fresh_id, fresh, placer.held_by(name));
+                },
+                [&](const caf::error& e) {
+                  say(fmt::format("agent {} could not respawn worker {}: {}", name, id, self->system().render(e)));
+                });
+      },
+      [&](done_atom, const experiment_done& d) {
+        done = d;
+        running = false;
+      });
+  for (const auto& [name, agent] : live.agents) self->send(agent.agent, release_atom::value, options.experiment_id);
+  self->send_exit(sc.checkpoint, caf::exit_reason::user_shutdown);
+  if (!done.error.empty()) return Status::error("the experiment stopped: " + done.error);
+  return done;
+}
+
+// Final statuses, the leaderboard, the test score of the best config, the
+// run files.
+Result<nlohmann::json> finish(const RunOptions& options, Prepared& r, const experiment_done& done, const fs::path& dir,
+                              const Say& say) {
+  const auto& spec = r.spec;
+  const auto& s = r.setup;
+  auto& store = r.store;
   for (auto record : store->configs()) {
-    auto it = control->outcomes().find(record.id);
-    if (it != control->outcomes().end()) {
+    auto it = r.control->outcomes().find(record.id);
+    if (it != r.control->outcomes().end()) {
       record.status = it->second.status == "running" ? "completed" : it->second.status;
       record.error = it->second.error;
     }
@@ -404,13 +508,64 @@ Result<nlohmann::json> run_experiment(caf::actor_system& system, const RunOption
       say("the best model could not be exported: " + exported.message());
     }
   }
-  RunFacts facts{spec.name, spec.seed, s.workers, s.partitions, spec.epochs, spec.metric, done.wall_s, done.unit_span_s};
+  double unit_span_s = done.unit_span_s;
+  if (store->get_meta("resumes")) {
+    // Across restarts: dispatch to commit of every committed unit.
+    unit_span_s = 0;
+    for (const auto& e : log) unit_span_s += e.end_s - e.start_s;
+  }
+  RunFacts facts{spec.name, spec.seed, s.workers, s.partitions, spec.epochs, spec.metric, done.wall_s, unit_span_s};
   auto summary = build_summary(facts, ranked, log, best);
   if (!options.replay_of.empty()) summary["replay_of"] = fs::absolute(options.replay_of).string();
+  if (auto resumes = store->get_meta("resumes")) summary["resumes"] = std::stoi(*resumes);
+  summary["units_rolled_back"] = store->rolled_back_units().size();
   if (auto st = write_text(dir / "summary.json", summary.dump(2) + "\n"); !st.ok()) return st;
   if (auto st = write_text(dir / "metrics.csv", metrics_csv(ranked)); !st.ok()) return st;
   store->put_meta("finished", "true");
   return summary;
+}
+
+}  // namespace
+
+Result<ExperimentSpec> spec_of_run(const StateStore& store, const std::string& run_dir) {
+  auto text = store.get_meta("spec");
+  if (!text) return Status::error(fmt::format("{}: the run's spec is not in its state store", run_dir));
+  return parse_spec_string(*text, store.get_meta("spec_dir").value_or(""), (fs::path(run_dir) / "spec.toml").string());
+}
+
+Result<ExperimentSpec> spec_of_run(const std::string& run_dir) {
+  auto store = StateStore::open((fs::path(run_dir) / "state").string(), false);
+  if (!store.ok()) return Status::error(store.error() + " (is this a run directory?)");
+  return spec_of_run(**store, run_dir);
+}
+
+Result<nlohmann::json> run_experiment(caf::actor_system& system, const RunOptions& options,
+                                      const ClusterView& cluster, const RunObserver& observer) {
+  Say say = [&](const std::string& line) {
+    if (observer.line) observer.line(line);
+  };
+  fs::path dir = options.out_dir;
+  if (auto v = validate_name("experiment id", options.experiment_id); !v.ok()) return v;
+  if (cluster.agents.empty()) return Status::error("the cluster has no agents to run on");
+  std::error_code ec;
+  Result<Prepared> prepared = Status::error("not prepared");
+  if (options.resume) {
+    if (!fs::is_directory(dir, ec))
+      return Status::error(fmt::format("{}: no such run directory to resume", dir.string()));
+    prepared = reopen(options, cluster, dir, say);
+  } else {
+    if (fs::exists(dir, ec) && !fs::is_empty(dir, ec))
+      return Status::error(fmt::format("{}: the run directory already exists and is not empty", dir.string()));
+    fs::create_directories(dir, ec);
+    if (ec) return Status::error(fmt::format("{}: cannot create the run directory: {}", dir.string(), ec.message()));
+    RunDirGuard guard(dir);  // ours from here: removed if the setup fails
+    prepared = start_new(options, cluster, dir, observer, guard, say);
+  }
+  if (!prepared.ok()) return prepared.status();
+  models::configure_threads(prepared->spec.cluster.threads_per_worker);
+  auto done = train(system, options, cluster, *prepared, observer, say);
+  if (!done.ok()) return done.status();
+  return finish(options, *prepared, *done, dir, say);
 }
 
 Result<nlohmann::json> run_embedded(const RunOptions& options, const RunObserver& observer) {

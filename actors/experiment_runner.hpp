@@ -17,6 +17,7 @@
 #include "actors/system_config.hpp"
 #include "runtime/messages.hpp"
 #include "runtime/spec.hpp"
+#include "runtime/state_store.hpp"
 #include "runtime/status.hpp"
 
 namespace cerebro {
@@ -28,6 +29,9 @@ struct RunOptions {
   int workers = 0;                // 0: spec's [cluster] workers, else one per core
   std::string prepared_data_dir;  // reuse prepared partitions (replay) instead of preparing
   std::string replay_of;          // a finished run directory whose visit order to re-execute
+  // Resume the unfinished run in out_dir (its spec, data and configs come
+  // from there; `spec` is ignored).
+  bool resume = false;
 };
 
 // Receives human lines during setup (`line`) and progress during training.
@@ -67,6 +71,11 @@ Result<nlohmann::json> run_embedded(const RunOptions& options, const RunObserver
 // one per worker): what `cerebro prepare` and a run's setup do.
 Result<datasets::Manifest> prepare_dataset(const ExperimentSpec& spec, const std::string& out_dir, int partitions,
                                            const std::function<void(const std::string&)>& line = {});
+
+// The spec a run directory was started with (from its state store). Only
+// one process may have a run's store open at a time.
+Result<ExperimentSpec> spec_of_run(const std::string& run_dir);
+Result<ExperimentSpec> spec_of_run(const StateStore& store, const std::string& run_dir);
 
 // The number of workers a run uses when neither flag nor spec says.
 int default_workers();

@@ -19,7 +19,9 @@ struct scheduler_state {
   double unit_span_s = 0;  // dispatch to durable acknowledgement, committed units
   static inline const char* name = "cerebro.scheduler";
 
-  double elapsed() const { return std::chrono::duration<double>(Clock::now() - started).count(); }
+  double elapsed() const {
+    return config.clock_offset_s + std::chrono::duration<double>(Clock::now() - started).count();
+  }
 };
 
 using scheduler_ptr = caf::stateful_actor<scheduler_state>*;
@@ -76,6 +78,14 @@ void apply_search(scheduler_ptr self) {
 // The unit's result is in: make it durable, then count it.
 void on_result(scheduler_ptr self, const Dispatch& d, double start_s, unit_result r) {
   auto& control = *self->state.config.control;
+  // A worker dropped as lost (hung) may still answer later: its unit went
+  // back to the queue and may have run elsewhere, so the late result must not
+  // count (a unit commits once).
+  auto running = control.book().has_worker(d.worker) ? control.book().running_on(d.worker) : std::nullopt;
+  if (!self->state.workers.count(d.worker) || !running || !(*running == d.unit)) {
+    report(self, fmt::format("late result of {} from lost worker {} dropped", to_string(d.unit), d.worker));
+    return;
+  }
   if (r.status == "failed") {
     report(self, control.on_failed(d.worker, d.unit, r.error));
     apply_search(self);
@@ -144,6 +154,34 @@ void dispatch(scheduler_ptr self) {
   finish_if_done(self);
 }
 
+// The worker is lost: its unit (if any) goes back to the queue. Without any
+// worker left the experiment cannot go on.
+void forget_worker(scheduler_ptr self, WorkerId id, const std::string& why, bool unit_failed) {
+  auto it = self->state.workers.find(id);
+  if (it == self->state.workers.end()) return;
+  self->state.worker_ids.erase(it->second.address());
+  self->demonitor(it->second);
+  self->state.workers.erase(it);
+  auto& control = *self->state.config.control;
+  std::string attempt;
+  if (unit_failed) {
+    attempt = control.on_worker_died(id, "worker died: " + why);
+  } else {
+    control.remove_worker(id);
+  }
+  report(self, fmt::format("worker {} {}; its unit goes back to the queue{}", id, why,
+                           attempt.empty() ? "" : " (" + attempt + ")"));
+  apply_search(self);
+  if (self->state.workers.empty() && !self->state.config.control->all_done()) {
+    self->state.finished = true;
+    self->send(self->state.config.listener, done_atom::value,
+               experiment_done{self->state.elapsed(), self->state.unit_span_s, "every worker is gone"});
+    self->quit();
+    return;
+  }
+  dispatch(self);
+}
+
 caf::behavior scheduler_behavior(scheduler_ptr self, scheduler_config config) {
   self->state.config = std::move(config);
   for (auto& [id, worker] : self->state.config.workers) {
@@ -155,18 +193,13 @@ caf::behavior scheduler_behavior(scheduler_ptr self, scheduler_config config) {
     auto it = self->state.worker_ids.find(msg.source);
     if (it == self->state.worker_ids.end()) return;
     auto id = it->second;
-    self->state.config.control->remove_worker(id);
-    self->state.workers.erase(id);
-    report(self, fmt::format("worker {} is gone ({}); its unit goes back to the queue", id,
-                             caf::to_string(msg.reason)));
-    if (self->state.workers.empty() && !self->state.config.control->all_done()) {
-      self->state.finished = true;
-      self->send(self->state.config.listener, done_atom::value,
-                 experiment_done{self->state.elapsed(), self->state.unit_span_s, "every worker is gone"});
-      self->quit();
-      return;
-    }
-    dispatch(self);
+    auto worker = self->state.workers[id];
+    // A lost connection is the node's failure; any other exit is the
+    // worker's, and its unit counts as a failed attempt.
+    bool node_lost = msg.reason == caf::exit_reason::remote_link_unreachable;
+    forget_worker(self, id, fmt::format("is gone ({})", caf::to_string(msg.reason)), !node_lost);
+    // Its agent (the node's supervisor) may still be alive and respawn it.
+    if (!self->state.finished) self->send(self->state.config.listener, worker_lost_atom::value, id, worker);
   });
   return {
       [self](add_worker_atom, WorkerId id, caf::actor worker, std::vector<PartitionId> holds) {
@@ -176,6 +209,14 @@ caf::behavior scheduler_behavior(scheduler_ptr self, scheduler_config config) {
         self->monitor(worker);
         self->state.config.control->add_worker(id, std::move(holds));
         report(self, fmt::format("worker {} joined", id));
+        dispatch(self);
+      },
+      [self](remove_worker_atom, WorkerId id) {
+        forget_worker(self, id, "is lost (its agent is dead or stopped answering)", false);
+      },
+      [self](holds_atom, WorkerId id, std::vector<PartitionId> holds) {
+        if (!self->state.workers.count(id)) return;
+        self->state.config.control->add_worker(id, std::move(holds));
         dispatch(self);
       },
       [self](start_atom) {

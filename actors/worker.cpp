@@ -95,7 +95,12 @@ void with_leases(caf::stateful_actor<worker_state>* self, const unit_task& task,
 caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, worker_config config) {
   self->state.config = std::move(config);
   return {
-      [self](train_atom, unit_task& task) {
+      [self](train_atom, unit_task& task) -> caf::result<unit_result> {
+        if (FaultInjection::instance().worker_exit(task.config, task.partition, task.epoch, task.attempt)) {
+          // A test's crashing worker: the actor dies with its unit unfinished.
+          self->quit(caf::make_error(caf::sec::runtime_error, "injected worker exit (test)"));
+          return caf::make_error(caf::sec::runtime_error, "injected worker exit (test)");
+        }
         auto promise = self->make_response_promise<unit_result>();
         with_leases(self, task, [self, task, promise](const std::string& error) mutable {
           if (!error.empty()) {

@@ -108,6 +108,23 @@ using submit_atom = caf::atom_constant<caf::atom("submit")>;
 using status_atom = caf::atom_constant<caf::atom("status")>;
 using files_atom = caf::atom_constant<caf::atom("files")>;
 using add_worker_atom = caf::atom_constant<caf::atom("addworker")>;
+// Failure handling (see docs/RELIABILITY.md):
+// (remove_worker_atom, WorkerId) to a scheduler: the worker is lost (its agent
+// stopped answering); its unit goes back to the queue.
+using remove_worker_atom = caf::atom_constant<caf::atom("rmworker")>;
+// (holds_atom, WorkerId, partitions) to a scheduler: the worker now holds these.
+using holds_atom = caf::atom_constant<caf::atom("holds")>;
+// (worker_lost_atom, WorkerId, actor) from a scheduler to its listener: the
+// worker actor died while its agent may live on (the agent may respawn it).
+using worker_lost_atom = caf::atom_constant<caf::atom("wlost")>;
+// (respawn_atom, old worker) -> new worker: an agent replaces a dead worker.
+using respawn_atom = caf::atom_constant<caf::atom("respawn")>;
+// (agent_lost_atom, name) to an experiment's follower: the agent is dead or hung.
+using agent_lost_atom = caf::atom_constant<caf::atom("alost")>;
+// (attach_atom, token, experiment) -> status: follow a running experiment.
+using attach_atom = caf::atom_constant<caf::atom("attach")>;
+// The coordinator's periodic check of agent heartbeats and pending resumes.
+using tick_atom = caf::atom_constant<caf::atom("tick")>;
 // (hop_atom, token, bytes) -> int64 size: measures moving a model state.
 using hop_atom = caf::atom_constant<caf::atom("hop")>;
 

@@ -1,5 +1,7 @@
 #include "runtime/experiment_control.hpp"
 
+#include <limits>
+
 #include <fmt/format.h>
 
 #include "runtime/search_space.hpp"
@@ -74,11 +76,42 @@ bool ExperimentControl::better(double a, double b) const {
 }
 
 std::string ExperimentControl::on_committed(WorkerId w, const UnitLogEntry& e) {
+  policy_->observe({w, Unit{e.config, e.partition, e.epoch}, e.train_s, e.validate_s, e.examples});
+  return commit(w, e);
+}
+
+ExperimentControl::Restored ExperimentControl::restore(const std::vector<UnitLogEntry>& log) {
+  // A worker of the past that holds every partition runs the logged units.
+  constexpr WorkerId kReplayWorker = std::numeric_limits<WorkerId>::min();
+  std::vector<PartitionId> all(static_cast<size_t>(book_.num_partitions()));
+  for (PartitionId p = 0; p < book_.num_partitions(); ++p) all[static_cast<size_t>(p)] = p;
+  book_.add_worker(kReplayWorker, all);
+  Restored restored;
+  for (const auto& e : log) {
+    if (copy_pending(e.config)) on_state_copied(e.config);
+    Unit u{e.config, e.partition, e.epoch};
+    const auto state = book_.state(e.config);
+    if (state != ConfigState::pending_epoch || book_.epoch(e.config) != e.epoch)
+      throw Error(fmt::format("cannot resume: the unit log has {} (seq {}) but config {} is {} in epoch {}",
+                              to_string(u), e.seq, e.config, to_string(state), book_.epoch(e.config)));
+    book_.start(kReplayWorker, u);
+    commit(kReplayWorker, e);
+    ++restored.units;
+  }
+  book_.remove_worker(kReplayWorker);
+  restored.decisions = take_decisions();
+  std::vector<StateCopy> still_pending;
+  for (auto& copy : copies_)
+    if (copy_pending(copy.to)) still_pending.push_back(std::move(copy));
+  copies_ = std::move(still_pending);
+  return restored;
+}
+
+std::string ExperimentControl::commit(WorkerId w, const UnitLogEntry& e) {
   Unit u{e.config, e.partition, e.epoch};
   auto& loss = epoch_loss_[e.config];
   loss.first += e.train_loss * static_cast<double>(e.examples);
   loss.second += e.examples;
-  policy_->observe({w, u, e.train_s, e.validate_s, e.examples});
   bool epoch_ended = book_.complete(w, u);
   auto& outcome = outcomes_[e.config];
   if (e.status == "diverged") {
@@ -182,6 +215,18 @@ std::string ExperimentControl::on_state_copy_failed(ConfigId to, const std::stri
 
 std::string ExperimentControl::on_failed(WorkerId w, const Unit& u, const std::string& error) {
   book_.requeue(w, u);
+  return count_failure(u, error);
+}
+
+std::string ExperimentControl::on_worker_died(WorkerId w, const std::string& error) {
+  if (!book_.has_worker(w)) return {};
+  auto unit = book_.running_on(w);
+  book_.remove_worker(w);
+  if (!unit) return {};
+  return count_failure(*unit, error);
+}
+
+std::string ExperimentControl::count_failure(const Unit& u, const std::string& error) {
   int32_t failures = ++failed_attempts_[u];
   if (failures < max_unit_retries_ || book_.state(u.config) != ConfigState::pending_epoch)
     return fmt::format("{} failed (attempt {} of {}): {}", to_string(u), failures, max_unit_retries_, error);

@@ -66,8 +66,13 @@ class ExperimentControl {
                     std::unique_ptr<SchedulingPolicy> policy, std::unique_ptr<SearchProcedure> search);
 
   void add_worker(WorkerId w, std::vector<PartitionId> holds);
-  // The worker is gone; its unit (if any) goes back to the queue.
+  // The worker is gone (e.g. its node died); its unit (if any) goes back to
+  // the queue, not counted as a failed attempt.
   void remove_worker(WorkerId w);
+  // The worker actor died while running its unit: the worker is removed and
+  // the unit counts as a failed attempt (retried up to max_unit_retries, like
+  // on_failed). Returns a human line.
+  std::string on_worker_died(WorkerId w, const std::string& error);
   void add_config(ConfigId c, int32_t epochs);
   // A config that could not start (pilot check failed) is recorded as failed.
   void reject_config(ConfigId c, const std::string& error);
@@ -106,6 +111,20 @@ class ExperimentControl {
   const MopBook& book() const { return book_; }
   const SearchProcedure& search() const { return *search_; }
 
+  // Resuming a run: replays its committed unit log (commit order) into the
+  // book and the search procedure, which re-derives every epoch-boundary
+  // decision; logged units are done and never dispatched again. Call after
+  // add_config/reject_config and before dispatching. Returns the re-derived
+  // decisions (the shell records them in place of the old ones). A state copy
+  // whose target trained since was made before the stop and is confirmed; the
+  // others stay pending for the shell to make (again: copying is idempotent).
+  // Throws cerebro::Error if the log contradicts MOP (e.g. a unit twice).
+  struct Restored {
+    std::vector<SearchDecision> decisions;
+    int64_t units = 0;
+  };
+  Restored restore(const std::vector<UnitLogEntry>& log);
+
  private:
   MopBook book_;
   uint64_t seed_;
@@ -125,6 +144,12 @@ class ExperimentControl {
   std::string apply(const std::vector<SearchDecision>& decisions);
   // The config left the search without a decision: tell the procedure.
   std::string config_ended(ConfigId c);
+  // Counts a failed attempt of u (already pending again): fails its config
+  // after max_unit_retries.
+  std::string count_failure(const Unit& u, const std::string& error);
+  // on_committed without telling the policy (restored units were measured
+  // on workers that may not exist any more).
+  std::string commit(WorkerId w, const UnitLogEntry& entry);
 };
 
 }  // namespace cerebro

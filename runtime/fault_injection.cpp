@@ -35,6 +35,8 @@ Result<FaultInjection> FaultInjection::parse(const std::string& rules) {
       if (kind == "fail_unit" && (args.size() == 3 || args.size() == 4)) {
         f.failing_units_[{std::stoi(args[0]), std::stoi(args[1]), std::stoi(args[2])}] =
             args.size() == 4 ? std::stoi(args[3]) : 1;
+      } else if (kind == "worker_exit" && args.size() == 3) {
+        f.exiting_units_.insert({std::stoi(args[0]), std::stoi(args[1]), std::stoi(args[2])});
       } else if (kind == "slow_worker" && args.size() == 2 && std::stod(args[1]) >= 1) {
         f.slow_workers_[std::stoi(args[0])] = std::stod(args[1]);
       } else if (kind == "crash" && (args.size() == 1 || args.size() == 2)) {
@@ -42,7 +44,7 @@ Result<FaultInjection> FaultInjection::parse(const std::string& rules) {
         f.arrivals_[args[0]] = 0;
       } else {
         return Status::error(fmt::format("fault rule \"{}\" is not one of fail_unit=C:P:E[:N], "
-                                         "slow_worker=W:F (F >= 1), crash=POINT[:K]",
+                                         "worker_exit=C:P:E, slow_worker=W:F (F >= 1), crash=POINT[:K]",
                                          rule));
       }
     } catch (const std::exception&) {
@@ -71,6 +73,10 @@ const FaultInjection& FaultInjection::instance() {
 bool FaultInjection::fail_unit(int32_t config, int32_t partition, int32_t epoch, int32_t attempt) const {
   auto it = failing_units_.find({config, partition, epoch});
   return it != failing_units_.end() && (it->second < 0 || attempt < it->second);
+}
+
+bool FaultInjection::worker_exit(int32_t config, int32_t partition, int32_t epoch, int32_t attempt) const {
+  return attempt == 0 && exiting_units_.count({config, partition, epoch}) > 0;
 }
 
 double FaultInjection::slowdown(int32_t worker) const {

@@ -5,6 +5,7 @@
 //   CEREBRO_FAULT_INJECTION_ENABLE=i-am-a-test
 //   CEREBRO_FAULTS="rule;rule;..."   with rules
 //     fail_unit=C:P:E[:N]   unit (config C, partition P, epoch E) fails its first N attempts (default 1; -1 = always)
+//     worker_exit=C:P:E     the worker actor running that unit's first attempt dies
 //     slow_worker=W:F       worker W's units take F times as long (F >= 1)
 //     crash=POINT[:K]       the process _exits(137) the K-th time (default 1) it reaches POINT
 // A malformed rule is an error at startup, never ignored.
@@ -12,6 +13,7 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <tuple>
 
@@ -29,6 +31,8 @@ class FaultInjection {
   bool enabled() const { return enabled_; }
   // Should this attempt (0-based) of the unit fail?
   bool fail_unit(int32_t config, int32_t partition, int32_t epoch, int32_t attempt) const;
+  // Should the worker actor die instead of running this attempt?
+  bool worker_exit(int32_t config, int32_t partition, int32_t epoch, int32_t attempt) const;
   // How many times slower worker `w` is (1 when not slowed).
   double slowdown(int32_t worker) const;
   // Exits the process at the K-th arrival at `point`, when a rule says so.
@@ -38,6 +42,7 @@ class FaultInjection {
   bool enabled_ = false;
   std::map<std::tuple<int32_t, int32_t, int32_t>, int32_t> failing_units_;
   std::map<int32_t, double> slow_workers_;
+  std::set<std::tuple<int32_t, int32_t, int32_t>> exiting_units_;
   std::map<std::string, int64_t> crashes_;
   mutable std::map<std::string, std::atomic<int64_t>> arrivals_;
 };

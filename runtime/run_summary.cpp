@@ -12,7 +12,7 @@ std::vector<Standing> rank_configs(const std::vector<ConfigRecord>& configs, con
                                    const std::string& metric) {
   std::vector<Standing> out;
   for (const auto& c : configs) {
-    Standing s{c.id, c.status, c.params, epoch_metrics(log, c.id), std::nullopt};
+    Standing s{c.id, c.status, c.error, c.params, epoch_metrics(log, c.id), std::nullopt};
     for (auto it = s.epochs.rbegin(); it != s.epochs.rend(); ++it) {
       bool validated = std::any_of(log.begin(), log.end(), [&](const UnitLogEntry& e) {
         return e.config == c.id && e.epoch == it->epoch && e.has_validation;
@@ -61,8 +61,10 @@ nlohmann::json build_summary(const RunFacts& f, const std::vector<Standing>& ran
                         {"val_accuracy", e.val_accuracy},
                         {"seconds", e.seconds}});
     // "metric": the config's standing on the leaderboard (null: unranked).
-    configs.push_back({{"id", s.id}, {"params", s.params}, {"status", s.status}, {"epochs", epochs},
-                       {"metric", s.metric ? nlohmann::json(*s.metric) : nlohmann::json(nullptr)}});
+    nlohmann::json entry{{"id", s.id}, {"params", s.params}, {"status", s.status}, {"epochs", epochs},
+                         {"metric", s.metric ? nlohmann::json(*s.metric) : nlohmann::json(nullptr)}};
+    if (!s.error.empty()) entry["error"] = s.error;
+    configs.push_back(std::move(entry));
   }
   return {{"experiment", f.experiment},
           {"seed", f.seed},

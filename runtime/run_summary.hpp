@@ -27,6 +27,7 @@ struct RunFacts {
 struct Standing {
   ConfigId id = 0;
   std::string status;
+  std::string error;  // why it failed, for failed configs
   nlohmann::json params;
   std::vector<EpochMetrics> epochs;
   std::optional<double> metric;  // none when it never validated

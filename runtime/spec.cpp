@@ -449,11 +449,14 @@ void parse_data(Section s, DataSpec& data, const std::string& base) {
 }
 
 void parse_cluster(Section s, ClusterSpec& cluster) {
-  s.check_unknown({"workers", "threads_per_worker", "max_unit_retries", "scheduler", "replication"});
+  s.check_unknown({"workers", "threads_per_worker", "max_unit_retries", "scheduler", "replication",
+                   "heartbeat_timeout"});
   s.read_int("workers", cluster.workers, 0, INT_MAX);
   s.read_int("threads_per_worker", cluster.threads_per_worker, 1, INT_MAX);
   s.read_int("max_unit_retries", cluster.max_unit_retries, 0, INT_MAX);
   s.read_int("replication", cluster.replication, 0, 1024);
+  s.read_number("heartbeat_timeout", cluster.heartbeat_timeout, "a number of seconds in [1, 3600]",
+                [](double v) { return v >= 1 && v <= 3600; });
   s.read_string("scheduler", cluster.scheduler, scheduler_names());
 }
 
@@ -581,7 +584,7 @@ json spec_to_json(const ExperimentSpec& spec) {
                 {"limit", d.limit}, {"normalization", d.normalization}}},
       {"cluster", {{"workers", c.workers}, {"threads_per_worker", c.threads_per_worker},
                    {"max_unit_retries", c.max_unit_retries}, {"scheduler", c.scheduler},
-                   {"replication", c.replication}}},
+                   {"replication", c.replication}, {"heartbeat_timeout", c.heartbeat_timeout}}},
       {"space", spec.space}};
 }
 

@@ -33,6 +33,9 @@ struct ClusterSpec {
   int max_unit_retries = 3;
   std::string scheduler = "randomized";
   int replication = 0;  // copies of each partition across agents; 0 = min(2, agents)
+  // Seconds an agent may go without a heartbeat before its units are
+  // requeued elsewhere (a hung node); on a coordinator only.
+  double heartbeat_timeout = 10;
 };
 
 struct ExperimentSpec {

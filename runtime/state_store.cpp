@@ -71,7 +71,7 @@ nlohmann::json to_json(const UnitLogEntry& e) {
           {"has_validation", e.has_validation}, {"val_loss", e.val_loss}, {"val_accuracy", e.val_accuracy},
           {"start_s", e.start_s},   {"end_s", e.end_s},       {"train_s", e.train_s},
           {"validate_s", e.validate_s}, {"restore_s", e.restore_s}, {"save_s", e.save_s},
-          {"state_checksum", e.state_checksum}, {"state_bytes", e.state_bytes}};
+          {"state_checksum", e.state_checksum}, {"state_bytes", e.state_bytes}, {"rolled_back", e.rolled_back}};
 }
 
 UnitLogEntry unit_log_entry_from_json(const nlohmann::json& j) {
@@ -96,6 +96,7 @@ UnitLogEntry unit_log_entry_from_json(const nlohmann::json& j) {
   j.at("save_s").get_to(e.save_s);
   j.at("state_checksum").get_to(e.state_checksum);
   e.state_bytes = j.value("state_bytes", int64_t{0});
+  e.rolled_back = j.value("rolled_back", false);
   return e;
 }
 
@@ -130,9 +131,12 @@ Result<std::unique_ptr<StateStore>> StateStore::open(const std::string& dir, boo
   auto s = rocksdb::DB::Open(options, dir, &db);
   if (!s.ok()) return Status::error(fmt::format("{}: cannot open the state store: {}", dir, s.ToString()));
   std::unique_ptr<StateStore> store(new StateStore(db));
-  auto log = store->unit_log();
-  if (!log.empty()) store->next_seq_ = log.back().seq + 1;
-  // A state copied in (PBT) takes a sequence number too.
+  // Sequence numbers of rolled-back entries and of states copied in (PBT)
+  // are taken too.
+  scan(db, "log/", [&](const rocksdb::Slice& k, const rocksdb::Slice&) {
+    auto key = k.ToString();
+    store->next_seq_ = std::max<int64_t>(store->next_seq_, std::stoll(key.substr(key.rfind('/') + 1)) + 1);
+  });
   scan(db, "state/", [&](const rocksdb::Slice& k, const rocksdb::Slice&) {
     auto key = k.ToString();
     store->next_seq_ = std::max<int64_t>(store->next_seq_, std::stoll(key.substr(key.rfind('/') + 1)) + 1);
@@ -262,9 +266,73 @@ std::vector<nlohmann::json> StateStore::decisions() const {
 std::vector<UnitLogEntry> StateStore::unit_log() const {
   std::vector<UnitLogEntry> out;
   scan(db_, "log/", [&](const rocksdb::Slice&, const rocksdb::Slice& v) {
-    out.push_back(unit_log_entry_from_json(nlohmann::json::parse(v.ToString())));
+    auto e = unit_log_entry_from_json(nlohmann::json::parse(v.ToString()));
+    if (!e.rolled_back) out.push_back(std::move(e));
   });
   return out;
+}
+
+std::vector<UnitLogEntry> StateStore::rolled_back_units() const {
+  std::vector<UnitLogEntry> out;
+  scan(db_, "log/", [&](const rocksdb::Slice&, const rocksdb::Slice& v) {
+    auto e = unit_log_entry_from_json(nlohmann::json::parse(v.ToString()));
+    if (e.rolled_back) out.push_back(std::move(e));
+  });
+  return out;
+}
+
+Result<StateStore::Recovery> StateStore::recover_latest_state(ConfigId config) {
+  std::vector<std::pair<std::string, std::string>> states;  // key, value; oldest first
+  scan(db_, state_prefix(config), [&](const rocksdb::Slice& k, const rocksdb::Slice& v) {
+    states.emplace_back(k.ToString(), v.ToString());
+  });
+  Recovery r;
+  rocksdb::WriteBatch batch;
+  bool intact = false;
+  for (auto it = states.rbegin(); it != states.rend() && !intact; ++it) {
+    auto state = unframed(it->second, fmt::format("config {} state {}", config, it->first));
+    if (state.ok()) {
+      intact = true;
+      r.intact_seq = std::stoll(it->first.substr(it->first.rfind('/') + 1));
+    } else {
+      r.problem += (r.problem.empty() ? "" : "; ") + state.error();
+      batch.Delete(it->first);
+    }
+  }
+  // A missing newest state: the log names a unit of this config newer than
+  // every stored state (e.g. lost with a damaged store file).
+  int64_t newest_logged = 0;
+  for (const auto& e : unit_log())
+    if (e.config == config) newest_logged = e.seq;
+  if (!intact) {
+    auto initial = initial_state(config);
+    if (!initial.ok())
+      return Status::error(fmt::format("config {}: no intact state left ({}); {}", config,
+                                       r.problem.empty() ? "no unit state stored" : r.problem, initial.error()));
+    r.intact_seq = 0;
+  }
+  if (r.intact_seq >= newest_logged && r.problem.empty()) return r;
+  if (r.problem.empty()) r.problem = fmt::format("the state of unit {} is missing", newest_logged);
+  for (auto e : unit_log()) {
+    if (e.config != config || e.seq <= r.intact_seq) continue;
+    e.rolled_back = true;
+    batch.Put(log_key(e.seq), to_json(e).dump());
+    r.rolled_back.push_back(e);
+  }
+  r.fell_back = true;
+  auto s = write_batch_synced(&batch);
+  if (!s.ok()) return s;
+  return r;
+}
+
+Status StateStore::replace_decisions(const std::vector<nlohmann::json>& decisions) {
+  rocksdb::WriteBatch batch;
+  scan(db_, "decision/", [&](const rocksdb::Slice& k, const rocksdb::Slice&) { batch.Delete(k.ToString()); });
+  int64_t n = 1;
+  for (const auto& d : decisions) batch.Put(decision_key(n++), d.dump());
+  auto s = write_batch_synced(&batch);
+  if (s.ok()) next_decision_ = n;
+  return s;
 }
 
 }  // namespace cerebro

@@ -46,6 +46,9 @@ struct UnitLogEntry {
   double train_s = 0, validate_s = 0, restore_s = 0, save_s = 0;
   std::string state_checksum;
   int64_t state_bytes = 0;  // size of the resulting state (what hops)
+  // The unit's state was lost (corrupt or missing in the store) and the unit
+  // ran again: the entry stays as history but no longer counts.
+  bool rolled_back = false;
 };
 
 nlohmann::json to_json(const UnitLogEntry& e);
@@ -87,7 +90,23 @@ class StateStore {
   // verified against its checksum.
   Result<std::string> latest_state(ConfigId config) const;
 
+  // The committed units in commit order (rolled-back ones excluded).
   std::vector<UnitLogEntry> unit_log() const;
+  // Units whose state was lost and that had to run again, in commit order.
+  std::vector<UnitLogEntry> rolled_back_units() const;
+
+  // What recover_latest_state did for one config.
+  struct Recovery {
+    bool fell_back = false;     // the newest state was corrupt or missing
+    int64_t intact_seq = 0;     // the newest intact state (0: the initial state)
+    std::vector<UnitLogEntry> rolled_back;  // the config's units after it, to run again
+    std::string problem;        // what was wrong with the newer states
+  };
+  // Makes sure the config's newest state is intact: if it is not, deletes the
+  // damaged states, falls back to the newest intact one (an older state, else
+  // the initial state) and marks the config's units after it rolled back, in
+  // one synced batch. Fails only when not even the initial state is intact.
+  Result<Recovery> recover_latest_state(ConfigId config);
 
   // Population based training copies a config's state as it was at the end
   // of an epoch: with this set, commit_unit also keeps every epoch-end state.
@@ -99,6 +118,9 @@ class StateStore {
   // Epoch-boundary decisions of the search procedure, in the order made.
   Status put_decision(const nlohmann::json& decision);
   std::vector<nlohmann::json> decisions() const;
+  // Replaces every recorded decision (a resumed run re-derives them from the
+  // unit log, which after a roll-back has fewer epochs than before).
+  Status replace_decisions(const std::vector<nlohmann::json>& decisions);
 
  private:
   explicit StateStore(rocksdb::DB* db);

@@ -194,7 +194,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   auto* run = app.add_subcommand("run", "Train every config of an experiment spec on an embedded cluster");
-  std::string spec_path, out_dir, replay_dir;
+  std::string spec_path, out_dir, replay_dir, resume_dir;
   int workers = 0;
   run->add_option("spec", spec_path, "Experiment spec (TOML)");
   run->add_option("--workers", workers, "Workers (default: the spec's [cluster] workers, else one per core)")
@@ -202,6 +202,11 @@ int main(int argc, char** argv) {
   run->add_option("--out", out_dir, "Run directory (default: runs/<name>-<time>); must not exist or be empty");
   run->add_option("--replay", replay_dir,
                   "Re-execute a finished run's logged visit order and check its metrics are reproduced exactly");
+  run->add_option("--resume", resume_dir,
+                  "Continue an interrupted run in RUN_DIR: committed units are kept, the rest run")
+      ->excludes("spec")
+      ->excludes("--replay")
+      ->excludes("--out");
   ClientOptions client;
   std::string cluster_address;
   run->add_option("--cluster", cluster_address,
@@ -218,6 +223,11 @@ int main(int argc, char** argv) {
   coordinator->add_option("--token-file", coordinator_options.token_file,
                           "File holding the shared token agents and clients must present (chmod 600)")
       ->required();
+  coordinator
+      ->add_option("--heartbeat-timeout", coordinator_options.heartbeat_timeout_s,
+                   "Seconds without a heartbeat before an agent is dropped (it rejoins when it answers)")
+      ->check(CLI::Range(1.0, 3600.0))
+      ->capture_default_str();
   add_tls_options(coordinator, coordinator_options.tls);
 
   auto* agent = app.add_subcommand("agent", "Run a node agent that joins a coordinator and hosts workers");
@@ -230,6 +240,15 @@ int main(int argc, char** argv) {
   agent->add_option("--data-dir", agent_options.data_dir, "Where this node caches its partitions")->required();
   agent->add_option("--name", agent_options.name, "This agent's name, unique in the cluster")->required();
   add_tls_options(agent, agent_options.tls);
+
+  auto* attach = app.add_subcommand("attach", "Follow an experiment running on a cluster and receive its run files");
+  ClientOptions attach_options;
+  std::string attach_experiment, attach_out;
+  attach->add_option("experiment", attach_experiment, "The experiment's id (see cerebro status)")->required();
+  attach->add_option("--cluster", attach_options.cluster, "The coordinator's host:port")->capture_default_str();
+  attach->add_option("--token-file", attach_options.token_file, "File holding the cluster's token")->required();
+  attach->add_option("--out", attach_out, "Where to write the run files (default: runs/<experiment>)");
+  add_tls_options(attach, attach_options.tls);
 
   auto* status = app.add_subcommand("status", "List a cluster's agents and experiments");
   ClientOptions status_options;
@@ -275,8 +294,22 @@ int main(int argc, char** argv) {
     if (coordinator->parsed()) return coordinator_main(coordinator_options);
     if (agent->parsed()) return agent_main(agent_options);
     if (status->parsed()) leave_now(status_main(status_options));
+    if (attach->parsed())
+      leave_now(attach_main(attach_options, attach_experiment,
+                            attach_out.empty() ? (fs::path("runs") / attach_experiment).string() : attach_out));
     if (run->parsed()) {
       if (!replay_dir.empty()) return replay(replay_dir, out_dir);
+      if (!resume_dir.empty()) {
+        if (!cluster_address.empty()) return fail("--resume resumes an embedded run; a coordinator resumes its own");
+        auto spec = spec_of_run(resume_dir);
+        if (!spec.ok()) return fail(spec.error());
+        RunOptions options;
+        options.spec = std::move(spec).value();
+        options.workers = workers;
+        options.out_dir = resume_dir;
+        options.resume = true;
+        return run_and_report(options);
+      }
       if (spec_path.empty()) return fail("run needs a spec file (or --replay RUN_DIR); see cerebro run --help");
       if (!cluster_address.empty()) {
         client.cluster = cluster_address;

@@ -145,7 +145,8 @@ int coordinator_main(const CoordinatorOptions& o) {
   if (auto p = o.tls.problem(); !p.empty()) return fail(p);
   cerebro_system_config config(system_role::coordinator, o.tls);
   caf::actor_system system(config);
-  auto coordinator = spawn_coordinator(system, coordinator_config{*token, o.state_dir, o.listen});
+  auto coordinator =
+      spawn_coordinator(system, coordinator_config{*token, o.state_dir, o.listen, o.heartbeat_timeout_s});
   // reuse: a restarted coordinator must get its port back while old
   // connections linger in TIME_WAIT (a live listener still blocks it).
   auto port = o.tls.enabled() ? caf::openssl::publish(coordinator, at.port, at.host.c_str(), true)
@@ -250,6 +251,81 @@ int status_main(const ClientOptions& o) {
   return rc;
 }
 
+namespace {
+
+Result<nlohmann::json> attach(ClientSession& session, const std::string& token, const std::string& experiment) {
+  caf::scoped_actor self(session.system);
+  Result<nlohmann::json> out = Status::error("no answer");
+  self->request(session.gateway, std::chrono::seconds(30), attach_atom::value, token, experiment)
+      .receive([&](const std::string& reply) { out = nlohmann::json::parse(reply); },
+               [&](const caf::error& e) { out = Status::error(session.system.render(e)); });
+  return out;
+}
+
+// Shows the experiment's progress until its run files arrive and writes them
+// to out_dir. A lost coordinator (restarted, or the network) does not end
+// this: the client reconnects and attaches again within o.reconnect_timeout_s.
+int follow_experiment(const ClientOptions& o, ClientSession& session, const std::string& token,
+                      const std::string& experiment, const std::string& metric, const std::string& out_dir) {
+  caf::scoped_actor self(session.system);
+  self->monitor(session.gateway);
+  cli::ProgressPrinter printer(metric);
+  run_files files;
+  bool running = true;
+  self->receive_while(running)(
+      [&](progress_atom, const progress_update& p) {
+        if (p.units_total == 0 && !p.event.empty())
+          printer.line(p.event);
+        else
+          printer.update(p);
+      },
+      [&](files_atom, run_files& f) {
+        if (f.experiment != experiment) return;
+        files = std::move(f);
+        running = false;
+      },
+      [&](const caf::down_msg&) {
+        printer.line("lost the coordinator; reconnecting (the experiment goes on there)");
+        auto at = parse_endpoint(o.cluster);
+        auto gateway = connect(session.system, at, o.reconnect_timeout_s, false, o.tls);
+        if (!gateway) {
+          files.error = fmt::format("lost the coordinator and could not reconnect within {:.0f} s; follow the "
+                                    "experiment later with: cerebro attach --cluster {} {}",
+                                    o.reconnect_timeout_s, o.cluster, experiment);
+          running = false;
+          return;
+        }
+        session.gateway = *gateway;
+        // Progress and files go to the actor that attaches: this one.
+        std::string problem;
+        self->request(session.gateway, std::chrono::seconds(30), attach_atom::value, token, experiment)
+            .receive([&](const std::string&) {}, [&](const caf::error& e) { problem = session.system.render(e); });
+        if (!problem.empty()) {
+          files.error = "reconnected, but cannot follow the experiment: " + problem;
+          running = false;
+          return;
+        }
+        self->monitor(session.gateway);
+        printer.line("reconnected; following experiment " + experiment);
+      });
+  printer.finish();
+  if (!files.error.empty()) return fail(files.error);
+  std::error_code ec;
+  fs::create_directories(out_dir, ec);
+  for (size_t i = 0; i < files.names.size() && i < files.contents.size(); ++i) {
+    if (!validate_name("file", files.names[i]).ok()) continue;
+    std::ofstream(fs::path(out_dir) / files.names[i], std::ios::binary) << files.contents[i];
+  }
+  auto summary = nlohmann::json::parse(std::ifstream(fs::path(out_dir) / "summary.json"), nullptr, false);
+  fmt::print("\nexperiment {} finished; run files in {}\n", experiment, out_dir);
+  if (!summary.is_discarded() && summary["best"].is_object())
+    fmt::print("best: config {} val_accuracy {:.4f} test_accuracy {:.4f}\n", summary["best"]["id"].get<int>(),
+               summary["best"]["val_accuracy"].get<double>(), summary["best"]["test_accuracy"].get<double>());
+  return 0;
+}
+
+}  // namespace
+
 int run_on_cluster(const ClientOptions& o, const std::string& spec_path, const std::string& out_dir) {
   auto token = token_from(o.token_file);
   if (!token.ok()) return fail(token.error());
@@ -272,38 +348,22 @@ int run_on_cluster(const ClientOptions& o, const std::string& spec_path, const s
                [&](const caf::error& e) { rc = fail(system.render(e)); });
   if (rc != 0) return rc;
   fmt::print(stderr, "submitted experiment {}\n", experiment);
-  self->monitor(gateway);
-  cli::ProgressPrinter printer(spec->metric);
-  run_files files;
-  bool running = true;
-  self->receive_while(running)(
-      [&](progress_atom, const progress_update& p) {
-        if (p.units_total == 0 && !p.event.empty())
-          printer.line(p.event);
-        else
-          printer.update(p);
-      },
-      [&](files_atom, run_files& f) {
-        files = std::move(f);
-        running = false;
-      },
-      [&](const caf::down_msg&) {
-        files.error = "lost the connection to the coordinator (the experiment goes on there)";
-        running = false;
-      });
-  printer.finish();
-  if (!files.error.empty()) return fail(files.error);
-  fs::create_directories(out_dir, ec);
-  for (size_t i = 0; i < files.names.size() && i < files.contents.size(); ++i) {
-    if (!validate_name("file", files.names[i]).ok()) continue;
-    std::ofstream(fs::path(out_dir) / files.names[i], std::ios::binary) << files.contents[i];
-  }
-  auto summary = nlohmann::json::parse(std::ifstream(fs::path(out_dir) / "summary.json"), nullptr, false);
-  fmt::print("\nexperiment {} finished; run files in {}\n", experiment, out_dir);
-  if (!summary.is_discarded() && summary["best"].is_object())
-    fmt::print("best: config {} val_accuracy {:.4f} test_accuracy {:.4f}\n", summary["best"]["id"].get<int>(),
-               summary["best"]["val_accuracy"].get<double>(), summary["best"]["test_accuracy"].get<double>());
-  return 0;
+  return follow_experiment(o, session, *token, experiment, spec->metric, out_dir);
+}
+
+int attach_main(const ClientOptions& o, const std::string& experiment, const std::string& out_dir) {
+  auto token = token_from(o.token_file);
+  if (!token.ok()) return fail(token.error());
+  std::error_code ec;
+  if (fs::exists(out_dir, ec) && !fs::is_empty(out_dir, ec))
+    return fail(fmt::format("{}: the run directory already exists and is not empty", out_dir));
+  if (auto p = o.tls.problem(); !p.empty()) return fail(p);
+  ClientSession session(o);
+  if (!session.error.empty()) return fail(session.error);
+  auto attached = attach(session, *token, experiment);
+  if (!attached.ok()) return fail(attached.error());
+  fmt::print(stderr, "following experiment {} ({})\n", experiment, (*attached)["status"].get<std::string>());
+  return follow_experiment(o, session, *token, experiment, (*attached)["metric"].get<std::string>(), out_dir);
 }
 
 }  // namespace cerebro

@@ -1,0 +1,62 @@
+#pragma once
+// Places an experiment's shards (partitions and the validation set) on the
+// agents of a cluster and remembers which agent holds which partition: the
+// scheduler's availability map comes from here, and so does the repair when
+// agents are lost (a partition whose every holder died is placed again on a
+// live agent, from the coordinator's prepared copy).
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <caf/all.hpp>
+
+#include "actors/experiment_runner.hpp"
+#include "datasets/manifest.hpp"
+#include "runtime/ids.hpp"
+#include "runtime/status.hpp"
+
+namespace cerebro {
+
+class ShardPlacer {
+ public:
+  // `data_dir` holds the prepared shards; a shard server actor serves them to
+  // agents in chunks for as long as the placer lives.
+  ShardPlacer(caf::scoped_actor& self, std::string experiment, const datasets::Manifest& manifest,
+              std::string data_dir, int replication);
+  ~ShardPlacer();
+  ShardPlacer(const ShardPlacer&) = delete;
+  ShardPlacer& operator=(const ShardPlacer&) = delete;
+
+  // The initial placement: partition p on agents p, p+1, ... (replication of
+  // them, round robin); the validation set on every agent. Returns the
+  // partitions of each agent, in the cluster's order.
+  Result<std::vector<std::vector<PartitionId>>> place_all(const ClusterView& cluster);
+
+  // A node that joins mid-run gets an even share of replicas, the partitions
+  // with the fewest live holders first.
+  Result<std::vector<PartitionId>> place_joining(const ClusterView::Agent& agent, size_t agents_now);
+
+  // The agent is gone: it holds nothing any more.
+  void forget(const std::string& agent_name);
+  // Partitions no live agent holds.
+  std::vector<PartitionId> orphans() const;
+  // Places `partitions` on `agent` (which must be live), e.g. orphans.
+  Status place_more(const ClusterView::Agent& agent, const std::vector<PartitionId>& partitions);
+  // The partitions an agent holds.
+  std::vector<PartitionId> held_by(const std::string& agent_name) const;
+
+ private:
+  Status place(const ClusterView::Agent& agent, const std::vector<PartitionId>& partitions, bool with_validation);
+
+  caf::scoped_actor& self_;
+  std::string experiment_;
+  const datasets::Manifest& manifest_;
+  std::string data_dir_;
+  int replication_;
+  caf::actor source_;
+  std::map<PartitionId, std::set<std::string>> holders_;  // partition -> live agents holding it
+};
+
+}  // namespace cerebro
