@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "datasets/csv.hpp"
+#include "datasets/dataset_source.hpp"
 #include "datasets/file_io.hpp"
 #include "datasets/idx.hpp"
 #include "datasets/shard.hpp"
@@ -32,8 +33,11 @@ struct Loaded {
 };
 
 Status validate(const PrepareOptions& o, const std::string& out_dir) {
-  if (o.source != "idx" && o.source != "csv") {
-    return Status::error("source '" + o.source + "' is not supported, expected idx or csv");
+  if (!is_known_dataset_source(o.source)) {
+    auto registered = registered_dataset_sources();
+    if (registered.empty()) return Status::error("source '" + o.source + "' is not supported, expected idx or csv");
+    return Status::error(fmt::format("source '{}' is not supported, expected idx, csv or a registered source ({})",
+                                     o.source, fmt::join(registered, ", ")));
   }
   if (o.source == "idx" &&
       (o.train_images.empty() || o.train_labels.empty() || o.test_images.empty() || o.test_labels.empty())) {
@@ -85,7 +89,23 @@ Status merge_class_names(Loaded& l, const std::vector<std::string>& test_names, 
   return Status::ok_status();
 }
 
+// A source registered by C++ code (datasets/dataset_source.hpp).
+Result<Loaded> load_registered(const std::string& name) {
+  auto data = load_registered_source(name);
+  if (!data) return data.status();
+  Loaded l;
+  l.train = std::move(data->train);
+  if (data->test) {
+    l.test = std::move(*data->test);
+    l.has_test = true;
+  }
+  l.class_names = std::move(data->class_names);
+  l.inputs = data->inputs.empty() ? std::vector<std::string>{"source:" + name} : std::move(data->inputs);
+  return l;
+}
+
 Result<Loaded> load_sources(const PrepareOptions& o) {
+  if (o.source != "idx" && o.source != "csv") return load_registered(o.source);
   Loaded l;
   if (o.source == "idx") {
     auto train = load_idx(o.train_images, o.train_labels);

@@ -58,15 +58,25 @@ struct NativeModule {
 using ModuleFactory = std::function<NativeModule(ParamReader& params, const DataShape& shape)>;
 
 // Registers a model under `name` for the `model` hyper-parameter. Thread-safe.
-// Registering an existing name replaces it. Zoo models (mlp, cnn, resnet) are
-// registered the same way.
+// Registering an existing name replaces it; a registered name hides the zoo
+// model of that name (mlp, cnn, resnet), whichever was registered first.
 void register_model(const std::string& name, ModuleFactory factory);
+// Every model name a config may use: registered and zoo models, sorted.
 std::vector<std::string> registered_models();
 
 // Builds the model a config names: a registered name, or a path ending in .pt
 // (a scripted torch.nn.Module). Throws cerebro::Error naming the problem.
 // Reads the model's own keys from `reader`; the caller checks unread keys.
 std::unique_ptr<Model> build_model(const std::string& model, ParamReader& reader, const DataShape& shape);
+
+// Writes a TorchScript file plain LibTorch loads (torch::jit::load) holding a
+// copy of every parameter and buffer of `module` and the method `source`,
+// e.g. "def forward(self, x):\n    return torch.addmm(self.fc_bias, x, self.fc_weight.t())\n".
+// The attributes are named as in the module with '.' turned into '_'
+// ("block.fc.weight" -> self.block_fc_weight). What NativeModule's
+// export_torchscript usually calls; the zoo models export this way.
+Status save_as_torchscript(torch::nn::Module& module, const std::string& type_name, const std::string& source,
+                           const std::string& path);
 
 // Wraps a native module (used by the registry; public for embedding).
 std::unique_ptr<Model> wrap_native(NativeModule native);

@@ -1,7 +1,9 @@
 // The model registry, the native-module adapter and TorchScript (.pt) models.
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -16,9 +18,22 @@ std::mutex& registry_mutex() {
   static std::mutex m;
   return m;
 }
+// Models registered by users, and the zoo's; a user's name hides the zoo's.
 std::map<std::string, ModuleFactory>& registry() {
   static std::map<std::string, ModuleFactory> r;
   return r;
+}
+std::map<std::string, ModuleFactory>& builtin_registry() {
+  static std::map<std::string, ModuleFactory> r;
+  return r;
+}
+
+// Every name, users' and zoo's, sorted and unique. Call with the lock held.
+std::vector<std::string> all_names() {
+  std::set<std::string> names;
+  for (const auto& [name, f] : registry()) names.insert(name);
+  for (const auto& [name, f] : builtin_registry()) names.insert(name);
+  return {names.begin(), names.end()};
 }
 
 class NativeModel final : public Model {
@@ -107,12 +122,39 @@ void register_model(const std::string& name, ModuleFactory factory) {
   registry()[name] = std::move(factory);
 }
 
+void register_builtin_model(const std::string& name, ModuleFactory factory) {
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  builtin_registry()[name] = std::move(factory);
+}
+
 std::vector<std::string> registered_models() {
   register_zoo_models();
   std::lock_guard<std::mutex> lock(registry_mutex());
-  std::vector<std::string> names;
-  for (const auto& [name, factory] : registry()) names.push_back(name);
-  return names;
+  return all_names();
+}
+
+Status save_as_torchscript(torch::nn::Module& module, const std::string& type_name, const std::string& source,
+                           const std::string& path) {
+  auto attribute = [](std::string name) {
+    std::replace(name.begin(), name.end(), '.', '_');
+    return name;
+  };
+  try {
+    torch::NoGradGuard no_grad;
+    torch::jit::Module script(type_name);
+    for (const auto& item : module.named_parameters())
+      script.register_parameter(attribute(item.key()), item.value().detach().clone(), false);
+    for (const auto& item : module.named_buffers())
+      script.register_buffer(attribute(item.key()), item.value().detach().clone());
+    script.define(source);
+    script.eval();
+    script.save(path);
+    return Status::ok_status();
+  } catch (const c10::Error& e) {
+    return Status::error(fmt::format("{}: TorchScript export failed: {}", path, e.what_without_backtrace()));
+  } catch (const std::exception& e) {  // a syntax or type error in `source` (torch::jit::ErrorReport)
+    return Status::error(fmt::format("{}: TorchScript export failed: {}", path, e.what()));
+  }
 }
 
 std::unique_ptr<Model> wrap_native(NativeModule native) {
@@ -126,14 +168,16 @@ std::unique_ptr<Model> build_model(const std::string& model, ParamReader& reader
   ModuleFactory factory;
   {
     std::lock_guard<std::mutex> lock(registry_mutex());
-    auto it = registry().find(model);
-    if (it == registry().end()) {
-      std::vector<std::string> names;
-      for (const auto& [name, f] : registry()) names.push_back(name);
-      throw ParamError(fmt::format("unknown model \"{}\": registered models are {}, or give a TorchScript .pt file",
-                              model, fmt::join(names, ", ")));
+    for (auto* models : {&registry(), &builtin_registry()}) {
+      auto it = models->find(model);
+      if (it != models->end()) {
+        factory = it->second;
+        break;
+      }
     }
-    factory = it->second;
+    if (!factory)
+      throw ParamError(fmt::format("unknown model \"{}\": registered models are {}, or give a TorchScript .pt file",
+                                   model, fmt::join(all_names(), ", ")));
   }
   try {
     return wrap_native(factory(reader, shape));

@@ -8,34 +8,6 @@ namespace cerebro::models {
 
 namespace {
 
-std::string script_name(const std::string& native_name) {
-  std::string out = native_name;
-  for (auto& c : out)
-    if (c == '.') c = '_';
-  return out;
-}
-
-// Copies every parameter and buffer of `native` into a TorchScript module
-// whose forward is `source`, and saves it. The names are the native ones with
-// '.' turned into '_', which is what the generated sources refer to.
-Status save_as_script(torch::nn::Module& native, const std::string& type_name, const std::string& source,
-                      const std::string& path) {
-  try {
-    torch::NoGradGuard no_grad;
-    torch::jit::Module script(type_name);
-    for (const auto& item : native.named_parameters())
-      script.register_parameter(script_name(item.key()), item.value().detach().clone(), false);
-    for (const auto& item : native.named_buffers())
-      script.register_buffer(script_name(item.key()), item.value().detach().clone());
-    script.define(source);
-    script.eval();
-    script.save(path);
-    return Status::ok_status();
-  } catch (const c10::Error& e) {
-    return Status::error(fmt::format("{}: TorchScript export failed: {}", path, e.what_without_backtrace()));
-  }
-}
-
 std::string linear_call(const std::string& x, const std::string& name) {
   return fmt::format("torch.addmm(self.{0}_bias, {1}, self.{0}_weight.t())", name, x);
 }
@@ -86,7 +58,7 @@ Status MlpImpl::export_torchscript(const std::string& path) {
     auto call = linear_call("x", "fc" + std::to_string(i));
     src += i + 1 < layers_.size() ? fmt::format("    x = torch.relu({})\n", call) : fmt::format("    return {}\n", call);
   }
-  return save_as_script(*this, "CerebroMlp", src, path);
+  return save_as_torchscript(*this, "CerebroMlp", src, path);
 }
 
 // ---- cnn ------------------------------------------------------------------
@@ -124,7 +96,7 @@ Status CnnImpl::export_torchscript(const std::string& path) {
         i);
   src += fmt::format("    x = torch.relu({})\n", linear_call("torch.flatten(x, 1)", "fc1"));
   src += fmt::format("    return {}\n", linear_call("x", "fc2"));
-  return save_as_script(*this, "CerebroCnn", src, path);
+  return save_as_torchscript(*this, "CerebroCnn", src, path);
 }
 
 // ---- resnet ---------------------------------------------------------------
@@ -193,7 +165,7 @@ Status ResNetImpl::export_torchscript(const std::string& path) {
     src += fmt::format("    x = torch.relu(y + {})\n", skip);
   }
   src += fmt::format("    return {}\n", linear_call("torch.mean(x, [2, 3])", "head"));
-  return save_as_script(*this, "CerebroResNet", src, path);
+  return save_as_torchscript(*this, "CerebroResNet", src, path);
 }
 
 // ---- registration -----------------------------------------------------------
@@ -201,7 +173,7 @@ Status ResNetImpl::export_torchscript(const std::string& path) {
 void register_zoo_models() {
   static std::once_flag once;
   std::call_once(once, [] {
-    register_model("mlp", [](ParamReader& r, const DataShape& shape) {
+    register_builtin_model("mlp", [](ParamReader& r, const DataShape& shape) {
       auto options = MlpOptions(product(shape.sample_shape), shape.num_classes)
                          .hidden(r.int_list("hidden", {256, 128}, 1))
                          .dropout(r.fraction("dropout", 0.0));
@@ -210,7 +182,7 @@ void register_zoo_models() {
                           [m](const std::string& p) mutable { return m->export_torchscript(p); },
                           [m](const torch::Generator& g) mutable { m->dropout.set_generator(g); }};
     });
-    register_model("cnn", [](ParamReader& r, const DataShape& shape) {
+    register_builtin_model("cnn", [](ParamReader& r, const DataShape& shape) {
       auto channels = r.int_list("channels", {16, 32}, 1);
       auto fc = r.integer("fc", 128, 1);
       auto dropout = r.fraction("dropout", 0.0);
@@ -220,7 +192,7 @@ void register_zoo_models() {
                           [m](const std::string& p) mutable { return m->export_torchscript(p); },
                           [m](const torch::Generator& g) mutable { m->dropout.set_generator(g); }};
     });
-    register_model("resnet", [](ParamReader& r, const DataShape& shape) {
+    register_builtin_model("resnet", [](ParamReader& r, const DataShape& shape) {
       auto width = r.integer("width", 16, 1);
       auto blocks = r.int_list("blocks", {1, 1}, 1);
       require_image("resnet", shape);

@@ -102,4 +102,8 @@ TORCH_MODULE(ResNet);
 // Registers mlp, cnn and resnet. Idempotent; called by build_model.
 void register_zoo_models();
 
+// Registers a zoo model. Models registered with register_model take
+// precedence over zoo models of the same name, whichever is registered first.
+void register_builtin_model(const std::string& name, ModuleFactory factory);
+
 }  // namespace cerebro::models

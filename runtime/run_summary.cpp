@@ -60,7 +60,9 @@ nlohmann::json build_summary(const RunFacts& f, const std::vector<Standing>& ran
                         {"val_loss", e.val_loss},
                         {"val_accuracy", e.val_accuracy},
                         {"seconds", e.seconds}});
-    nlohmann::json entry{{"id", s.id}, {"params", s.params}, {"status", s.status}, {"epochs", epochs}};
+    // "metric": the config's standing on the leaderboard (null: unranked).
+    nlohmann::json entry{{"id", s.id}, {"params", s.params}, {"status", s.status}, {"epochs", epochs},
+                         {"metric", s.metric ? nlohmann::json(*s.metric) : nlohmann::json(nullptr)}};
     if (!s.error.empty()) entry["error"] = s.error;
     configs.push_back(std::move(entry));
   }

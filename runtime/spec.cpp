@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include "datasets/dataset_source.hpp"
 #include "runtime/param_value.hpp"
 #include "runtime/search/hyperband.hpp"
 #include "runtime/search/pbt.hpp"
@@ -413,6 +414,14 @@ void parse_data(Section s, DataSpec& data, const std::string& base) {
     return s.missing("source", "give source = \"idx\" (MNIST-layout files) or source = \"csv\"");
   }
   if (data.source.empty()) return;  // an invalid source, already reported
+  if (data.source != "idx" && data.source != "csv") {
+    // A source registered by C++ code: the loader supplies the examples.
+    for (const auto& key : idx_keys)
+      if (s.has(key)) s.report(key, "applies only to source = \"idx\"");
+    for (const auto& key : csv_keys)
+      if (key != "test_fraction" && s.has(key)) s.report(key, "applies only to source = \"csv\"");
+    return;
+  }
   const std::string other = data.source == "idx" ? "csv" : "idx";
   for (const auto& key : data.source == "idx" ? csv_keys : idx_keys) {
     if (s.has(key)) s.report(key, fmt::format("applies only to source = \"{}\"", other));
@@ -581,11 +590,14 @@ json spec_to_json(const ExperimentSpec& spec) {
 
 std::string effective_normalization(const DataSpec& data) {
   if (data.normalization != "auto") return data.normalization;
-  return data.source == "csv" ? "per_feature" : "global";
+  // IDX holds images (one statistic for all pixels); csv and registered
+  // sources hold features of different scales.
+  return data.source == "idx" ? "global" : "per_feature";
 }
 
-const std::vector<std::string>& data_source_names() {
-  static const std::vector<std::string> names = {"idx", "csv"};
+std::vector<std::string> data_source_names() {
+  auto names = datasets::builtin_dataset_sources();
+  for (auto& name : datasets::registered_dataset_sources()) names.push_back(std::move(name));
   return names;
 }
 const std::vector<std::string>& normalization_names() {

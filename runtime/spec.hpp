@@ -15,7 +15,7 @@
 namespace cerebro {
 
 struct DataSpec {
-  std::string source;                  // "idx" | "csv" (required)
+  std::string source;                  // "idx" | "csv" | a registered source name (required)
   std::string path;                    // idx: directory with the MNIST-layout files
   std::string train_images, train_labels, test_images, test_labels;  // idx: explicit files instead of path
   std::string train, test;             // csv files (test optional)
@@ -24,7 +24,7 @@ struct DataSpec {
   double test_fraction = 0.1;          // csv without `test`: (0, 1)
   int partitions = 0;                  // 0 = one per worker
   int64_t limit = 0;                   // 0 = all training examples; else the first N
-  std::string normalization = "auto";  // auto|none|global|per_feature (auto: global for idx, per_feature csv)
+  std::string normalization = "auto";  // auto|none|global|per_feature (auto: global for idx, else per_feature)
 };
 
 struct ClusterSpec {
@@ -82,11 +82,12 @@ Result<ExperimentSpec> parse_spec_string(const std::string& toml_text, const std
 nlohmann::json spec_to_json(const ExperimentSpec& spec);
 
 // The normalization the ETL should apply: `normalization` with "auto" resolved
-// ("global" for idx, "per_feature" for csv).
+// ("global" for idx, "per_feature" for csv and registered sources).
 std::string effective_normalization(const DataSpec& data);
 
 // Accepted values of the enumerated keys (the first is the default where one exists).
-const std::vector<std::string>& data_source_names();      // idx, csv
+std::vector<std::string> data_source_names();             // idx, csv, then registered sources
+                                                          // (datasets/dataset_source.hpp)
 const std::vector<std::string>& normalization_names();    // auto, none, global, per_feature
 const std::vector<std::string>& search_names();           // grid, random, asha, hyperband, pbt
 const std::vector<std::string>& metric_names();           // val_accuracy, val_loss

@@ -1,0 +1,91 @@
+#pragma once
+// The API for programs that embed cerebro in their own caf::actor_system
+// (docs/EMBEDDING.md). In short:
+//
+//   caf::actor_system_config config;
+//   cerebro::configure_actor_system(config);   // message types + middleman
+//   caf::actor_system system(config);
+//   cerebro::LocalCluster cluster(system, {/*workers=*/2, "/var/lib/svc/cerebro"});
+//   auto spec = cerebro::SpecBuilder("demo").data_source("mine") ... .build();
+//   cluster.submit({*spec, "demo-1", "/var/lib/svc/runs/demo-1"}, my_actor);
+//
+// `my_actor` then receives
+//   (cerebro::progress_atom, std::string experiment, cerebro::progress_update)
+//     for setup lines (only `event` set) and after each committed unit/epoch,
+//   (cerebro::done_atom, std::string experiment, cerebro::experiment_result)
+//     once, when the experiment finished or failed.
+// Custom models: models/model.hpp (register_model). Custom data:
+// datasets/dataset_source.hpp (register_dataset_source).
+
+#include <memory>
+#include <string>
+
+#include <caf/all.hpp>
+
+#include "datasets/dataset_source.hpp"
+#include "runtime/experiment_result.hpp"
+#include "runtime/messages.hpp"
+#include "runtime/spec.hpp"
+#include "runtime/spec_builder.hpp"
+#include "runtime/status.hpp"
+
+namespace cerebro {
+
+// Registers every message type cerebro's actors exchange (and
+// experiment_result) with `config` and, unless the caller loads it itself,
+// CAF's middleman (needed to reach agents and coordinators on other nodes).
+// Call before constructing the actor_system.
+void configure_actor_system(caf::actor_system_config& config, bool load_middleman = true);
+
+struct LocalClusterOptions {
+  int workers = 0;       // training workers in this process; 0 = one per core
+  std::string work_dir;  // the agent's shard cache (<work_dir>/agent); required
+};
+
+// What to run: the spec (SpecBuilder or parse_spec_file), a name for this
+// run's partitions on the agents, and the run directory, which must not exist
+// or be empty. A finished run leaves summary.json, metrics.csv, best_model.pt,
+// the prepared data and the RocksDB state there.
+struct ExperimentRequest {
+  ExperimentSpec spec;
+  std::string experiment_id;
+  std::string run_dir;
+};
+
+// A local cluster: one agent with its training workers inside the caller's
+// actor system, and no coordinator: the caller submits to it directly. The
+// same scheduler, worker, data-partition and checkpoint actors as a
+// multi-node cluster.
+// Experiments run one at a time, in the order they reach the cluster.
+// Thread-safe. Destruction waits until no experiment is running; submitted
+// experiments that had not started by then fail with "the local cluster was
+// stopped" (their listeners still get the result).
+class LocalCluster {
+ public:
+  // Spawns the agent and workers in `system`, which must outlive the cluster
+  // and have been configured with configure_actor_system.
+  LocalCluster(caf::actor_system& system, LocalClusterOptions options);
+  ~LocalCluster();
+  LocalCluster(const LocalCluster&) = delete;
+  LocalCluster& operator=(const LocalCluster&) = delete;
+
+  int workers() const;
+
+  // Runs the experiment on the calling thread and returns when it is done.
+  // Progress goes to `listener` when it is set. Do not call from inside an
+  // actor's handler: it blocks the thread (use submit there).
+  Result<experiment_result> run(const ExperimentRequest& request, const caf::actor& listener = {});
+
+  // Returns at once; `listener` receives progress and then the
+  // experiment_result (see the top of this file), also when the request fails.
+  // Without a listener the run directory is the only record.
+  void submit(ExperimentRequest request, caf::actor listener);
+
+  struct Shared;  // what the runs share with the cluster; defined in the .cpp
+
+ private:
+  caf::actor_system& system_;
+  std::shared_ptr<Shared> shared_;
+};
+
+}  // namespace cerebro
