@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "actors/actors.hpp"
+#include "actors/experiment_steering.hpp"
 #include "datasets/idx.hpp"
 #include "datasets/prepare.hpp"
 #include "models/unit_trainer.hpp"
@@ -16,6 +17,7 @@
 #include "runtime/run_summary.hpp"
 #include "runtime/cluster_validation.hpp"
 #include "runtime/search_space.hpp"
+#include "runtime/steering.hpp"
 
 namespace fs = std::filesystem;
 
@@ -283,7 +285,8 @@ Result<nlohmann::json> run_experiment(caf::actor_system& system, const RunOption
     auto original = StateStore::open((fs::path(options.replay_of) / "state").string(), false);
     if (!original.ok()) return original.status();
     std::vector<SearchDecision> recorded;
-    for (const auto& d : (*original)->decisions()) recorded.push_back(search_decision_from_json(d));
+    for (const auto& d : (*original)->decisions())
+      if (!is_user_action(d)) recorded.push_back(search_decision_from_json(d));
     search = std::make_unique<ReplayDecisions>(recorded);
   } else {
     auto made = make_search_procedure(spec, s.configs);
@@ -344,6 +347,11 @@ Result<nlohmann::json> run_experiment(caf::actor_system& system, const RunOption
     }
     sc.listener = self;
     auto scheduler = spawn_scheduler(system, sc);
+    ConfigId next_config = 0;
+    for (const auto& c : s.configs) next_config = std::max(next_config, c.id + 1);
+    ExperimentSteering steering(SteeringContext{store, scheduler, s.shape, s.data.partitions.at(0), s.data.validation,
+                                                spec.epochs, spec.seed, spec.search == "grid" || spec.search == "random",
+                                                dir.string(), next_config});
     self->send(scheduler, start_atom::value);
     if (observer.started) observer.started(caf::actor_cast<caf::actor>(self));
     bool running = true;
@@ -362,6 +370,18 @@ Result<nlohmann::json> run_experiment(caf::actor_system& system, const RunOption
           }
           say(fmt::format("agent {} joined mid-run: holds partitions {}", name, fmt::join(*held, ", ")));
           for (const auto& worker : workers) self->send(scheduler, add_worker_atom::value, next_worker++, worker, *held);
+        },
+        [&](control_atom, const control_request& r) {
+          // Steering by hand (the REPL, through the gateway): see experiment_steering.hpp.
+          auto promise = self->make_response_promise<control_reply>();
+          auto reply = steering.handle(self.ptr(), r);
+          if (reply.ok()) {
+            reply->experiment = r.experiment;
+            promise.deliver(std::move(reply).value());
+          }
+          else {
+            promise.deliver(caf::make_error(caf::sec::runtime_error, reply.error()));
+          }
         },
         [&](done_atom, const experiment_done& d) {
           done = d;
