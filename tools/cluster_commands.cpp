@@ -14,12 +14,14 @@
 #include <caf/openssl/all.hpp>
 
 #include "actors/actors.hpp"
+#include "actors/client.hpp"
 #include "actors/coordinator.hpp"
 #include "actors/system_config.hpp"
 #include "models/unit_trainer.hpp"
 #include "runtime/cluster_validation.hpp"
 #include "runtime/spec.hpp"
 #include "tools/progress.hpp"
+#include "tools/status_format.hpp"
 
 namespace fs = std::filesystem;
 
@@ -52,26 +54,6 @@ void block_stop_signals() {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
-// Connects to the coordinator's gateway, retrying with capped exponential
-// back-off until `budget_s` (< 0: forever).
-caf::expected<caf::actor> connect(caf::actor_system& system, const Endpoint& at, double budget_s, bool verbose,
-                                  const tls_options& tls) {
-  auto start = std::chrono::steady_clock::now();
-  double delay = 0.2;
-  for (int attempt = 1;; ++attempt) {
-    auto gateway = tls.enabled() ? caf::openssl::remote_actor(system, at.host, at.port)
-                                 : system.middleman().remote_actor(at.host, at.port);
-    if (gateway) return gateway;
-    double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (budget_s >= 0 && waited + delay > budget_s) return gateway.error();
-    if (verbose)
-      fmt::print(stderr, "coordinator {}:{} not reachable ({}); retrying in {:.1f} s\n", at.host, at.port,
-                 system.render(gateway.error()), delay);
-    std::this_thread::sleep_for(std::chrono::duration<double>(delay));
-    delay = std::min(delay * 2, 5.0);
-  }
-}
-
 Result<std::string> token_from(const std::string& path) {
   if (path.empty()) return Status::error("--token-file is required");
   return read_token_file(path);
@@ -79,18 +61,19 @@ Result<std::string> token_from(const std::string& path) {
 
 // A client's connection to the coordinator's gateway (status, run --cluster).
 struct ClientSession {
-  explicit ClientSession(const ClientOptions& o) : config(system_role::client, o.tls), system(config) {
+  explicit ClientSession(const ClientOptions& o, std::string token)
+      : config(system_role::client, o.tls), system(config) {
     auto at = parse_endpoint(o.cluster);
-    auto connected = connect(system, at, o.connect_timeout_s, false, o.tls);
-    if (connected)
-      gateway = *connected;
+    auto connected = Client::connect(system, GatewayAddress{at.host, at.port, o.tls.enabled()}, std::move(token),
+                                     o.connect_timeout_s);
+    if (connected.ok())
+      client = std::move(connected).value();
     else
-      error = fmt::format("cannot reach the coordinator at {}:{} after {:.0f} s: {}", at.host, at.port,
-                          o.connect_timeout_s, system.render(connected.error()));
+      error = connected.error();
   }
   cerebro_system_config config;
   caf::actor_system system;
-  caf::actor gateway;
+  std::unique_ptr<Client> client;
   std::string error;  // empty when connected
 };
 
@@ -191,7 +174,8 @@ int agent_main(const AgentOptions& o) {
                             physical_memory(), models::calibrate_speed()};
   caf::scoped_actor self(system);
   for (;;) {
-    auto gateway = connect(system, at, -1, true, o.tls);
+    auto gateway = find_gateway(system, GatewayAddress{at.host, at.port, o.tls.enabled()}, -1,
+                                [](const std::string& why) { fmt::print(stderr, "{}\n", why); });
     if (!gateway) continue;
     join_reply reply;
     bool answered = false;
@@ -223,31 +207,12 @@ int status_main(const ClientOptions& o) {
   auto token = token_from(o.token_file);
   if (!token.ok()) return fail(token.error());
   if (auto p = o.tls.problem(); !p.empty()) return fail(p);
-  ClientSession session(o);
+  ClientSession session(o, *token);
   if (!session.error.empty()) return fail(session.error);
-  auto& system = session.system;
-  auto gateway = session.gateway;
-  caf::scoped_actor self(system);
-  int rc = 0;
-  self->request(gateway, std::chrono::seconds(10), status_atom::value, *token)
-      .receive(
-          [&](const std::string& text) {
-            auto j = nlohmann::json::parse(text);
-            fmt::print("coordinator {}\n\nagents:\n", j["listen"].get<std::string>());
-            fmt::print("  {:<16} {:<28} {:>7} {:>5} {:>9} {:>8}  {}\n", "name", "node", "workers", "cores",
-                       "memory", "speed", "state");
-            for (const auto& a : j["agents"])
-              fmt::print("  {:<16} {:<28} {:>7} {:>5} {:>7.1f}G {:>8.1f}  {}\n", a["name"].get<std::string>(),
-                         a["node"].get<std::string>().substr(0, 28), a["workers"].get<int>(), a["cores"].get<int>(),
-                         a["memory_bytes"].get<double>() / (1 << 30), a["speed"].get<double>(),
-                         a["state"].get<std::string>());
-            fmt::print("\nexperiments:\n");
-            for (const auto& e : j["experiments"])
-              fmt::print("  {:<40} {:<10} {}/{} units\n", e["id"].get<std::string>(), e["status"].get<std::string>(),
-                         e["units_done"].get<int64_t>(), e["units_total"].get<int64_t>());
-          },
-          [&](const caf::error& e) { rc = fail(system.render(e)); });
-  return rc;
+  auto status = session.client->status();
+  if (!status.ok()) return fail(status.error());
+  fmt::print("{}", cli::format_cluster_status(*status));
+  return 0;
 }
 
 int run_on_cluster(const ClientOptions& o, const std::string& spec_path, const std::string& out_dir) {
@@ -259,39 +224,25 @@ int run_on_cluster(const ClientOptions& o, const std::string& spec_path, const s
   if (fs::exists(out_dir, ec) && !fs::is_empty(out_dir, ec))
     return fail(fmt::format("{}: the run directory already exists and is not empty", out_dir));
   if (auto p = o.tls.problem(); !p.empty()) return fail(p);
-  ClientSession session(o);
+  ClientSession session(o, *token);
   if (!session.error.empty()) return fail(session.error);
-  auto& system = session.system;
-  auto gateway = session.gateway;
-  caf::scoped_actor self(system);
-  submit_request request{*token, spec->source_text, spec->spec_dir, spec_path, 0};
-  std::string experiment;
-  int rc = 0;
-  self->request(gateway, std::chrono::seconds(30), submit_atom::value, request)
-      .receive([&](const std::string& id) { experiment = id; },
-               [&](const caf::error& e) { rc = fail(system.render(e)); });
-  if (rc != 0) return rc;
-  fmt::print(stderr, "submitted experiment {}\n", experiment);
-  self->monitor(gateway);
   cli::ProgressPrinter printer(spec->metric);
-  run_files files;
-  bool running = true;
-  self->receive_while(running)(
-      [&](progress_atom, const progress_update& p) {
+  std::string experiment;
+  auto result = session.client->run(
+      spec->source_text, spec->spec_dir, spec_path,
+      [&](const std::string& id) {
+        experiment = id;
+        fmt::print(stderr, "submitted experiment {}\n", experiment);
+      },
+      [&](const progress_update& p) {
         if (p.units_total == 0 && !p.event.empty())
           printer.line(p.event);
         else
           printer.update(p);
-      },
-      [&](files_atom, run_files& f) {
-        files = std::move(f);
-        running = false;
-      },
-      [&](const caf::down_msg&) {
-        files.error = "lost the connection to the coordinator (the experiment goes on there)";
-        running = false;
       });
   printer.finish();
+  if (!result.ok()) return fail(result.error());
+  auto& files = *result;
   if (!files.error.empty()) return fail(files.error);
   fs::create_directories(out_dir, ec);
   for (size_t i = 0; i < files.names.size() && i < files.contents.size(); ++i) {
