@@ -99,12 +99,9 @@ Result<nlohmann::json> Client::status() {
   return out;
 }
 
-Result<std::string> Client::submit(const std::string& spec_text, const std::string& spec_dir,
-                                   const std::string& origin) {
-  // A short-lived sender: the run's progress messages go to it and are
-  // dropped, so submitting does not fill this client's mailbox.
+Result<std::string> Client::submit_as(caf::scoped_actor& self, const std::string& spec_text,
+                                      const std::string& spec_dir, const std::string& origin) {
   lost_ = false;
-  caf::scoped_actor self(system_);
   Result<std::string> out = Status::error("no answer");
   self->request(gateway_, millis(request_timeout_s), submit_atom::value,
                 submit_request{token_, spec_text, spec_dir, origin, 0})
@@ -112,15 +109,19 @@ Result<std::string> Client::submit(const std::string& spec_text, const std::stri
   return out;
 }
 
+Result<std::string> Client::submit(const std::string& spec_text, const std::string& spec_dir,
+                                   const std::string& origin) {
+  // A short-lived sender: the run's progress messages go to it and are
+  // dropped, so submitting does not fill this client's mailbox.
+  caf::scoped_actor self(system_);
+  return submit_as(self, spec_text, spec_dir, origin);
+}
+
 Result<run_files> Client::run(const std::string& spec_text, const std::string& spec_dir, const std::string& origin,
                               const std::function<void(const std::string&)>& submitted,
                               const std::function<void(const progress_update&)>& progress) {
-  lost_ = false;
-  caf::scoped_actor self(system_);
-  Result<std::string> id = Status::error("no answer");
-  self->request(gateway_, millis(request_timeout_s), submit_atom::value,
-                submit_request{token_, spec_text, spec_dir, origin, 0})
-      .receive([&](const std::string& text) { id = text; }, [&](const caf::error& e) { id = failed(e); });
+  caf::scoped_actor self(system_);  // receives the run's progress and files
+  auto id = submit_as(self, spec_text, spec_dir, origin);
   if (!id.ok()) return id.status();
   if (submitted) submitted(*id);
   self->monitor(gateway_);

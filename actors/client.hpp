@@ -109,6 +109,8 @@ class Client {
   double setup_wait_s = 120;
 
  private:
+  Result<std::string> submit_as(caf::scoped_actor& self, const std::string& spec_text, const std::string& spec_dir,
+                                const std::string& origin);
   Result<control_reply> control(control_request request, double timeout_s);
   Result<nlohmann::json> control_json(control_request request);
   Status failed(const caf::error& error);
