@@ -31,7 +31,7 @@ bool has(const std::string& text, const std::string& part) { return text.find(pa
 
 BOOST_AUTO_TEST_CASE(every_command_through_a_script) {
   TempDir tmp;
-  auto spec = tmp.write("small.toml", small_spec("model = [\"mlp\"]\nhidden = [[32]]\nlr = [0.002, 0.001]\n", 2, 4000));
+  auto spec = tmp.write("small.toml", small_spec("model = [\"mlp\"]\nhidden = [[32]]\nlr = [0.002, 0.001]\n", 3, 4000));
   auto model = tmp.file("config0.pt");
   auto out = run_repl(tmp, "help\n"
                            "help clone\n"
@@ -100,7 +100,7 @@ BOOST_AUTO_TEST_CASE(every_command_through_a_script) {
   BOOST_TEST(has(t, "rank  config  status"));
   BOOST_TEST(has(t, "added by hand"));
   BOOST_TEST(has(t, "cloned from config 0"));
-  BOOST_TEST(has(t, "learning curve (epoch 0 -> 1):"));
+  BOOST_TEST(has(t, "learning curve (epoch 0 -> 2):"));
   BOOST_TEST(has(t, "train_loss   "));
   // export: a TorchScript archive (a zip file)
   BOOST_TEST(has(t, "wrote config 0's model"));

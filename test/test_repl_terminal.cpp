@@ -1,6 +1,6 @@
 // The REPL on a terminal (a pseudo-terminal from forkpty): the prompt, tab
-// completion of commands, experiment ids and config ids, and the history
-// kept across sessions ($XDG_STATE_HOME/cerebro/history).
+// completion of commands, experiment ids and config ids, the live top, and
+// the history kept across sessions ($XDG_STATE_HOME/cerebro/history).
 #define BOOST_TEST_MODULE repl_terminal
 #include <boost/test/unit_test.hpp>
 
@@ -109,7 +109,7 @@ std::string read_file(const std::string& path) {
 
 BOOST_AUTO_TEST_CASE(prompt_completion_and_history_across_sessions) {
   TempDir tmp;
-  auto spec = tmp.write("tiny.toml", small_spec("model = [\"mlp\"]\nhidden = [[16]]\nlr = [0.002]\n", 1, 600, 1));
+  auto spec = tmp.write("tiny.toml", small_spec("model = [\"mlp\"]\nhidden = [[16]]\nlr = [0.002]\n", 5, 2000, 1));
   {
     TerminalSession repl(tmp);
     BOOST_REQUIRE_MESSAGE(repl.expect("cerebro> "), repl.screen());
@@ -121,6 +121,19 @@ BOOST_AUTO_TEST_CASE(prompt_completion_and_history_across_sessions) {
     BOOST_REQUIRE_MESSAGE(repl.expect("cerebro> "), repl.screen());
     repl.type("submit " + spec + "\r");
     BOOST_REQUIRE_MESSAGE(repl.expect("submitted experiment "), repl.screen());
+    BOOST_REQUIRE_MESSAGE(repl.expect("cerebro> "), repl.screen());
+    // While the experiment runs (held by a pause) top is live: it redraws
+    // until Enter.
+    repl.type("pause\r");
+    BOOST_REQUIRE_MESSAGE(repl.expect("paused: running units finish"), repl.screen());
+    repl.type("top\r");
+    BOOST_REQUIRE_MESSAGE(repl.expect("(paused): 1 configs"), repl.screen());
+    BOOST_REQUIRE_MESSAGE(repl.expect("(live: refreshing every 2 s; press Enter to return)"), repl.screen());
+    BOOST_REQUIRE_MESSAGE(repl.expect("(paused): 1 configs", 10), "top redraws: " + repl.screen());
+    repl.type("\r");
+    BOOST_REQUIRE_MESSAGE(repl.expect("cerebro> "), repl.screen());
+    repl.type("resume\r");
+    BOOST_REQUIRE_MESSAGE(repl.expect("resumed"), repl.screen());
     BOOST_REQUIRE_MESSAGE(repl.expect("cerebro> "), repl.screen());
     // An experiment id completed after "wait ".
     repl.type("wait \t");
