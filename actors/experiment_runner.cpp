@@ -285,8 +285,14 @@ Result<nlohmann::json> run_experiment(caf::actor_system& system, const RunOption
     auto original = StateStore::open((fs::path(options.replay_of) / "state").string(), false);
     if (!original.ok()) return original.status();
     std::vector<SearchDecision> recorded;
-    for (const auto& d : (*original)->decisions())
-      if (!is_user_action(d)) recorded.push_back(search_decision_from_json(d));
+    for (const auto& d : (*original)->decisions()) {
+      // Steps taken by hand (the REPL) are not the search procedure's to re-make.
+      if (is_user_action(d))
+        return Status::error(fmt::format("{} was steered by hand ({} in its decision records): a replay re-makes "
+                                         "only the search procedure's decisions, so it cannot reproduce this run",
+                                         options.replay_of, d.value("action", std::string("an action"))));
+      recorded.push_back(search_decision_from_json(d));
+    }
     search = std::make_unique<ReplayDecisions>(recorded);
   } else {
     auto made = make_search_procedure(spec, s.configs);

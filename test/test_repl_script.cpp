@@ -112,6 +112,13 @@ BOOST_AUTO_TEST_CASE(every_command_through_a_script) {
   BOOST_TEST(has(t, "has ended (completed): it cannot be steered"));
   // quit ends the script: the status after it does not run
   BOOST_TEST(t.find("agents:\n") == t.rfind("agents:\n"));
+  // The steps taken by hand are in the run's decision records: a replay,
+  // which re-makes only the search procedure's decisions, refuses the run.
+  std::string run_dir;
+  for (const auto& e : fs::directory_iterator(tmp.file("state") + "/experiments")) run_dir = e.path().string();
+  auto replay = run_cerebro("run --replay " + run_dir + " --out " + tmp.file("replay"));
+  BOOST_TEST(replay.exit_code == 1, replay.text);
+  BOOST_TEST(has(replay.text, "was steered by hand (pause in its decision records)"), replay.text);
 }
 
 BOOST_AUTO_TEST_CASE(a_script_without_mistakes_exits_zero) {
