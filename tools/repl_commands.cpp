@@ -169,6 +169,19 @@ bool ReplCommands::status() {
   auto s = client_.status();
   if (!s.ok()) return error(s.error());
   fmt::print("{}", format_cluster_status(*s));
+  // Training experiments: paused or not, and the best config so far (the
+  // status table has no room for them).
+  for (const auto& e : (*s)["experiments"]) {
+    if (e["status"] != "running" || e["units_total"].get<int64_t>() == 0) continue;
+    auto board = client_.top(e["id"].get<std::string>(), 1);
+    if (!board.ok()) continue;  // it finished meanwhile
+    const auto& rows = (*board)["rows"];
+    auto best = !rows.empty() && !rows[0]["metric"].is_null()
+                    ? fmt::format("best config {} {} {:.4f}", rows[0]["config"].get<int>(),
+                                  (*board)["metric"].get<std::string>(), rows[0]["metric"].get<double>())
+                    : std::string("no config has ended an epoch yet");
+    fmt::print("  {}: {}{}\n", e["id"].get<std::string>(), (*board)["paused"].get<bool>() ? "paused, " : "", best);
+  }
   return true;
 }
 
