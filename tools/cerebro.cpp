@@ -276,7 +276,7 @@ int main(int argc, char** argv) {
   repl->add_option("--cluster", repl_options.cluster,
                    "Attach to a coordinator at host:port (default: an embedded cluster in this process)");
   repl->add_option("--token-file", repl_options.token_file, "File holding the cluster's token (with --cluster)");
-  repl->add_option("--state", repl_options.state_dir, "Embedded cluster: state directory (experiments, shard cache)");
+  repl->add_option("--state", repl_options.state_dir, "Embedded cluster: state directory (experiments, shard cache; default: runs/repl-<time>)");
   repl->add_option("--workers", repl_options.workers, "Embedded cluster: workers (default: one per core)")
       ->check(CLI::PositiveNumber);
   repl->add_option("--timeout", repl_options.connect_timeout_s, "Seconds to keep trying to connect")
