@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "actors/coordinator_control.hpp"
 #include "actors/experiment_runner.hpp"
 #include "runtime/cluster_validation.hpp"
 #include "runtime/spec.hpp"
@@ -57,6 +58,7 @@ struct coordinator_state {
   Clock::time_point last_join;
   int32_t next_agent_id = 1;
   int next_experiment = 1;
+  std::string latest_experiment;  // for control requests that name none
   static inline const char* name = "cerebro.coordinator";
 };
 
@@ -244,7 +246,21 @@ nlohmann::json status_json(coordinator_ptr self) {
                            {"units_total", e->progress.units_total},
                            {"elapsed_s", e->progress.elapsed_s}});
   }
-  return {{"listen", self->state.config.listen}, {"agents", agents}, {"experiments", experiments}};
+  return {{"listen", self->state.config.listen},
+          {"latest", self->state.latest_experiment},
+          {"agents", agents},
+          {"experiments", experiments}};
+}
+
+// What the steering handler (actors/coordinator_control.cpp) sees of the experiments.
+GatewayView gateway_view(coordinator_ptr self) {
+  return GatewayView{self->state.config.token, [self](const std::string& id) -> std::optional<ExperimentRef> {
+                       auto it = self->state.experiments.find(id.empty() ? self->state.latest_experiment : id);
+                       if (it == self->state.experiments.end()) return std::nullopt;
+                       std::lock_guard<std::mutex> lock(it->second->mutex);
+                       auto run_dir = fs::path(self->state.config.state_dir) / "experiments" / it->first;
+                       return ExperimentRef{it->first, it->second->status, run_dir.string(), it->second->follower};
+                     }};
 }
 
 caf::behavior coordinator_behavior(coordinator_ptr self, coordinator_config config) {
@@ -342,6 +358,7 @@ caf::behavior coordinator_behavior(coordinator_ptr self, coordinator_config conf
         entry->heartbeat_timeout_s = options.spec.cluster.heartbeat_timeout;
         entry->clients.push_back(caf::actor_cast<caf::actor>(self->current_sender()));
         self->state.experiments[entry->id] = entry;
+        self->state.latest_experiment = entry->id;
         log_line(fmt::format("experiment {} submitted", entry->id));
         start_experiment(self, std::move(options), entry);
         return entry->id;
@@ -375,6 +392,9 @@ caf::behavior coordinator_behavior(coordinator_ptr self, coordinator_config conf
         if (!tokens_equal(token, self->state.config.token))
           return caf::make_error(caf::sec::runtime_error, "wrong token");
         return status_json(self).dump();
+      },
+      [self](control_atom, control_request& r) -> caf::result<control_reply> {
+        return handle_control(self, gateway_view(self), std::move(r));
       },
   };
 }

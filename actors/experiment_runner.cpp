@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "actors/actors.hpp"
+#include "actors/experiment_steering.hpp"
 #include "actors/shard_placer.hpp"
 #include "datasets/idx.hpp"
 #include "datasets/prepare.hpp"
@@ -18,6 +19,7 @@
 #include "runtime/run_summary.hpp"
 #include "runtime/cluster_validation.hpp"
 #include "runtime/search_space.hpp"
+#include "runtime/steering.hpp"
 
 namespace fs = std::filesystem;
 
@@ -214,7 +216,14 @@ Result<std::shared_ptr<ExperimentControl>> make_control(const ExperimentSpec& sp
     auto original = StateStore::open((fs::path(options.replay_of) / "state").string(), false);
     if (!original.ok()) return original.status();
     std::vector<SearchDecision> recorded;
-    for (const auto& d : (*original)->decisions()) recorded.push_back(search_decision_from_json(d));
+    for (const auto& d : (*original)->decisions()) {
+      // Steps taken by hand (the REPL) are not the search procedure's to re-make.
+      if (is_user_action(d))
+        return Status::error(fmt::format("{} was steered by hand ({} in its decision records): a replay re-makes "
+                                         "only the search procedure's decisions, so it cannot reproduce this run",
+                                         options.replay_of, d.value("action", std::string("an action"))));
+      recorded.push_back(search_decision_from_json(d));
+    }
     search = std::make_unique<ReplayDecisions>(recorded);
   } else {
     auto made = make_search_procedure(spec, s.configs);
@@ -336,8 +345,17 @@ Result<Prepared> reopen(const RunOptions& options, const ClusterView& cluster, c
   } catch (const Error& e) {
     return Status::error(fmt::format("{}: {}", dir.string(), e.what()));
   }
+  // Configs a person stopped (the REPL) stay stopped; their committed units
+  // are kept like everyone's.
+  for (const auto& record : records)
+    if (record.status == "stopped" && live.count(record.id)) r.control->stop_config(record.id);
+  r.control->take_user_actions();  // already recorded when they were taken
+  // The search procedure's decisions are re-derived; a person's steps are
+  // history and are kept.
   std::vector<nlohmann::json> decisions;
   for (const auto& d : restored.decisions) decisions.push_back(to_json(d));
+  for (const auto& d : r.store->decisions())
+    if (is_user_action(d)) decisions.push_back(d);
   if (auto st = r.store->replace_decisions(decisions); !st.ok()) return st;
   auto resumes = std::stoi(r.store->get_meta("resumes").value_or("0")) + 1;
   r.store->put_meta("resumes", std::to_string(resumes));
@@ -378,6 +396,12 @@ Result<experiment_done> train(caf::actor_system& system, const RunOptions& optio
   for (const auto& e : r.store->unit_log()) sc.clock_offset_s = std::max(sc.clock_offset_s, e.end_s);
   for (const auto& e : r.store->rolled_back_units()) sc.clock_offset_s = std::max(sc.clock_offset_s, e.end_s);
   auto scheduler = spawn_scheduler(system, sc);
+  ConfigId next_config = 0;
+  for (const auto& c : r.store->configs()) next_config = std::max(next_config, c.id + 1);
+  ExperimentSteering steering(SteeringContext{r.store, scheduler, s.shape, s.data.partitions.at(0), s.data.validation,
+                                              r.spec.epochs, r.spec.seed,
+                                              r.spec.search == "grid" || r.spec.search == "random",
+                                              options.out_dir, next_config});
   self->send(scheduler, start_atom::value);
   if (observer.started) observer.started(caf::actor_cast<caf::actor>(self));
   // An agent is gone (dead or hung): its workers leave the schedule, and a
@@ -459,6 +483,17 @@ Result<experiment_done> train(caf::actor_system& system, const RunOptions& optio
                 [&](const caf::error& e) {
                   say(fmt::format("agent {} could not respawn worker {}: {}", name, id, self->system().render(e)));
                 });
+      },
+      [&](control_atom, const control_request& request) {
+        // Steering by hand (the REPL, through the gateway): see experiment_steering.hpp.
+        auto promise = self->make_response_promise<control_reply>();
+        auto reply = steering.handle(self.ptr(), request);
+        if (reply.ok()) {
+          reply->experiment = request.experiment;
+          promise.deliver(std::move(reply).value());
+        } else {
+          promise.deliver(caf::make_error(caf::sec::runtime_error, reply.error()));
+        }
       },
       [&](done_atom, const experiment_done& d) {
         done = d;

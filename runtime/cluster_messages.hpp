@@ -99,6 +99,37 @@ typename Inspector::result_type inspect(Inspector& f, run_files& x) {
   return f(caf::meta::type_name("run_files"), x.experiment, x.error, x.names, x.contents);
 }
 
+// A client steers or inspects one experiment through the gateway (the REPL,
+// actors/client.hpp). `command` is one of: pause, resume, stop (config), add
+// (settings), clone (config, settings), show (config), top (rows), export
+// (config), configs. An empty `experiment` means the most recently submitted.
+struct control_request {
+  std::string token;
+  std::string experiment;
+  std::string command;
+  ConfigId config = -1;
+  std::vector<std::string> settings;  // "key=value" hyper-parameter overrides
+  int32_t rows = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, control_request& x) {
+  return f(caf::meta::type_name("control_request"), x.token, x.experiment, x.command, x.config, x.settings, x.rows);
+}
+
+// The answer: `json` is the command's result (see actors/client.hpp for each
+// command's fields); `file` carries an exported model's bytes.
+struct control_reply {
+  std::string experiment;  // the experiment the command applied to
+  std::string json;
+  std::string file;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, control_reply& x) {
+  return f(caf::meta::type_name("control_reply"), x.experiment, x.json, x.file);
+}
+
 using join_atom = caf::atom_constant<caf::atom("join")>;
 using place_atom = caf::atom_constant<caf::atom("place")>;
 using fetch_atom = caf::atom_constant<caf::atom("fetch")>;
@@ -127,7 +158,13 @@ using attach_atom = caf::atom_constant<caf::atom("attach")>;
 using tick_atom = caf::atom_constant<caf::atom("tick")>;
 // (hop_atom, token, bytes) -> int64 size: measures moving a model state.
 using hop_atom = caf::atom_constant<caf::atom("hop")>;
+// (control_atom, control_request) -> control_reply: gateway -> experiment runner.
+using control_atom = caf::atom_constant<caf::atom("control")>;
 
 void register_cluster_message_types(caf::actor_system_config& config);
+
+// The text a peer refused a request with (caf::make_error(sec::runtime_error,
+// text)), else CAF's own description of the error.
+std::string error_text(const caf::error& error);
 
 }  // namespace cerebro

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "runtime/search_space.hpp"
+#include "runtime/steering.hpp"
 #include "runtime/status.hpp"
 
 namespace cerebro {
@@ -55,6 +56,7 @@ void ExperimentControl::reject_config(ConfigId c, const std::string& error) {
 
 std::vector<Dispatch> ExperimentControl::dispatch() {
   std::vector<Dispatch> out;
+  if (paused_) return out;
   for (auto w : book_.idle_workers()) {
     auto unit = policy_->choose(w, book_);
     if (!unit) continue;
@@ -243,6 +245,65 @@ std::optional<std::pair<ConfigId, double>> ExperimentControl::best() const {
     if (!best || better(m, best->second)) best = std::make_pair(c, m);
   }
   return best;
+}
+
+Status ExperimentControl::pause() {
+  if (paused_) return Status::error("the experiment is already paused");
+  paused_ = true;
+  user_actions_.push_back(user_action("pause"));
+  return Status::ok_status();
+}
+
+Status ExperimentControl::resume() {
+  if (!paused_) return Status::error("the experiment is not paused");
+  paused_ = false;
+  user_actions_.push_back(user_action("resume"));
+  return Status::ok_status();
+}
+
+Status ExperimentControl::stop_config(ConfigId c) {
+  if (!outcomes_.count(c)) return Status::error(fmt::format("the experiment has no config {}", c));
+  const auto state = book_.state(c);
+  if (state != ConfigState::pending_epoch && state != ConfigState::awaiting_decision)
+    return Status::error(fmt::format("config {} has already ended ({})", c, outcomes_.at(c).status));
+  if (copy_pending(c))
+    return Status::error(fmt::format("config {} is taking another config's state (PBT); stop it after that", c));
+  auto record = user_action("stop");
+  record["config"] = c;
+  record["epoch"] = book_.epoch(c);
+  book_.stop(c);
+  outcomes_[c] = ConfigOutcome{"stopped", "stopped by the user"};
+  user_actions_.push_back(std::move(record));
+  // The procedure may have been waiting for this config (a rung): tell it.
+  config_ended(c);
+  return Status::ok_status();
+}
+
+Status ExperimentControl::add_config_by_user(ConfigId c, int32_t epochs, const nlohmann::json& params,
+                                             ConfigId cloned_from) {
+  if (search_->name() != "fixed")
+    return Status::error(fmt::format("configs can be added to grid and random searches only; this experiment "
+                                     "runs {}, which plans its configs up front",
+                                     search_->name()));
+  if (outcomes_.count(c)) return Status::error(fmt::format("config {} exists already", c));
+  if (epochs < 1) return Status::error(fmt::format("config {}: epochs must be >= 1, got {}", c, epochs));
+  if (cloned_from >= 0 && !outcomes_.count(cloned_from))
+    return Status::error(fmt::format("the experiment has no config {} to clone", cloned_from));
+  book_.add_config(c, epochs);
+  outcomes_[c] = ConfigOutcome{};
+  auto record = user_action("add");
+  record["config"] = c;
+  record["params"] = params;
+  record["epochs"] = epochs;
+  record["cloned_from"] = cloned_from;
+  user_actions_.push_back(std::move(record));
+  return Status::ok_status();
+}
+
+std::vector<nlohmann::json> ExperimentControl::take_user_actions() {
+  std::vector<nlohmann::json> out;
+  out.swap(user_actions_);
+  return out;
 }
 
 }  // namespace cerebro

@@ -125,7 +125,34 @@ class ExperimentControl {
   };
   Restored restore(const std::vector<UnitLogEntry>& log);
 
+  // --- Steering by a person (the REPL, through the scheduler actor). Each
+  // call returns an error Status for a request that cannot apply (unknown or
+  // ended config, ...) and changes nothing then; an applied one leaves a
+  // record (runtime/steering.hpp) for take_user_actions(), which the shell
+  // persists with the decisions.
+
+  // While paused dispatch() starts nothing; running units finish and commit
+  // as usual, so nothing is lost. resume() lets dispatch() start units again.
+  Status pause();
+  Status resume();
+  bool paused() const { return paused_; }
+  // Ends config c now: none of its units is dispatched again and the
+  // completion of a unit of it still running is ignored; its last committed
+  // state stays its checkpoint. Its outcome is "stopped".
+  Status stop_config(ConfigId c);
+  // Adds config c mid-run: it joins at its first epoch and trains `epochs`
+  // epochs like any other (its initial state must already be durable: fresh,
+  // or cloned from config `cloned_from`'s latest state when >= 0). Only for
+  // procedures that train every config for its planned epochs (grid,
+  // random): the others plan their rungs and populations up front.
+  Status add_config_by_user(ConfigId c, int32_t epochs, const nlohmann::json& params, ConfigId cloned_from = -1);
+  // Records of the applied steering calls since the last call, in order.
+  std::vector<nlohmann::json> take_user_actions();
+
  private:
+  bool paused_ = false;
+  std::vector<nlohmann::json> user_actions_;  // not yet taken by the shell
+
   MopBook book_;
   uint64_t seed_;
   Metric metric_;

@@ -1,4 +1,4 @@
-// cerebro: the command line. Subcommands: run, prepare, show, bench.
+// cerebro: the command line. Subcommands: run, prepare, show, bench, coordinator, agent, status, simulate, repl.
 #include <execinfo.h>
 #include <signal.h>
 #include <unistd.h>
@@ -21,6 +21,7 @@
 #include "tools/bench.hpp"
 #include "tools/cluster_commands.hpp"
 #include "tools/progress.hpp"
+#include "tools/repl.hpp"
 #include "tools/simulate_command.hpp"
 
 namespace fs = std::filesystem;
@@ -288,6 +289,19 @@ int main(int argc, char** argv) {
 
   auto simulate = add_simulate_command(app);
 
+  auto* repl = app.add_subcommand("repl", "Steer experiments by hand: submit, watch, pause, stop, add, clone, export");
+  ReplOptions repl_options;
+  repl_options.state_dir = (fs::path("runs") / ("repl-" + timestamp())).string();
+  repl->add_option("--cluster", repl_options.cluster,
+                   "Attach to a coordinator at host:port (default: an embedded cluster in this process)");
+  repl->add_option("--token-file", repl_options.token_file, "File holding the cluster's token (with --cluster)");
+  repl->add_option("--state", repl_options.state_dir, "Embedded cluster: state directory (experiments, shard cache; default: runs/repl-<time>)");
+  repl->add_option("--workers", repl_options.workers, "Embedded cluster: workers (default: one per core)")
+      ->check(CLI::PositiveNumber);
+  repl->add_option("--timeout", repl_options.connect_timeout_s, "Seconds to keep trying to connect")
+      ->capture_default_str();
+  add_tls_options(repl, repl_options.tls);
+
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -336,6 +350,8 @@ int main(int argc, char** argv) {
     }
     if (show_cmd->parsed()) return show(show_dir, top, show_units);
     if (simulate->parsed()) return run_simulate_command(*simulate);
+    // Running experiments end with an embedded cluster; attached ones go on.
+    if (repl->parsed()) repl_main(repl_options);
     if (bench->parsed()) {
       if (bench_options.out_dir.empty()) bench_options.out_dir = (fs::path("runs") / ("bench-" + timestamp())).string();
       return run_bench(bench_options);

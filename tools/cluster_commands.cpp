@@ -14,12 +14,14 @@
 #include <caf/openssl/all.hpp>
 
 #include "actors/actors.hpp"
+#include "actors/client.hpp"
 #include "actors/coordinator.hpp"
 #include "actors/system_config.hpp"
 #include "models/unit_trainer.hpp"
 #include "runtime/cluster_validation.hpp"
 #include "runtime/spec.hpp"
 #include "tools/progress.hpp"
+#include "tools/status_format.hpp"
 
 namespace fs = std::filesystem;
 
@@ -52,30 +54,6 @@ void block_stop_signals() {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
-// Connects to the coordinator's gateway, retrying with capped exponential
-// back-off until `budget_s` (< 0: forever).
-// A coordinator that was lost is skipped (`lost` names its node): right after
-// its connection closed, the middleman may still hand out its cached, dead
-// gateway for the same address instead of the restarted coordinator's.
-caf::expected<caf::actor> connect(caf::actor_system& system, const Endpoint& at, double budget_s, bool verbose,
-                                  const tls_options& tls, const caf::node_id& lost) {
-  auto start = std::chrono::steady_clock::now();
-  double delay = 0.2;
-  for (int attempt = 1;; ++attempt) {
-    auto gateway = tls.enabled() ? caf::openssl::remote_actor(system, at.host, at.port)
-                                 : system.middleman().remote_actor(at.host, at.port);
-    if (gateway && (lost == caf::node_id{} || gateway->node() != lost)) return gateway;
-    if (gateway) gateway = caf::make_error(caf::sec::cannot_connect_to_node, "the lost coordinator's cached handle");
-    double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (budget_s >= 0 && waited + delay > budget_s) return gateway.error();
-    if (verbose)
-      fmt::print(stderr, "coordinator {}:{} not reachable ({}); retrying in {:.1f} s\n", at.host, at.port,
-                 system.render(gateway.error()), delay);
-    std::this_thread::sleep_for(std::chrono::duration<double>(delay));
-    delay = std::min(delay * 2, 5.0);
-  }
-}
-
 Result<std::string> token_from(const std::string& path) {
   if (path.empty()) return Status::error("--token-file is required");
   return read_token_file(path);
@@ -83,18 +61,19 @@ Result<std::string> token_from(const std::string& path) {
 
 // A client's connection to the coordinator's gateway (status, run --cluster).
 struct ClientSession {
-  explicit ClientSession(const ClientOptions& o) : config(system_role::client, o.tls), system(config) {
+  explicit ClientSession(const ClientOptions& o, std::string token)
+      : config(system_role::client, o.tls), system(config) {
     auto at = parse_endpoint(o.cluster);
-    auto connected = connect(system, at, o.connect_timeout_s, false, o.tls, caf::node_id{});
-    if (connected)
-      gateway = *connected;
+    auto connected = Client::connect(system, GatewayAddress{at.host, at.port, o.tls.enabled()}, std::move(token),
+                                     o.connect_timeout_s);
+    if (connected.ok())
+      client = std::move(connected).value();
     else
-      error = fmt::format("cannot reach the coordinator at {}:{} after {:.0f} s: {}", at.host, at.port,
-                          o.connect_timeout_s, system.render(connected.error()));
+      error = connected.error();
   }
   cerebro_system_config config;
   caf::actor_system system;
-  caf::actor gateway;
+  std::unique_ptr<Client> client;
   std::string error;  // empty when connected
 };
 
@@ -197,9 +176,11 @@ int agent_main(const AgentOptions& o) {
   agent_resources resources{o.name, o.workers, static_cast<int32_t>(std::thread::hardware_concurrency()),
                             physical_memory(), models::calibrate_speed()};
   caf::scoped_actor self(system);
-  caf::node_id lost_node;
   for (;;) {
-    auto gateway = connect(system, at, -1, true, o.tls, lost_node);
+    // Right after a coordinator died the middleman may still hand out its
+    // cached, dead gateway: the join request then times out and we retry.
+    auto gateway = find_gateway(system, GatewayAddress{at.host, at.port, o.tls.enabled()}, -1,
+                                [](const std::string& why) { fmt::print(stderr, "{}\n", why); });
     if (!gateway) continue;
     join_reply reply;
     bool answered = false;
@@ -223,9 +204,6 @@ int agent_main(const AgentOptions& o) {
     fmt::print(stderr, "agent {}: joined {}:{} as agent {}\n", o.name, at.host, at.port, reply.agent_id);
     self->monitor(reply.coordinator);
     auto lost = keep_heartbeat(self, reply.coordinator, reply.agent_id);
-    // A coordinator that answered "unknown agent" is alive (it dropped this
-    // agent as hung): join it again. Any other loss skips its node.
-    lost_node = lost == kUnknownAgent ? caf::node_id{} : reply.coordinator.node();
     fmt::print(stderr, "agent {}: lost the coordinator ({}); rejoining\n", o.name, lost);
   }
 }
@@ -234,92 +212,35 @@ int status_main(const ClientOptions& o) {
   auto token = token_from(o.token_file);
   if (!token.ok()) return fail(token.error());
   if (auto p = o.tls.problem(); !p.empty()) return fail(p);
-  ClientSession session(o);
+  ClientSession session(o, *token);
   if (!session.error.empty()) return fail(session.error);
-  auto& system = session.system;
-  auto gateway = session.gateway;
-  caf::scoped_actor self(system);
-  int rc = 0;
-  self->request(gateway, std::chrono::seconds(10), status_atom::value, *token)
-      .receive(
-          [&](const std::string& text) {
-            auto j = nlohmann::json::parse(text);
-            fmt::print("coordinator {}\n\nagents:\n", j["listen"].get<std::string>());
-            fmt::print("  {:<16} {:<28} {:>7} {:>5} {:>9} {:>8}  {}\n", "name", "node", "workers", "cores",
-                       "memory", "speed", "state");
-            for (const auto& a : j["agents"])
-              fmt::print("  {:<16} {:<28} {:>7} {:>5} {:>7.1f}G {:>8.1f}  {}\n", a["name"].get<std::string>(),
-                         a["node"].get<std::string>().substr(0, 28), a["workers"].get<int>(), a["cores"].get<int>(),
-                         a["memory_bytes"].get<double>() / (1 << 30), a["speed"].get<double>(),
-                         a["state"].get<std::string>());
-            fmt::print("\nexperiments:\n");
-            for (const auto& e : j["experiments"])
-              fmt::print("  {:<40} {:<10} {}/{} units\n", e["id"].get<std::string>(), e["status"].get<std::string>(),
-                         e["units_done"].get<int64_t>(), e["units_total"].get<int64_t>());
-          },
-          [&](const caf::error& e) { rc = fail(system.render(e)); });
-  return rc;
+  auto status = session.client->status();
+  if (!status.ok()) return fail(status.error());
+  fmt::print("{}", cli::format_cluster_status(*status));
+  return 0;
 }
 
 namespace {
 
-// `self` is the actor that receives the experiment's progress and files.
-Result<nlohmann::json> attach(caf::scoped_actor& self, ClientSession& session, const std::string& token,
-                              const std::string& experiment) {
-  Result<nlohmann::json> out = Status::error("no answer");
-  self->request(session.gateway, std::chrono::seconds(30), attach_atom::value, token, experiment)
-      .receive([&](const std::string& reply) { out = nlohmann::json::parse(reply); },
-               [&](const caf::error& e) { out = Status::error(session.system.render(e)); });
-  return out;
+// Runs `call` (a Client call that follows an experiment) with a progress
+// printer: progress lines and events as an embedded run shows them.
+Result<run_files> follow(const std::string& metric,
+                         const std::function<Result<run_files>(const Client::Progress&)>& call) {
+  cli::ProgressPrinter printer(metric);
+  auto result = call([&](const progress_update& p) {
+    if (p.units_total == 0 && !p.event.empty())
+      printer.line(p.event);
+    else
+      printer.update(p);
+  });
+  printer.finish();
+  return result;
 }
 
-// Shows the experiment's progress until its run files arrive and writes them
-// to out_dir. A lost coordinator (restarted, or the network) does not end
-// this: the client reconnects and attaches again within o.reconnect_timeout_s.
-int follow_experiment(caf::scoped_actor& self, const ClientOptions& o, ClientSession& session,
-                      const std::string& token, const std::string& experiment, const std::string& metric,
-                      const std::string& out_dir) {
-  self->monitor(session.gateway);
-  cli::ProgressPrinter printer(metric);
-  run_files files;
-  bool running = true;
-  self->receive_while(running)(
-      [&](progress_atom, const progress_update& p) {
-        if (p.units_total == 0 && !p.event.empty())
-          printer.line(p.event);
-        else
-          printer.update(p);
-      },
-      [&](files_atom, run_files& f) {
-        if (f.experiment != experiment) return;
-        files = std::move(f);
-        running = false;
-      },
-      [&](const caf::down_msg&) {
-        printer.line("lost the coordinator; reconnecting (the experiment goes on there)");
-        auto at = parse_endpoint(o.cluster);
-        auto gateway = connect(session.system, at, o.reconnect_timeout_s, false, o.tls, session.gateway.node());
-        if (!gateway) {
-          files.error = fmt::format("lost the coordinator and could not reconnect within {:.0f} s; follow the "
-                                    "experiment later with: cerebro attach --cluster {} {}",
-                                    o.reconnect_timeout_s, o.cluster, experiment);
-          running = false;
-          return;
-        }
-        session.gateway = *gateway;
-        // Progress and files go to the actor that attaches: this one.
-        std::string problem;
-        self->request(session.gateway, std::chrono::seconds(30), attach_atom::value, token, experiment)
-            .receive([&](const std::string&) {}, [&](const caf::error& e) { problem = session.system.render(e); });
-        if (!problem.empty()) {
-          files.error = "reconnected, but cannot follow the experiment: " + problem;
-          running = false;
-          return;
-        }
-        self->monitor(session.gateway);
-        printer.line("reconnected; following experiment " + experiment);
-      });
-  printer.finish();
+// Writes the run files the coordinator sent into out_dir and names the best.
+int write_run_files(const Result<run_files>& result, const std::string& experiment, const std::string& out_dir) {
+  if (!result.ok()) return fail(result.error());
+  auto& files = *result;
   if (!files.error.empty()) return fail(files.error);
   std::error_code ec;
   fs::create_directories(out_dir, ec);
@@ -346,20 +267,19 @@ int run_on_cluster(const ClientOptions& o, const std::string& spec_path, const s
   if (fs::exists(out_dir, ec) && !fs::is_empty(out_dir, ec))
     return fail(fmt::format("{}: the run directory already exists and is not empty", out_dir));
   if (auto p = o.tls.problem(); !p.empty()) return fail(p);
-  ClientSession session(o);
+  ClientSession session(o, *token);
   if (!session.error.empty()) return fail(session.error);
-  auto& system = session.system;
-  auto gateway = session.gateway;
-  caf::scoped_actor self(system);
-  submit_request request{*token, spec->source_text, spec->spec_dir, spec_path, 0};
   std::string experiment;
-  int rc = 0;
-  self->request(gateway, std::chrono::seconds(30), submit_atom::value, request)
-      .receive([&](const std::string& id) { experiment = id; },
-               [&](const caf::error& e) { rc = fail(system.render(e)); });
-  if (rc != 0) return rc;
-  fmt::print(stderr, "submitted experiment {}\n", experiment);
-  return follow_experiment(self, o, session, *token, experiment, spec->metric, out_dir);
+  auto result = follow(spec->metric, [&](const Client::Progress& progress) {
+    return session.client->run(
+        spec->source_text, spec->spec_dir, spec_path,
+        [&](const std::string& id) {
+          experiment = id;
+          fmt::print(stderr, "submitted experiment {}\n", experiment);
+        },
+        progress);
+  });
+  return write_run_files(result, experiment, out_dir);
 }
 
 int attach_main(const ClientOptions& o, const std::string& experiment, const std::string& out_dir) {
@@ -369,13 +289,18 @@ int attach_main(const ClientOptions& o, const std::string& experiment, const std
   if (fs::exists(out_dir, ec) && !fs::is_empty(out_dir, ec))
     return fail(fmt::format("{}: the run directory already exists and is not empty", out_dir));
   if (auto p = o.tls.problem(); !p.empty()) return fail(p);
-  ClientSession session(o);
+  ClientSession session(o, *token);
   if (!session.error.empty()) return fail(session.error);
-  caf::scoped_actor self(session.system);
-  auto attached = attach(self, session, *token, experiment);
-  if (!attached.ok()) return fail(attached.error());
-  fmt::print(stderr, "following experiment {} ({})\n", experiment, (*attached)["status"].get<std::string>());
-  return follow_experiment(self, o, session, *token, experiment, (*attached)["metric"].get<std::string>(), out_dir);
+  std::string metric = "val_accuracy";
+  auto result = follow(metric, [&](const Client::Progress& progress) {
+    return session.client->attach(
+        experiment,
+        [&](const nlohmann::json& attached) {
+          fmt::print(stderr, "following experiment {} ({})\n", experiment, attached["status"].get<std::string>());
+        },
+        progress);
+  });
+  return write_run_files(result, experiment, out_dir);
 }
 
 }  // namespace cerebro

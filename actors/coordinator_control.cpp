@@ -1,0 +1,77 @@
+#include "actors/coordinator_control.hpp"
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "actors/experiment_steering.hpp"
+#include "runtime/cluster_validation.hpp"
+#include "runtime/state_store.hpp"
+
+namespace fs = std::filesystem;
+
+namespace cerebro {
+
+namespace {
+
+caf::error refuse(const std::string& text) { return caf::make_error(caf::sec::runtime_error, text); }
+
+bool read_only(const std::string& command) {
+  return command == "show" || command == "top" || command == "export" || command == "configs";
+}
+
+// A finished run's store: the runner may still be closing it for a moment.
+Result<std::unique_ptr<StateStore>> open_finished_store(const std::string& run_dir) {
+  Result<std::unique_ptr<StateStore>> store = Status::error("not opened");
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    store = StateStore::open((fs::path(run_dir) / "state").string(), false);
+    if (store.ok()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return store;
+}
+
+}  // namespace
+
+caf::result<control_reply> handle_control(caf::event_based_actor* self, const GatewayView& view,
+                                          control_request request) {
+  if (!tokens_equal(request.token, view.token)) return refuse("wrong token");
+  static const char* commands[] = {"pause", "resume", "stop", "add", "clone", "show", "top", "export", "configs"};
+  if (std::find(std::begin(commands), std::end(commands), request.command) == std::end(commands))
+    return refuse(fmt::format("unknown command \"{}\"", request.command.substr(0, 40)));
+  if (request.settings.size() > 64) return refuse("too many settings");
+  auto found = view.find(request.experiment);
+  if (!found)
+    return refuse(request.experiment.empty() ? std::string("no experiment has been submitted yet")
+                                             : fmt::format("no experiment {}", request.experiment.substr(0, 80)));
+  auto experiment = std::move(*found);
+  request.experiment = experiment.id;
+  if (experiment.status == "running") {
+    if (!experiment.follower) return refuse(fmt::format("experiment {} {}", experiment.id, still_setting_up));
+    // The runner blocks for pilot checks of added configs: give it time.
+    auto promise = self->make_response_promise<control_reply>();
+    auto id = experiment.id;
+    self->request(experiment.follower, std::chrono::seconds(120), control_atom::value, std::move(request))
+        .then([promise](control_reply& reply) mutable { promise.deliver(std::move(reply)); },
+              [promise, id](caf::error& e) mutable {
+                // The runner left its loop (training is over) before it read the request.
+                if (e == caf::sec::request_receiver_down) e = refuse(fmt::format("experiment {} {}", id, finishing));
+                promise.deliver(std::move(e));
+              });
+    return promise;
+  }
+  if (!read_only(request.command))
+    return refuse(fmt::format("experiment {} has ended ({}): it cannot be {}", experiment.id, experiment.status,
+                              request.command == "add" || request.command == "clone" ? "added to" : "steered"));
+  // A quick read of a finished run's store, in the gateway itself.
+  auto store = open_finished_store(experiment.run_dir);
+  if (!store.ok()) return refuse(store.error());
+  auto reply = answer_from_store(**store, request, experiment.run_dir, false);
+  if (!reply.ok()) return refuse(reply.error());
+  reply->experiment = experiment.id;
+  return std::move(reply).value();
+}
+
+}  // namespace cerebro

@@ -1,0 +1,41 @@
+#pragma once
+// The gateway's steering handler (kept apart from actors/coordinator.cpp):
+// (control_atom, control_request) -> control_reply. A running experiment's
+// request goes to its runner (actors/experiment_steering.hpp), which owns the
+// run's store and data and tells the scheduler; a finished experiment answers
+// the read-only commands from its state store.
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include <caf/all.hpp>
+
+#include "runtime/cluster_messages.hpp"
+
+namespace cerebro {
+
+// What the handler needs to know of one experiment of the coordinator.
+struct ExperimentRef {
+  std::string id;
+  std::string status;  // running | completed | failed
+  std::string run_dir;
+  caf::actor follower;  // the runner, once training started (empty before and after)
+};
+
+struct GatewayView {
+  std::string token;
+  // The experiment named `id`; for an empty id the most recently submitted.
+  std::function<std::optional<ExperimentRef>(const std::string& id)> find;
+};
+
+caf::result<control_reply> handle_control(caf::event_based_actor* self, const GatewayView& view,
+                                          control_request request);
+
+// The errors a client gets while the experiment prepares its data, and
+// between its last unit and the end of its run (test score, export, files):
+// it may retry (actors/client.cpp does), the answer changes in a moment.
+constexpr const char* still_setting_up = "is still setting up (preparing and placing its data)";
+constexpr const char* finishing = "is finishing (its training is over; the run's files are being written)";
+
+}  // namespace cerebro

@@ -1,0 +1,222 @@
+#include "actors/experiment_steering.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "runtime/experiment_control.hpp"
+#include "runtime/run_summary.hpp"
+#include "runtime/steering.hpp"
+
+namespace fs = std::filesystem;
+
+namespace cerebro {
+
+namespace {
+
+// Epochs that ended (validated); the epoch in progress is left out.
+std::set<int32_t> validated_epochs(const std::vector<UnitLogEntry>& log, ConfigId config) {
+  std::set<int32_t> out;
+  for (const auto& e : log)
+    if (e.config == config && e.has_validation) out.insert(e.epoch);
+  return out;
+}
+
+Result<ConfigRecord> find_config(const StateStore& store, ConfigId id) {
+  auto configs = store.configs();
+  for (auto& c : configs)
+    if (c.id == id) return c;
+  if (configs.empty()) return Status::error(fmt::format("the experiment has no config {} (it has none yet)", id));
+  return Status::error(fmt::format("the experiment has no config {} (configs: {}..{})", id, configs.front().id,
+                                   configs.back().id));
+}
+
+Result<models::ShapeInfo> stored_shape(const StateStore& store) {
+  auto text = store.get_meta("shape");
+  if (!text) return Status::error("the run has no recorded data shape (it predates exports by the REPL)");
+  auto j = nlohmann::json::parse(*text);
+  return models::ShapeInfo{j.at("sample_shape").get<std::vector<int64_t>>(), j.at("num_classes").get<int64_t>()};
+}
+
+nlohmann::json show_json(const StateStore& store, const ConfigRecord& record) {
+  auto log = store.unit_log();
+  auto validated = validated_epochs(log, record.id);
+  nlohmann::json epochs = nlohmann::json::array();
+  for (const auto& m : epoch_metrics(log, record.id)) {
+    if (!validated.count(m.epoch)) continue;
+    epochs.push_back({{"epoch", m.epoch},
+                      {"train_loss", m.train_loss},
+                      {"val_loss", m.val_loss},
+                      {"val_accuracy", m.val_accuracy},
+                      {"seconds", m.seconds}});
+  }
+  nlohmann::json actions = nlohmann::json::array();
+  for (const auto& d : store.decisions())
+    if (is_user_action(d) && d.value("config", -1) == record.id) actions.push_back(d);
+  return {{"config", record.id},
+          {"params", record.params},
+          {"status", record.status},
+          {"error", record.error},
+          {"metric", store.get_meta("metric").value_or("val_accuracy")},
+          {"epochs", epochs},
+          {"actions", actions}};
+}
+
+nlohmann::json top_json(const StateStore& store, int32_t rows, bool paused) {
+  auto metric = store.get_meta("metric").value_or("val_accuracy");
+  auto ranked = rank_configs(store.configs(), store.unit_log(), metric);
+  nlohmann::json out = nlohmann::json::array();
+  int rank = 0;
+  for (const auto& s : ranked) {
+    if (rows > 0 && rank >= rows) break;
+    out.push_back({{"rank", ++rank},
+                   {"config", s.id},
+                   {"status", s.status},
+                   {"epochs", s.epochs.size()},
+                   {"metric", s.metric ? nlohmann::json(*s.metric) : nlohmann::json(nullptr)},
+                   {"params", s.params}});
+  }
+  return {{"metric", metric}, {"paused", paused}, {"configs", ranked.size()}, {"rows", out}};
+}
+
+Result<control_reply> export_config(const StateStore& store, const ConfigRecord& record,
+                                    const std::string& scratch_dir) {
+  auto shape = stored_shape(store);
+  if (!shape.ok()) return shape.status();
+  auto state = store.latest_state(record.id);
+  if (!state.ok()) return state.status();
+  auto tmp = fs::path(scratch_dir) / fmt::format(".export-{}-{}.pt", record.id,
+                                                 std::chrono::steady_clock::now().time_since_epoch().count());
+  auto exported = models::export_model(record.params, *shape, *state, tmp.string());
+  if (!exported.ok()) return exported;
+  std::ifstream in(tmp, std::ios::binary);
+  control_reply reply;
+  reply.file.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  std::error_code ec;
+  fs::remove(tmp, ec);
+  reply.json = nlohmann::json{{"config", record.id}, {"bytes", reply.file.size()}}.dump();
+  return reply;
+}
+
+}  // namespace
+
+Result<control_reply> answer_from_store(const StateStore& store, const control_request& r,
+                                        const std::string& scratch_dir, bool paused) {
+  control_reply reply;
+  if (r.command == "top") {
+    reply.json = top_json(store, r.rows, paused).dump();
+    return reply;
+  }
+  if (r.command == "configs") {
+    nlohmann::json ids = nlohmann::json::array();
+    for (const auto& c : store.configs()) ids.push_back(c.id);
+    reply.json = nlohmann::json{{"configs", ids}}.dump();
+    return reply;
+  }
+  if (r.command != "show" && r.command != "export")
+    return Status::error(fmt::format("\"{}\" is not a read-only command", r.command));
+  auto record = find_config(store, r.config);
+  if (!record.ok()) return record.status();
+  if (r.command == "export") return export_config(store, *record, scratch_dir);
+  reply.json = show_json(store, *record).dump();
+  return reply;
+}
+
+ExperimentSteering::ExperimentSteering(SteeringContext context) : context_(std::move(context)) {
+  context_.store->put_meta("shape", nlohmann::json{{"sample_shape", context_.shape.sample_shape},
+                                                   {"num_classes", context_.shape.num_classes}}
+                                        .dump());
+}
+
+Status ExperimentSteering::tell_scheduler(caf::blocking_actor* self, const std::string& command, ConfigId config,
+                                          const std::string& params_json, ConfigId cloned_from) {
+  Status result;
+  self->request(context_.scheduler, std::chrono::seconds(30), control_atom::value, command, config, params_json,
+                context_.epochs, cloned_from)
+      .receive([](bool) {},
+               [&](const caf::error& e) { result = Status::error(error_text(e)); });
+  return result;
+}
+
+Result<control_reply> ExperimentSteering::handle(caf::blocking_actor* self, const control_request& r) {
+  const auto& cmd = r.command;
+  if (cmd == "show" || cmd == "top" || cmd == "export" || cmd == "configs")
+    return answer_from_store(*context_.store, r, context_.run_dir, paused_);
+  control_reply reply;
+  if (cmd == "pause" || cmd == "resume") {
+    auto done = tell_scheduler(self, cmd, -1);
+    if (!done.ok()) return done;
+    paused_ = cmd == "pause";
+    reply.json = nlohmann::json{{"paused", paused_}}.dump();
+    return reply;
+  }
+  if (cmd == "stop") {
+    auto record = find_config(*context_.store, r.config);
+    if (!record.ok()) return record.status();
+    auto done = tell_scheduler(self, cmd, r.config);
+    if (!done.ok()) return done;
+    record->status = "stopped";
+    context_.store->put_config(*record);
+    reply.json = nlohmann::json{{"config", r.config}, {"status", "stopped"}}.dump();
+    return reply;
+  }
+  if (cmd == "add" || cmd == "clone") return add(self, r);
+  return Status::error(fmt::format("unknown command \"{}\"", cmd));
+}
+
+// add: a fresh config (the experiment's first config's parameters with the
+// settings applied); clone: the parent's parameters with the settings
+// applied, starting from the parent's latest state (weights and optimizer
+// state) instead of a fresh initialisation.
+Result<control_reply> ExperimentSteering::add(caf::blocking_actor* self, const control_request& r) {
+  if (!context_.can_add)
+    return Status::error("configs can be added to grid and random searches only; this experiment's search "
+                         "procedure plans its configs up front");
+  const bool clone = r.command == "clone";
+  auto configs = context_.store->configs();
+  if (configs.empty()) return Status::error("the experiment has no config to start from");
+  ConfigRecord base = configs.front();
+  if (clone) {
+    auto parent = find_config(*context_.store, r.config);
+    if (!parent.ok()) return parent.status();
+    base = *parent;
+  }
+  auto params = apply_settings(base.params, r.settings);
+  if (!params.ok()) return params.status();
+  if (auto ok = models::check_params(*params, context_.shape); !ok.ok()) return ok;
+  const ConfigId id = context_.next_config;
+  Result<std::string> state = Status::error("no state");
+  if (clone) {
+    state = context_.store->latest_state(base.id);
+    if (!state.ok()) return state.status();
+    // The parent's state must fit the new parameters (same architecture and optimizer).
+    auto fits = models::evaluate_state(*params, context_.shape, *state, *context_.validation);
+    if (!fits.ok())
+      return Status::error(fmt::format("config {}'s state does not fit the new parameters (change only training "
+                                       "hyper-parameters such as lr when cloning): {}",
+                                       base.id, fits.error()));
+  } else {
+    state = models::initial_state(*params, context_.shape, *context_.pilot, unit_seed(context_.seed, {id, -1, -1}));
+    if (!state.ok()) return Status::error("the new config failed its pilot check: " + state.error());
+  }
+  if (auto st = context_.store->put_initial_state(id, *state); !st.ok()) return st;
+  ConfigRecord record{id, *params, "running", ""};
+  if (auto st = context_.store->put_config(record); !st.ok()) return st;
+  ++context_.next_config;
+  auto done = tell_scheduler(self, "add", id, params->dump(), clone ? base.id : -1);
+  if (!done.ok()) {
+    record.status = "failed";
+    record.error = "not added: " + done.message();
+    context_.store->put_config(record);
+    return done;
+  }
+  control_reply reply;
+  reply.json = nlohmann::json{{"config", id}, {"params", *params}, {"cloned_from", clone ? base.id : -1}}.dump();
+  return reply;
+}
+
+}  // namespace cerebro

@@ -1,0 +1,129 @@
+#include "tools/repl.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "actors/client.hpp"
+#include "actors/embedded_cluster.hpp"
+#include "runtime/cluster_validation.hpp"
+#include "tools/cluster_commands.hpp"
+#include "tools/line_editor.hpp"
+#include "tools/repl_commands.hpp"
+
+namespace cerebro {
+
+namespace {
+
+constexpr double kReconnectBudgetS = 60;
+
+// The REPL's link to a gateway: an embedded cluster's or a remote one's.
+struct Session {
+  explicit Session(const ReplOptions& o)
+      : config(o.cluster.empty() ? system_role::embedded : system_role::client, o.tls), system(config) {}
+  cerebro_system_config config;
+  caf::actor_system system;
+  std::optional<EmbeddedCluster> embedded;
+  std::unique_ptr<Client> client;
+};
+
+Status open_session(Session& session, const ReplOptions& o) {
+  if (o.cluster.empty()) {
+    auto cluster = EmbeddedCluster::start(session.system, EmbeddedClusterOptions{o.state_dir, o.workers});
+    if (!cluster.ok()) return cluster.status();
+    session.embedded = std::move(cluster).value();
+    session.client = std::make_unique<Client>(session.system, session.embedded->gateway(), session.embedded->token());
+    return Status::ok_status();
+  }
+  if (o.token_file.empty()) return Status::error("--cluster needs --token-file");
+  auto token = read_token_file(o.token_file);
+  if (!token.ok()) return token.status();
+  if (auto p = o.tls.problem(); !p.empty()) return Status::error(p);
+  auto at = parse_endpoint(o.cluster);
+  auto client = Client::connect(session.system, GatewayAddress{at.host, at.port, o.tls.enabled()}, *token,
+                                o.connect_timeout_s);
+  if (!client.ok()) return client.status();
+  session.client = std::move(client).value();
+  // A coordinator that died may leave requests unanswered rather than
+  // refused: notice it sooner than the default.
+  session.client->request_timeout_s = 10;
+  return Status::ok_status();
+}
+
+// After a command lost the coordinator: says so and attaches again. The
+// experiments run on the coordinator; nothing of them depends on this REPL.
+bool reconnect(Client& client) {
+  fmt::print(stderr, "lost the coordinator at {}; reconnecting (up to {:.0f} s)\n", client.where(), kReconnectBudgetS);
+  auto again = client.reconnect(kReconnectBudgetS);
+  if (!again.ok()) {
+    fmt::print(stderr, "error: {}\n", again.message());
+    return false;
+  }
+  fmt::print(stderr, "reconnected to the coordinator at {}\n", client.where());
+  return true;
+}
+
+// Runs one line; on a lost coordinator reconnects and runs a read-only
+// command once more (a changing one might have been applied: not repeated).
+bool run_line(cli::ReplCommands& commands, Client& client, const std::vector<std::string>& words) {
+  bool ok = commands.execute(words);
+  if (ok || !client.lost_connection()) return ok;
+  if (!reconnect(client)) return false;
+  const auto* command = cli::find_command(words[0]);
+  if (command && command->read_only) return commands.execute(words);
+  fmt::print(stderr, "the coordinator may or may not have applied \"{}\": check with status or show\n", words[0]);
+  return false;
+}
+
+}  // namespace
+
+void repl_main(const ReplOptions& o) {
+  const bool terminal = isatty(STDIN_FILENO) != 0;
+  Session session(o);
+  if (auto opened = open_session(session, o); !opened.ok()) {
+    fmt::print(stderr, "error: {}\n", opened.message());
+    std::fflush(stderr);
+    std::_Exit(1);
+  }
+  auto& client = *session.client;
+  cli::ReplCommands commands(client, terminal);
+  int failures = 0;
+  if (terminal) {
+    fmt::print("cerebro repl: {}. help lists the commands; Tab completes; quit leaves.\n",
+               session.embedded ? fmt::format("embedded cluster, {} workers, state in {}", session.embedded->workers(),
+                                              o.state_dir)
+                                : "attached to the coordinator at " + client.where());
+    cli::LineEditor editor(cli::default_history_file(),
+                           [&](const std::vector<std::string>& words, const std::string& prefix) {
+                             return commands.complete(words, prefix);
+                           });
+    while (auto line = editor.read("cerebro> ")) {
+      auto words = cli::split_words(*line);
+      if (!words.empty() && (words[0] == "quit" || words[0] == "exit")) break;
+      if (!run_line(commands, client, words)) ++failures;
+      std::fflush(stdout);
+    }
+  } else {
+    // Scripts: no prompts, '#' starts a comment; the exit code says whether
+    // every command succeeded.
+    for (std::string line; std::getline(std::cin, line);) {
+      auto words = cli::split_words(line.substr(0, line.find('#')));
+      if (!words.empty() && (words[0] == "quit" || words[0] == "exit")) break;
+      if (!run_line(commands, client, words)) ++failures;
+      std::fflush(stdout);
+    }
+  }
+  // Leave without tearing the actor system down: that would wait for the
+  // embedded cluster's running experiments (and, attached, for the remote
+  // node's proxies). The history is saved, output flushed.
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::_Exit(!terminal && failures > 0 ? 1 : 0);
+}
+
+}  // namespace cerebro

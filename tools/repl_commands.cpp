@@ -1,0 +1,371 @@
+#include "tools/repl_commands.hpp"
+
+#include <sys/select.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "runtime/spec.hpp"
+#include "tools/status_format.hpp"
+
+namespace cerebro::cli {
+
+namespace {
+
+bool error(const std::string& message) {
+  fmt::print(stderr, "error: {}\n", message);
+  std::fflush(stderr);
+  return false;
+}
+
+bool usage_error(const std::string& command, const std::string& problem) {
+  return error(fmt::format("{}: {} (usage: {}; see help {})", command, problem, find_command(command)->usage,
+                           command));
+}
+
+bool is_number(const std::string& s) {
+  return !s.empty() && s.size() < 10 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+bool is_setting(const std::string& s) { return s.find('=') != std::string::npos; }
+
+// Waits up to `seconds` for a line on stdin (the user pressed Enter); reads it.
+bool enter_pressed(double seconds) {
+  fd_set fds;
+  FD_ZERO(&fds);
+  FD_SET(STDIN_FILENO, &fds);
+  timeval tv{static_cast<long>(seconds), static_cast<long>((seconds - static_cast<long>(seconds)) * 1e6)};
+  if (select(STDIN_FILENO + 1, &fds, nullptr, nullptr, &tv) <= 0) return false;
+  char buf[256];
+  (void)!read(STDIN_FILENO, buf, sizeof buf);
+  return true;
+}
+
+}  // namespace
+
+const std::vector<CommandInfo>& repl_commands() {
+  static const std::vector<CommandInfo> commands = {
+      {"status", "status", "the cluster's agents and every experiment (units done, ETA)",
+       "Lists the agents (workers, cores, speed) and every experiment: its status, units done of total, time\n"
+       "elapsed and the estimated time left.",
+       true},
+      {"submit", "submit SPEC", "start an experiment from a spec file; returns at once",
+       "Submits the experiment spec (a TOML file, see docs/SPEC.md) and prints its id. It becomes the current\n"
+       "experiment: commands that take an optional EXPERIMENT apply to it.",
+       false},
+      {"wait", "wait [EXPERIMENT]", "block until the experiment finishes",
+       "Waits until the experiment (default: the current one) completes or fails, showing its progress on a\n"
+       "terminal. Fails if the experiment failed.",
+       true},
+      {"top", "top [EXPERIMENT] [N]", "leaderboard by the experiment's metric (live on a terminal)",
+       "Ranks the configs by the metric after their last validated epoch, best first (N rows, default 10). On\n"
+       "a terminal it refreshes every 2 s while the experiment runs; press Enter to return.",
+       true},
+      {"show", "show CONFIG", "a config's parameters, status, per-epoch metrics and learning curve",
+       "CONFIG is a config id of the current experiment (e.g. 3) or EXPERIMENT/ID. Prints its parameters,\n"
+       "status, what was done to it by hand, its metrics after each epoch and sparklines of its curves.",
+       true},
+      {"pause", "pause [EXPERIMENT]", "dispatch no new units (running units finish, nothing is lost)",
+       "Pauses the experiment at unit boundaries: units already running finish and are committed; no new\n"
+       "unit starts until resume.",
+       false},
+      {"resume", "resume [EXPERIMENT]", "continue a paused experiment", "Dispatches units again after pause.",
+       false},
+      {"stop", "stop CONFIG", "end a config now, keeping its last checkpoint",
+       "Ends the config at once: it gets no more units (a unit of it still running is discarded) and its last\n"
+       "committed state stays its checkpoint (show and export still work).",
+       false},
+      {"add", "add [EXPERIMENT] key=value ...", "add a config that starts at its first epoch",
+       "Adds a config to a running grid or random search: the experiment's first config's parameters with\n"
+       "the given ones changed (e.g. add lr=0.003 hidden=[128]). It trains all the experiment's epochs.",
+       false},
+      {"clone", "clone CONFIG key=value ...", "a new config from CONFIG's latest weights and optimizer state",
+       "Adds a config that starts from CONFIG's latest state (weights and optimizer state) with the given\n"
+       "training hyper-parameters changed (e.g. clone 2 lr=0.0005), then trains the experiment's epochs.\n"
+       "Parameters that change the model (its layers) cannot be changed by a clone.",
+       false},
+      {"export", "export CONFIG PATH", "write the config's model as a TorchScript file",
+       "Writes CONFIG's latest model to PATH (on this machine) as TorchScript: torch::jit::load(PATH) in plain\n"
+       "LibTorch (or torch.jit.load in Python) loads it.",
+       false},
+      {"help", "help [COMMAND]", "list the commands, or explain one", "", true},
+      {"quit", "quit", "leave the REPL (experiments on a cluster go on)",
+       "Leaves the REPL. With --cluster the experiments go on on the coordinator; an embedded cluster ends\n"
+       "with the REPL.",
+       true},
+  };
+  return commands;
+}
+
+const CommandInfo* find_command(const std::string& name) {
+  for (const auto& c : repl_commands())
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
+std::vector<std::string> split_words(const std::string& line) {
+  std::istringstream in(line);
+  std::vector<std::string> out;
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+std::string ReplCommands::experiment_arg(const std::string& text) {
+  named_ = text;  // becomes the current experiment if the command succeeds
+  return text;
+}
+
+Result<ReplCommands::ConfigRef> ReplCommands::config_ref(const std::string& text) {
+  ConfigRef ref{current_, -1};
+  auto id = text;
+  if (auto slash = text.rfind('/'); slash != std::string::npos) {
+    ref.experiment = experiment_arg(text.substr(0, slash));
+    id = text.substr(slash + 1);
+  }
+  if (!is_number(id))
+    return Status::error(fmt::format("\"{}\" is not a config: give its id (3) or EXPERIMENT/ID", text));
+  ref.id = std::stoi(id);
+  return ref;
+}
+
+bool ReplCommands::execute(const std::vector<std::string>& words) {
+  if (words.empty()) return true;
+  named_.clear();
+  bool ok = run(words);
+  if (ok && !named_.empty()) current_ = named_;
+  return ok;
+}
+
+bool ReplCommands::run(const std::vector<std::string>& words) {
+  const auto& name = words[0];
+  std::vector<std::string> args(words.begin() + 1, words.end());
+  const auto* command = find_command(name);
+  if (!command) {
+    std::vector<std::string> names;
+    for (const auto& c : repl_commands()) names.push_back(c.name);
+    return error(fmt::format("unknown command \"{}\"; commands: {} (help CMD explains one)", name,
+                             fmt::join(names, ", ")));
+  }
+  if (name == "status") return args.empty() ? status() : usage_error(name, "takes no arguments");
+  if (name == "submit") return submit(args);
+  if (name == "wait") return wait(args);
+  if (name == "top") return top(args);
+  if (name == "show") return show(args);
+  if (name == "pause" || name == "resume") return pause_resume(name, args);
+  if (name == "stop") return stop(args);
+  if (name == "add") return add(args);
+  if (name == "clone") return clone(args);
+  if (name == "export") return export_config(args);
+  if (name == "help") return help(args);
+  return true;  // quit: the session ends the loop
+}
+
+bool ReplCommands::status() {
+  auto s = client_.status();
+  if (!s.ok()) return error(s.error());
+  fmt::print("{}", format_cluster_status(*s));
+  // Training experiments: paused or not, and the best config so far (the
+  // status table has no room for them).
+  for (const auto& e : (*s)["experiments"]) {
+    if (e["status"] != "running" || e["units_total"].get<int64_t>() == 0) continue;
+    auto board = client_.top(e["id"].get<std::string>(), 1);
+    if (!board.ok()) continue;  // it finished meanwhile
+    const auto& rows = (*board)["rows"];
+    auto best = !rows.empty() && !rows[0]["metric"].is_null()
+                    ? fmt::format("best config {} {} {:.4f}", rows[0]["config"].get<int>(),
+                                  (*board)["metric"].get<std::string>(), rows[0]["metric"].get<double>())
+                    : std::string("no config has ended an epoch yet");
+    fmt::print("  {}: {}{}\n", e["id"].get<std::string>(), (*board)["paused"].get<bool>() ? "paused, " : "", best);
+  }
+  return true;
+}
+
+bool ReplCommands::submit(const std::vector<std::string>& args) {
+  if (args.size() != 1) return usage_error("submit", "give one spec file");
+  auto spec = parse_spec_file(args[0]);  // the same errors as `cerebro run`, before any traffic
+  if (!spec.ok()) return error(spec.error());
+  auto id = client_.submit(spec->source_text, spec->spec_dir, args[0]);
+  if (!id.ok()) return error(id.error());
+  current_ = *id;
+  fmt::print("submitted experiment {}\n", *id);
+  return true;
+}
+
+bool ReplCommands::wait(const std::vector<std::string>& args) {
+  if (args.size() > 1) return usage_error("wait", "give at most one experiment");
+  auto experiment = args.empty() ? current_ : experiment_arg(args[0]);
+  bool drawn = false;
+  auto done = client_.wait(experiment, [&](const nlohmann::json& e) {
+    if (!live_) return;
+    fmt::print(stderr, "\r\033[K{}: {}/{} units, elapsed {}", e["id"].get<std::string>(),
+               e["units_done"].get<int64_t>(), e["units_total"].get<int64_t>(), clock_text(e["elapsed_s"].get<double>()));
+    std::fflush(stderr);
+    drawn = true;
+  });
+  if (drawn) fmt::print(stderr, "\r\033[K");
+  if (!done.ok()) return error(done.error());
+  const auto& e = *done;
+  fmt::print("experiment {} {}: {}/{} units in {}\n", e["id"].get<std::string>(), e["status"].get<std::string>(),
+             e["units_done"].get<int64_t>(), e["units_total"].get<int64_t>(), clock_text(e["elapsed_s"].get<double>()));
+  if (e["status"] != "completed") return error(fmt::format("experiment {} {}", e["id"].get<std::string>(),
+                                                           e["status"].get<std::string>()));
+  return true;
+}
+
+bool ReplCommands::top(const std::vector<std::string>& args) {
+  std::string experiment = current_;
+  int rows = 10;
+  if (args.size() > 2) return usage_error("top", "too many arguments");
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (is_number(args[i]) && i + 1 == args.size()) {
+      rows = std::stoi(args[i]);
+      if (rows < 1) return usage_error("top", "N must be at least 1");
+    } else if (i == 0) {
+      experiment = experiment_arg(args[i]);
+    } else {
+      return usage_error("top", fmt::format("\"{}\" is not a number of rows", args[i]));
+    }
+  }
+  for (bool first = true;; first = false) {
+    auto board = client_.top(experiment, rows);
+    if (!board.ok()) return error(board.error());
+    if (live_ && !first) fmt::print("\033[H\033[J");  // redraw in place
+    fmt::print("{}", format_top(*board));
+    if (!live_) return true;
+    auto s = client_.status();
+    bool running = false;
+    if (s.ok())
+      for (const auto& e : (*s)["experiments"])
+        if (e["id"] == (*board)["experiment"] && e["status"] == "running") running = true;
+    if (!running) return true;
+    fmt::print("(live: refreshing every 2 s; press Enter to return)\n");
+    std::fflush(stdout);
+    if (enter_pressed(2.0)) return true;
+  }
+}
+
+bool ReplCommands::show(const std::vector<std::string>& args) {
+  if (args.size() != 1) return usage_error("show", "give one config");
+  auto ref = config_ref(args[0]);
+  if (!ref.ok()) return usage_error("show", ref.error());
+  auto detail = client_.show(ref->experiment, ref->id);
+  if (!detail.ok()) return error(detail.error());
+  fmt::print("{}", format_config(*detail));
+  return true;
+}
+
+bool ReplCommands::pause_resume(const std::string& command, const std::vector<std::string>& args) {
+  if (args.size() > 1) return usage_error(command, "give at most one experiment");
+  auto experiment = args.empty() ? current_ : experiment_arg(args[0]);
+  auto done = command == "pause" ? client_.pause(experiment) : client_.resume(experiment);
+  if (!done.ok()) return error(done.error());
+  fmt::print("experiment {} {}\n", (*done)["experiment"].get<std::string>(),
+             command == "pause" ? "paused: running units finish, no new unit starts" : "resumed");
+  return true;
+}
+
+bool ReplCommands::stop(const std::vector<std::string>& args) {
+  if (args.size() != 1) return usage_error("stop", "give one config");
+  auto ref = config_ref(args[0]);
+  if (!ref.ok()) return usage_error("stop", ref.error());
+  auto done = client_.stop(ref->experiment, ref->id);
+  if (!done.ok()) return error(done.error());
+  fmt::print("config {} of experiment {} stopped; its last checkpoint is kept\n", ref->id,
+             (*done)["experiment"].get<std::string>());
+  return true;
+}
+
+bool ReplCommands::add(const std::vector<std::string>& args) {
+  std::vector<std::string> settings = args;
+  std::string experiment = current_;
+  if (settings.size() > 1 && !is_setting(settings[0])) {
+    experiment = experiment_arg(settings[0]);
+    settings.erase(settings.begin());
+  }
+  if (settings.empty()) return usage_error("add", "give at least one key=value");
+  auto done = client_.add(experiment, settings);
+  if (!done.ok()) return error(done.error());
+  fmt::print("added config {} to experiment {}: {}\n", (*done)["config"].get<int>(),
+             (*done)["experiment"].get<std::string>(), (*done)["params"].dump());
+  return true;
+}
+
+bool ReplCommands::clone(const std::vector<std::string>& args) {
+  if (args.size() < 2) return usage_error("clone", "give a config and at least one key=value");
+  auto ref = config_ref(args[0]);
+  if (!ref.ok()) return usage_error("clone", ref.error());
+  std::vector<std::string> settings(args.begin() + 1, args.end());
+  auto done = client_.clone(ref->experiment, ref->id, settings);
+  if (!done.ok()) return error(done.error());
+  fmt::print("config {} of experiment {} is a clone of config {} (its latest weights and optimizer state): {}\n",
+             (*done)["config"].get<int>(), (*done)["experiment"].get<std::string>(), ref->id,
+             (*done)["params"].dump());
+  return true;
+}
+
+bool ReplCommands::export_config(const std::vector<std::string>& args) {
+  if (args.size() != 2) return usage_error("export", "give a config and a path");
+  auto ref = config_ref(args[0]);
+  if (!ref.ok()) return usage_error("export", ref.error());
+  auto done = client_.export_model(ref->experiment, ref->id, args[1]);
+  if (!done.ok()) return error(done.error());
+  fmt::print("wrote config {}'s model ({} bytes, TorchScript) to {}\n", ref->id, (*done)["bytes"].get<int64_t>(),
+             args[1]);
+  return true;
+}
+
+bool ReplCommands::help(const std::vector<std::string>& args) {
+  if (args.size() > 1) return usage_error("help", "give at most one command");
+  if (args.empty()) {
+    fmt::print("commands (help CMD for details; CONFIG is an id of the current experiment or EXPERIMENT/ID):\n");
+    for (const auto& c : repl_commands()) fmt::print("  {:<32} {}\n", c.usage, c.summary);
+    return true;
+  }
+  const auto* c = find_command(args[0]);
+  if (!c) return error(fmt::format("help: no command \"{}\"", args[0]));
+  fmt::print("{}\n  {}\n{}{}", c->usage, c->summary, c->details, c->details.empty() ? "" : "\n");
+  return true;
+}
+
+std::vector<std::string> ReplCommands::complete(const std::vector<std::string>& words, const std::string& prefix) {
+  std::vector<std::string> out;
+  if (words.empty()) {
+    for (const auto& c : repl_commands()) out.push_back(c.name);
+    return out;
+  }
+  const auto& command = words[0];
+  auto experiments = [&] {
+    if (auto s = client_.status(); s.ok())
+      for (const auto& e : (*s)["experiments"]) out.push_back(e["id"].get<std::string>());
+  };
+  auto config_ids = [&](const std::string& experiment, const std::string& qualifier) {
+    if (auto c = client_.configs(experiment); c.ok())
+      for (const auto& id : (*c)["configs"]) out.push_back(qualifier + std::to_string(id.get<int>()));
+  };
+  const bool first_arg = words.size() == 1;
+  if (command == "help" && first_arg) {
+    for (const auto& c : repl_commands()) out.push_back(c.name);
+  } else if ((command == "wait" || command == "top" || command == "pause" || command == "resume" ||
+              command == "add") && first_arg) {
+    experiments();
+  } else if ((command == "show" || command == "stop" || command == "clone" || command == "export") && first_arg) {
+    if (auto slash = prefix.rfind('/'); slash != std::string::npos) {
+      config_ids(prefix.substr(0, slash), prefix.substr(0, slash + 1));
+    } else {
+      config_ids(current_, "");
+      experiments();
+      for (auto& e : out)
+        if (!is_number(e)) e += "/";
+    }
+  }
+  out.erase(std::remove_if(out.begin(), out.end(), [&](const std::string& c) { return c.rfind(prefix, 0) != 0; }),
+            out.end());
+  return out;
+}
+
+}  // namespace cerebro::cli

@@ -1,0 +1,30 @@
+#pragma once
+// Text renderings shared by `cerebro status` and the REPL: the cluster status
+// table, a leaderboard, one config's details with its learning curve.
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace cerebro::cli {
+
+// Client::status()'s answer as text: agents, then experiments with units
+// done of total and an ETA from the rate so far.
+std::string format_cluster_status(const nlohmann::json& status);
+
+// Client::top()'s answer as a table, best first.
+std::string format_top(const nlohmann::json& top);
+
+// Client::show()'s answer: parameters, status, per-epoch metrics and the
+// learning curves (training loss and the metric) drawn as sparklines.
+std::string format_config(const nlohmann::json& show);
+
+// A one-line plot of `values`, one block character (▁ to █) per value,
+// scaled between their minimum and maximum; empty for no values.
+std::string sparkline(const std::vector<double>& values);
+
+// "1:02:03" for a number of seconds.
+std::string clock_text(double seconds);
+
+}  // namespace cerebro::cli
