@@ -1,3 +1,5 @@
+#include <atomic>
+
 #include <fmt/format.h>
 
 #include "actors/actors.hpp"
@@ -32,9 +34,13 @@ UnitLogEntry entry_of(const unit_result& r, uint64_t seed, double start_s, doubl
 caf::behavior checkpoint_behavior(caf::event_based_actor*, std::shared_ptr<StateStore> store) {
   return {
       [store](commit_atom, const unit_result& r, uint64_t seed, double start_s,
-              double end_s) -> caf::result<std::string> {
+                       double end_s) -> caf::result<std::string> {
         FaultInjection::instance().crash_point("before_commit");
-        auto stored = store->commit_unit(entry_of(r, seed, start_s, end_s), r.state);
+        // Counted per process: a run that recovers in place spawns a new
+        // checkpoint actor and must not be damaged again at the same count.
+        static std::atomic<int64_t> commits{0};
+        bool damage = FaultInjection::instance().damage_state(++commits);
+        auto stored = store->commit_unit(entry_of(r, seed, start_s, end_s), r.state, damage);
         if (!stored.ok()) return caf::make_error(caf::sec::runtime_error, stored.error());
         // A test may stop here: the unit is durable but not yet acknowledged.
         FaultInjection::instance().crash_point("after_commit");
@@ -53,7 +59,8 @@ caf::behavior checkpoint_behavior(caf::event_based_actor*, std::shared_ptr<State
       },
       [store](latest_atom, ConfigId config) -> caf::result<StateBytes> {
         auto state = store->latest_state(config);
-        if (!state.ok()) return caf::make_error(caf::sec::runtime_error, state.error());
+        if (!state.ok())
+          return caf::make_error(caf::sec::runtime_error, std::string(damaged_checkpoint) + ": " + state.error());
         return std::move(state).value();
       },
   };

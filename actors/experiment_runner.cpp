@@ -285,11 +285,16 @@ Result<Prepared> start_new(const RunOptions& options, const ClusterView& cluster
 // falls back to the newest intact state and the units after it run again);
 // the unit log is replayed into the scheduler's book, so no committed unit
 // runs again and every decision is re-derived.
-Result<Prepared> reopen(const RunOptions& options, const ClusterView& cluster, const fs::path& dir, const Say& say) {
+Result<Prepared> reopen(const RunOptions& options, const ClusterView& cluster, const fs::path& dir, const Say& say,
+                        std::shared_ptr<StateStore> open_store = nullptr) {
   Prepared r;
-  auto opened = StateStore::open((dir / "state").string(), false);
-  if (!opened.ok()) return Status::error(opened.error() + " (is this a run directory?)");
-  r.store = std::move(opened).value();
+  if (open_store) {
+    r.store = std::move(open_store);
+  } else {
+    auto opened = StateStore::open((dir / "state").string(), false);
+    if (!opened.ok()) return Status::error(opened.error() + " (is this a run directory?)");
+    r.store = std::move(opened).value();
+  }
   if (r.store->get_meta("finished") == std::optional<std::string>("true"))
     return Status::error(fmt::format("{}: the run has finished; nothing to resume (see cerebro show)", dir.string()));
   auto spec = spec_of_run(*r.store, dir.string());
@@ -501,7 +506,7 @@ Result<experiment_done> train(caf::actor_system& system, const RunOptions& optio
       });
   for (const auto& [name, agent] : live.agents) self->send(agent.agent, release_atom::value, options.experiment_id);
   self->send_exit(sc.checkpoint, caf::exit_reason::user_shutdown);
-  if (!done.error.empty()) return Status::error("the experiment stopped: " + done.error);
+  if (!done.error.empty() && !done.damaged_state) return Status::error("the experiment stopped: " + done.error);
   return done;
 }
 
@@ -598,9 +603,18 @@ Result<nlohmann::json> run_experiment(caf::actor_system& system, const RunOption
   }
   if (!prepared.ok()) return prepared.status();
   models::configure_threads(prepared->spec.cluster.threads_per_worker);
-  auto done = train(system, options, cluster, *prepared, observer, say);
-  if (!done.ok()) return done.status();
-  return finish(options, *prepared, *done, dir, say);
+  constexpr int kMaxRecoveries = 3;
+  for (int recoveries = 0;; ++recoveries) {
+    auto done = train(system, options, cluster, *prepared, observer, say);
+    if (!done.ok()) return done.status();
+    if (!done->damaged_state) return finish(options, *prepared, *done, dir, say);
+    if (recoveries == kMaxRecoveries)
+      return Status::error(fmt::format("the experiment stopped: {} ({} recoveries already)", done->error, recoveries));
+    // One code path: the same resume as after a crash, on the open store.
+    say(fmt::format("warning: {}; resuming from the newest intact checkpoints", done->error));
+    prepared = reopen(options, cluster, dir, say, prepared->store);
+    if (!prepared.ok()) return prepared.status();
+  }
 }
 
 Result<nlohmann::json> run_embedded(const RunOptions& options, const RunObserver& observer) {

@@ -143,8 +143,19 @@ void run(scheduler_ptr self, const Dispatch& d) {
                       });
           },
           [self, d](const caf::error& e) {
-            report(self, self->state.config.control->on_failed(d.worker, d.unit,
-                                                               "cannot load the state: " + caf::to_string(e)));
+            auto why = caf::to_string(e);
+            if (why.find(damaged_checkpoint) != std::string::npos && !self->state.finished) {
+              // The book counts units whose state is gone: stop here and let
+              // the runner resume from the newest intact states, which
+              // reruns exactly the units after them.
+              self->state.finished = true;
+              experiment_done done{self->state.elapsed(), self->state.unit_span_s,
+                                   fmt::format("config {}: {}", d.unit.config, why), true};
+              self->send(self->state.config.listener, done_atom::value, std::move(done));
+              self->quit();
+              return;
+            }
+            report(self, self->state.config.control->on_failed(d.worker, d.unit, "cannot load the state: " + why));
             dispatch(self);
           });
 }

@@ -35,6 +35,8 @@ Result<FaultInjection> FaultInjection::parse(const std::string& rules) {
       if (kind == "fail_unit" && (args.size() == 3 || args.size() == 4)) {
         f.failing_units_[{std::stoi(args[0]), std::stoi(args[1]), std::stoi(args[2])}] =
             args.size() == 4 ? std::stoi(args[3]) : 1;
+      } else if (kind == "damage_state" && args.size() == 1) {
+        f.damaged_commits_.insert(std::stoll(args[0]));
       } else if (kind == "worker_exit" && args.size() == 3) {
         f.exiting_units_.insert({std::stoi(args[0]), std::stoi(args[1]), std::stoi(args[2])});
       } else if (kind == "slow_worker" && args.size() == 2 && std::stod(args[1]) >= 1) {
@@ -44,7 +46,7 @@ Result<FaultInjection> FaultInjection::parse(const std::string& rules) {
         f.arrivals_[args[0]] = 0;
       } else {
         return Status::error(fmt::format("fault rule \"{}\" is not one of fail_unit=C:P:E[:N], "
-                                         "worker_exit=C:P:E, slow_worker=W:F (F >= 1), crash=POINT[:K]",
+                                         "worker_exit=C:P:E, damage_state=K, slow_worker=W:F (F >= 1), crash=POINT[:K]",
                                          rule));
       }
     } catch (const std::exception&) {

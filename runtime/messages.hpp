@@ -85,11 +85,17 @@ struct experiment_done {
   // denominator of the hop overhead (the log's end_s precedes the commit).
   double unit_span_s = 0;
   std::string error;  // empty unless the experiment itself could not go on
+  // A checkpoint was found damaged while training: the run stopped so that
+  // it resumes from the newest intact states (the runner does so at once).
+  bool damaged_state = false;
 };
+
+// Marks a checkpoint actor's error for a state that fails its checksum.
+constexpr const char* damaged_checkpoint = "damaged checkpoint";
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, experiment_done& x) {
-  return f(caf::meta::type_name("experiment_done"), x.wall_s, x.unit_span_s, x.error);
+  return f(caf::meta::type_name("experiment_done"), x.wall_s, x.unit_span_s, x.error, x.damaged_state);
 }
 
 using train_atom = caf::atom_constant<caf::atom("train")>;

@@ -197,12 +197,14 @@ Result<std::string> StateStore::initial_state(ConfigId config) const {
   return unframed(value, fmt::format("config {} initial state", config));
 }
 
-Result<UnitLogEntry> StateStore::commit_unit(UnitLogEntry entry, const std::string& state) {
+Result<UnitLogEntry> StateStore::commit_unit(UnitLogEntry entry, const std::string& state, bool damage_for_test) {
   entry.seq = next_seq_;
   entry.state_checksum = checksum_of(state);
   entry.state_bytes = static_cast<int64_t>(state.size());
   rocksdb::WriteBatch batch;
-  batch.Put(state_key(entry.config, entry.seq), entry.state_checksum + "\n" + state);
+  std::string stored = entry.state_checksum + "\n" + state;
+  if (damage_for_test && !state.empty()) stored.back() ^= 0x5a;
+  batch.Put(state_key(entry.config, entry.seq), stored);
   batch.Put(log_key(entry.seq), to_json(entry).dump());
   if (keep_epoch_states_ && entry.has_validation)
     batch.Put(epoch_state_key(entry.config, entry.epoch), entry.state_checksum + "\n" + state);

@@ -84,7 +84,9 @@ class StateStore {
   // Writes the unit's resulting state and its log entry atomically and synced.
   // Returns the entry as stored (sequence number and checksum set). Keeps the initial state and the two
   // newest states of the config; older ones are deleted in the same batch.
-  Result<UnitLogEntry> commit_unit(UnitLogEntry entry, const std::string& state);
+  // `damage_for_test` (fault injection only) stores the state with one byte
+  // flipped after its checksum was taken, as bit rot would.
+  Result<UnitLogEntry> commit_unit(UnitLogEntry entry, const std::string& state, bool damage_for_test = false);
 
   // The config's newest state (initial state when no unit committed yet),
   // verified against its checksum.

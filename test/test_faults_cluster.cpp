@@ -68,6 +68,7 @@ struct Fixture {
   Cluster cluster{tmp};
   int port = free_port();
   std::unique_ptr<ChildProcess> client;
+  std::chrono::steady_clock::time_point submitted;
 
   void start(std::vector<std::string> coordinator_flags = {}, std::vector<std::string> env = {}) {
     cluster.start_coordinator(port, coordinator_flags, env);
@@ -78,6 +79,7 @@ struct Fixture {
                             cluster.logs());
   }
   void submit(const std::string& spec_path) {
+    submitted = std::chrono::steady_clock::now();
     client = std::make_unique<ChildProcess>(
         std::vector<std::string>{cerebro_binary(), "run", spec_path, "--cluster", "127.0.0.1:" + std::to_string(port),
                                  "--token-file", cluster.token, "--out", tmp.file("client-run")},
@@ -89,6 +91,11 @@ struct Fixture {
   std::vector<UnitLogEntry> finish() {
     int exit_code = client->wait_exit(300);
     BOOST_REQUIRE_MESSAGE(exit_code == 0, "client exit code " << exit_code << "\n" << logs());
+    // The figures docs/RELIABILITY.md tabulates (run with --log_level=message).
+    auto wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - submitted).count();
+    BOOST_TEST_MESSAGE("fault-matrix: " << boost::unit_test::framework::current_test_case().p_name
+                                        << " client_wall_s=" << wall << " units_requeued="
+                                        << count_of(client->log(), "goes back to the queue"));
     BOOST_TEST(fs::exists(tmp.file("client-run") + "/summary.json"));
     auto summary = read_json(tmp.file("client-run") + "/summary.json");
     BOOST_TEST(summary["best"]["test_accuracy"].get<double>() > 0.6);
@@ -99,6 +106,14 @@ struct Fixture {
 };
 
 }  // namespace
+
+// The reference for the fault cases' extra wall time.
+BOOST_AUTO_TEST_CASE(fault_free_baseline) {
+  Fixture f;
+  f.start();
+  f.submit(spec(f.tmp, 2));
+  f.finish();
+}
 
 BOOST_AUTO_TEST_CASE(an_agent_killed_mid_unit_has_its_units_requeued_on_replicas) {
   Fixture f;

@@ -7,6 +7,7 @@
 
 #include <signal.h>
 
+#include <chrono>
 #include <map>
 
 #include <fmt/format.h>
@@ -49,12 +50,35 @@ void check_resumed(const std::string& run, const std::vector<UnitLogEntry>& befo
   BOOST_TEST(summary["best"]["test_accuracy"].get<double>() > 0.6);
 }
 
+// Reports a case's figures for docs/RELIABILITY.md (--log_level=message):
+// wall seconds from the first start to the finished run, all processes.
+struct Figures {
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  void report(const std::string& run) const {
+    auto wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    BOOST_TEST_MESSAGE("fault-matrix: " << boost::unit_test::framework::current_test_case().p_name << " wall_s=" << wall
+                                        << " units_rolled_back=" << open_store(run)->rolled_back_units().size());
+  }
+};
+
 }  // namespace
+
+// The reference for the fault cases' extra wall time.
+BOOST_AUTO_TEST_CASE(fault_free_baseline) {
+  TempDir tmp;
+  Figures figures;
+  auto run = tmp.file("run");
+  auto out = run_cerebro("run " + spec(tmp) + " --out " + run);
+  BOOST_REQUIRE_MESSAGE(out.exit_code == 0, out.text);
+  check_complete_run(open_store(run)->unit_log(), kConfigs, kPartitions, kEpochs);
+  figures.report(run);
+}
 
 // Killed between "state written" and "unit acknowledged": the unit is
 // durable, so the resumed run counts it and does not run it again.
 BOOST_AUTO_TEST_CASE(a_crash_after_a_commit_before_its_acknowledgement_loses_nothing) {
   TempDir tmp;
+  Figures figures;
   auto run = tmp.file("run");
   auto first = run_command(with_faults("crash=after_commit:7") + cerebro_binary() + " run " + spec(tmp) + " --out " +
                            run);
@@ -68,11 +92,13 @@ BOOST_AUTO_TEST_CASE(a_crash_after_a_commit_before_its_acknowledgement_loses_not
   BOOST_REQUIRE_EQUAL(resumed.exit_code, 0);
   BOOST_TEST(resumed.text.find("resuming") != std::string::npos);
   check_resumed(run, before);
+  figures.report(run);
 }
 
 // SIGKILL at an arbitrary moment of training, then resume.
 BOOST_AUTO_TEST_CASE(an_embedded_run_killed_mid_way_resumes) {
   TempDir tmp;
+  Figures figures;
   auto run = tmp.file("run");
   {
     ChildProcess child({cerebro_binary(), "run", spec(tmp), "--out", run}, tmp.file("first.log"));
@@ -88,6 +114,7 @@ BOOST_AUTO_TEST_CASE(an_embedded_run_killed_mid_way_resumes) {
   BOOST_TEST_INFO(resumed.text);
   BOOST_REQUIRE_EQUAL(resumed.exit_code, 0);
   check_resumed(run, before);
+  figures.report(run);
   // A finished run is not resumed again.
   auto again = run_cerebro("run --resume " + run);
   BOOST_TEST(again.exit_code != 0);
@@ -99,6 +126,7 @@ BOOST_AUTO_TEST_CASE(an_embedded_run_killed_mid_way_resumes) {
 // the units after it.
 BOOST_AUTO_TEST_CASE(a_corrupt_latest_checkpoint_reruns_exactly_the_units_after_the_last_intact_state) {
   TempDir tmp;
+  Figures figures;
   auto run = tmp.file("run");
   auto first = run_command(with_faults("crash=after_commit:10") + cerebro_binary() + " run " + spec(tmp) + " --out " +
                            run);
@@ -141,6 +169,8 @@ BOOST_AUTO_TEST_CASE(a_corrupt_latest_checkpoint_reruns_exactly_the_units_after_
     }
   }
   BOOST_TEST(read_json(run + "/summary.json")["units_rolled_back"] == 1);
+  store.reset();  // one opener at a time
+  figures.report(run);
 }
 
 // A unit that fails once is retried and the run completes; a unit that
@@ -182,6 +212,7 @@ BOOST_AUTO_TEST_CASE(failing_units_are_retried_then_fail_only_their_config) {
 // supervisor); the unit counts as a failed attempt and runs again elsewhere.
 BOOST_AUTO_TEST_CASE(a_dead_worker_is_respawned_and_its_unit_requeued) {
   TempDir tmp;
+  Figures figures;
   auto run = tmp.file("run");
   auto out = run_command(with_faults("worker_exit=1:0:0") + cerebro_binary() + " run " + spec(tmp) + " --out " + run);
   BOOST_TEST_INFO(out.text);
@@ -190,4 +221,27 @@ BOOST_AUTO_TEST_CASE(a_dead_worker_is_respawned_and_its_unit_requeued) {
   BOOST_TEST(out.text.find("respawned worker") != std::string::npos);
   check_complete_run(open_store(run)->unit_log(), kConfigs, kPartitions, kEpochs);
   BOOST_TEST(read_json(run + "/summary.json")["workers"] == kPartitions);
+  figures.report(run);
+}
+
+// A checkpoint found damaged while the run is live (when its config's next
+// unit loads it): the run resumes in place from the newest intact states and
+// reruns exactly the damaged unit.
+BOOST_AUTO_TEST_CASE(a_checkpoint_damaged_during_the_run_is_recovered_in_place) {
+  TempDir tmp;
+  Figures figures;
+  auto run = tmp.file("run");
+  auto out = run_command(with_faults("damage_state=6") + cerebro_binary() + " run " + spec(tmp) + " --out " + run);
+  BOOST_TEST_INFO(out.text);
+  BOOST_REQUIRE_EQUAL(out.exit_code, 0);
+  BOOST_TEST(out.text.find("damaged checkpoint") != std::string::npos);
+  BOOST_TEST(out.text.find("resuming from the newest intact checkpoints") != std::string::npos);
+  {
+    auto store = open_store(run);
+    check_complete_run(store->unit_log(), kConfigs, kPartitions, kEpochs);
+    auto rolled_back = store->rolled_back_units();
+    BOOST_REQUIRE_EQUAL(rolled_back.size(), 1u);
+    BOOST_TEST(rolled_back[0].seq == 6);
+  }
+  figures.report(run);
 }
