@@ -1,6 +1,7 @@
 #include "actors/client.hpp"
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
@@ -9,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "actors/coordinator_control.hpp"
+#include "runtime/cluster_validation.hpp"
 
 namespace cerebro {
 
@@ -47,6 +49,20 @@ caf::expected<caf::actor> find_gateway(caf::actor_system& system, const GatewayA
     std::this_thread::sleep_for(millis(delay));
     delay = std::min(delay * 2, 5.0);
   }
+}
+
+Status write_run_files(const run_files& files, const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Status::error(fmt::format("{}: cannot create the run directory: {}", dir, ec.message()));
+  for (size_t i = 0; i < files.names.size() && i < files.contents.size(); ++i) {
+    // The names come from the coordinator: never a path out of `dir`.
+    if (!validate_name("file", files.names[i]).ok()) continue;
+    std::ofstream out(std::filesystem::path(dir) / files.names[i], std::ios::binary | std::ios::trunc);
+    out << files.contents[i];
+    if (!out.flush()) return Status::error(fmt::format("{}/{}: cannot write the run file", dir, files.names[i]));
+  }
+  return Status::ok_status();
 }
 
 Result<std::unique_ptr<Client>> Client::connect(caf::actor_system& system, const GatewayAddress& address,

@@ -44,6 +44,10 @@ struct GatewayAddress {
 caf::expected<caf::actor> find_gateway(caf::actor_system& system, const GatewayAddress& address, double budget_s,
                                        const std::function<void(const std::string&)>& retrying = {});
 
+// Writes the files of a finished run (Client::run, Client::attach) into
+// `dir`, creating it; names that are not plain file names are skipped.
+Status write_run_files(const run_files& files, const std::string& dir);
+
 class Client {
  public:
   // Attaches to a remote gateway, retrying with back-off for up to

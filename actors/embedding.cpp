@@ -6,6 +6,7 @@
 #include <caf/io/all.hpp>
 
 #include "actors/actors.hpp"
+#include "actors/embedding_submit.hpp"
 #include "actors/experiment_runner.hpp"
 #include "runtime/cluster_messages.hpp"
 
@@ -82,15 +83,10 @@ Result<experiment_result> LocalCluster::run(const ExperimentRequest& request, co
 }
 
 void LocalCluster::submit(ExperimentRequest request, caf::actor listener) {
-  // A detached actor of its own: the experiment blocks its thread, not the
-  // caller's, and the actor system waits for it on shutdown.
-  system_.spawn<caf::detached>([shared = shared_, request = std::move(request),
-                                listener = std::move(listener)](caf::blocking_actor* self) {
-    auto result = run_one(self->system(), *shared, request, listener);
-    if (!listener) return;  // nobody to tell: the run directory holds the outcome
-    self->send(listener, done_atom::value, request.experiment_id,
-               result.ok() ? *result : failed_result(request.experiment_id, request.run_dir, result.error()));
-  });
+  submit_detached(system_, std::move(request), std::move(listener),
+                  [shared = shared_](caf::actor_system& system, const ExperimentRequest& r, const caf::actor& l) {
+                    return run_one(system, *shared, r, l);
+                  });
 }
 
 }  // namespace cerebro

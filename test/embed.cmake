@@ -24,3 +24,11 @@ add_test(NAME test_embed_install
     -DCOMPILER_LAUNCHER=${CMAKE_CXX_COMPILER_LAUNCHER}
     -P ${CMAKE_CURRENT_LIST_DIR}/scripts/embed_install.cmake)
 set_tests_properties(test_embed_install PROPERTIES TIMEOUT 400 LABELS embed)
+
+# AttachedCluster against a real coordinator and agent (the cerebro binary).
+cerebro_add_test(test_embed_attached
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_embed_attached.cpp
+  LIBS cerebro_actors
+  TIMEOUT 180
+  LABELS embed)
+add_dependencies(test_embed_attached cerebro)

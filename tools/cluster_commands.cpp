@@ -238,16 +238,11 @@ Result<run_files> follow(const std::string& metric,
 }
 
 // Writes the run files the coordinator sent into out_dir and names the best.
-int write_run_files(const Result<run_files>& result, const std::string& experiment, const std::string& out_dir) {
+int save_run_files(const Result<run_files>& result, const std::string& experiment, const std::string& out_dir) {
   if (!result.ok()) return fail(result.error());
   auto& files = *result;
   if (!files.error.empty()) return fail(files.error);
-  std::error_code ec;
-  fs::create_directories(out_dir, ec);
-  for (size_t i = 0; i < files.names.size() && i < files.contents.size(); ++i) {
-    if (!validate_name("file", files.names[i]).ok()) continue;
-    std::ofstream(fs::path(out_dir) / files.names[i], std::ios::binary) << files.contents[i];
-  }
+  if (auto written = write_run_files(files, out_dir); !written.ok()) return fail(written.message());
   auto summary = nlohmann::json::parse(std::ifstream(fs::path(out_dir) / "summary.json"), nullptr, false);
   fmt::print("\nexperiment {} finished; run files in {}\n", experiment, out_dir);
   if (!summary.is_discarded() && summary["best"].is_object())
@@ -279,7 +274,7 @@ int run_on_cluster(const ClientOptions& o, const std::string& spec_path, const s
         },
         progress);
   });
-  return write_run_files(result, experiment, out_dir);
+  return save_run_files(result, experiment, out_dir);
 }
 
 int attach_main(const ClientOptions& o, const std::string& experiment, const std::string& out_dir) {
@@ -300,7 +295,7 @@ int attach_main(const ClientOptions& o, const std::string& experiment, const std
         },
         progress);
   });
-  return write_run_files(result, experiment, out_dir);
+  return save_run_files(result, experiment, out_dir);
 }
 
 }  // namespace cerebro
