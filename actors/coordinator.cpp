@@ -223,6 +223,15 @@ void find_unfinished(coordinator_ptr self) {
 }
 
 nlohmann::json status_json(coordinator_ptr self) {
+  // What each agent's workers run now, from the experiments' last progress.
+  std::map<std::string, nlohmann::json> running_on_agent;
+  for (const auto& [id, e] : self->state.experiments) {
+    std::lock_guard<std::mutex> lock(e->mutex);
+    if (e->status != "running") continue;
+    const auto& p = e->progress;
+    for (size_t i = 0; i < p.running_units.size() && i < p.running_agents.size(); ++i)
+      running_on_agent[p.running_agents[i]].push_back(fmt::format("{}: {}", id, p.running_units[i]));
+  }
   nlohmann::json agents = nlohmann::json::array();
   auto now = Clock::now();
   for (const auto& [id, a] : self->state.agents) {
@@ -234,7 +243,9 @@ nlohmann::json status_json(coordinator_ptr self) {
                       {"memory_bytes", a.resources.memory_bytes},
                       {"speed", a.resources.speed},
                       {"heartbeat_age_s", std::chrono::duration<double>(now - a.last_heartbeat).count()},
-                      {"state", "joined"}});
+                      {"state", "joined"},
+                      {"running", running_on_agent.count(a.resources.name) ? running_on_agent[a.resources.name]
+                                                                           : nlohmann::json::array()}});
   }
   nlohmann::json experiments = nlohmann::json::array();
   for (const auto& [id, e] : self->state.experiments) {
@@ -244,6 +255,8 @@ nlohmann::json status_json(coordinator_ptr self) {
                            {"status", e->status},
                            {"units_done", e->progress.units_done},
                            {"units_total", e->progress.units_total},
+                           {"epoch_low", e->progress.epoch_low},
+                           {"epoch_high", e->progress.epoch_high},
                            {"elapsed_s", e->progress.elapsed_s}});
   }
   return {{"listen", self->state.config.listen},

@@ -444,7 +444,12 @@ Result<experiment_done> train(caf::actor_system& system, const RunOptions& optio
   experiment_done done;
   bool running = true;
   self->receive_while(running)(
-      [&](progress_atom, const progress_update& p) {
+      [&](progress_atom, progress_update& p) {
+        p.running_agents.clear();
+        for (auto id : p.running_workers) {
+          auto it = live.agent_of.find(id);
+          p.running_agents.push_back(it == live.agent_of.end() ? std::string("?") : it->second);
+        }
         if (observer.progress) observer.progress(p);
       },
       [&](join_atom, const std::string& name, const caf::actor& agent, const std::vector<caf::actor>& workers) {

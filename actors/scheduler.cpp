@@ -37,6 +37,21 @@ void report(scheduler_ptr self, const std::string& event) {
     p.best_metric = best->second;
   }
   p.event = event;
+  const auto& book = control.book();
+  bool first = true;
+  for (auto c : book.configs()) {
+    auto state = book.state(c);
+    if (state != ConfigState::pending_epoch && state != ConfigState::awaiting_decision) continue;
+    p.epoch_low = first ? book.epoch(c) : std::min(p.epoch_low, book.epoch(c));
+    p.epoch_high = first ? book.epoch(c) : std::max(p.epoch_high, book.epoch(c));
+    first = false;
+  }
+  for (const auto& [id, worker] : self->state.workers) {
+    auto unit = book.has_worker(id) ? book.running_on(id) : std::nullopt;
+    if (!unit) continue;
+    p.running_workers.push_back(id);
+    p.running_units.push_back(to_string(*unit));
+  }
   self->send(self->state.config.listener, progress_atom::value, std::move(p));
 }
 
@@ -161,7 +176,10 @@ void run(scheduler_ptr self, const Dispatch& d) {
 }
 
 void dispatch(scheduler_ptr self) {
-  for (const auto& d : self->state.config.control->dispatch()) run(self, d);
+  auto started = self->state.config.control->dispatch();
+  for (const auto& d : started) run(self, d);
+  // What runs where changed: status views (cerebro status, the REPL) see it.
+  if (!started.empty()) report(self, "");
   finish_if_done(self);
 }
 

@@ -70,12 +70,20 @@ struct progress_update {
   ConfigId best_config = -1;
   double best_metric = 0;
   std::string event;  // a human line, e.g. "config 3 epoch 1: val_accuracy 0.871"
+  // The epochs the live configs are in (lowest, highest): configs advance on
+  // their own under MOP.
+  int32_t epoch_low = 0, epoch_high = 0;
+  // What runs now: per busy worker its scheduler id, its agent (filled in by
+  // the runner) and its unit, e.g. "config 2 / partition 1 / epoch 0".
+  std::vector<int32_t> running_workers;
+  std::vector<std::string> running_agents;
+  std::vector<std::string> running_units;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, progress_update& x) {
   return f(caf::meta::type_name("progress_update"), x.units_done, x.units_total, x.elapsed_s, x.best_config,
-           x.best_metric, x.event);
+           x.best_metric, x.event, x.epoch_low, x.epoch_high, x.running_workers, x.running_agents, x.running_units);
 }
 
 // Sent once when every config has finished, stopped, diverged or failed.

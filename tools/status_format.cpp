@@ -19,11 +19,14 @@ std::string format_cluster_status(const nlohmann::json& j) {
   std::string out = fmt::format("coordinator {}\n\nagents:\n", j["listen"].get<std::string>());
   out += fmt::format("  {:<16} {:<28} {:>7} {:>5} {:>9} {:>8}  {}\n", "name", "node", "workers", "cores", "memory",
                      "speed", "state");
-  for (const auto& a : j["agents"])
+  for (const auto& a : j["agents"]) {
     out += fmt::format("  {:<16} {:<28} {:>7} {:>5} {:>7.1f}G {:>8.1f}  {}\n", a["name"].get<std::string>(),
                        a["node"].get<std::string>().substr(0, 28), a["workers"].get<int>(), a["cores"].get<int>(),
                        a["memory_bytes"].get<double>() / (1 << 30), a["speed"].get<double>(),
                        a["state"].get<std::string>());
+    for (const auto& unit : a.value("running", nlohmann::json::array()))
+      out += fmt::format("      running {}\n", unit.get<std::string>());
+  }
   out += "\nexperiments:\n";
   for (const auto& e : j["experiments"]) {
     auto done = e["units_done"].get<int64_t>();
@@ -32,8 +35,13 @@ std::string format_cluster_status(const nlohmann::json& j) {
     std::string eta = "-";
     if (e["status"] == "running" && done > 0 && total >= done)
       eta = clock_text(elapsed / static_cast<double>(done) * static_cast<double>(total - done));
-    out += fmt::format("  {:<40} {:<10} {}/{} units  elapsed {}  ETA {}\n", e["id"].get<std::string>(),
-                       e["status"].get<std::string>(), done, total, clock_text(elapsed), eta);
+    std::string epoch;
+    if (e["status"] == "running" && e.contains("epoch_low")) {
+      auto low = e["epoch_low"].get<int>(), high = e["epoch_high"].get<int>();
+      epoch = low == high ? fmt::format("  epoch {}", low) : fmt::format("  epochs {}-{}", low, high);
+    }
+    out += fmt::format("  {:<40} {:<10} {}/{} units{}  elapsed {}  ETA {}\n", e["id"].get<std::string>(),
+                       e["status"].get<std::string>(), done, total, epoch, clock_text(elapsed), eta);
   }
   return out;
 }
