@@ -142,6 +142,14 @@ int32_t MopBook::SlotSet::count_common(const SlotSet& other) const {
   return count_both(words_.data(), other.words_.data(), std::min(words_.size(), other.words_.size()));
 }
 
+bool MopBook::SlotSet::intersects(const SlotSet& other) const {
+  size_t words = std::min(words_.size(), other.words_.size());
+  for (size_t i = 0; i < words; ++i) {
+    if (words_[i] & other.words_[i]) return true;
+  }
+  return false;
+}
+
 int32_t MopBook::SlotSet::select_common(const SlotSet& other, int32_t k) const {
   return select_both(words_.data(), other.words_.data(), std::min(words_.size(), other.words_.size()), k);
 }
@@ -270,6 +278,10 @@ void MopBook::bad_partition(PartitionId p, const char* operation) const {
 
 int32_t MopBook::count_idle_needing(PartitionId p) const {
   return needers(p, "count_idle_needing").count_common(idle_);
+}
+
+bool MopBook::has_idle_needing(PartitionId p) const {
+  return needers(p, "has_idle_needing").intersects(idle_);
 }
 
 ConfigId MopBook::idle_config_needing(PartitionId p, int32_t k) const {

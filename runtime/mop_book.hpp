@@ -95,6 +95,9 @@ class MopBook {
   // (0 <= k < count_idle_needing(p)). O(configs / 64) each.
   int32_t count_idle_needing(PartitionId p) const;
   ConfigId idle_config_needing(PartitionId p, int32_t k) const;
+  // Whether count_idle_needing(p) > 0: stops at the first such config, so it is
+  // cheaper when there is one (O(configs / 64) when there is none).
+  bool has_idle_needing(PartitionId p) const;
   // The config added position-th (0 <= position < config_count()) if it is
   // among those, else nullopt: O(1), for rejection sampling when many are.
   std::optional<ConfigId> config_needing_at(PartitionId p, int32_t position) const;
@@ -179,6 +182,7 @@ class MopBook {
     int32_t select(int32_t k) const;  // the k-th smallest slot, 0 <= k < count()
     // The slots also in other: how many, and the k-th smallest (-1 if k >= that).
     int32_t count_common(const SlotSet& other) const;
+    bool intersects(const SlotSet& other) const;
     int32_t select_common(const SlotSet& other, int32_t k) const;
     template <typename F>
     void for_each(F&& f) const {

@@ -46,6 +46,19 @@ class PartitionSet {
     if (size_ & 63) words[word_count() - 1] = (uint64_t{1} << (size_ & 63)) - 1;
     count_ = size_;
   }
+  // Adds every element of `other` (same size).
+  void insert_all(const PartitionSet& other) {
+    uint64_t* words = data();
+    const uint64_t* others = other.data();
+    for (int32_t i = 0; i < word_count() && i < other.word_count(); ++i) {
+      // Counts only the new bits: often there are none (no popcount call).
+      uint64_t added = others[i] & ~words[i];
+      if (added) {
+        words[i] |= added;
+        count_ += __builtin_popcountll(added);
+      }
+    }
+  }
   void clear() {
     uint64_t* words = data();
     for (int32_t i = 0; i < word_count(); ++i) words[i] = 0;

@@ -13,6 +13,19 @@
 // event (which costs O(workers) per unit). A policy that does leave one idle
 // (critical_path, to leave a heavy unit to a faster holder) is asked again
 // whenever a config that worker could run is freed, not after every event.
+//
+// The worker that finished is not asked either when the run knows it has no
+// eligible unit: when none of its partitions is in `may_have_idle_needer_`, a
+// superset of the partitions some idle config needs. A config left idle
+// after the wake-ups adds its pending partitions (16 words for 1,000
+// partitions); a partition leaves when a holder's ask got nothing and the book
+// confirms no idle config needs it. With uneven speeds fast workers finish
+// their partition's work early and would otherwise ask in vain after most
+// units (60 M of 160 M asks at 10,000 configs x 1,000 workers), each ask
+// counting the idle configs over the partition's bitset. Any policy answers
+// such an ask with nothing, so the book's history is the same kind of run;
+// the policies' random draws and refresh times shift, so individual
+// decisions differ (the ratios to the bound stay as good: docs/BENCHMARKS.md).
 #include <algorithm>
 #include <chrono>
 #include <queue>
@@ -99,7 +112,9 @@ class Simulator::Run {
         attempts_(options.workers),
         waiting_(options.workers, 0),
         waiting_holders_(workload.num_partitions(), 0),
-        waiting_partitions_(workload.num_partitions()) {
+        waiting_partitions_(workload.num_partitions()),
+        may_have_idle_needer_(workload.num_partitions()) {
+    may_have_idle_needer_.fill();  // every config starts idle, needing every partition
     for (WorkerId w = 0; w < options.workers; ++w) book_.add_worker(w, workload.holdings[w]);
     report_.expected.num_partitions = workload.num_partitions();
     for (ConfigId c = 0; c < options.configs; ++c) {
@@ -171,6 +186,9 @@ class Simulator::Run {
     ++report_.decisions;
     if (!u) {
       set_waiting(w, true);
+      for (PartitionId p : workload_.holdings[w]) {
+        if (!book_.has_idle_needing(p)) may_have_idle_needer_.erase(p);
+      }
       return false;
     }
     set_waiting(w, false);
@@ -199,16 +217,26 @@ class Simulator::Run {
     }
   }
 
-  // Config c is idle again: a waiting holder of a partition it needs may take it.
+  // Config c is idle again: a waiting holder of a partition it needs may take
+  // it; if none does, its partitions may have an idle needer from now on.
   void wake_for(ConfigId c) {
-    if (waiting_partitions_.empty()) return;
     if (book_.state(c) != ConfigState::pending_epoch || book_.config_busy(c)) return;
-    book_.pending_set(c).any_common(waiting_partitions_, [&](PartitionId p) {
+    const PartitionSet& pending = book_.pending_set(c);
+    bool taken = !waiting_partitions_.empty() && pending.any_common(waiting_partitions_, [&](PartitionId p) {
       for (WorkerId h : workload_.holders[p]) {
         if (waiting_[h] && offer(h) && book_.config_busy(c)) return true;
       }
       return false;
     });
+    if (!taken) may_have_idle_needer_.insert_all(pending);
+  }
+
+  // Whether w may have an eligible unit (false: it certainly has none).
+  bool may_have_work(WorkerId w) const {
+    for (PartitionId p : workload_.holdings[w]) {
+      if (may_have_idle_needer_.contains(p)) return true;
+    }
+    return false;
   }
 
   void record(WorkerId w, const Attempt& a, bool committed) {
@@ -228,7 +256,11 @@ class Simulator::Run {
       ++report_.expected.epochs_completed[u.config];
       book_.advance(u.config);  // fixed epochs: the procedure always continues
     }
-    offer(w);
+    if (may_have_work(w)) {
+      offer(w);
+    } else {
+      set_waiting(w, true);
+    }
     wake_for(u.config);
   }
 
@@ -252,9 +284,11 @@ class Simulator::Run {
   double now_ = 0;
   double busy_s_ = 0;
   std::vector<Attempt> attempts_;        // per worker, its current attempt
-  std::vector<char> waiting_;            // per worker: idle, asked, got nothing
+  std::vector<char> waiting_;            // per worker: idle, and got nothing or certainly had nothing
   std::vector<int32_t> waiting_holders_;  // per partition
   PartitionSet waiting_partitions_;       // partitions with a waiting holder
+  // A superset of the partitions some idle pending_epoch config needs.
+  PartitionSet may_have_idle_needer_;
   LatencyHistogram latencies_;
   SimulationReport report_;
 };

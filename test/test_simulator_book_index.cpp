@@ -55,6 +55,7 @@ void check_index(const MopBook& book, const std::vector<WorkerId>& workers) {
       if (!book.config_busy(c)) idle.push_back(c);
     }
     BOOST_TEST_REQUIRE(book.count_idle_needing(p) == static_cast<int32_t>(idle.size()));
+    BOOST_TEST_REQUIRE(book.has_idle_needing(p) == !idle.empty());
     for (size_t k = 0; k < idle.size(); ++k) {
       BOOST_TEST_REQUIRE(book.idle_config_needing(p, static_cast<int32_t>(k)) == idle[k]);
     }
@@ -91,6 +92,10 @@ BOOST_AUTO_TEST_CASE(partition_set_counts_iterates_and_intersects) {
   BOOST_TEST(until == (std::vector<PartitionId>{5}), boost::test_tools::per_element());
   BOOST_TEST(a.erase(63));
   BOOST_TEST(!a.erase(63));
+  PartitionSet both = b;
+  both.insert_all(a);  // {5, 64, 100} and {0, 5, 64, 129}
+  BOOST_TEST(both.count() == 5);
+  BOOST_TEST(both.to_vector() == (std::vector<PartitionId>{0, 5, 64, 100, 129}), boost::test_tools::per_element());
   a.fill();
   BOOST_TEST(a.count() == 130);
   BOOST_TEST(a.to_vector().back() == 129);
