@@ -188,3 +188,23 @@ BOOST_AUTO_TEST_CASE(a_taken_port_gives_cannot_listen_and_shutdown_closes_open_c
   BOOST_TEST(closed_within(fd, 5));
   ::close(fd);
 }
+
+// The guard writes to peers that may have left: that must fail the write, not
+// raise a SIGPIPE that ends the process.
+BOOST_AUTO_TEST_CASE(peers_leaving_mid_transfer_do_not_end_the_process) {
+  GuardedEcho relay(8 * 1024 * 1024);
+  auto large = frame(4 * 1024 * 1024);
+  for (int round = 0; round < 5; ++round) {
+    int fd = relay.connect();
+    std::thread sender([&] { send_bytes(fd, large); });
+    receive_bytes(fd, 64 * 1024, 5);  // the echo is flowing back
+    ::shutdown(fd, SHUT_RDWR);
+    sender.join();
+    ::close(fd);
+  }
+  int next = relay.connect();
+  auto f = frame(10);
+  BOOST_REQUIRE(send_bytes(next, f));
+  BOOST_TEST((receive_bytes(next, f.size(), 10) == f));
+  ::close(next);
+}
