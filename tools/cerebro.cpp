@@ -229,6 +229,11 @@ int main(int argc, char** argv) {
                    "Seconds without a heartbeat before an agent is dropped (it rejoins when it answers)")
       ->check(CLI::Range(1.0, 3600.0))
       ->capture_default_str();
+  coordinator
+      ->add_option("--max-message-mb", coordinator_options.max_message_mb,
+                   "Without TLS: the largest message (MiB) a peer may send; a larger one closes its connection")
+      ->check(CLI::Range(1, 4095))
+      ->capture_default_str();
   add_tls_options(coordinator, coordinator_options.tls);
 
   auto* agent = app.add_subcommand("agent", "Run a node agent that joins a coordinator and hosts workers");

@@ -49,6 +49,8 @@ class ChildProcess {
     }
   }
   // Sends `sig` (e.g. SIGSTOP to make the process hang).
+  // -1 once the process was reaped.
+  pid_t pid() const { return pid_; }
   void send_signal(int sig) const {
     if (pid_ > 0) ::kill(pid_, sig);
   }

@@ -19,6 +19,7 @@
 #include "actors/system_config.hpp"
 #include "models/unit_trainer.hpp"
 #include "runtime/cluster_validation.hpp"
+#include "runtime/frame_guard.hpp"
 #include "runtime/spec.hpp"
 #include "tools/progress.hpp"
 #include "tools/status_format.hpp"
@@ -98,6 +99,36 @@ std::string keep_heartbeat(caf::scoped_actor& self, const caf::actor& coordinato
   }
 }
 
+// What the coordinator listens through: the guard when TLS is off (kept alive
+// for the process's lifetime), the middleman itself with TLS.
+struct Listening {
+  uint16_t port = 0;
+  std::unique_ptr<FrameGuard> guard;
+};
+
+Result<Listening> publish_with_tls(caf::actor_system& system, const caf::actor& coordinator, const Endpoint& at) {
+  // reuse: a restarted coordinator must get its port back while old
+  // connections linger in TIME_WAIT (a live listener still blocks it).
+  auto port = caf::openssl::publish(coordinator, at.port, at.host.c_str(), true);
+  if (!port) return Status::error(fmt::format("cannot listen on {}:{}: {}", at.host, at.port, system.render(port.error())));
+  return Listening{*port, nullptr};
+}
+
+Result<Listening> publish_guarded(caf::actor_system& system, const caf::actor& coordinator, const Endpoint& at,
+                                  const CoordinatorOptions& o) {
+  // An ephemeral loopback port only this process knows: the guard's relay.
+  auto inner = system.middleman().publish(coordinator, 0, "127.0.0.1", true);
+  if (!inner) return Status::error(fmt::format("cannot listen on 127.0.0.1 (internal): {}", system.render(inner.error())));
+  FrameGuardConfig guard{at.host, at.port, *inner, static_cast<uint64_t>(o.max_message_mb) * 1024 * 1024};
+  auto started = FrameGuard::start(guard, [](const std::string& line) {
+    fmt::print(stderr, "{}\n", line);
+    std::fflush(stderr);
+  });
+  if (!started.ok()) return started.status();
+  auto port = started.value()->port();
+  return Listening{port, std::move(started).value()};
+}
+
 int64_t physical_memory() { return static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE); }
 
 }  // namespace
@@ -132,15 +163,16 @@ int coordinator_main(const CoordinatorOptions& o) {
   caf::actor_system system(config);
   auto coordinator =
       spawn_coordinator(system, coordinator_config{*token, o.state_dir, o.listen, o.heartbeat_timeout_s});
-  // reuse: a restarted coordinator must get its port back while old
-  // connections linger in TIME_WAIT (a live listener still blocks it).
-  auto port = o.tls.enabled() ? caf::openssl::publish(coordinator, at.port, at.host.c_str(), true)
-                              : system.middleman().publish(coordinator, at.port, at.host.c_str(), true);
-  if (!port) {
+  // Without TLS, peers reach the middleman only through the frame guard,
+  // which refuses oversized BASP frames before CAF allocates them; with TLS
+  // only certificate holders can connect at all.
+  auto listening = o.tls.enabled() ? publish_with_tls(system, coordinator, at) : publish_guarded(system, coordinator, at, o);
+  if (!listening.ok()) {
     caf::anon_send_exit(coordinator, caf::exit_reason::user_shutdown);
-    return fail(fmt::format("cannot listen on {}:{}: {}", at.host, at.port, system.render(port.error())));
+    return fail(listening.error());
   }
-  fmt::print("listening on {}:{}{}\n", at.host, *port, o.tls.enabled() ? " (TLS)" : "");
+  auto port = listening->port;
+  fmt::print("listening on {}:{}{}\n", at.host, port, o.tls.enabled() ? " (TLS)" : "");
   std::fflush(stdout);
   wait_for_stop_signal();
   fmt::print(stderr, "coordinator: stopping\n");

@@ -20,6 +20,8 @@ struct CoordinatorOptions {
   std::string state_dir;
   std::string token_file;
   double heartbeat_timeout_s = 10;
+  // Without TLS, the largest message a peer may send (the frame guard's limit).
+  int max_message_mb = 1024;
   tls_options tls;
 };
 int coordinator_main(const CoordinatorOptions& options);
