@@ -283,6 +283,15 @@ int save_run_files(const Result<run_files>& result, const std::string& experimen
   return 0;
 }
 
+// What stops a following client before it connects: an occupied run
+// directory, or TLS files that are missing.
+std::string client_problem(const ClientOptions& o, const std::string& out_dir) {
+  std::error_code ec;
+  if (fs::exists(out_dir, ec) && !fs::is_empty(out_dir, ec))
+    return fmt::format("{}: the run directory already exists and is not empty", out_dir);
+  return o.tls.problem();
+}
+
 }  // namespace
 
 int run_on_cluster(const ClientOptions& o, const std::string& spec_path, const std::string& out_dir) {
@@ -290,10 +299,7 @@ int run_on_cluster(const ClientOptions& o, const std::string& spec_path, const s
   if (!token.ok()) return fail(token.error());
   auto spec = parse_spec_file(spec_path);  // the same errors as an embedded run, before any traffic
   if (!spec.ok()) return fail(spec.error());
-  std::error_code ec;
-  if (fs::exists(out_dir, ec) && !fs::is_empty(out_dir, ec))
-    return fail(fmt::format("{}: the run directory already exists and is not empty", out_dir));
-  if (auto p = o.tls.problem(); !p.empty()) return fail(p);
+  if (auto p = client_problem(o, out_dir); !p.empty()) return fail(p);
   ClientSession session(o, *token);
   if (!session.error.empty()) return fail(session.error);
   std::string experiment;
@@ -312,10 +318,7 @@ int run_on_cluster(const ClientOptions& o, const std::string& spec_path, const s
 int attach_main(const ClientOptions& o, const std::string& experiment, const std::string& out_dir) {
   auto token = token_from(o.token_file);
   if (!token.ok()) return fail(token.error());
-  std::error_code ec;
-  if (fs::exists(out_dir, ec) && !fs::is_empty(out_dir, ec))
-    return fail(fmt::format("{}: the run directory already exists and is not empty", out_dir));
-  if (auto p = o.tls.problem(); !p.empty()) return fail(p);
+  if (auto p = client_problem(o, out_dir); !p.empty()) return fail(p);
   ClientSession session(o, *token);
   if (!session.error.empty()) return fail(session.error);
   std::string metric = "val_accuracy";
