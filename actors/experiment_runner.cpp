@@ -420,24 +420,16 @@ Result<experiment_done> train(caf::actor_system& system, const RunOptions& optio
     live.forget(name);
     placer.forget(name);
     say(fmt::format("agent {} is lost ({}); its units go back to the queue", name, why));
-    for (auto p : placer.orphans()) {
-      if (live.agents.empty()) {
-        say(fmt::format("partition {} has no live replica; waiting for an agent to join", p));
-        continue;
+    for (const auto& r : placer.place_orphans(live.agents)) {
+      if (r.agent.empty()) {
+        say(fmt::format("partition {} has no live replica; waiting for an agent to join", r.partition));
+      } else if (!r.error.empty()) {
+        say(fmt::format("partition {} could not be placed again on {}: {}", r.partition, r.agent, r.error));
+      } else {
+        say(fmt::format("partition {} lost its last replica; placed again on agent {}", r.partition, r.agent));
+        for (auto id : live.workers_of(r.agent))
+          self->send(scheduler, holds_atom::value, id, placer.held_by(r.agent));
       }
-      std::string target;
-      size_t fewest = SIZE_MAX;
-      for (const auto& [candidate, agent] : live.agents) {
-        auto held = placer.held_by(candidate).size();
-        if (held < fewest) fewest = held, target = candidate;
-      }
-      auto placed = placer.place_more(live.agents[target], {p});
-      if (!placed.ok()) {
-        say(fmt::format("partition {} could not be placed again on {}: {}", p, target, placed.message()));
-        continue;
-      }
-      say(fmt::format("partition {} lost its last replica; placed again on agent {}", p, target));
-      for (auto id : live.workers_of(target)) self->send(scheduler, holds_atom::value, id, placer.held_by(target));
     }
   };
   for (const auto& [name, agent] : live.agents) self->monitor(agent.agent);

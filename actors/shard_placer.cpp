@@ -66,8 +66,23 @@ std::vector<PartitionId> ShardPlacer::orphans() const {
   return out;
 }
 
-Status ShardPlacer::place_more(const ClusterView::Agent& agent, const std::vector<PartitionId>& partitions) {
-  return place(agent, partitions, false);
+std::vector<ShardPlacer::Replacement> ShardPlacer::place_orphans(
+    const std::map<std::string, ClusterView::Agent>& live) {
+  std::vector<Replacement> out;
+  for (auto p : orphans()) {
+    Replacement r{p, {}, {}};
+    size_t fewest = SIZE_MAX;
+    for (const auto& [candidate, agent] : live) {
+      auto held = held_by(candidate).size();
+      if (held < fewest) fewest = held, r.agent = candidate;
+    }
+    if (!r.agent.empty()) {
+      auto placed = place(live.at(r.agent), {p}, false);
+      if (!placed.ok()) r.error = placed.message();
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
 }
 
 std::vector<PartitionId> ShardPlacer::held_by(const std::string& agent_name) const {

@@ -42,8 +42,15 @@ class ShardPlacer {
   void forget(const std::string& agent_name);
   // Partitions no live agent holds.
   std::vector<PartitionId> orphans() const;
-  // Places `partitions` on `agent` (which must be live), e.g. orphans.
-  Status place_more(const ClusterView::Agent& agent, const std::vector<PartitionId>& partitions);
+  // Places every orphan again, each on the live agent holding the fewest
+  // partitions, from the prepared copy. One outcome per orphan: `agent` is
+  // empty when no agent is live, `error` set when the placement failed.
+  struct Replacement {
+    PartitionId partition = 0;
+    std::string agent;
+    std::string error;
+  };
+  std::vector<Replacement> place_orphans(const std::map<std::string, ClusterView::Agent>& live);
   // The partitions an agent holds.
   std::vector<PartitionId> held_by(const std::string& agent_name) const;
 

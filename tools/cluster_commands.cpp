@@ -67,10 +67,12 @@ struct ClientSession {
     auto at = parse_endpoint(o.cluster);
     auto connected = Client::connect(system, GatewayAddress{at.host, at.port, o.tls.enabled()}, std::move(token),
                                      o.connect_timeout_s);
-    if (connected.ok())
+    if (connected.ok()) {
       client = std::move(connected).value();
-    else
+      client->reconnect_timeout_s = o.reconnect_timeout_s;
+    } else {
       error = connected.error();
+    }
   }
   cerebro_system_config config;
   caf::actor_system system;
