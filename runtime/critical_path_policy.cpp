@@ -8,7 +8,7 @@ namespace cerebro {
 
 namespace {
 // Ids below this are kept in vectors, others in hash maps.
-constexpr int32_t kDenseIds = 1 << 20;
+constexpr int32_t kDenseIds = UnitTimeModel::kDenseIds;
 }  // namespace
 
 // ---- UnitTimeModel ----
@@ -21,16 +21,17 @@ UnitTimeModel::Factor& UnitTimeModel::Factors::at(int32_t id) {
   return sparse[id];
 }
 
-const UnitTimeModel::Factor* UnitTimeModel::Factors::find(int32_t id) const {
-  if (id >= 0 && id < kDenseIds) return static_cast<size_t>(id) < dense.size() ? &dense[id] : nullptr;
+const UnitTimeModel::Factor* UnitTimeModel::Factors::find_sparse(int32_t id) const {
   auto it = sparse.find(id);
   return it == sparse.end() ? nullptr : &it->second;
 }
 
-double UnitTimeModel::Factors::value_or_mean(int32_t id) const {
-  const Factor* f = find(id);
-  if (f && f->known) return f->value;
-  return std::exp(mean_log());
+double UnitTimeModel::Factors::mean_value() const {
+  if (mean_stale_) {
+    mean_value_ = std::exp(mean_log());
+    mean_stale_ = false;
+  }
+  return mean_value_;
 }
 
 void UnitTimeModel::Factors::set(Factor& f, double log) {
@@ -44,12 +45,14 @@ void UnitTimeModel::Factors::set(Factor& f, double log) {
   f.log = log;
   f.value = std::exp(log);
   ++f.observations;
+  mean_stale_ = true;
 }
 
 void UnitTimeModel::Factors::reset_log(Factor& f, double log) {
   log_sum += log - f.log;
   f.log = log;
   f.value = std::exp(log);
+  mean_stale_ = true;
 }
 
 void UnitTimeModel::observe(ConfigId c, WorkerId w, double seconds_per_example) {
@@ -123,18 +126,6 @@ bool UnitTimeModel::would_link(ConfigId c, WorkerId w) const {
   return !worker || worker->node < 0 || root(worker->node) != root(config->node);
 }
 
-bool UnitTimeModel::knows_config(ConfigId c) const {
-  const Factor* f = configs_.find(c);
-  return f && f->known;
-}
-
-bool UnitTimeModel::knows_worker(WorkerId w) const {
-  const Factor* f = workers_.find(w);
-  return f && f->known;
-}
-
-double UnitTimeModel::cost(ConfigId c) const { return configs_.value_or_mean(c); }
-double UnitTimeModel::speed(WorkerId w) const { return workers_.value_or_mean(w); }
 
 double UnitTimeModel::seconds_per_example(ConfigId c, WorkerId w) const {
   return configs_.known ? cost(c) / speed(w) : 0;
@@ -321,7 +312,7 @@ std::optional<Unit> CriticalPathPolicy::choose_critical(WorkerId w, const MopBoo
   const double limit = floor();
   const double threshold = std::min((1 - kCriticalSlack) * limit, threshold_);
   const double worker_inverse = 1 / model_.speed(w);
-  const std::set<PartitionId>& holds = book.holdings(w);
+  const std::vector<PartitionId>& holds = book.holdings(w);
   std::optional<Unit> best;
   double best_value = 0;
   // Longest chain first: once a chain cannot beat the best value, stop.
@@ -347,7 +338,7 @@ std::optional<Unit> CriticalPathPolicy::choose_critical(WorkerId w, const MopBoo
 }
 
 std::optional<Unit> CriticalPathPolicy::choose_unmeasured(WorkerId w, const MopBook& book) {
-  const std::set<PartitionId>& holds = book.holdings(w);
+  const std::vector<PartitionId>& holds = book.holdings(w);
   size_t kept = 0;
   std::optional<Unit> found;
   for (size_t i = 0; i < unmeasured_.size(); ++i) {
@@ -404,7 +395,7 @@ bool CriticalPathPolicy::has_slower_holder(WorkerId w, const MopBook& book) cons
 bool CriticalPathPolicy::faster_holder_present(WorkerId w, PartitionId p, const MopBook& book) const {
   WorkerId fastest = static_cast<size_t>(p) < fastest_holder_.size() ? fastest_holder_[p] : -1;
   return fastest >= 0 && fastest != w && model_.speed(fastest) > 1.1 * model_.speed(w) &&
-         book.has_worker(fastest) && book.holdings(fastest).count(p) > 0;
+         book.has_worker(fastest) && book.holds(fastest, p);
 }
 
 double CriticalPathPolicy::chain_if_run(const Unit& u, WorkerId w, const MopBook& book) {

@@ -63,12 +63,20 @@ namespace cerebro {
 class UnitTimeModel {
  public:
   static constexpr double kMemory = 50;
+  // Ids below this are kept in vectors, others in hash maps.
+  static constexpr int32_t kDenseIds = 1 << 20;
 
   void observe(ConfigId c, WorkerId w, double seconds_per_example);
-  bool knows_config(ConfigId c) const;
-  bool knows_worker(WorkerId w) const;
-  double cost(ConfigId c) const;
-  double speed(WorkerId w) const;
+  bool knows_config(ConfigId c) const {
+    const Factor* f = configs_.find(c);
+    return f && f->known;
+  }
+  bool knows_worker(WorkerId w) const {
+    const Factor* f = workers_.find(w);
+    return f && f->known;
+  }
+  double cost(ConfigId c) const { return configs_.value_or_mean(c); }
+  double speed(WorkerId w) const { return workers_.value_or_mean(w); }
   // Estimated seconds per example; 0 before any observation.
   double seconds_per_example(ConfigId c, WorkerId w) const;
   // Sum of the speeds of the workers observed so far.
@@ -111,17 +119,34 @@ class UnitTimeModel {
     int32_t node = -1;  // in links_, once observed
   };
   // Factors by id: a vector for small non-negative ids, a hash map otherwise.
+  // Lookups are inline: the policy asks for costs and speeds ~20 times per
+  // decision, and the simulator makes 10^8 decisions.
   struct Factors {
     std::vector<Factor> dense;
     std::unordered_map<int32_t, Factor> sparse;
     double log_sum = 0;  // over the known ones
     int64_t known = 0;
     Factor& at(int32_t id);
-    const Factor* find(int32_t id) const;
-    double value_or_mean(int32_t id) const;
+    const Factor* find(int32_t id) const {
+      // dense never grows past kDenseIds: an id below its size is dense.
+      if (static_cast<uint32_t>(id) < dense.size()) return &dense[static_cast<uint32_t>(id)];
+      if (id >= 0 && id < kDenseIds) return nullptr;
+      return find_sparse(id);
+    }
+    double value_or_mean(int32_t id) const {
+      const Factor* f = find(id);
+      return f && f->known ? f->value : mean_value();
+    }
     double mean_log() const { return known ? log_sum / static_cast<double>(known) : 0; }
+    // exp(mean_log()), cached until a factor changes.
+    double mean_value() const;
     void set(Factor& f, double log);
     void reset_log(Factor& f, double log);  // set without counting an observation
+
+   private:
+    const Factor* find_sparse(int32_t id) const;
+    mutable double mean_value_ = 1;
+    mutable bool mean_stale_ = false;
   };
   Factors configs_, workers_;
   std::vector<Sample> window_;  // the last kWindow observations, a ring

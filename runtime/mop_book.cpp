@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "runtime/bit_kernels.hpp"
 #include "runtime/status.hpp"
 
 namespace cerebro {
@@ -73,6 +74,7 @@ void MopBook::SlotSet::insert(int32_t slot) {
   words_[word] |= bit;
   ++block_counts_[word / kWordsPerBlock];
   ++count_;
+  ++version_;
 }
 
 void MopBook::SlotSet::erase(int32_t slot) {
@@ -82,82 +84,47 @@ void MopBook::SlotSet::erase(int32_t slot) {
   words_[word] &= ~bit;
   --block_counts_[word / kWordsPerBlock];
   --count_;
+  ++version_;
 }
 
-namespace {
-
-// The slot of the k-th (0-based) set bit in words[first..]: popcount per
-// word, then halve the word six times. Built twice, with and without the
-// popcnt instruction (picked at load time), since without -mpopcnt
-// __builtin_popcountll is a slow library call.
-__attribute__((target_clones("popcnt", "default")))
-int32_t select_from(const uint64_t* words, size_t first, int32_t k) {
-  size_t word = first;
-  for (;; ++word) {
-    int32_t in_word = __builtin_popcountll(words[word]);
-    if (k < in_word) break;
-    k -= in_word;
-  }
-  uint64_t x = words[word];
-  int32_t position = 0;
-  for (int32_t width = 32; width > 0; width /= 2) {
-    uint64_t low = x & ((uint64_t{1} << width) - 1);
-    int32_t in_low = __builtin_popcountll(low);
-    if (k >= in_low) {
-      k -= in_low;
-      x >>= width;
-      position += width;
-    } else {
-      x = low;
-    }
-  }
-  return static_cast<int32_t>(word * 64) + position;
-}
-
-__attribute__((target_clones("popcnt", "default")))
-int32_t count_both(const uint64_t* a, const uint64_t* b, size_t words) {
-  int32_t n = 0;
-  for (size_t i = 0; i < words; ++i) n += __builtin_popcountll(a[i] & b[i]);
-  return n;
-}
-
-// -1 if there are k or fewer.
-__attribute__((target_clones("popcnt", "default")))
-int32_t select_both(const uint64_t* a, const uint64_t* b, size_t words, int32_t k) {
-  for (size_t i = 0; i < words; ++i) {
-    uint64_t word = a[i] & b[i];
-    int32_t in_word = __builtin_popcountll(word);
-    if (k < in_word) {
-      for (; k > 0; --k) word &= word - 1;
-      return static_cast<int32_t>(i * 64) + __builtin_ctzll(word);
-    }
-    k -= in_word;
-  }
-  return -1;
-}
-
-}  // namespace
 
 int32_t MopBook::SlotSet::count_common(const SlotSet& other) const {
-  return count_both(words_.data(), other.words_.data(), std::min(words_.size(), other.words_.size()));
+  return bits::count_common(words_.data(), other.words_.data(), std::min(words_.size(), other.words_.size()));
 }
 
 bool MopBook::SlotSet::intersects(const SlotSet& other) const {
-  size_t words = std::min(words_.size(), other.words_.size());
-  for (size_t i = 0; i < words; ++i) {
-    if (words_[i] & other.words_[i]) return true;
-  }
-  return false;
+  return bits::intersects(words_.data(), other.words_.data(), std::min(words_.size(), other.words_.size()));
 }
 
 int32_t MopBook::SlotSet::select_common(const SlotSet& other, int32_t k) const {
-  return select_both(words_.data(), other.words_.data(), std::min(words_.size(), other.words_.size()), k);
+  return bits::select_common(words_.data(), other.words_.data(), std::min(words_.size(), other.words_.size()), k);
+}
+
+int32_t MopBook::SlotSet::count_common_blocks(const SlotSet& other, std::vector<int32_t>& blocks) const {
+  size_t words = std::min(words_.size(), other.words_.size());
+  blocks.resize((words + bits::kBlockWords - 1) / bits::kBlockWords);
+  return bits::count_common_blocks(words_.data(), other.words_.data(), words, blocks.data());
+}
+
+int32_t MopBook::SlotSet::select_common_in_blocks(const SlotSet& other, const std::vector<int32_t>& blocks,
+                                                  int32_t k) const {
+  size_t words = std::min(words_.size(), other.words_.size());
+  for (size_t block = 0; block < blocks.size(); ++block) {
+    if (k < blocks[block]) {
+      size_t first = block * bits::kBlockWords;
+      size_t count = std::min(bits::kBlockWords, words - first);
+      int32_t in_block = bits::select_common(words_.data() + first, other.words_.data() + first, count, k);
+      return in_block < 0 ? -1 : static_cast<int32_t>(first * 64) + in_block;
+    }
+    k -= blocks[block];
+  }
+  return -1;
 }
 
 int32_t MopBook::SlotSet::select(int32_t k) const {
   size_t block = 0;
   while (k >= block_counts_[block]) k -= block_counts_[block++];
-  return select_from(words_.data(), block * kWordsPerBlock, k);
+  return bits::select(words_.data(), block * kWordsPerBlock, k);
 }
 
 void MopBook::make_pending(ConfigEntry& config, PartitionId p) {
@@ -195,12 +162,8 @@ void MopBook::add_worker(WorkerId w, std::vector<PartitionId> holds) {
   worker.present = true;
   worker.held = PartitionSet(num_partitions_);
   for (PartitionId p : held) worker.held.insert(p);
-  worker.holds = std::move(held);
+  worker.holds.assign(held.begin(), held.end());
   present_workers_[w] = slot;
-}
-
-const std::set<PartitionId>& MopBook::holdings(WorkerId w) const {
-  return worker_entry(w, "holdings").holds;
 }
 
 std::optional<Unit> MopBook::remove_worker(WorkerId w) {
@@ -277,7 +240,12 @@ void MopBook::bad_partition(PartitionId p, const char* operation) const {
 
 
 int32_t MopBook::count_idle_needing(PartitionId p) const {
-  return needers(p, "count_idle_needing").count_common(idle_);
+  const SlotSet& set = needers(p, "count_idle_needing");
+  IdleCount& last = last_idle_count_;
+  last.partition = p;
+  last.needers_version = set.version();
+  last.idle_version = idle_.version();
+  return set.count_common_blocks(idle_, last.blocks);
 }
 
 bool MopBook::has_idle_needing(PartitionId p) const {
@@ -287,7 +255,9 @@ bool MopBook::has_idle_needing(PartitionId p) const {
 ConfigId MopBook::idle_config_needing(PartitionId p, int32_t k) const {
   const SlotSet& set = needers(p, "idle_config_needing");
   // select_common checks the range as it goes: no second count.
-  int32_t slot = k < 0 ? -1 : set.select_common(idle_, k);
+  const IdleCount& last = last_idle_count_;
+  bool counted = last.partition == p && last.needers_version == set.version() && last.idle_version == idle_.version();
+  int32_t slot = k < 0 ? -1 : counted ? set.select_common_in_blocks(idle_, last.blocks, k) : set.select_common(idle_, k);
   if (slot < 0) {
     misuse("idle_config_needing", fmt::format("partition {}: index {} outside 0..{}", p, k,
                                               set.count_common(idle_) - 1));

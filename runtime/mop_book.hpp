@@ -69,7 +69,12 @@ class MopBook {
     int32_t slot = worker_slots_.find(w);
     return slot >= 0 && workers_[slot].present;
   }
-  const std::set<PartitionId>& holdings(WorkerId w) const;
+  // The partitions w holds, ascending (a vector: policies walk it per decision).
+  const std::vector<PartitionId>& holdings(WorkerId w) const { return worker_entry(w, "holdings").holds; }
+  bool holds(WorkerId w, PartitionId p) const {
+    const WorkerEntry& worker = worker_entry(w, "holds");
+    return p >= 0 && p < num_partitions_ && worker.held.contains(p);
+  }
 
   // Adds config c planned for `epochs` epochs in total (0 .. epochs-1). It joins
   // at first_epoch (e.g. when resuming: epochs before it are already done); with
@@ -159,8 +164,9 @@ class MopBook {
     static constexpr int32_t kDenseIds = 1 << 20;
     // -1 if the id has no slot. Inline: every call of the book starts here.
     int32_t find(int32_t id) const {
-      if (id >= 0 && id < kDenseIds) return static_cast<size_t>(id) < dense_.size() ? dense_[id] : -1;
-      return find_sparse(id);
+      // dense_ never grows past kDenseIds: an id below its size is dense.
+      if (static_cast<uint32_t>(id) < dense_.size()) return dense_[static_cast<uint32_t>(id)];
+      return id >= 0 && id < kDenseIds ? -1 : find_sparse(id);
     }
     int32_t insert(int32_t id);  // a new slot for a new id
    private:
@@ -182,6 +188,13 @@ class MopBook {
     int32_t select(int32_t k) const;  // the k-th smallest slot, 0 <= k < count()
     // The slots also in other: how many, and the k-th smallest (-1 if k >= that).
     int32_t count_common(const SlotSet& other) const;
+    // count_common, leaving the count of each block of bits::kBlockWords words
+    // in blocks for select_common_in_blocks (a draw right after a count scans
+    // one block instead of all words again).
+    int32_t count_common_blocks(const SlotSet& other, std::vector<int32_t>& blocks) const;
+    int32_t select_common_in_blocks(const SlotSet& other, const std::vector<int32_t>& blocks, int32_t k) const;
+    // Bumped by every insert and erase: tells whether counts taken earlier hold.
+    uint64_t version() const { return version_; }
     bool intersects(const SlotSet& other) const;
     int32_t select_common(const SlotSet& other, int32_t k) const;
     template <typename F>
@@ -198,11 +211,12 @@ class MopBook {
     std::vector<uint64_t> words_;
     std::vector<int32_t> block_counts_;
     int32_t count_ = 0;
+    uint64_t version_ = 0;
   };
   struct WorkerEntry {
     bool present = false;  // removed workers keep their slot
-    std::set<PartitionId> holds;
-    PartitionSet held;  // holds, for O(1) membership
+    std::vector<PartitionId> holds;  // ascending, no duplicates
+    PartitionSet held;               // holds, for O(1) membership
     std::optional<Unit> running;
   };
   struct ConfigEntry {
@@ -274,6 +288,16 @@ class MopBook {
   SlotSet idle_;  // slots of the configs with no running unit
   std::map<ConfigId, int32_t> config_order_;  // id -> slot, ascending ids
   std::vector<SlotSet> needers_;  // per partition: slots of the configs needing it
+  // What the last count_idle_needing counted, by block, while neither set has
+  // changed: idle_config_needing(p, k) right after it (a uniform draw) then
+  // scans one block.
+  struct IdleCount {
+    PartitionId partition = -1;
+    uint64_t needers_version = 0;
+    uint64_t idle_version = 0;
+    std::vector<int32_t> blocks;
+  };
+  mutable IdleCount last_idle_count_;
   int64_t units_done_ = 0;
   int64_t live_configs_ = 0;   // neither finished, stopped nor failed
   int64_t running_units_ = 0;

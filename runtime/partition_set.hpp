@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "runtime/bit_kernels.hpp"
 #include "runtime/ids.hpp"
 
 namespace cerebro {
@@ -42,26 +43,17 @@ class PartitionSet {
   }
   void fill() {
     uint64_t* words = data();
-    for (int32_t i = 0; i < word_count(); ++i) words[i] = ~uint64_t{0};
+    for (int32_t i = 0, n = word_count(); i < n; ++i) words[i] = ~uint64_t{0};
     if (size_ & 63) words[word_count() - 1] = (uint64_t{1} << (size_ & 63)) - 1;
     count_ = size_;
   }
   // Adds every element of `other` (same size).
   void insert_all(const PartitionSet& other) {
-    uint64_t* words = data();
-    const uint64_t* others = other.data();
-    for (int32_t i = 0; i < word_count() && i < other.word_count(); ++i) {
-      // Counts only the new bits: often there are none (no popcount call).
-      uint64_t added = others[i] & ~words[i];
-      if (added) {
-        words[i] |= added;
-        count_ += __builtin_popcountll(added);
-      }
-    }
+    count_ += bits::insert_all(data(), other.data(), static_cast<size_t>(common_word_count(other)));
   }
   void clear() {
     uint64_t* words = data();
-    for (int32_t i = 0; i < word_count(); ++i) words[i] = 0;
+    for (int32_t i = 0, n = word_count(); i < n; ++i) words[i] = 0;
     count_ = 0;
   }
 
@@ -69,7 +61,7 @@ class PartitionSet {
   template <typename F>
   void for_each(F&& f) const {
     const uint64_t* words = data();
-    for (int32_t i = 0; i < word_count(); ++i) {
+    for (int32_t i = 0, n = word_count(); i < n; ++i) {
       for (uint64_t word = words[i]; word; word &= word - 1) {
         f(static_cast<PartitionId>(i * 64 + __builtin_ctzll(word)));
       }
@@ -79,7 +71,7 @@ class PartitionSet {
   template <typename F>
   void for_each_common(const PartitionSet& other, F&& f) const {
     const uint64_t *words = data(), *others = other.data();
-    for (int32_t i = 0; i < word_count() && i < other.word_count(); ++i) {
+    for (int32_t i = 0, n = common_word_count(other); i < n; ++i) {
       for (uint64_t word = words[i] & others[i]; word; word &= word - 1) {
         f(static_cast<PartitionId>(i * 64 + __builtin_ctzll(word)));
       }
@@ -91,7 +83,7 @@ class PartitionSet {
   template <typename F>
   bool any_common(const PartitionSet& other, F&& f) const {
     const uint64_t *words = data(), *others = other.data();
-    for (int32_t i = 0; i < word_count() && i < other.word_count(); ++i) {
+    for (int32_t i = 0, n = common_word_count(other); i < n; ++i) {
       for (uint64_t word = words[i] & others[i]; word; word &= word - 1) {
         if (f(static_cast<PartitionId>(i * 64 + __builtin_ctzll(word)))) return true;
       }
@@ -108,6 +100,11 @@ class PartitionSet {
  private:
   static constexpr int32_t kInlineBits = 1024;
   int32_t word_count() const { return (size_ + 63) / 64; }
+  // Loops take their bound once: writes through data() could alias size_.
+  int32_t common_word_count(const PartitionSet& other) const {
+    int32_t mine = word_count(), others = other.word_count();
+    return mine < others ? mine : others;
+  }
   uint64_t* data() { return size_ > kInlineBits ? words_.data() : inline_words_; }
   const uint64_t* data() const { return size_ > kInlineBits ? words_.data() : inline_words_; }
 

@@ -21,7 +21,7 @@ namespace cerebro {
 // take the k-th, which is uniform too.
 std::optional<Unit> RandomizedPolicy::choose(WorkerId w, const MopBook& book) {
   if (book.worker_busy(w)) return std::nullopt;
-  const std::set<PartitionId>& holds = book.holdings(w);
+  const std::vector<PartitionId>& holds = book.holdings(w);
   int64_t pairs = 0;
   for (PartitionId p : holds) pairs += book.count_needing(p);
   if (pairs == 0) return std::nullopt;

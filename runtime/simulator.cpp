@@ -28,7 +28,6 @@
 // decisions differ (the ratios to the bound stay as good: docs/BENCHMARKS.md).
 #include <algorithm>
 #include <chrono>
-#include <queue>
 #include <random>
 
 #if defined(__x86_64__)
@@ -37,6 +36,7 @@
 
 #include <fmt/format.h>
 
+#include "runtime/event_queue.hpp"
 #include "runtime/mop_book.hpp"
 #include "runtime/partition_set.hpp"
 #include "runtime/randomized_policy.hpp"
@@ -109,6 +109,7 @@ class Simulator::Run {
         policy_(policy),
         rng_(options.seed ^ kRunStream),
         book_(workload.num_partitions()),
+        next_event_(options.workers, EventKind::unit_ends),
         attempts_(options.workers),
         waiting_(options.workers, 0),
         waiting_holders_(workload.num_partitions(), 0),
@@ -127,15 +128,15 @@ class Simulator::Run {
     auto wall_start = std::chrono::steady_clock::now();
     for (WorkerId w = 0; w < options_.workers; ++w) offer(w);
     while (!events_.empty() && !book_.all_done()) {
-      Event ev = events_.top();
-      events_.pop();
+      EventQueue::Event ev = events_.pop();
       now_ = ev.time;
-      switch (ev.kind) {
-        case Event::unit_ends: unit_ends(ev.worker); break;
-        case Event::worker_fails: worker_fails(ev.worker); break;
-        case Event::worker_returns:
-          book_.add_worker(ev.worker, workload_.holdings[ev.worker]);
-          offer(ev.worker);
+      auto w = static_cast<WorkerId>(ev.payload);
+      switch (next_event_[w]) {
+        case EventKind::unit_ends: unit_ends(w); break;
+        case EventKind::worker_fails: worker_fails(w); break;
+        case EventKind::worker_returns:
+          book_.add_worker(w, workload_.holdings[w]);
+          offer(w);
           break;
       }
     }
@@ -158,25 +159,18 @@ class Simulator::Run {
   }
 
  private:
-  struct Event {
-    enum Kind : int32_t { unit_ends, worker_fails, worker_returns };
-    double time;
-    int64_t seq;  // ties break in insertion order: deterministic runs
-    WorkerId worker;
-    Kind kind;
-  };
-  struct Later {
-    bool operator()(const Event& a, const Event& b) const {
-      return a.time != b.time ? a.time > b.time : a.seq > b.seq;
-    }
-  };
+  // A worker has at most one event pending: its kind is kept per worker.
+  enum class EventKind : uint8_t { unit_ends, worker_fails, worker_returns };
   struct Attempt {
     Unit unit;
     double start_s = 0;
     double duration_s = 0;  // as planned; a failure cuts it short
   };
 
-  void push(double time, WorkerId w, Event::Kind kind) { events_.push(Event{time, next_seq_++, w, kind}); }
+  void push(double time, WorkerId w, EventKind kind) {
+    next_event_[w] = kind;
+    events_.push(time, static_cast<uint32_t>(w));
+  }
 
   // Idle worker w asks the policy; it starts the unit chosen or waits.
   bool offer(WorkerId w) {
@@ -197,9 +191,9 @@ class Simulator::Run {
     if (options_.noise > 0) duration *= 1 + std::uniform_real_distribution<double>(0, options_.noise)(rng_);
     attempts_[w] = Attempt{*u, now_, duration};
     if (options_.failure_rate > 0 && std::bernoulli_distribution(options_.failure_rate)(rng_)) {
-      push(now_ + duration * std::uniform_real_distribution<double>(0, 1)(rng_), w, Event::worker_fails);
+      push(now_ + duration * std::uniform_real_distribution<double>(0, 1)(rng_), w, EventKind::worker_fails);
     } else {
-      push(now_ + duration, w, Event::unit_ends);
+      push(now_ + duration, w, EventKind::unit_ends);
     }
     return true;
   }
@@ -270,7 +264,7 @@ class Simulator::Run {
     record(w, a, false);
     ++report_.failed_attempts;
     book_.remove_worker(w);  // its unit is pending again
-    push(now_ + options_.downtime_s, w, Event::worker_returns);
+    push(now_ + options_.downtime_s, w, EventKind::worker_returns);
     wake_for(a.unit.config);
   }
 
@@ -279,8 +273,8 @@ class Simulator::Run {
   SchedulingPolicy& policy_;
   std::mt19937_64 rng_;
   MopBook book_;
-  std::priority_queue<Event, std::vector<Event>, Later> events_;
-  int64_t next_seq_ = 0;
+  EventQueue events_;
+  std::vector<EventKind> next_event_;  // per worker: what its pending event is
   double now_ = 0;
   double busy_s_ = 0;
   std::vector<Attempt> attempts_;        // per worker, its current attempt

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "runtime/event_queue.hpp"
 #include "runtime/simulator.hpp"
 
 namespace cerebro {
@@ -69,7 +70,9 @@ Status validate(const SimulationOptions& o) {
     return Status::error(fmt::format("{}: {}", flag, what));
   };
   if (o.configs < 1) return bad("--configs", fmt::format("must be >= 1, got {}", o.configs));
-  if (o.workers < 1) return bad("--workers", fmt::format("must be >= 1, got {}", o.workers));
+  if (o.workers < 1 || static_cast<uint32_t>(o.workers) - 1 > EventQueue::kMaxPayload) {
+    return bad("--workers", fmt::format("must be in 1..{}, got {}", EventQueue::kMaxPayload + 1, o.workers));
+  }
   if (o.epochs < 1) return bad("--epochs", fmt::format("must be >= 1, got {}", o.epochs));
   if (o.replicas < 1 || o.replicas > o.workers) {
     return bad("--replicas", fmt::format("must be in 1..{} (the workers), got {}", o.workers, o.replicas));

@@ -5,6 +5,7 @@ cerebro_add_test(test_simulator
   SOURCES
     ${CMAKE_CURRENT_LIST_DIR}/test_simulator_main.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_simulator_book_index.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/test_simulator_kernels.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_simulator_policy.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_simulator_runs.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_simulator_command.cpp

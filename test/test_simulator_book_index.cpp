@@ -104,6 +104,33 @@ BOOST_AUTO_TEST_CASE(partition_set_counts_iterates_and_intersects) {
   BOOST_TEST(a.to_vector().empty());
 }
 
+// count_idle_needing(p) keeps per-block counts so that idle_config_needing(p, k)
+// right after it scans one block; a draw after the book changed must not use
+// them (configs of the first block going busy would shift every later k).
+BOOST_AUTO_TEST_CASE(idle_draws_after_a_change_do_not_use_stale_counts) {
+  MopBook book(2);
+  for (WorkerId w = 0; w < 40; ++w) book.add_worker(w, {0});
+  for (ConfigId c = 0; c < 1500; ++c) book.add_config(c, 1);
+  auto idle_needing = [&](PartitionId p) {
+    std::vector<ConfigId> idle;
+    book.for_each_config_needing(p, [&](ConfigId c) {
+      if (!book.config_busy(c)) idle.push_back(c);
+    });
+    return idle;
+  };
+  BOOST_TEST_REQUIRE(book.count_idle_needing(1) == 1500);
+  BOOST_TEST(book.idle_config_needing(1, 1000) == 1000);
+  for (WorkerId w = 0; w < 40; ++w) book.start(w, Unit{w * 3, 0, 0});  // busy: 0, 3, ..., 117
+  std::vector<ConfigId> idle = idle_needing(1);
+  BOOST_TEST_REQUIRE(idle.size() == 1460u);
+  for (int32_t k : {0, 1, 500, 1000, 1459}) BOOST_TEST(book.idle_config_needing(1, k) == idle[k]);
+  BOOST_CHECK_THROW(book.idle_config_needing(1, 1460), Error);
+  BOOST_TEST(book.count_idle_needing(1) == 1460);
+  book.complete(0, Unit{0, 0, 0});  // config 0 is idle again
+  idle = idle_needing(1);
+  for (int32_t k : {0, 1, 700, 1460}) BOOST_TEST(book.idle_config_needing(1, k) == idle[k]);
+}
+
 BOOST_AUTO_TEST_CASE(index_queries_reject_bad_arguments) {
   MopBook book(2);
   book.add_config(7, 1);
@@ -216,7 +243,7 @@ BOOST_AUTO_TEST_CASE(index_and_policies_follow_random_operations) {
               bool shared = false;
               for (WorkerId other : workers) {
                 if (other == idle || !book.has_worker(other)) continue;
-                for (const Unit& e : eligible) shared = shared || book.holdings(other).count(e.partition) > 0;
+                for (const Unit& e : eligible) shared = shared || book.holds(other, e.partition);
               }
               BOOST_TEST_REQUIRE(shared, "critical_path idles worker " << idle << ", the only holder of its work");
               ++declines;

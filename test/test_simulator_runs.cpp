@@ -98,6 +98,9 @@ BOOST_AUTO_TEST_CASE(bad_options_name_the_flag) {
   BOOST_TEST(validate(SimulationOptions{}).ok());
   BOOST_TEST(error_of([](SimulationOptions& o) { o.configs = 0; }).find("--configs") == 0u);
   BOOST_TEST(error_of([](SimulationOptions& o) { o.workers = -1; }).find("--workers") == 0u);
+  // The event queue carries worker ids in 24 bits.
+  BOOST_TEST(error_of([](SimulationOptions& o) { o.workers = (1 << 24) + 1; }).find("--workers: must be in 1..16777216") ==
+             0u);
   BOOST_TEST(error_of([](SimulationOptions& o) { o.epochs = 0; }).find("--epochs") == 0u);
   BOOST_TEST(error_of([](SimulationOptions& o) { o.replicas = 9; }).find("--replicas: must be in 1..8") == 0u);
   BOOST_TEST(error_of([](SimulationOptions& o) { o.noise = -0.1; }).find("--noise") == 0u);

@@ -1,0 +1,39 @@
+#pragma once
+// Kernels over bitsets stored as arrays of 64-bit words: the inner loops of
+// MopBook's per-partition index (count and select the configs that are idle
+// and need a partition). Each kernel is built for three instruction sets and
+// picked once at load time: AVX-512 with VPOPCNTQ (8 words per instruction),
+// POPCNT, and plain x86-64 / other targets (where __builtin_popcountll is a
+// library call). Debian builds for baseline x86-64, so this cannot be left to
+// compiler flags.
+
+#include <cstddef>
+#include <cstdint>
+
+namespace cerebro::bits {
+
+// Set bits of a[i] & b[i] over i < words.
+int32_t count_common(const uint64_t* a, const uint64_t* b, size_t words);
+// The same, and the count of each block of kBlockWords words into
+// blocks[0 .. (words + kBlockWords - 1) / kBlockWords).
+constexpr size_t kBlockWords = 8;
+int32_t count_common_blocks(const uint64_t* a, const uint64_t* b, size_t words, int32_t* blocks);
+// a[i] |= b[i] over i < words; returns how many bits were added.
+int32_t insert_all(uint64_t* a, const uint64_t* b, size_t words);
+// Whether some a[i] & b[i] is non-zero.
+bool intersects(const uint64_t* a, const uint64_t* b, size_t words);
+// The bit position of the k-th (0-based) set bit of a & b, or -1 if there
+// are k or fewer.
+int32_t select_common(const uint64_t* a, const uint64_t* b, size_t words, int32_t k);
+// The bit position of the k-th (0-based) set bit of words[first..]; there
+// must be more than k.
+int32_t select(const uint64_t* words, size_t first, int32_t k);
+
+// The kernel set in use: the best the CPU supports, chosen at load time.
+enum class KernelSet { plain, popcnt, avx512 };
+KernelSet active_kernels();
+// For tests: switches to `set` if the CPU supports it (returns false if not).
+// Not thread-safe; call before any other thread uses the kernels.
+bool use_kernels(KernelSet set);
+
+}  // namespace cerebro::bits
