@@ -217,6 +217,12 @@ void CriticalPathPolicy::erase_critical(ConfigId c) {
   if (it != critical_.end()) critical_.erase(it);
 }
 
+void CriticalPathPolicy::prefetch_observation(WorkerId worker, const Unit& u) const {
+  (void)worker;
+  model_.prefetch_config(u.config);
+  if (static_cast<uint32_t>(u.config) < progress_.size()) __builtin_prefetch(&progress_[static_cast<uint32_t>(u.config)]);
+}
+
 void CriticalPathPolicy::observe(const Observation& o) {
   double seconds = o.examples > 0 ? o.train_s / static_cast<double>(o.examples) : o.train_s;
   bool first_of_config = !model_.knows_config(o.unit.config);

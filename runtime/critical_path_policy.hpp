@@ -79,6 +79,10 @@ class UnitTimeModel {
   double speed(WorkerId w) const { return workers_.value_or_mean(w); }
   // Estimated seconds per example; 0 before any observation.
   double seconds_per_example(ConfigId c, WorkerId w) const;
+  // Fetches config c's factor into the cache (a hint for observe()).
+  void prefetch_config(ConfigId c) const {
+    if (static_cast<uint32_t>(c) < configs_.dense.size()) __builtin_prefetch(&configs_.dense[static_cast<uint32_t>(c)]);
+  }
   // Sum of the speeds of the workers observed so far.
   double known_speed_sum() const;
   // Observations link a config and a worker; speeds are comparable only
@@ -181,6 +185,7 @@ class CriticalPathPolicy : public SchedulingPolicy {
 
   std::string name() const override { return "critical_path"; }
   void observe(const Observation& observation) override;
+  void prefetch_observation(WorkerId worker, const Unit& u) const override;
   std::optional<Unit> choose(WorkerId w, const MopBook& book) override;
 
   const UnitTimeModel& model() const { return model_; }

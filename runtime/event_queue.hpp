@@ -49,6 +49,10 @@ class EventQueue {
     heap_[i] = key;
   }
 
+  // The payload of the earliest event, without removing it; the queue must
+  // not be empty.
+  uint32_t top_payload() const { return static_cast<uint32_t>(heap_.front()) & kMaxPayload; }
+
   // The earliest event; the queue must not be empty.
   Event pop() {
     Key top = heap_.front();

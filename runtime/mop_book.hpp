@@ -113,6 +113,19 @@ class MopBook {
   // pending_partitions(c) as a set.
   const PartitionSet& pending_set(ConfigId c) const;
   bool worker_busy(WorkerId w) const;
+  // A hint, no effect on the book's state: config c will be completed,
+  // queried or started soon, so its entry is fetched into the cache now. The
+  // simulator calls it one event ahead (at 10^8 units the entries of 10,000
+  // configs do not stay in cache, and each unit's end touches its config).
+  void prefetch(ConfigId c) const {
+    int32_t slot = config_slots_.find(c);
+    if (slot < 0) return;
+    const ConfigEntry& config = configs_[slot];
+    for (size_t line = 0; line < sizeof(ConfigEntry); line += 64) {
+      __builtin_prefetch(reinterpret_cast<const char*>(&config) + line);
+    }
+    __builtin_prefetch(&hot_[slot]);
+  }
 
   // Starts unit u on worker w; throws unless u is eligible for w.
   void start(WorkerId w, const Unit& u);
@@ -219,17 +232,20 @@ class MopBook {
     PartitionSet held;               // holds, for O(1) membership
     std::optional<Unit> running;
   };
-  struct ConfigEntry {
+  // Cache-line aligned, the scalars first: starting or completing a unit
+  // touches the first line and the line of one pending word.
+  struct alignas(64) ConfigEntry {
     ConfigId id = 0;
     int32_t epochs = 0;
     int32_t first_epoch = 0;
     int32_t epoch = 0;
     ConfigState state = ConfigState::pending_epoch;
     int32_t slot = 0;
-    PartitionSet pending;  // current epoch, not done, not running
     std::optional<WorkerId> running_on;
     int64_t units_done = 0;
+    PartitionSet pending;  // current epoch, not done, not running
   };
+
 
   // The entry of a known id; throws naming the operation otherwise.
   WorkerEntry& worker_entry(WorkerId w, const char* operation) {

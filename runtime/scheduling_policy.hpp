@@ -29,6 +29,13 @@ class SchedulingPolicy {
     int64_t examples = 0;
   };
   virtual void observe(const Observation& observation) { (void)observation; }
+  // A hint: unit u's observation comes soon (the simulator calls this one
+  // event ahead), so a policy may fetch what observe() will touch into the
+  // cache. No effect on decisions.
+  virtual void prefetch_observation(WorkerId worker, const Unit& u) const {
+    (void)worker;
+    (void)u;
+  }
   // Picks the unit idle worker w should run next, or nullopt to leave it idle.
   // The pick is always one of book.eligible_units(w).
   virtual std::optional<Unit> choose(WorkerId w, const MopBook& book) = 0;

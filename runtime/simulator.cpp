@@ -131,6 +131,7 @@ class Simulator::Run {
       EventQueue::Event ev = events_.pop();
       now_ = ev.time;
       auto w = static_cast<WorkerId>(ev.payload);
+      if (!events_.empty()) prefetch_for(static_cast<WorkerId>(events_.top_payload()));
       switch (next_event_[w]) {
         case EventKind::unit_ends: unit_ends(w); break;
         case EventKind::worker_fails: worker_fails(w); break;
@@ -170,6 +171,16 @@ class Simulator::Run {
   void push(double time, WorkerId w, EventKind kind) {
     next_event_[w] = kind;
     events_.push(time, static_cast<uint32_t>(w));
+  }
+
+  // The next event is worker w's: while this one is handled, fetch what its
+  // unit's end will touch (the config's entries in the book and the policy),
+  // which at 10,000 configs are rarely still in cache.
+  void prefetch_for(WorkerId w) const {
+    if (next_event_[w] != EventKind::unit_ends) return;
+    const Unit& u = attempts_[w].unit;
+    book_.prefetch(u.config);
+    policy_.prefetch_observation(w, u);
   }
 
   // Idle worker w asks the policy; it starts the unit chosen or waits.
