@@ -90,7 +90,7 @@ CEREBRO_SCALAR_KERNELS(popcnt, __attribute__((target("popcnt"))))
 #undef CEREBRO_SCALAR_KERNELS
 
 #if CEREBRO_BITS_X86
-#define CEREBRO_AVX512 __attribute__((target("avx512f,avx512vpopcntdq,popcnt")))
+#define CEREBRO_AVX512 __attribute__((target("avx512f,avx512vpopcntdq,popcnt,bmi2")))
 
 // Words i .. i+7 of a & b (fewer at the end: the rest read as zero).
 CEREBRO_AVX512 inline __m512i and_block(const uint64_t* a, const uint64_t* b, size_t i, size_t words) {
@@ -135,6 +135,21 @@ CEREBRO_AVX512 bool intersects_avx512(const uint64_t* a, const uint64_t* b, size
   return false;
 }
 
+// The k-th set bit of x (k < popcount(x)) without branches.
+CEREBRO_AVX512 inline int32_t select_in_word_bmi2(uint64_t x, int32_t k) {
+  return static_cast<int32_t>(__builtin_ctzll(_pdep_u64(uint64_t{1} << k, x)));
+}
+
+CEREBRO_AVX512 int32_t select_avx512(const uint64_t* words, size_t first, int32_t k) {
+  size_t i = first;
+  for (;; ++i) {
+    int32_t in_word = __builtin_popcountll(words[i]);
+    if (k < in_word) break;
+    k -= in_word;
+  }
+  return static_cast<int32_t>(i * 64) + select_in_word_bmi2(words[i], k);
+}
+
 CEREBRO_AVX512 int32_t select_common_avx512(const uint64_t* a, const uint64_t* b, size_t words, int32_t k) {
   for (size_t i = 0; i < words; i += 8) {
     __m512i block = and_block(a, b, i, words);
@@ -145,7 +160,7 @@ CEREBRO_AVX512 int32_t select_common_avx512(const uint64_t* a, const uint64_t* b
       for (size_t j = 0;; ++j) {
         int32_t in_word = __builtin_popcountll(word[j]);
         if (k < in_word) {
-          return static_cast<int32_t>((i + j) * 64) + select_in_word_popcnt(word[j], k);
+          return static_cast<int32_t>((i + j) * 64) + select_in_word_bmi2(word[j], k);
         }
         k -= in_word;
       }
@@ -161,7 +176,8 @@ bool supported(Kernels set) {
   __builtin_cpu_init();
   switch (set) {
     case Kernels::avx512:
-      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vpopcntdq");
+      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vpopcntdq") &&
+             __builtin_cpu_supports("bmi2");
     case Kernels::popcnt: return __builtin_cpu_supports("popcnt");
     case Kernels::plain: return true;
   }
@@ -219,7 +235,12 @@ int32_t select_common(const uint64_t* a, const uint64_t* b, size_t words, int32_
   return select_common_plain(a, b, words, k);
 }
 int32_t select(const uint64_t* words, size_t first, int32_t k) {
-  return kKernels == Kernels::plain ? select_plain(words, first, k) : select_popcnt(words, first, k);
+  switch (kKernels) {
+    case Kernels::avx512: return select_avx512(words, first, k);
+    case Kernels::popcnt: return select_popcnt(words, first, k);
+    case Kernels::plain: break;
+  }
+  return select_plain(words, first, k);
 }
 KernelSet active_kernels() { return kKernels; }
 bool use_kernels(KernelSet set) {

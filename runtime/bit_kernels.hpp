@@ -2,7 +2,8 @@
 // Kernels over bitsets stored as arrays of 64-bit words: the inner loops of
 // MopBook's per-partition index (count and select the configs that are idle
 // and need a partition). Each kernel is built for three instruction sets and
-// picked once at load time: AVX-512 with VPOPCNTQ (8 words per instruction),
+// picked once at load time: AVX-512 with VPOPCNTQ (8 words per instruction)
+// and BMI2's PDEP (the k-th bit of a word without branches),
 // POPCNT, and plain x86-64 / other targets (where __builtin_popcountll is a
 // library call). Debian builds for baseline x86-64, so this cannot be left to
 // compiler flags.

@@ -276,16 +276,17 @@ void CriticalPathPolicy::refresh(const MopBook& book) {
   partitions_ = partitions;
   total_speed_ = model_.known_speed_sum();
   remaining_work_ = 0;
-  std::vector<std::pair<double, ConfigId>> chains;
+  std::vector<std::pair<double, ConfigId>>& chains = chains_;
+  chains.clear();
   dense_critical_.assign(dense_critical_.size(), false);
   sparse_critical_.clear();
   for (ConfigId c : configs_) {
+    const MopBook::ConfigSummary now = book.summary(c);
+    if (now.state != ConfigState::pending_epoch && now.state != ConfigState::awaiting_decision) continue;
     ConfigProgress& config = progress(c);
-    ConfigState state = book.state(c);
-    if (state != ConfigState::pending_epoch && state != ConfigState::awaiting_decision) continue;
-    config.planned_epochs = book.planned_epochs(c);
-    remaining_work_ += model_.cost(c) * static_cast<double>(book.remaining_units(c));
-    chains.emplace_back(chain(c, config, book.epoch(c)), c);
+    config.planned_epochs = now.planned_epochs;
+    remaining_work_ += model_.cost(c) * static_cast<double>(now.remaining_units);
+    chains.emplace_back(chain(c, config, now.epoch), c);
   }
   critical_.clear();
   if (total_speed_ <= 0) return;  // nothing measured yet: no idea what is critical
@@ -374,28 +375,21 @@ std::optional<Unit> CriticalPathPolicy::choose_linking(WorkerId w, const MopBook
   return best;
 }
 
-bool CriticalPathPolicy::has_faster_holder(WorkerId w, const MopBook& book) const {
-  if (!model_.knows_worker(w)) return false;
+CriticalPathPolicy::OtherHolders CriticalPathPolicy::other_holders(WorkerId w, const MopBook& book) const {
+  OtherHolders out;
+  if (!model_.knows_worker(w)) return out;
   double speed = model_.speed(w);
   for (PartitionId p : book.holdings(w)) {
     if (static_cast<size_t>(p) < fastest_holder_.size() && fastest_holder_[p] >= 0 &&
         model_.speed(fastest_holder_[p]) > 1.1 * speed) {
-      return true;
+      out.faster = true;
     }
-  }
-  return false;
-}
-
-bool CriticalPathPolicy::has_slower_holder(WorkerId w, const MopBook& book) const {
-  if (!model_.knows_worker(w)) return false;
-  double speed = model_.speed(w);
-  for (PartitionId p : book.holdings(w)) {
     if (static_cast<size_t>(p) < slowest_holder_.size() && slowest_holder_[p] >= 0 &&
         model_.speed(slowest_holder_[p]) * 1.1 < speed) {
-      return true;
+      out.slower = true;
     }
   }
-  return false;
+  return out;
 }
 
 bool CriticalPathPolicy::faster_holder_present(WorkerId w, PartitionId p, const MopBook& book) const {
@@ -427,7 +421,8 @@ std::optional<Unit> CriticalPathPolicy::choose(WorkerId w, const MopBook& book) 
   if (!u && !unmeasured_.empty()) u = choose_unmeasured(w, book);
   if (!u) {
     u = uniform_.choose(w, book);
-    if (u && total_speed_ > 0 && has_faster_holder(w, book)) {
+    const OtherHolders others = u && total_speed_ > 0 ? other_holders(w, book) : OtherHolders{};
+    if (others.faster) {
       // A slow worker must not stretch a chain past the floor: redraw a few
       // times for a unit that does not, else take the least harmful.
       const double limit = floor();
@@ -443,7 +438,7 @@ std::optional<Unit> CriticalPathPolicy::choose(WorkerId w, const MopBook& book) 
       // Every unit found would: better to wait for the faster holder, which
       // is there and will ask for work when its unit ends.
       if (length > limit && faster_holder_present(w, u->partition, book)) return std::nullopt;
-    } else if (u && total_speed_ > 0 && has_slower_holder(w, book)) {
+    } else if (others.slower) {
       // The fastest holder takes the heaviest of a few picks: light units are
       // what slower holders can do without stretching a chain.
       for (int draw = 1; draw < kMatchDraws; ++draw) {

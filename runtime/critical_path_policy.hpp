@@ -220,10 +220,13 @@ class CriticalPathPolicy : public SchedulingPolicy {
   // The lightest of kMatchDraws random eligible units whose config would link
   // w to workers it is not linked to yet (UnitTimeModel::would_link), if any.
   std::optional<Unit> choose_linking(WorkerId w, const MopBook& book);
-  // Whether a partition of w has a holder at least 10% faster than w.
-  bool has_faster_holder(WorkerId w, const MopBook& book) const;
-  // Whether a partition of w has a holder at least 10% slower than w.
-  bool has_slower_holder(WorkerId w, const MopBook& book) const;
+  // Whether a partition of w has a holder at least 10% faster than w, and
+  // whether one has a holder at least 10% slower (one pass for both).
+  struct OtherHolders {
+    bool faster = false;
+    bool slower = false;
+  };
+  OtherHolders other_holders(WorkerId w, const MopBook& book) const;
   // Whether p's fastest holder is another worker, 10% faster than w, present
   // and still holding p.
   bool faster_holder_present(WorkerId w, PartitionId p, const MopBook& book) const;
@@ -242,6 +245,7 @@ class CriticalPathPolicy : public SchedulingPolicy {
   std::vector<std::pair<double, ConfigId>> critical_;
   std::vector<bool> dense_critical_;  // is_critical by id, if small and non-negative
   std::unordered_set<ConfigId> sparse_critical_;
+  std::vector<std::pair<double, ConfigId>> chains_;  // refresh()'s scratch
   std::vector<ConfigId> unmeasured_;  // configs with no observation yet (some may have one now)
   double total_inverse_ = 0;    // sum of inverse_speed over the partitions
   double max_inverse_ = 0;      // the largest inverse_speed

@@ -407,11 +407,16 @@ std::vector<ConfigId> MopBook::configs() const {
   return out;
 }
 
-int64_t MopBook::remaining_units(ConfigId c) const {
-  const ConfigEntry& config = config_entry(c, "remaining_units");
-  if (is_over(config.state)) return 0;
-  int64_t in_epoch = static_cast<int64_t>(config.pending.count()) + (config.running_on ? 1 : 0);
-  return in_epoch + int64_t{config.epochs - config.epoch - 1} * num_partitions_;
+int64_t MopBook::remaining_units(ConfigId c) const { return summary(c).remaining_units; }
+
+MopBook::ConfigSummary MopBook::summary(ConfigId c) const {
+  const ConfigEntry& config = config_entry(c, "summary");
+  int64_t remaining = 0;
+  if (!is_over(config.state)) {
+    int64_t in_epoch = static_cast<int64_t>(config.pending.count()) + (config.running_on ? 1 : 0);
+    remaining = in_epoch + int64_t{config.epochs - config.epoch - 1} * num_partitions_;
+  }
+  return ConfigSummary{config.state, config.epoch, config.epochs, remaining, config.running_on.has_value()};
 }
 
 }  // namespace cerebro

@@ -168,6 +168,16 @@ class MopBook {
   size_t config_count() const { return configs_.size(); }
   // Units c still has to do, its running unit included (0 once it is done).
   int64_t remaining_units(ConfigId c) const;
+  // state, epoch, planned_epochs, remaining_units and config_busy of c in one
+  // lookup, for policies that sweep every config.
+  struct ConfigSummary {
+    ConfigState state;
+    int32_t epoch;
+    int32_t planned_epochs;
+    int64_t remaining_units;
+    bool busy;
+  };
+  ConfigSummary summary(ConfigId c) const;
 
  private:
   // Maps ids to slots of a vector: small non-negative ids (the usual case)

@@ -97,6 +97,7 @@ struct SimulationReport {
   double utilization = 0;  // time workers spent running units / (workers x makespan)
   double decision_latency_p50_us = 0;
   double decision_latency_p99_us = 0;
+  int64_t decision_latency_every = 1;  // the percentiles are over every n-th decision
   double wall_s = 0;       // real time the simulation took
   std::vector<UnitRecord> log;  // with keep_log
   ExpectedRun expected;         // what check_mop_invariants should find in the log

@@ -178,6 +178,7 @@ nlohmann::json SimulationReport::to_json() const {
       {"utilization", utilization},
       {"decision_latency_p50_us", decision_latency_p50_us},
       {"decision_latency_p99_us", decision_latency_p99_us},
+      {"decision_latency_every", decision_latency_every},
       {"wall_s", wall_s},
   };
 }

@@ -43,7 +43,7 @@ BOOST_AUTO_TEST_CASE(json_report_has_the_issue_fields) {
   BOOST_TEST_REQUIRE(o.code == 0, o.err);
   auto report = nlohmann::json::parse(o.out);
   for (const char* key : {"makespan", "lower_bound", "ratio", "utilization", "decision_latency_p50_us",
-                          "decision_latency_p99_us"}) {
+                          "decision_latency_p99_us", "decision_latency_every"}) {
     BOOST_TEST_CONTEXT(key) { BOOST_TEST(report.contains(key)); }
   }
   BOOST_TEST(report["policy"] == "critical_path");

@@ -165,6 +165,7 @@ BOOST_AUTO_TEST_CASE(runs_keep_the_invariants_and_respect_the_lower_bound) {
         BOOST_TEST(r.decisions >= r.units);
         BOOST_TEST(r.decision_latency_p50_us > 0);
         BOOST_TEST(r.decision_latency_p99_us >= r.decision_latency_p50_us);
+        BOOST_TEST(r.decision_latency_every == 1);  // small runs time every decision
       }
     }
   }

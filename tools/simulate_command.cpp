@@ -53,8 +53,10 @@ void print_text(const SimulationReport& r, std::ostream& out) {
              r.bound.seconds(), r.bound.total_work_s, r.bound.longest_chain_s, r.bound.worker_load_s);
   out << fmt::format("  ratio          {:.4f}\n", r.ratio);
   out << fmt::format("  utilization    {:.1f}%\n", 100 * r.utilization);
-  out << fmt::format("  decisions      {}: latency p50 {:.2f} us, p99 {:.2f} us\n", r.decisions,
-             r.decision_latency_p50_us, r.decision_latency_p99_us);
+  out << fmt::format("  decisions      {}: latency p50 {:.2f} us, p99 {:.2f} us{}\n", r.decisions,
+             r.decision_latency_p50_us, r.decision_latency_p99_us,
+             r.decision_latency_every > 1 ? fmt::format(" (every {}th decision timed)", r.decision_latency_every)
+                                          : std::string());
   out << fmt::format("  simulated in   {:.2f} s\n", r.wall_s);
 }
 
