@@ -1,5 +1,7 @@
 #include "runtime/bit_kernels.hpp"
 
+#include <cstring>
+
 #if defined(__x86_64__)
 #include <immintrin.h>
 #define CEREBRO_BITS_X86 1
@@ -10,6 +12,18 @@ namespace cerebro::bits {
 namespace {
 
 // Portable versions, compiled as plain code and (on x86-64) with POPCNT.
+size_t counted_length_of(size_t words) { return (words + 7) / 8 * 8; }
+
+// The sum of 8 per-word counts (each <= 64): four 16-bit lanes per 64-bit
+// word, summed by one multiplication each.
+inline int32_t block_sum(const uint16_t* counts) {
+  uint64_t low, high;
+  std::memcpy(&low, counts, sizeof low);
+  std::memcpy(&high, counts + 4, sizeof high);
+  constexpr uint64_t kLanes = 0x0001000100010001ULL;
+  return static_cast<int32_t>(((low * kLanes) >> 48) + ((high * kLanes) >> 48));
+}
+
 // The k-th set bit of one word (k < its popcount) halves the word six times.
 #define CEREBRO_SCALAR_KERNELS(SUFFIX, ATTRIBUTE)                                               \
   ATTRIBUTE inline int32_t select_in_word_##SUFFIX(uint64_t x, int32_t k) {                     \
@@ -32,17 +46,30 @@ namespace {
     for (size_t i = 0; i < words; ++i) n += __builtin_popcountll(a[i] & b[i]);                  \
     return n;                                                                                   \
   }                                                                                             \
-  ATTRIBUTE int32_t count_common_blocks_##SUFFIX(const uint64_t* a, const uint64_t* b, size_t words, \
-                                                 int32_t* blocks) {                             \
+  ATTRIBUTE int32_t count_common_words_##SUFFIX(const uint64_t* a, const uint64_t* b, size_t words,  \
+                                                uint16_t* counts) {                             \
     int32_t total = 0;                                                                          \
-    for (size_t i = 0; i < words; i += kBlockWords) {                                           \
-      size_t end = i + kBlockWords < words ? i + kBlockWords : words;                           \
-      int32_t n = 0;                                                                            \
-      for (size_t j = i; j < end; ++j) n += __builtin_popcountll(a[j] & b[j]);                  \
-      blocks[i / kBlockWords] = n;                                                              \
-      total += n;                                                                               \
+    for (size_t i = 0; i < words; ++i) {                                                        \
+      counts[i] = static_cast<uint16_t>(__builtin_popcountll(a[i] & b[i]));                     \
+      total += counts[i];                                                                       \
     }                                                                                           \
+    for (size_t i = words; i < counted_length_of(words); ++i) counts[i] = 0;                    \
     return total;                                                                               \
+  }                                                                                             \
+  ATTRIBUTE int32_t select_common_counted_##SUFFIX(const uint64_t* a, const uint64_t* b,        \
+                                                   const uint16_t* counts, size_t words,        \
+                                                   int32_t k) {                                 \
+    for (size_t i = 0; i < words; i += 8) {                                                     \
+      int32_t in_block = block_sum(counts + i);                                                 \
+      if (k < in_block) {                                                                       \
+        for (size_t j = i;; ++j) {                                                              \
+          if (k < counts[j]) return static_cast<int32_t>(j * 64) + SELECT_IN_WORD(a[j] & b[j], k); \
+          k -= counts[j];                                                                       \
+        }                                                                                       \
+      }                                                                                         \
+      k -= in_block;                                                                            \
+    }                                                                                           \
+    return -1;                                                                                  \
   }                                                                                             \
   ATTRIBUTE int32_t insert_all_##SUFFIX(uint64_t* a, const uint64_t* b, size_t words) {           \
     int32_t added = 0;                                                                          \
@@ -83,9 +110,13 @@ namespace {
     return static_cast<int32_t>(i * 64) + select_in_word_##SUFFIX(words[i], k);                 \
   }
 
+#define SELECT_IN_WORD select_in_word_plain
 CEREBRO_SCALAR_KERNELS(plain, )
+#undef SELECT_IN_WORD
 #if CEREBRO_BITS_X86
+#define SELECT_IN_WORD select_in_word_popcnt
 CEREBRO_SCALAR_KERNELS(popcnt, __attribute__((target("popcnt"))))
+#undef SELECT_IN_WORD
 #endif
 #undef CEREBRO_SCALAR_KERNELS
 
@@ -99,21 +130,41 @@ CEREBRO_AVX512 inline __m512i and_block(const uint64_t* a, const uint64_t* b, si
   return _mm512_and_si512(_mm512_maskz_loadu_epi64(mask, a + i), _mm512_maskz_loadu_epi64(mask, b + i));
 }
 
+// The k-th set bit of x (k < popcount(x)) without branches.
+CEREBRO_AVX512 inline int32_t select_in_word_bmi2(uint64_t x, int32_t k) {
+  return static_cast<int32_t>(__builtin_ctzll(_pdep_u64(uint64_t{1} << k, x)));
+}
+
 CEREBRO_AVX512 int32_t count_common_avx512(const uint64_t* a, const uint64_t* b, size_t words) {
   __m512i counts = _mm512_setzero_si512();
   for (size_t i = 0; i < words; i += 8) counts = _mm512_add_epi64(counts, _mm512_popcnt_epi64(and_block(a, b, i, words)));
   return static_cast<int32_t>(_mm512_reduce_add_epi64(counts));
 }
 
-CEREBRO_AVX512 int32_t count_common_blocks_avx512(const uint64_t* a, const uint64_t* b, size_t words,
-                                                  int32_t* blocks) {
-  int32_t total = 0;
-  for (size_t i = 0; i < words; i += kBlockWords) {
-    auto n = static_cast<int32_t>(_mm512_reduce_add_epi64(_mm512_popcnt_epi64(and_block(a, b, i, words))));
-    blocks[i / kBlockWords] = n;
-    total += n;
+CEREBRO_AVX512 int32_t count_common_words_avx512(const uint64_t* a, const uint64_t* b, size_t words,
+                                                 uint16_t* counts) {
+  __m512i total = _mm512_setzero_si512();
+  for (size_t i = 0; i < words; i += 8) {
+    __m512i in_words = _mm512_popcnt_epi64(and_block(a, b, i, words));
+    total = _mm512_add_epi64(total, in_words);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(counts + i), _mm512_cvtepi64_epi16(in_words));
   }
-  return total;
+  return static_cast<int32_t>(_mm512_reduce_add_epi64(total));
+}
+
+CEREBRO_AVX512 int32_t select_common_counted_avx512(const uint64_t* a, const uint64_t* b, const uint16_t* counts,
+                                                    size_t words, int32_t k) {
+  for (size_t i = 0; i < words; i += 8) {
+    int32_t in_block = block_sum(counts + i);
+    if (k < in_block) {
+      for (size_t j = i;; ++j) {
+        if (k < counts[j]) return static_cast<int32_t>(j * 64) + select_in_word_bmi2(a[j] & b[j], k);
+        k -= counts[j];
+      }
+    }
+    k -= in_block;
+  }
+  return -1;
 }
 
 CEREBRO_AVX512 int32_t insert_all_avx512(uint64_t* a, const uint64_t* b, size_t words) {
@@ -133,11 +184,6 @@ CEREBRO_AVX512 bool intersects_avx512(const uint64_t* a, const uint64_t* b, size
     if (_mm512_test_epi64_mask(and_block(a, b, i, words), and_block(a, b, i, words))) return true;
   }
   return false;
-}
-
-// The k-th set bit of x (k < popcount(x)) without branches.
-CEREBRO_AVX512 inline int32_t select_in_word_bmi2(uint64_t x, int32_t k) {
-  return static_cast<int32_t>(__builtin_ctzll(_pdep_u64(uint64_t{1} << k, x)));
 }
 
 CEREBRO_AVX512 int32_t select_avx512(const uint64_t* words, size_t first, int32_t k) {
@@ -193,6 +239,8 @@ Kernels kKernels = detect();
 
 }  // namespace
 
+size_t counted_length(size_t words) { return counted_length_of(words); }
+
 #if CEREBRO_BITS_X86
 int32_t count_common(const uint64_t* a, const uint64_t* b, size_t words) {
   switch (kKernels) {
@@ -202,13 +250,21 @@ int32_t count_common(const uint64_t* a, const uint64_t* b, size_t words) {
   }
   return count_common_plain(a, b, words);
 }
-int32_t count_common_blocks(const uint64_t* a, const uint64_t* b, size_t words, int32_t* blocks) {
+int32_t count_common_words(const uint64_t* a, const uint64_t* b, size_t words, uint16_t* counts) {
   switch (kKernels) {
-    case Kernels::avx512: return count_common_blocks_avx512(a, b, words, blocks);
-    case Kernels::popcnt: return count_common_blocks_popcnt(a, b, words, blocks);
+    case Kernels::avx512: return count_common_words_avx512(a, b, words, counts);
+    case Kernels::popcnt: return count_common_words_popcnt(a, b, words, counts);
     case Kernels::plain: break;
   }
-  return count_common_blocks_plain(a, b, words, blocks);
+  return count_common_words_plain(a, b, words, counts);
+}
+int32_t select_common_counted(const uint64_t* a, const uint64_t* b, const uint16_t* counts, size_t words, int32_t k) {
+  switch (kKernels) {
+    case Kernels::avx512: return select_common_counted_avx512(a, b, counts, words, k);
+    case Kernels::popcnt: return select_common_counted_popcnt(a, b, counts, words, k);
+    case Kernels::plain: break;
+  }
+  return select_common_counted_plain(a, b, counts, words, k);
 }
 int32_t insert_all(uint64_t* a, const uint64_t* b, size_t words) {
   switch (kKernels) {
@@ -252,8 +308,11 @@ bool use_kernels(KernelSet set) {
 KernelSet active_kernels() { return KernelSet::plain; }
 bool use_kernels(KernelSet set) { return set == KernelSet::plain; }
 int32_t count_common(const uint64_t* a, const uint64_t* b, size_t words) { return count_common_plain(a, b, words); }
-int32_t count_common_blocks(const uint64_t* a, const uint64_t* b, size_t words, int32_t* blocks) {
-  return count_common_blocks_plain(a, b, words, blocks);
+int32_t count_common_words(const uint64_t* a, const uint64_t* b, size_t words, uint16_t* counts) {
+  return count_common_words_plain(a, b, words, counts);
+}
+int32_t select_common_counted(const uint64_t* a, const uint64_t* b, const uint16_t* counts, size_t words, int32_t k) {
+  return select_common_counted_plain(a, b, counts, words, k);
 }
 int32_t insert_all(uint64_t* a, const uint64_t* b, size_t words) { return insert_all_plain(a, b, words); }
 bool intersects(const uint64_t* a, const uint64_t* b, size_t words) { return intersects_plain(a, b, words); }

@@ -15,10 +15,13 @@ namespace cerebro::bits {
 
 // Set bits of a[i] & b[i] over i < words.
 int32_t count_common(const uint64_t* a, const uint64_t* b, size_t words);
-// The same, and the count of each block of kBlockWords words into
-// blocks[0 .. (words + kBlockWords - 1) / kBlockWords).
-constexpr size_t kBlockWords = 8;
-int32_t count_common_blocks(const uint64_t* a, const uint64_t* b, size_t words, int32_t* blocks);
+// The same, leaving the count of each word in counts[0 .. counted_length(words)),
+// for select_common_counted (a draw right after a count then reads the
+// counts, not the words, to find its word).
+size_t counted_length(size_t words);  // words rounded up to a multiple of 8
+int32_t count_common_words(const uint64_t* a, const uint64_t* b, size_t words, uint16_t* counts);
+// select_common(a, b, words, k) given count_common_words' counts of a & b.
+int32_t select_common_counted(const uint64_t* a, const uint64_t* b, const uint16_t* counts, size_t words, int32_t k);
 // a[i] |= b[i] over i < words; returns how many bits were added.
 int32_t insert_all(uint64_t* a, const uint64_t* b, size_t words);
 // Whether some a[i] & b[i] is non-zero.

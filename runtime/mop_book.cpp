@@ -100,25 +100,16 @@ int32_t MopBook::SlotSet::select_common(const SlotSet& other, int32_t k) const {
   return bits::select_common(words_.data(), other.words_.data(), std::min(words_.size(), other.words_.size()), k);
 }
 
-int32_t MopBook::SlotSet::count_common_blocks(const SlotSet& other, std::vector<int32_t>& blocks) const {
+int32_t MopBook::SlotSet::count_common_words(const SlotSet& other, std::vector<uint16_t>& counts) const {
   size_t words = std::min(words_.size(), other.words_.size());
-  blocks.resize((words + bits::kBlockWords - 1) / bits::kBlockWords);
-  return bits::count_common_blocks(words_.data(), other.words_.data(), words, blocks.data());
+  counts.resize(bits::counted_length(words));
+  return bits::count_common_words(words_.data(), other.words_.data(), words, counts.data());
 }
 
-int32_t MopBook::SlotSet::select_common_in_blocks(const SlotSet& other, const std::vector<int32_t>& blocks,
-                                                  int32_t k) const {
+int32_t MopBook::SlotSet::select_common_counted(const SlotSet& other, const std::vector<uint16_t>& counts,
+                                                int32_t k) const {
   size_t words = std::min(words_.size(), other.words_.size());
-  for (size_t block = 0; block < blocks.size(); ++block) {
-    if (k < blocks[block]) {
-      size_t first = block * bits::kBlockWords;
-      size_t count = std::min(bits::kBlockWords, words - first);
-      int32_t in_block = bits::select_common(words_.data() + first, other.words_.data() + first, count, k);
-      return in_block < 0 ? -1 : static_cast<int32_t>(first * 64) + in_block;
-    }
-    k -= blocks[block];
-  }
-  return -1;
+  return bits::select_common_counted(words_.data(), other.words_.data(), counts.data(), words, k);
 }
 
 int32_t MopBook::SlotSet::select(int32_t k) const {
@@ -245,7 +236,7 @@ int32_t MopBook::count_idle_needing(PartitionId p) const {
   last.partition = p;
   last.needers_version = set.version();
   last.idle_version = idle_.version();
-  return set.count_common_blocks(idle_, last.blocks);
+  return set.count_common_words(idle_, last.counts);
 }
 
 bool MopBook::has_idle_needing(PartitionId p) const {
@@ -257,7 +248,7 @@ ConfigId MopBook::idle_config_needing(PartitionId p, int32_t k) const {
   // select_common checks the range as it goes: no second count.
   const IdleCount& last = last_idle_count_;
   bool counted = last.partition == p && last.needers_version == set.version() && last.idle_version == idle_.version();
-  int32_t slot = k < 0 ? -1 : counted ? set.select_common_in_blocks(idle_, last.blocks, k) : set.select_common(idle_, k);
+  int32_t slot = k < 0 ? -1 : counted ? set.select_common_counted(idle_, last.counts, k) : set.select_common(idle_, k);
   if (slot < 0) {
     misuse("idle_config_needing", fmt::format("partition {}: index {} outside 0..{}", p, k,
                                               set.count_common(idle_) - 1));

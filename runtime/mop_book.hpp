@@ -211,11 +211,11 @@ class MopBook {
     int32_t select(int32_t k) const;  // the k-th smallest slot, 0 <= k < count()
     // The slots also in other: how many, and the k-th smallest (-1 if k >= that).
     int32_t count_common(const SlotSet& other) const;
-    // count_common, leaving the count of each block of bits::kBlockWords words
-    // in blocks for select_common_in_blocks (a draw right after a count scans
-    // one block instead of all words again).
-    int32_t count_common_blocks(const SlotSet& other, std::vector<int32_t>& blocks) const;
-    int32_t select_common_in_blocks(const SlotSet& other, const std::vector<int32_t>& blocks, int32_t k) const;
+    // count_common, leaving each word's count in counts for
+    // select_common_counted (a draw right after a count reads the counts to
+    // find its word instead of the words).
+    int32_t count_common_words(const SlotSet& other, std::vector<uint16_t>& counts) const;
+    int32_t select_common_counted(const SlotSet& other, const std::vector<uint16_t>& counts, int32_t k) const;
     // Bumped by every insert and erase: tells whether counts taken earlier hold.
     uint64_t version() const { return version_; }
     bool intersects(const SlotSet& other) const;
@@ -314,14 +314,14 @@ class MopBook {
   SlotSet idle_;  // slots of the configs with no running unit
   std::map<ConfigId, int32_t> config_order_;  // id -> slot, ascending ids
   std::vector<SlotSet> needers_;  // per partition: slots of the configs needing it
-  // What the last count_idle_needing counted, by block, while neither set has
+  // What the last count_idle_needing counted, per word, while neither set has
   // changed: idle_config_needing(p, k) right after it (a uniform draw) then
-  // scans one block.
+  // reads the counts instead of the words.
   struct IdleCount {
     PartitionId partition = -1;
     uint64_t needers_version = 0;
     uint64_t idle_version = 0;
-    std::vector<int32_t> blocks;
+    std::vector<uint16_t> counts;  // per word of the index
   };
   mutable IdleCount last_idle_count_;
   int64_t units_done_ = 0;

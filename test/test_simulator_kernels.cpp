@@ -40,13 +40,19 @@ void check_kernels_against_reference() {
       BOOST_TEST_CONTEXT("words " << words << ", density " << density) {
         BOOST_TEST(bits::count_common(a.data(), b.data(), words) == n);
         BOOST_TEST(bits::intersects(a.data(), b.data(), words) == (n > 0));
-        std::vector<int32_t> blocks((words + bits::kBlockWords - 1) / bits::kBlockWords, -1);
-        BOOST_TEST(bits::count_common_blocks(a.data(), b.data(), words, blocks.data()) == n);
-        for (size_t block = 0; block < blocks.size(); ++block) {
-          int32_t expected = 0;
-          for (size_t i : common) expected += i / 64 / bits::kBlockWords == block ? 1 : 0;
-          BOOST_TEST(blocks[block] == expected);
+        std::vector<uint16_t> counts(bits::counted_length(words), 99);
+        BOOST_TEST(bits::counted_length(words) % 8 == 0u);
+        BOOST_TEST(bits::count_common_words(a.data(), b.data(), words, counts.data()) == n);
+        for (size_t i = 0; i < counts.size(); ++i) {
+          int expected = 0;
+          for (size_t j : common) expected += j / 64 == i ? 1 : 0;
+          BOOST_TEST(counts[i] == expected);
         }
+        for (int32_t k = 0; k < n; ++k) {
+          BOOST_TEST(bits::select_common_counted(a.data(), b.data(), counts.data(), words, k) ==
+                     static_cast<int32_t>(common[k]));
+        }
+        BOOST_TEST(bits::select_common_counted(a.data(), b.data(), counts.data(), words, n) == -1);
         for (int32_t k = 0; k < n; ++k) {
           BOOST_TEST(bits::select_common(a.data(), b.data(), words, k) == static_cast<int32_t>(common[k]));
         }
