@@ -116,6 +116,11 @@ class Simulator::Run {
         waiting_partitions_(workload.num_partitions()),
         may_have_idle_needer_(workload.num_partitions()) {
     may_have_idle_needer_.fill();  // every config starts idle, needing every partition
+    holder_offsets_.push_back(0);
+    for (const std::vector<WorkerId>& holders : workload.holders) {
+      holder_list_.insert(holder_list_.end(), holders.begin(), holders.end());
+      holder_offsets_.push_back(static_cast<int32_t>(holder_list_.size()));
+    }
     for (WorkerId w = 0; w < options.workers; ++w) book_.add_worker(w, workload.holdings[w]);
     report_.expected.num_partitions = workload.num_partitions();
     for (ConfigId c = 0; c < options.configs; ++c) {
@@ -237,7 +242,8 @@ class Simulator::Run {
     if (book_.state(c) != ConfigState::pending_epoch || book_.config_busy(c)) return;
     const PartitionSet& pending = book_.pending_set(c);
     bool taken = !waiting_partitions_.empty() && pending.any_common(waiting_partitions_, [&](PartitionId p) {
-      for (WorkerId h : workload_.holders[p]) {
+      for (int32_t i = holder_offsets_[p]; i < holder_offsets_[p + 1]; ++i) {
+        WorkerId h = holder_list_[i];
         if (waiting_[h] && offer(h) && book_.config_busy(c)) return true;
       }
       return false;
@@ -301,6 +307,10 @@ class Simulator::Run {
   std::vector<char> waiting_;            // per worker: idle, and got nothing or certainly had nothing
   std::vector<int32_t> waiting_holders_;  // per partition
   PartitionSet waiting_partitions_;       // partitions with a waiting holder
+  // workload_.holders flattened (one array, not one allocation per partition):
+  // partition p's holders are holder_list_[holder_offsets_[p] .. holder_offsets_[p + 1]).
+  std::vector<int32_t> holder_offsets_;
+  std::vector<WorkerId> holder_list_;
   // A superset of the partitions some idle pending_epoch config needs.
   PartitionSet may_have_idle_needer_;
   LatencyHistogram latencies_;
