@@ -116,11 +116,8 @@ class Simulator::Run {
         waiting_partitions_(workload.num_partitions()),
         may_have_idle_needer_(workload.num_partitions()) {
     may_have_idle_needer_.fill();  // every config starts idle, needing every partition
-    holder_offsets_.push_back(0);
-    for (const std::vector<WorkerId>& holders : workload.holders) {
-      holder_list_.insert(holder_list_.end(), holders.begin(), holders.end());
-      holder_offsets_.push_back(static_cast<int32_t>(holder_list_.size()));
-    }
+    holders_ = Lists(workload.holders);
+    holdings_ = Lists(workload.holdings);
     for (WorkerId w = 0; w < options.workers; ++w) book_.add_worker(w, workload.holdings[w]);
     report_.expected.num_partitions = workload.num_partitions();
     for (ConfigId c = 0; c < options.configs; ++c) {
@@ -169,6 +166,30 @@ class Simulator::Run {
   }
 
  private:
+  // Lists of ids (per partition or per worker) in one array.
+  class Lists {
+   public:
+    struct Range {
+      const int32_t* first;
+      const int32_t* last;
+      const int32_t* begin() const { return first; }
+      const int32_t* end() const { return last; }
+    };
+    Lists() = default;
+    explicit Lists(const std::vector<std::vector<int32_t>>& lists) {
+      offsets_.push_back(0);
+      for (const std::vector<int32_t>& list : lists) {
+        items_.insert(items_.end(), list.begin(), list.end());
+        offsets_.push_back(static_cast<int32_t>(items_.size()));
+      }
+    }
+    Range of(int32_t i) const { return Range{items_.data() + offsets_[i], items_.data() + offsets_[i + 1]}; }
+
+   private:
+    std::vector<int32_t> offsets_;
+    std::vector<int32_t> items_;
+  };
+
   // A worker has at most one event pending: its kind is kept per worker.
   enum class EventKind : uint8_t { unit_ends, worker_fails, worker_returns };
   struct Attempt {
@@ -205,7 +226,7 @@ class Simulator::Run {
     ++report_.decisions;
     if (!u) {
       set_waiting(w, true);
-      for (PartitionId p : workload_.holdings[w]) {
+      for (PartitionId p : holdings_.of(w)) {
         if (!book_.has_idle_needing(p)) may_have_idle_needer_.erase(p);
       }
       return false;
@@ -226,7 +247,7 @@ class Simulator::Run {
   void set_waiting(WorkerId w, bool waiting) {
     if (static_cast<bool>(waiting_[w]) == waiting) return;
     waiting_[w] = waiting;
-    for (PartitionId p : workload_.holdings[w]) {
+    for (PartitionId p : holdings_.of(w)) {
       waiting_holders_[p] += waiting ? 1 : -1;
       if (waiting_holders_[p] == 0) {
         waiting_partitions_.erase(p);
@@ -242,8 +263,7 @@ class Simulator::Run {
     if (book_.state(c) != ConfigState::pending_epoch || book_.config_busy(c)) return;
     const PartitionSet& pending = book_.pending_set(c);
     bool taken = !waiting_partitions_.empty() && pending.any_common(waiting_partitions_, [&](PartitionId p) {
-      for (int32_t i = holder_offsets_[p]; i < holder_offsets_[p + 1]; ++i) {
-        WorkerId h = holder_list_[i];
+      for (WorkerId h : holders_.of(p)) {
         if (waiting_[h] && offer(h) && book_.config_busy(c)) return true;
       }
       return false;
@@ -253,7 +273,7 @@ class Simulator::Run {
 
   // Whether w may have an eligible unit (false: it certainly has none).
   bool may_have_work(WorkerId w) const {
-    for (PartitionId p : workload_.holdings[w]) {
+    for (PartitionId p : holdings_.of(w)) {
       if (may_have_idle_needer_.contains(p)) return true;
     }
     return false;
@@ -307,10 +327,9 @@ class Simulator::Run {
   std::vector<char> waiting_;            // per worker: idle, and got nothing or certainly had nothing
   std::vector<int32_t> waiting_holders_;  // per partition
   PartitionSet waiting_partitions_;       // partitions with a waiting holder
-  // workload_.holders flattened (one array, not one allocation per partition):
-  // partition p's holders are holder_list_[holder_offsets_[p] .. holder_offsets_[p + 1]).
-  std::vector<int32_t> holder_offsets_;
-  std::vector<WorkerId> holder_list_;
+  // workload_.holders and .holdings flattened: one array each, not one
+  // allocation per partition or worker (the loop reads them after every unit).
+  Lists holders_, holdings_;
   // A superset of the partitions some idle pending_epoch config needs.
   PartitionSet may_have_idle_needer_;
   LatencyHistogram latencies_;
