@@ -63,7 +63,22 @@ void check_index(const MopBook& book, const std::vector<WorkerId>& workers) {
   for (ConfigId c : book.configs()) {
     BOOST_TEST_REQUIRE(book.pending_set(c).to_vector() == book.pending_partitions(c),
                        boost::test_tools::per_element());
+    const MopBook::ConfigSummary summary = book.summary(c);
+    BOOST_TEST_REQUIRE(summary.state == book.state(c));
+    BOOST_TEST_REQUIRE(summary.epoch == book.epoch(c));
+    BOOST_TEST_REQUIRE(summary.planned_epochs == book.planned_epochs(c));
+    BOOST_TEST_REQUIRE(summary.remaining_units == book.remaining_units(c));
+    BOOST_TEST_REQUIRE(summary.busy == book.config_busy(c));
+    book.prefetch(c);  // a hint: changes nothing (checked on the next round)
   }
+  for (WorkerId w : workers) {
+    for (PartitionId p = 0; p < book.num_partitions(); ++p) {
+      if (!book.has_worker(w)) continue;
+      const std::vector<PartitionId>& held = book.holdings(w);
+      BOOST_TEST_REQUIRE(book.holds(w, p) == std::binary_search(held.begin(), held.end(), p));
+    }
+  }
+  book.prefetch(-123456);  // unknown: ignored
   for (WorkerId w : workers) {
     if (!book.has_worker(w)) continue;
     BOOST_TEST_REQUIRE(eligible_from_index(book, w) == book.eligible_units(w), boost::test_tools::per_element());
