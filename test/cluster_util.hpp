@@ -28,13 +28,16 @@ struct Cluster {
     coordinator = std::make_unique<ChildProcess>(argv, tmp.file("coordinator.log"), std::move(env));
     return *coordinator;
   }
-  ChildProcess& start_agent(const std::string& name, int port) { return start_agent(name, port, token); }
-  ChildProcess& start_agent(const std::string& name, int port, const std::string& token_file) {
+  ChildProcess& start_agent(const std::string& name, int port, std::vector<std::string> env = {}) {
+    return start_agent(name, port, token, std::move(env));
+  }
+  ChildProcess& start_agent(const std::string& name, int port, const std::string& token_file,
+                            std::vector<std::string> env = {}) {
     agents.push_back(std::make_unique<ChildProcess>(
         std::vector<std::string>{cerebro_binary(), "agent", "--join", "127.0.0.1:" + std::to_string(port),
                                  "--token-file", token_file, "--workers", "1", "--data-dir", tmp.file("data-" + name),
                                  "--name", name},
-        tmp.file("agent-" + name + ".log")));
+        tmp.file("agent-" + name + ".log"), std::move(env)));
     return *agents.back();
   }
   std::string logs() const {
