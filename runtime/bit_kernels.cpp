@@ -9,10 +9,9 @@
 
 namespace cerebro::bits {
 
-namespace {
+size_t counted_length(size_t words) { return (words + 7) / 8 * 8; }
 
-// Portable versions, compiled as plain code and (on x86-64) with POPCNT.
-size_t counted_length_of(size_t words) { return (words + 7) / 8 * 8; }
+namespace {
 
 // The sum of 8 per-word counts (each <= 64): four 16-bit lanes per 64-bit
 // word, summed by one multiplication each.
@@ -24,7 +23,8 @@ inline int32_t block_sum(const uint16_t* counts) {
   return static_cast<int32_t>(((low * kLanes) >> 48) + ((high * kLanes) >> 48));
 }
 
-// The k-th set bit of one word (k < its popcount) halves the word six times.
+// Portable versions, compiled as plain code and (on x86-64) with POPCNT. The
+// k-th set bit of one word (k < its popcount) halves the word six times.
 #define CEREBRO_SCALAR_KERNELS(SUFFIX, ATTRIBUTE)                                               \
   ATTRIBUTE inline int32_t select_in_word_##SUFFIX(uint64_t x, int32_t k) {                     \
     int32_t position = 0;                                                                       \
@@ -53,7 +53,7 @@ inline int32_t block_sum(const uint16_t* counts) {
       counts[i] = static_cast<uint16_t>(__builtin_popcountll(a[i] & b[i]));                     \
       total += counts[i];                                                                       \
     }                                                                                           \
-    for (size_t i = words; i < counted_length_of(words); ++i) counts[i] = 0;                    \
+    for (size_t i = words; i < counted_length(words); ++i) counts[i] = 0;                    \
     return total;                                                                               \
   }                                                                                             \
   ATTRIBUTE int32_t select_common_counted_##SUFFIX(const uint64_t* a, const uint64_t* b,        \
@@ -63,7 +63,7 @@ inline int32_t block_sum(const uint16_t* counts) {
       int32_t in_block = block_sum(counts + i);                                                 \
       if (k < in_block) {                                                                       \
         for (size_t j = i;; ++j) {                                                              \
-          if (k < counts[j]) return static_cast<int32_t>(j * 64) + SELECT_IN_WORD(a[j] & b[j], k); \
+          if (k < counts[j]) return static_cast<int32_t>(j * 64) + select_in_word_##SUFFIX(a[j] & b[j], k); \
           k -= counts[j];                                                                       \
         }                                                                                       \
       }                                                                                         \
@@ -110,13 +110,9 @@ inline int32_t block_sum(const uint16_t* counts) {
     return static_cast<int32_t>(i * 64) + select_in_word_##SUFFIX(words[i], k);                 \
   }
 
-#define SELECT_IN_WORD select_in_word_plain
 CEREBRO_SCALAR_KERNELS(plain, )
-#undef SELECT_IN_WORD
 #if CEREBRO_BITS_X86
-#define SELECT_IN_WORD select_in_word_popcnt
 CEREBRO_SCALAR_KERNELS(popcnt, __attribute__((target("popcnt"))))
-#undef SELECT_IN_WORD
 #endif
 #undef CEREBRO_SCALAR_KERNELS
 
@@ -238,8 +234,6 @@ Kernels kKernels = detect();
 #endif
 
 }  // namespace
-
-size_t counted_length(size_t words) { return counted_length_of(words); }
 
 #if CEREBRO_BITS_X86
 int32_t count_common(const uint64_t* a, const uint64_t* b, size_t words) {

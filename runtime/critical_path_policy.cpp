@@ -126,7 +126,6 @@ bool UnitTimeModel::would_link(ConfigId c, WorkerId w) const {
   return !worker || worker->node < 0 || root(worker->node) != root(config->node);
 }
 
-
 double UnitTimeModel::seconds_per_example(ConfigId c, WorkerId w) const {
   return configs_.known ? cost(c) / speed(w) : 0;
 }

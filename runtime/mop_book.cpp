@@ -87,7 +87,6 @@ void MopBook::SlotSet::erase(int32_t slot) {
   ++version_;
 }
 
-
 int32_t MopBook::SlotSet::count_common(const SlotSet& other) const {
   return bits::count_common(words_.data(), other.words_.data(), std::min(words_.size(), other.words_.size()));
 }
@@ -228,7 +227,6 @@ void MopBook::bad_position(int32_t position) const {
 void MopBook::bad_partition(PartitionId p, const char* operation) const {
   misuse(operation, fmt::format("partition {} outside 0..{}", p, num_partitions_ - 1));
 }
-
 
 int32_t MopBook::count_idle_needing(PartitionId p) const {
   const SlotSet& set = needers(p, "count_idle_needing");

@@ -256,7 +256,6 @@ class MopBook {
     PartitionSet pending;  // current epoch, not done, not running
   };
 
-
   // The entry of a known id; throws naming the operation otherwise.
   WorkerEntry& worker_entry(WorkerId w, const char* operation) {
     int32_t slot = worker_slots_.find(w);
