@@ -14,10 +14,10 @@
 
 #include "datasets/dataset.hpp"
 #include "models/unit_trainer.hpp"
-#include "runtime/experiment_control.hpp"
-#include "runtime/cluster_messages.hpp"
-#include "runtime/messages.hpp"
-#include "runtime/state_store.hpp"
+#include "runtime/scheduling/experiment_control.hpp"
+#include "runtime/net/cluster_messages.hpp"
+#include "runtime/net/messages.hpp"
+#include "runtime/store/state_store.hpp"
 
 namespace cerebro {
 

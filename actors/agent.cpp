@@ -8,7 +8,7 @@
 
 #include "actors/actors.hpp"
 #include "datasets/shard.hpp"
-#include "runtime/cluster_validation.hpp"
+#include "runtime/net/cluster_validation.hpp"
 
 namespace fs = std::filesystem;
 

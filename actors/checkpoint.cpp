@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "actors/actors.hpp"
-#include "runtime/fault_injection.hpp"
+#include "runtime/base/fault_injection.hpp"
 
 namespace cerebro {
 

@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "actors/coordinator_control.hpp"
-#include "runtime/cluster_validation.hpp"
+#include "runtime/net/cluster_validation.hpp"
 
 namespace cerebro {
 

@@ -26,9 +26,9 @@
 #include <caf/all.hpp>
 #include <nlohmann/json.hpp>
 
-#include "runtime/cluster_messages.hpp"
-#include "runtime/messages.hpp"
-#include "runtime/status.hpp"
+#include "runtime/net/cluster_messages.hpp"
+#include "runtime/net/messages.hpp"
+#include "runtime/base/status.hpp"
 
 namespace cerebro {
 

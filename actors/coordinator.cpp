@@ -12,9 +12,9 @@
 
 #include "actors/coordinator_control.hpp"
 #include "actors/experiment_runner.hpp"
-#include "runtime/cluster_validation.hpp"
-#include "runtime/spec.hpp"
-#include "runtime/state_store.hpp"
+#include "runtime/net/cluster_validation.hpp"
+#include "runtime/spec/spec.hpp"
+#include "runtime/store/state_store.hpp"
 
 namespace fs = std::filesystem;
 

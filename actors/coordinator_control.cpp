@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 
 #include "actors/experiment_steering.hpp"
-#include "runtime/cluster_validation.hpp"
-#include "runtime/state_store.hpp"
+#include "runtime/net/cluster_validation.hpp"
+#include "runtime/store/state_store.hpp"
 
 namespace fs = std::filesystem;
 

@@ -11,7 +11,7 @@
 
 #include <caf/all.hpp>
 
-#include "runtime/cluster_messages.hpp"
+#include "runtime/net/cluster_messages.hpp"
 
 namespace cerebro {
 

@@ -9,7 +9,7 @@
 
 #include <caf/all.hpp>
 
-#include "runtime/status.hpp"
+#include "runtime/base/status.hpp"
 
 namespace cerebro {
 

@@ -8,7 +8,7 @@
 #include "actors/actors.hpp"
 #include "actors/embedding_submit.hpp"
 #include "actors/experiment_runner.hpp"
-#include "runtime/cluster_messages.hpp"
+#include "runtime/net/cluster_messages.hpp"
 
 namespace cerebro {
 

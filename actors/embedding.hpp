@@ -31,11 +31,11 @@
 
 #include "actors/client.hpp"
 #include "datasets/dataset_source.hpp"
-#include "runtime/experiment_result.hpp"
-#include "runtime/messages.hpp"
-#include "runtime/spec.hpp"
-#include "runtime/spec_builder.hpp"
-#include "runtime/status.hpp"
+#include "runtime/store/experiment_result.hpp"
+#include "runtime/net/messages.hpp"
+#include "runtime/spec/spec.hpp"
+#include "runtime/spec/spec_builder.hpp"
+#include "runtime/base/status.hpp"
 
 namespace cerebro {
 

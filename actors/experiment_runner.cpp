@@ -13,13 +13,13 @@
 #include "datasets/idx.hpp"
 #include "datasets/prepare.hpp"
 #include "models/unit_trainer.hpp"
-#include "runtime/replay_policy.hpp"
+#include "runtime/scheduling/replay_policy.hpp"
 #include "runtime/search/factory.hpp"
 #include "runtime/search/replay.hpp"
-#include "runtime/run_summary.hpp"
-#include "runtime/cluster_validation.hpp"
-#include "runtime/search_space.hpp"
-#include "runtime/steering.hpp"
+#include "runtime/store/run_summary.hpp"
+#include "runtime/net/cluster_validation.hpp"
+#include "runtime/search/search_space.hpp"
+#include "runtime/spec/steering.hpp"
 
 namespace fs = std::filesystem;
 

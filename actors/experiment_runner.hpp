@@ -15,10 +15,10 @@
 
 #include "datasets/manifest.hpp"
 #include "actors/system_config.hpp"
-#include "runtime/messages.hpp"
-#include "runtime/spec.hpp"
-#include "runtime/state_store.hpp"
-#include "runtime/status.hpp"
+#include "runtime/net/messages.hpp"
+#include "runtime/spec/spec.hpp"
+#include "runtime/store/state_store.hpp"
+#include "runtime/base/status.hpp"
 
 namespace cerebro {
 

@@ -8,9 +8,9 @@
 
 #include <fmt/format.h>
 
-#include "runtime/experiment_control.hpp"
-#include "runtime/run_summary.hpp"
-#include "runtime/steering.hpp"
+#include "runtime/scheduling/experiment_control.hpp"
+#include "runtime/store/run_summary.hpp"
+#include "runtime/spec/steering.hpp"
 
 namespace fs = std::filesystem;
 

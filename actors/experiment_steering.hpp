@@ -15,9 +15,9 @@
 
 #include "datasets/dataset.hpp"
 #include "models/unit_trainer.hpp"
-#include "runtime/cluster_messages.hpp"
-#include "runtime/state_store.hpp"
-#include "runtime/status.hpp"
+#include "runtime/net/cluster_messages.hpp"
+#include "runtime/store/state_store.hpp"
+#include "runtime/base/status.hpp"
 
 namespace cerebro {
 

@@ -14,8 +14,8 @@
 
 #include "actors/experiment_runner.hpp"
 #include "datasets/manifest.hpp"
-#include "runtime/ids.hpp"
-#include "runtime/status.hpp"
+#include "runtime/base/ids.hpp"
+#include "runtime/base/status.hpp"
 
 namespace cerebro {
 

@@ -7,8 +7,8 @@
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
 
-#include "runtime/cluster_messages.hpp"
-#include "runtime/messages.hpp"
+#include "runtime/net/cluster_messages.hpp"
+#include "runtime/net/messages.hpp"
 
 namespace cerebro {
 

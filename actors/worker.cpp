@@ -4,7 +4,7 @@
 #include <thread>
 
 #include "actors/actors.hpp"
-#include "runtime/fault_injection.hpp"
+#include "runtime/base/fault_injection.hpp"
 
 namespace cerebro {
 

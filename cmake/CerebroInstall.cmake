@@ -8,14 +8,16 @@ set(CEREBRO_INSTALL_INCLUDEDIR ${CMAKE_INSTALL_INCLUDEDIR}/cerebro)
 set(CEREBRO_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/cerebro)
 
 # cerebro_library(<target> <dir>): the include root for the build and the
-# installed tree, the alias cerebro::<dir> (the name consumers use), and
+# installed tree, the alias cerebro::<name> (the name consumers use; <name> is
+# <dir> with '/' as '_', e.g. runtime/store -> cerebro::runtime_store), and
 # install rules for the library and every header of <dir>.
 function(cerebro_library target dir)
+  string(REPLACE "/" "_" name ${dir})
   target_include_directories(${target} PUBLIC
     $<BUILD_INTERFACE:${CEREBRO_INCLUDE_ROOT}>
     $<INSTALL_INTERFACE:${CEREBRO_INSTALL_INCLUDEDIR}>)
-  set_target_properties(${target} PROPERTIES EXPORT_NAME ${dir})
-  add_library(cerebro::${dir} ALIAS ${target})
+  set_target_properties(${target} PROPERTIES EXPORT_NAME ${name})
+  add_library(cerebro::${name} ALIAS ${target})
   install(TARGETS ${target} EXPORT cerebroTargets
     ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
     LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "datasets/dataset.hpp"
-#include "runtime/status.hpp"
+#include "runtime/base/status.hpp"
 
 namespace cerebro::datasets {
 

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <string>
 
-#include "runtime/status.hpp"
+#include "runtime/base/status.hpp"
 
 namespace cerebro::datasets {
 

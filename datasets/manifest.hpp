@@ -8,7 +8,7 @@
 
 #include "datasets/normalization.hpp"
 #include "datasets/shard.hpp"
-#include "runtime/status.hpp"
+#include "runtime/base/status.hpp"
 
 namespace cerebro::datasets {
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "datasets/dataset.hpp"
-#include "runtime/status.hpp"
+#include "runtime/base/status.hpp"
 
 namespace cerebro::datasets {
 

@@ -10,7 +10,7 @@
 #include "datasets/dataset.hpp"
 #include "datasets/manifest.hpp"
 #include "datasets/normalization.hpp"
-#include "runtime/status.hpp"
+#include "runtime/base/status.hpp"
 
 namespace cerebro::datasets {
 

@@ -15,7 +15,7 @@
 #include <string>
 
 #include "datasets/dataset.hpp"
-#include "runtime/status.hpp"
+#include "runtime/base/status.hpp"
 
 namespace cerebro::datasets {
 

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "runtime/status.hpp"
+#include "runtime/base/status.hpp"
 
 namespace cerebro::models {
 

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "datasets/dataset.hpp"
-#include "runtime/status.hpp"
+#include "runtime/base/status.hpp"
 
 namespace cerebro::models {
 

@@ -9,8 +9,8 @@
 
 #include <boost/test/unit_test.hpp>
 
-#include "runtime/state_store.hpp"
-#include "runtime/unit_log_check.hpp"
+#include "runtime/store/state_store.hpp"
+#include "runtime/scheduling/unit_log_check.hpp"
 #include "test/e2e_util.hpp"
 
 namespace cerebro::faults {

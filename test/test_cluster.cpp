@@ -8,8 +8,8 @@
 #include <fstream>
 #include <set>
 
-#include "runtime/state_store.hpp"
-#include "runtime/unit_log_check.hpp"
+#include "runtime/store/state_store.hpp"
+#include "runtime/scheduling/unit_log_check.hpp"
 #include "test/cluster_util.hpp"
 #include "test/e2e_util.hpp"
 #include "tools/child_process.hpp"

@@ -4,8 +4,8 @@
 #include <filesystem>
 #include <set>
 
-#include "runtime/state_store.hpp"
-#include "runtime/unit_log_check.hpp"
+#include "runtime/store/state_store.hpp"
+#include "runtime/scheduling/unit_log_check.hpp"
 #include "test/e2e_util.hpp"
 
 using namespace cerebro;

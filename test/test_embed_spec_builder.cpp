@@ -4,8 +4,8 @@
 
 #include <boost/test/unit_test.hpp>
 
-#include "runtime/experiment_result.hpp"
-#include "runtime/spec_builder.hpp"
+#include "runtime/store/experiment_result.hpp"
+#include "runtime/spec/spec_builder.hpp"
 
 using namespace cerebro;
 using nlohmann::json;

@@ -8,8 +8,8 @@
 #include <mutex>
 #include <thread>
 
-#include "runtime/basp_frame_reader.hpp"
-#include "runtime/frame_guard.hpp"
+#include "runtime/net/basp_frame_reader.hpp"
+#include "runtime/net/frame_guard.hpp"
 #include "test/raw_tcp.hpp"
 
 using namespace cerebro;

@@ -8,10 +8,10 @@
 #include <map>
 #include <set>
 
-#include "runtime/experiment_control.hpp"
-#include "runtime/randomized_policy.hpp"
+#include "runtime/scheduling/experiment_control.hpp"
+#include "runtime/scheduling/randomized_policy.hpp"
 #include "runtime/search/asha.hpp"
-#include "runtime/steering.hpp"
+#include "runtime/spec/steering.hpp"
 
 using namespace cerebro;
 

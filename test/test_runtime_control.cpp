@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <map>
 
-#include "runtime/experiment_control.hpp"
-#include "runtime/randomized_policy.hpp"
+#include "runtime/scheduling/experiment_control.hpp"
+#include "runtime/scheduling/randomized_policy.hpp"
 
 using namespace cerebro;
 

@@ -7,10 +7,10 @@
 
 #include <rocksdb/db.h>
 
-#include "runtime/experiment_control.hpp"
-#include "runtime/randomized_policy.hpp"
+#include "runtime/scheduling/experiment_control.hpp"
+#include "runtime/scheduling/randomized_policy.hpp"
 #include "runtime/search/asha.hpp"
-#include "runtime/state_store.hpp"
+#include "runtime/store/state_store.hpp"
 #include "test/temp_dir.hpp"
 
 using namespace cerebro;

@@ -7,9 +7,9 @@
 #include <caf/all.hpp>
 #include <rocksdb/db.h>
 
-#include "runtime/fault_injection.hpp"
-#include "runtime/messages.hpp"
-#include "runtime/state_store.hpp"
+#include "runtime/base/fault_injection.hpp"
+#include "runtime/net/messages.hpp"
+#include "runtime/store/state_store.hpp"
 
 using namespace cerebro;
 namespace fs = std::filesystem;

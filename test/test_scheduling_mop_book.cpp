@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include "runtime/mop_book.hpp"
-#include "runtime/status.hpp"
+#include "runtime/scheduling/mop_book.hpp"
+#include "runtime/base/status.hpp"
 
 using namespace cerebro;
 

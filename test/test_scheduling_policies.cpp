@@ -5,12 +5,12 @@
 #include <map>
 #include <string>
 
-#include "runtime/mop_book.hpp"
-#include "runtime/randomized_policy.hpp"
-#include "runtime/replay_policy.hpp"
-#include "runtime/scheduling_policy.hpp"
-#include "runtime/search_procedure.hpp"
-#include "runtime/status.hpp"
+#include "runtime/scheduling/mop_book.hpp"
+#include "runtime/scheduling/randomized_policy.hpp"
+#include "runtime/scheduling/replay_policy.hpp"
+#include "runtime/scheduling/scheduling_policy.hpp"
+#include "runtime/search/search_procedure.hpp"
+#include "runtime/base/status.hpp"
 
 using namespace cerebro;
 

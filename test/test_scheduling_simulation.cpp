@@ -10,11 +10,11 @@
 #include <queue>
 #include <random>
 
-#include "runtime/mop_book.hpp"
-#include "runtime/randomized_policy.hpp"
-#include "runtime/replay_policy.hpp"
-#include "runtime/search_procedure.hpp"
-#include "runtime/unit_log_check.hpp"
+#include "runtime/scheduling/mop_book.hpp"
+#include "runtime/scheduling/randomized_policy.hpp"
+#include "runtime/scheduling/replay_policy.hpp"
+#include "runtime/search/search_procedure.hpp"
+#include "runtime/scheduling/unit_log_check.hpp"
 
 using namespace cerebro;
 

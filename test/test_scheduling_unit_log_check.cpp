@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "runtime/unit_log_check.hpp"
+#include "runtime/scheduling/unit_log_check.hpp"
 
 using namespace cerebro;
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "runtime/replay_policy.hpp"
+#include "runtime/scheduling/replay_policy.hpp"
 #include "runtime/search/asha.hpp"
 #include "runtime/search/pbt.hpp"
 #include "runtime/search/replay.hpp"

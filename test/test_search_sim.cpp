@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "runtime/randomized_policy.hpp"
+#include "runtime/scheduling/randomized_policy.hpp"
 
 namespace cerebro::test {
 

@@ -17,11 +17,11 @@
 #include <string>
 #include <vector>
 
-#include "runtime/experiment_control.hpp"
-#include "runtime/replay_policy.hpp"
-#include "runtime/search_procedure.hpp"
-#include "runtime/search_space.hpp"
-#include "runtime/unit_log_check.hpp"
+#include "runtime/scheduling/experiment_control.hpp"
+#include "runtime/scheduling/replay_policy.hpp"
+#include "runtime/search/search_procedure.hpp"
+#include "runtime/search/search_space.hpp"
+#include "runtime/scheduling/unit_log_check.hpp"
 
 namespace cerebro::test {
 

@@ -9,8 +9,8 @@
 #include "runtime/search/factory.hpp"
 #include "runtime/search/hyperband.hpp"
 #include "runtime/search/pbt.hpp"
-#include "runtime/search_space.hpp"
-#include "runtime/spec.hpp"
+#include "runtime/search/search_space.hpp"
+#include "runtime/spec/spec.hpp"
 
 using namespace cerebro;
 

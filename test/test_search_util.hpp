@@ -9,8 +9,8 @@
 
 #include <boost/test/unit_test.hpp>
 
-#include "runtime/search_procedure.hpp"
-#include "runtime/search_space.hpp"
+#include "runtime/search/search_procedure.hpp"
+#include "runtime/search/search_space.hpp"
 #include "test_search_sim.hpp"
 
 namespace cerebro::test {

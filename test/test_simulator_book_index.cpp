@@ -9,10 +9,10 @@
 #include <random>
 #include <set>
 
-#include "runtime/mop_book.hpp"
-#include "runtime/partition_set.hpp"
-#include "runtime/scheduling_policy.hpp"
-#include "runtime/status.hpp"
+#include "runtime/scheduling/mop_book.hpp"
+#include "runtime/scheduling/partition_set.hpp"
+#include "runtime/scheduling/scheduling_policy.hpp"
+#include "runtime/base/status.hpp"
 
 using namespace cerebro;
 

@@ -11,8 +11,8 @@
 
 #include <boost/test/unit_test.hpp>
 
-#include "runtime/bit_kernels.hpp"
-#include "runtime/event_queue.hpp"
+#include "runtime/scheduling/bit_kernels.hpp"
+#include "runtime/sim/event_queue.hpp"
 
 namespace cerebro {
 namespace {

@@ -6,10 +6,10 @@
 #include <cmath>
 #include <random>
 
-#include "runtime/critical_path_policy.hpp"
-#include "runtime/mop_book.hpp"
-#include "runtime/scheduling_policy.hpp"
-#include "runtime/status.hpp"
+#include "runtime/scheduling/critical_path_policy.hpp"
+#include "runtime/scheduling/mop_book.hpp"
+#include "runtime/scheduling/scheduling_policy.hpp"
+#include "runtime/base/status.hpp"
 
 using namespace cerebro;
 

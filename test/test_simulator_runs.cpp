@@ -9,8 +9,8 @@
 #include <random>
 #include <set>
 
-#include "runtime/simulator.hpp"
-#include "runtime/unit_log_check.hpp"
+#include "runtime/sim/simulator.hpp"
+#include "runtime/scheduling/unit_log_check.hpp"
 
 using namespace cerebro;
 

@@ -5,7 +5,7 @@
 #include <initializer_list>
 #include <string>
 
-#include "runtime/spec.hpp"
+#include "runtime/spec/spec.hpp"
 
 namespace fs = std::filesystem;
 using cerebro::parse_spec_string;

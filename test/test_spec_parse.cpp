@@ -5,8 +5,8 @@
 #include <fstream>
 #include <random>
 
-#include "runtime/search_space.hpp"
-#include "runtime/spec.hpp"
+#include "runtime/search/search_space.hpp"
+#include "runtime/spec/spec.hpp"
 #include "test/temp_dir.hpp"
 
 namespace fs = std::filesystem;

@@ -5,8 +5,8 @@
 #include <random>
 #include <set>
 
-#include "runtime/search_space.hpp"
-#include "runtime/spec.hpp"
+#include "runtime/search/search_space.hpp"
+#include "runtime/spec/spec.hpp"
 
 using cerebro::ConfigParams;
 using cerebro::expand_grid;

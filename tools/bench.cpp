@@ -13,7 +13,7 @@
 #include "actors/experiment_runner.hpp"
 #include "datasets/prepare.hpp"
 #include "models/unit_trainer.hpp"
-#include "runtime/search_space.hpp"
+#include "runtime/search/search_space.hpp"
 #include "tools/child_process.hpp"
 #include "tools/cluster_commands.hpp"
 #include "tools/progress.hpp"

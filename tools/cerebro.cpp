@@ -15,9 +15,9 @@
 
 #include "actors/experiment_runner.hpp"
 #include "datasets/prepare.hpp"
-#include "runtime/run_summary.hpp"
-#include "runtime/spec.hpp"
-#include "runtime/state_store.hpp"
+#include "runtime/store/run_summary.hpp"
+#include "runtime/spec/spec.hpp"
+#include "runtime/store/state_store.hpp"
 #include "tools/bench.hpp"
 #include "tools/cluster_commands.hpp"
 #include "tools/progress.hpp"

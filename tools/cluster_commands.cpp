@@ -18,9 +18,9 @@
 #include "actors/coordinator.hpp"
 #include "actors/system_config.hpp"
 #include "models/unit_trainer.hpp"
-#include "runtime/cluster_validation.hpp"
-#include "runtime/frame_guard.hpp"
-#include "runtime/spec.hpp"
+#include "runtime/net/cluster_validation.hpp"
+#include "runtime/net/frame_guard.hpp"
+#include "runtime/spec/spec.hpp"
 #include "tools/progress.hpp"
 #include "tools/status_format.hpp"
 

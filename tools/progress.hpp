@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include "runtime/messages.hpp"
+#include "runtime/net/messages.hpp"
 
 namespace cerebro::cli {
 

@@ -11,7 +11,7 @@
 
 #include "actors/client.hpp"
 #include "actors/embedded_cluster.hpp"
-#include "runtime/cluster_validation.hpp"
+#include "runtime/net/cluster_validation.hpp"
 #include "tools/cluster_commands.hpp"
 #include "tools/line_editor.hpp"
 #include "tools/repl_commands.hpp"

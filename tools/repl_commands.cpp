@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "runtime/spec.hpp"
+#include "runtime/spec/spec.hpp"
 #include "tools/status_format.hpp"
 
 namespace cerebro::cli {

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "runtime/scheduling_policy.hpp"
+#include "runtime/scheduling/scheduling_policy.hpp"
 
 namespace cerebro {
 

@@ -11,7 +11,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "runtime/simulator.hpp"
+#include "runtime/sim/simulator.hpp"
 
 namespace cerebro {
 

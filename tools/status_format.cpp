@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "runtime/search_space.hpp"
+#include "runtime/search/search_space.hpp"
 
 namespace cerebro::cli {
 

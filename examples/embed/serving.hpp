@@ -5,7 +5,7 @@
 #include <string>
 
 #include "datasets/dataset.hpp"
-#include "runtime/status.hpp"
+#include "runtime/base/status.hpp"
 
 // Loads `run_dir`/best_model.pt (torch::jit::load), normalizes `readings` as
 // the run's ETL did (the statistics in its data/manifest.json) and returns

@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/search_procedure.hpp"
+#include "runtime/search/search_procedure.hpp"
 
 namespace cerebro {
 

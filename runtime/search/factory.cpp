@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "runtime/param_value.hpp"
+#include "runtime/spec/param_value.hpp"
 #include "runtime/search/asha.hpp"
 #include "runtime/search/hyperband.hpp"
 #include "runtime/search/pbt.hpp"

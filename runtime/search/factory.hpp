@@ -7,10 +7,10 @@
 #include <memory>
 #include <vector>
 
-#include "runtime/search_procedure.hpp"
-#include "runtime/search_space.hpp"
-#include "runtime/spec.hpp"
-#include "runtime/status.hpp"
+#include "runtime/search/search_procedure.hpp"
+#include "runtime/search/search_space.hpp"
+#include "runtime/spec/spec.hpp"
+#include "runtime/base/status.hpp"
 
 namespace cerebro {
 

@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/search_procedure.hpp"
+#include "runtime/search/search_procedure.hpp"
 
 namespace cerebro {
 

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "runtime/param_value.hpp"
+#include "runtime/spec/param_value.hpp"
 
 namespace cerebro {
 

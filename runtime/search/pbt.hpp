@@ -25,9 +25,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "runtime/search_procedure.hpp"
-#include "runtime/search_space.hpp"
-#include "runtime/status.hpp"
+#include "runtime/search/search_procedure.hpp"
+#include "runtime/search/search_space.hpp"
+#include "runtime/base/status.hpp"
 
 namespace cerebro {
 

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "runtime/status.hpp"
+#include "runtime/base/status.hpp"
 
 namespace cerebro {
 

@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/search_procedure.hpp"
+#include "runtime/search/search_procedure.hpp"
 
 namespace cerebro {
 

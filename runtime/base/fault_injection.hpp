@@ -1,0 +1,54 @@
+#pragma once
+// Test-only fault injection: makes units fail, workers slow, or the process
+// crash at a named point, so tests can drive failures through the real code.
+// Inert unless BOTH environment variables are set:
+//   CEREBRO_FAULT_INJECTION_ENABLE=i-am-a-test
+//   CEREBRO_FAULTS="rule;rule;..."   with rules
+//     fail_unit=C:P:E[:N]   unit (config C, partition P, epoch E) fails its first N attempts (default 1; -1 = always)
+//     worker_exit=C:P:E     the worker actor running that unit's first attempt dies
+//     slow_worker=W:F       worker W's units take F times as long (F >= 1)
+//     crash=POINT[:K]       the process _exits(137) the K-th time (default 1) it reaches POINT
+//     damage_state=K        the K-th committed unit's state is stored damaged (fails its checksum)
+// A malformed rule is an error at startup, never ignored.
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
+
+#include "runtime/base/status.hpp"
+
+namespace cerebro {
+
+class FaultInjection {
+ public:
+  // Parses `rules` (the CEREBRO_FAULTS syntax).
+  static Result<FaultInjection> parse(const std::string& rules);
+  // The process-wide instance, from the environment (empty when not enabled).
+  static const FaultInjection& instance();
+
+  bool enabled() const { return enabled_; }
+  // Should this attempt (0-based) of the unit fail?
+  bool fail_unit(int32_t config, int32_t partition, int32_t epoch, int32_t attempt) const;
+  // Should the worker actor die instead of running this attempt?
+  bool worker_exit(int32_t config, int32_t partition, int32_t epoch, int32_t attempt) const;
+  // How many times slower worker `w` is (1 when not slowed).
+  double slowdown(int32_t worker) const;
+  // Should the state of this commit (1-based count in this process) be damaged?
+  bool damage_state(int64_t commit) const { return damaged_commits_.count(commit) > 0; }
+  // Exits the process at the K-th arrival at `point`, when a rule says so.
+  void crash_point(const std::string& point) const;
+
+ private:
+  bool enabled_ = false;
+  std::map<std::tuple<int32_t, int32_t, int32_t>, int32_t> failing_units_;
+  std::map<int32_t, double> slow_workers_;
+  std::set<std::tuple<int32_t, int32_t, int32_t>> exiting_units_;
+  std::set<int64_t> damaged_commits_;
+  std::map<std::string, int64_t> crashes_;
+  mutable std::map<std::string, std::atomic<int64_t>> arrivals_;
+};
+
+}  // namespace cerebro

@@ -1,0 +1,83 @@
+#pragma once
+// The messages the actors exchange, as plain structs: the core builds and
+// reads them without CAF. Their CAF `inspect` functions, atoms and type
+// registration live in runtime/net/messages.hpp. Model state travels as bytes
+// (weights, buffers and optimizer state): that is what hops.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/base/ids.hpp"
+
+namespace cerebro {
+
+// Serialized model + optimizer state.
+using StateBytes = std::string;
+
+// One unit of work for a worker: train config's model over a partition.
+struct unit_task {
+  std::string experiment;   // which experiment's partitions to train on
+  std::vector<int64_t> sample_shape;
+  int64_t num_classes = 0;
+  ConfigId config = 0;
+  PartitionId partition = 0;
+  int32_t epoch = 0;
+  int32_t attempt = 0;
+  uint64_t seed = 0;        // batch order and dropout of this unit
+  bool validate = false;    // the config's last unit of its epoch: evaluate after
+  std::string params_json;  // the config's hyper-parameters
+  StateBytes state;         // the state to start from
+};
+
+// What a worker answers: the new state and the unit's metrics and timings.
+struct unit_result {
+  ConfigId config = 0;
+  PartitionId partition = 0;
+  int32_t epoch = 0;
+  WorkerId worker = 0;
+  std::string status;  // ok | diverged | failed
+  std::string error;   // for failed
+  StateBytes state;
+  double train_loss = 0;
+  int64_t examples = 0;
+  bool has_validation = false;
+  double val_loss = 0, val_accuracy = 0;
+  double restore_s = 0, train_s = 0, validate_s = 0, save_s = 0;
+};
+
+// What the scheduler tells whoever follows the experiment, after each
+// committed unit and config epoch.
+struct progress_update {
+  int64_t units_done = 0;
+  int64_t units_total = 0;
+  double elapsed_s = 0;
+  ConfigId best_config = -1;
+  double best_metric = 0;
+  std::string event;  // a human line, e.g. "config 3 epoch 1: val_accuracy 0.871"
+  // The epochs the live configs are in (lowest, highest): configs advance on
+  // their own under MOP.
+  int32_t epoch_low = 0, epoch_high = 0;
+  // What runs now: per busy worker its scheduler id, its agent (filled in by
+  // the runner) and its unit, e.g. "config 2 / partition 1 / epoch 0".
+  std::vector<int32_t> running_workers;
+  std::vector<std::string> running_agents;
+  std::vector<std::string> running_units;
+};
+
+// Sent once when every config has finished, stopped, diverged or failed.
+struct experiment_done {
+  double wall_s = 0;
+  // Sum over committed units of dispatch-to-durable-acknowledgement time: the
+  // denominator of the hop overhead (the log's end_s precedes the commit).
+  double unit_span_s = 0;
+  std::string error;  // empty unless the experiment itself could not go on
+  // A checkpoint was found damaged while training: the run stopped so that
+  // it resumes from the newest intact states (the runner does so at once).
+  bool damaged_state = false;
+};
+
+// Marks a checkpoint actor's error for a state that fails its checksum.
+constexpr const char* damaged_checkpoint = "damaged checkpoint";
+
+}  // namespace cerebro

@@ -1,0 +1,23 @@
+#include "runtime/net/cluster_messages.hpp"
+
+namespace cerebro {
+
+void register_cluster_message_types(caf::actor_system_config& config) {
+  config.add_message_type<agent_resources>("agent_resources");
+  config.add_message_type<join_request>("join_request");
+  config.add_message_type<join_reply>("join_reply");
+  config.add_message_type<shard_placement>("shard_placement");
+  config.add_message_type<submit_request>("submit_request");
+  config.add_message_type<run_files>("run_files");
+  config.add_message_type<control_request>("control_request");
+  config.add_message_type<control_reply>("control_reply");
+  config.add_message_type<std::vector<caf::actor>>("std::vector<caf::actor>");
+}
+
+std::string error_text(const caf::error& error) {
+  const auto& context = error.context();
+  if (context.match_elements<std::string>()) return context.get_as<std::string>(0);
+  return caf::to_string(error);
+}
+
+}  // namespace cerebro

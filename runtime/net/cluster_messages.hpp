@@ -1,0 +1,170 @@
+#pragma once
+// Messages between the coordinator, node agents and clients. Every field a
+// peer sends is validated by the receiver (sizes, ranges, names) before use:
+// see runtime/cluster_validation.hpp.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <caf/all.hpp>
+
+#include "runtime/base/ids.hpp"
+
+namespace cerebro {
+
+// What a node agent brings to the cluster.
+struct agent_resources {
+  std::string name;
+  int32_t workers = 0;
+  int32_t cores = 0;
+  int64_t memory_bytes = 0;
+  double speed = 0;  // units of a fixed calibration workload per second, one thread
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, agent_resources& x) {
+  return f(caf::meta::type_name("agent_resources"), x.name, x.workers, x.cores, x.memory_bytes, x.speed);
+}
+
+// An agent asks to join. `agent` is the agent's own actor; the coordinator
+// sends it work only after the token check.
+struct join_request {
+  std::string token;
+  agent_resources resources;
+  caf::actor agent;
+  std::vector<caf::actor> workers;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, join_request& x) {
+  return f(caf::meta::type_name("join_request"), x.token, x.resources, x.agent, x.workers);
+}
+
+// Refused joins carry a reason and no handle.
+struct join_reply {
+  bool accepted = false;
+  std::string reason;
+  int32_t agent_id = -1;
+  caf::actor coordinator;  // for heartbeats and shard fetches; empty when refused
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, join_reply& x) {
+  return f(caf::meta::type_name("join_reply"), x.accepted, x.reason, x.agent_id, x.coordinator);
+}
+
+// A shard an agent must hold for an experiment.
+struct shard_placement {
+  std::string experiment;
+  PartitionId partition = 0;  // -1: the validation set
+  std::string file;           // file name in the experiment's data directory
+  int64_t bytes = 0;
+  std::string checksum;       // "crc32:xxxxxxxx"
+  std::string local_path;     // where the coordinator has it (agents on a shared filesystem read it there)
+  caf::actor source;          // serves (fetch_atom, experiment, file, offset, length)
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, shard_placement& x) {
+  return f(caf::meta::type_name("shard_placement"), x.experiment, x.partition, x.file, x.bytes, x.checksum,
+           x.local_path, x.source);
+}
+
+// A client submits an experiment spec (TOML text and the directory its
+// relative paths are relative to).
+struct submit_request {
+  std::string token;
+  std::string spec_text;
+  std::string spec_dir;
+  std::string origin;  // file name for messages
+  int32_t workers = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, submit_request& x) {
+  return f(caf::meta::type_name("submit_request"), x.token, x.spec_text, x.spec_dir, x.origin, x.workers);
+}
+
+// The files of a finished run a client receives (name -> bytes).
+struct run_files {
+  std::string experiment;
+  std::string error;  // set when the run failed; then files is empty
+  std::vector<std::string> names;
+  std::vector<std::string> contents;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, run_files& x) {
+  return f(caf::meta::type_name("run_files"), x.experiment, x.error, x.names, x.contents);
+}
+
+// A client steers or inspects one experiment through the gateway (the REPL,
+// actors/client.hpp). `command` is one of: pause, resume, stop (config), add
+// (settings), clone (config, settings), show (config), top (rows), export
+// (config), configs. An empty `experiment` means the most recently submitted.
+struct control_request {
+  std::string token;
+  std::string experiment;
+  std::string command;
+  ConfigId config = -1;
+  std::vector<std::string> settings;  // "key=value" hyper-parameter overrides
+  int32_t rows = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, control_request& x) {
+  return f(caf::meta::type_name("control_request"), x.token, x.experiment, x.command, x.config, x.settings, x.rows);
+}
+
+// The answer: `json` is the command's result (see actors/client.hpp for each
+// command's fields); `file` carries an exported model's bytes.
+struct control_reply {
+  std::string experiment;  // the experiment the command applied to
+  std::string json;
+  std::string file;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, control_reply& x) {
+  return f(caf::meta::type_name("control_reply"), x.experiment, x.json, x.file);
+}
+
+using join_atom = caf::atom_constant<caf::atom("join")>;
+using place_atom = caf::atom_constant<caf::atom("place")>;
+using fetch_atom = caf::atom_constant<caf::atom("fetch")>;
+using release_atom = caf::atom_constant<caf::atom("release")>;
+using heartbeat_atom = caf::atom_constant<caf::atom("heartbeat")>;
+using submit_atom = caf::atom_constant<caf::atom("submit")>;
+using status_atom = caf::atom_constant<caf::atom("status")>;
+using files_atom = caf::atom_constant<caf::atom("files")>;
+using add_worker_atom = caf::atom_constant<caf::atom("addworker")>;
+// Failure handling (see docs/RELIABILITY.md):
+// (remove_worker_atom, WorkerId) to a scheduler: the worker is lost (its agent
+// stopped answering); its unit goes back to the queue.
+using remove_worker_atom = caf::atom_constant<caf::atom("rmworker")>;
+// (holds_atom, WorkerId, partitions) to a scheduler: the worker now holds these.
+using holds_atom = caf::atom_constant<caf::atom("holds")>;
+// (worker_lost_atom, WorkerId, actor) from a scheduler to its listener: the
+// worker actor died while its agent may live on (the agent may respawn it).
+using worker_lost_atom = caf::atom_constant<caf::atom("wlost")>;
+// (respawn_atom, old worker) -> new worker: an agent replaces a dead worker.
+using respawn_atom = caf::atom_constant<caf::atom("respawn")>;
+// (agent_lost_atom, name) to an experiment's follower: the agent is dead or hung.
+using agent_lost_atom = caf::atom_constant<caf::atom("alost")>;
+// (attach_atom, token, experiment) -> status: follow a running experiment.
+using attach_atom = caf::atom_constant<caf::atom("attach")>;
+// The coordinator's periodic check of agent heartbeats and pending resumes.
+using tick_atom = caf::atom_constant<caf::atom("tick")>;
+// (hop_atom, token, bytes) -> int64 size: measures moving a model state.
+using hop_atom = caf::atom_constant<caf::atom("hop")>;
+// (control_atom, control_request) -> control_reply: gateway -> experiment runner.
+using control_atom = caf::atom_constant<caf::atom("control")>;
+
+void register_cluster_message_types(caf::actor_system_config& config);
+
+// The text a peer refused a request with (caf::make_error(sec::runtime_error,
+// text)), else CAF's own description of the error.
+std::string error_text(const caf::error& error);
+
+}  // namespace cerebro

@@ -1,0 +1,309 @@
+#include "runtime/scheduling/experiment_control.hpp"
+
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "runtime/search/search_space.hpp"
+#include "runtime/spec/steering.hpp"
+#include "runtime/base/status.hpp"
+
+namespace cerebro {
+
+namespace {
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+}  // namespace
+
+uint64_t unit_seed(uint64_t experiment_seed, const Unit& u) {
+  uint64_t h = splitmix64(experiment_seed);
+  h = splitmix64(h ^ static_cast<uint64_t>(u.config));
+  h = splitmix64(h ^ static_cast<uint64_t>(u.epoch));
+  return splitmix64(h ^ static_cast<uint64_t>(u.partition));
+}
+
+ExperimentControl::ExperimentControl(int32_t num_partitions, uint64_t seed, Metric metric, int max_unit_retries,
+                                     std::unique_ptr<SchedulingPolicy> policy,
+                                     std::unique_ptr<SearchProcedure> search)
+    : book_(num_partitions),
+      seed_(seed),
+      metric_(metric),
+      max_unit_retries_(max_unit_retries),
+      policy_(std::move(policy)),
+      search_(std::move(search)) {}
+
+void ExperimentControl::add_worker(WorkerId w, std::vector<PartitionId> holds) {
+  book_.add_worker(w, std::move(holds));
+}
+
+void ExperimentControl::remove_worker(WorkerId w) {
+  if (book_.has_worker(w)) book_.remove_worker(w);
+}
+
+void ExperimentControl::add_config(ConfigId c, int32_t epochs) {
+  book_.add_config(c, epochs);
+  outcomes_[c] = ConfigOutcome{};
+}
+
+void ExperimentControl::reject_config(ConfigId c, const std::string& error) {
+  outcomes_[c] = ConfigOutcome{"failed", error};
+  config_ended(c);
+}
+
+std::vector<Dispatch> ExperimentControl::dispatch() {
+  std::vector<Dispatch> out;
+  if (paused_) return out;
+  for (auto w : book_.idle_workers()) {
+    auto unit = policy_->choose(w, book_);
+    if (!unit) continue;
+    book_.start(w, *unit);
+    Dispatch d;
+    d.worker = w;
+    d.unit = *unit;
+    d.seed = unit_seed(seed_, *unit);
+    d.validate = book_.pending_partitions(unit->config).empty();
+    auto it = failed_attempts_.find(*unit);
+    d.attempt = it == failed_attempts_.end() ? 0 : it->second;
+    out.push_back(d);
+  }
+  return out;
+}
+
+bool ExperimentControl::better(double a, double b) const {
+  return metric_ == Metric::val_accuracy ? a > b : a < b;
+}
+
+std::string ExperimentControl::on_committed(WorkerId w, const UnitLogEntry& e) {
+  policy_->observe({w, Unit{e.config, e.partition, e.epoch}, e.train_s, e.validate_s, e.examples});
+  return commit(w, e);
+}
+
+ExperimentControl::Restored ExperimentControl::restore(const std::vector<UnitLogEntry>& log) {
+  // A worker of the past that holds every partition runs the logged units.
+  constexpr WorkerId kReplayWorker = std::numeric_limits<WorkerId>::min();
+  std::vector<PartitionId> all(static_cast<size_t>(book_.num_partitions()));
+  for (PartitionId p = 0; p < book_.num_partitions(); ++p) all[static_cast<size_t>(p)] = p;
+  book_.add_worker(kReplayWorker, all);
+  Restored restored;
+  for (const auto& e : log) {
+    if (copy_pending(e.config)) on_state_copied(e.config);
+    Unit u{e.config, e.partition, e.epoch};
+    const auto state = book_.state(e.config);
+    if (state != ConfigState::pending_epoch || book_.epoch(e.config) != e.epoch)
+      throw Error(fmt::format("cannot resume: the unit log has {} (seq {}) but config {} is {} in epoch {}",
+                              to_string(u), e.seq, e.config, to_string(state), book_.epoch(e.config)));
+    book_.start(kReplayWorker, u);
+    commit(kReplayWorker, e);
+    ++restored.units;
+  }
+  book_.remove_worker(kReplayWorker);
+  restored.decisions = take_decisions();
+  std::vector<StateCopy> still_pending;
+  for (auto& copy : copies_)
+    if (copy_pending(copy.to)) still_pending.push_back(std::move(copy));
+  copies_ = std::move(still_pending);
+  return restored;
+}
+
+std::string ExperimentControl::commit(WorkerId w, const UnitLogEntry& e) {
+  Unit u{e.config, e.partition, e.epoch};
+  auto& loss = epoch_loss_[e.config];
+  loss.first += e.train_loss * static_cast<double>(e.examples);
+  loss.second += e.examples;
+  bool epoch_ended = book_.complete(w, u);
+  auto& outcome = outcomes_[e.config];
+  if (e.status == "diverged") {
+    auto state = book_.state(e.config);
+    const bool live = state == ConfigState::pending_epoch || state == ConfigState::awaiting_decision;
+    if (live) book_.stop(e.config);
+    outcome = ConfigOutcome{"diverged", fmt::format("loss became NaN/inf in epoch {} on partition {}", e.epoch,
+                                                    e.partition)};
+    std::string line = fmt::format("config {} diverged (loss NaN/inf) in epoch {}", e.config, e.epoch);
+    return live ? line + config_ended(e.config) : line;
+  }
+  if (!epoch_ended) return {};
+
+  EpochOutcome result{e.config, e.epoch, loss.second ? loss.first / static_cast<double>(loss.second) : 0.0,
+                      e.val_loss, e.val_accuracy};
+  loss = {0.0, 0};
+  last_metric_[e.config] = metric_ == Metric::val_accuracy ? e.val_accuracy : e.val_loss;
+  std::string line = fmt::format("config {} epoch {}: train_loss {:.4f} val_loss {:.4f} val_accuracy {:.4f}",
+                                 e.config, e.epoch, result.train_loss, e.val_loss, e.val_accuracy);
+  return line + apply(search_->decide(result));
+}
+
+std::string ExperimentControl::apply(const std::vector<SearchDecision>& decisions) {
+  std::string lines;
+  for (const auto& d : decisions) {
+    const auto state = book_.state(d.config);  // throws for an unknown config
+    if (state != ConfigState::awaiting_decision || book_.epoch(d.config) != d.epoch || copy_pending(d.config)) {
+      throw Error(fmt::format("search procedure '{}' decided \"{}\" but config {} is {} in epoch {}{}, not "
+                              "awaiting a decision after epoch {}",
+                              search_->name(), to_string(d), d.config, to_string(state), book_.epoch(d.config),
+                              copy_pending(d.config) ? " waiting for a state copy" : "", d.epoch));
+    }
+    auto& outcome = outcomes_[d.config];
+    switch (d.kind) {
+      case SearchDecision::Kind::continue_training:
+        book_.advance(d.config);
+        if (book_.state(d.config) == ConfigState::finished) outcome.status = "completed";
+        break;
+      case SearchDecision::Kind::stop:
+        book_.stop(d.config);
+        outcome.status = "stopped";
+        break;
+      case SearchDecision::Kind::exploit:
+        if (d.source == d.config || !outcomes_.count(d.source) || d.source_epoch < 0 || !d.params.is_object()) {
+          throw Error(fmt::format("search procedure '{}' decided \"{}\": the source must be another known "
+                                  "config with an epoch, and params an object",
+                                  search_->name(), to_string(d)));
+        }
+        pending_copies_[d.config] = d;
+        copies_.push_back(StateCopy{d.config, d.source, d.source_epoch, d.params});
+        break;
+    }
+    decisions_.push_back(d);
+    if (d.kind != SearchDecision::Kind::continue_training || !d.reason.empty()) lines += "; " + to_string(d);
+  }
+  return lines;
+}
+
+std::string ExperimentControl::config_ended(ConfigId c) {
+  return apply(search_->on_config_ended(c));
+}
+
+std::vector<SearchDecision> ExperimentControl::take_decisions() {
+  std::vector<SearchDecision> out;
+  out.swap(decisions_);
+  return out;
+}
+
+std::vector<StateCopy> ExperimentControl::take_state_copies() {
+  std::vector<StateCopy> out;
+  out.swap(copies_);
+  return out;
+}
+
+std::string ExperimentControl::on_state_copied(ConfigId to) {
+  auto it = pending_copies_.find(to);
+  if (it == pending_copies_.end()) {
+    throw Error(fmt::format("on_state_copied: no state copy to config {} is pending", to));
+  }
+  const SearchDecision d = it->second;
+  pending_copies_.erase(it);
+  book_.advance(to);
+  if (book_.state(to) == ConfigState::finished) outcomes_[to].status = "completed";
+  return fmt::format("config {} took config {}'s state after epoch {}, now {}", to, d.source, d.source_epoch,
+                     describe_params(d.params));
+}
+
+std::string ExperimentControl::on_state_copy_failed(ConfigId to, const std::string& error) {
+  auto it = pending_copies_.find(to);
+  if (it == pending_copies_.end()) {
+    throw Error(fmt::format("on_state_copy_failed: no state copy to config {} is pending", to));
+  }
+  const SearchDecision d = it->second;
+  pending_copies_.erase(it);
+  book_.fail(to);
+  outcomes_[to] = ConfigOutcome{"failed", error};
+  return fmt::format("config {} failed: copying config {}'s state after epoch {} failed: {}", to, d.source,
+                     d.source_epoch, error) +
+         config_ended(to);
+}
+
+std::string ExperimentControl::on_failed(WorkerId w, const Unit& u, const std::string& error) {
+  book_.requeue(w, u);
+  return count_failure(u, error);
+}
+
+std::string ExperimentControl::on_worker_died(WorkerId w, const std::string& error) {
+  if (!book_.has_worker(w)) return {};
+  auto unit = book_.running_on(w);
+  book_.remove_worker(w);
+  if (!unit) return {};
+  return count_failure(*unit, error);
+}
+
+std::string ExperimentControl::count_failure(const Unit& u, const std::string& error) {
+  int32_t failures = ++failed_attempts_[u];
+  if (failures < max_unit_retries_ || book_.state(u.config) != ConfigState::pending_epoch)
+    return fmt::format("{} failed (attempt {} of {}): {}", to_string(u), failures, max_unit_retries_, error);
+  book_.fail(u.config);
+  outcomes_[u.config] = ConfigOutcome{"failed", error};
+  return fmt::format("config {} failed after {} attempts of {}: {}", u.config, failures, to_string(u), error) +
+         config_ended(u.config);
+}
+
+std::optional<std::pair<ConfigId, double>> ExperimentControl::best() const {
+  std::optional<std::pair<ConfigId, double>> best;
+  for (const auto& [c, m] : last_metric_) {
+    if (outcomes_.at(c).status == "diverged" || outcomes_.at(c).status == "failed") continue;
+    if (!best || better(m, best->second)) best = std::make_pair(c, m);
+  }
+  return best;
+}
+
+Status ExperimentControl::pause() {
+  if (paused_) return Status::error("the experiment is already paused");
+  paused_ = true;
+  user_actions_.push_back(user_action("pause"));
+  return Status::ok_status();
+}
+
+Status ExperimentControl::resume() {
+  if (!paused_) return Status::error("the experiment is not paused");
+  paused_ = false;
+  user_actions_.push_back(user_action("resume"));
+  return Status::ok_status();
+}
+
+Status ExperimentControl::stop_config(ConfigId c) {
+  if (!outcomes_.count(c)) return Status::error(fmt::format("the experiment has no config {}", c));
+  const auto state = book_.state(c);
+  if (state != ConfigState::pending_epoch && state != ConfigState::awaiting_decision)
+    return Status::error(fmt::format("config {} has already ended ({})", c, outcomes_.at(c).status));
+  if (copy_pending(c))
+    return Status::error(fmt::format("config {} is taking another config's state (PBT); stop it after that", c));
+  auto record = user_action("stop");
+  record["config"] = c;
+  record["epoch"] = book_.epoch(c);
+  book_.stop(c);
+  outcomes_[c] = ConfigOutcome{"stopped", "stopped by the user"};
+  user_actions_.push_back(std::move(record));
+  // The procedure may have been waiting for this config (a rung): tell it.
+  config_ended(c);
+  return Status::ok_status();
+}
+
+Status ExperimentControl::add_config_by_user(ConfigId c, int32_t epochs, const nlohmann::json& params,
+                                             ConfigId cloned_from) {
+  if (search_->name() != "fixed")
+    return Status::error(fmt::format("configs can be added to grid and random searches only; this experiment "
+                                     "runs {}, which plans its configs up front",
+                                     search_->name()));
+  if (outcomes_.count(c)) return Status::error(fmt::format("config {} exists already", c));
+  if (epochs < 1) return Status::error(fmt::format("config {}: epochs must be >= 1, got {}", c, epochs));
+  if (cloned_from >= 0 && !outcomes_.count(cloned_from))
+    return Status::error(fmt::format("the experiment has no config {} to clone", cloned_from));
+  book_.add_config(c, epochs);
+  outcomes_[c] = ConfigOutcome{};
+  auto record = user_action("add");
+  record["config"] = c;
+  record["params"] = params;
+  record["epochs"] = epochs;
+  record["cloned_from"] = cloned_from;
+  user_actions_.push_back(std::move(record));
+  return Status::ok_status();
+}
+
+std::vector<nlohmann::json> ExperimentControl::take_user_actions() {
+  std::vector<nlohmann::json> out;
+  out.swap(user_actions_);
+  return out;
+}
+
+}  // namespace cerebro

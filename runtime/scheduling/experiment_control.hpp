@@ -1,0 +1,182 @@
+#pragma once
+// The scheduler's logic, as a plain class: which unit an idle worker runs
+// next, what a committed or failed unit changes, epoch-boundary decisions of
+// the search procedure (continue, stop, PBT's exploit), divergence, retries and
+// progress. The scheduler actor is a thin shell that routes messages to it;
+// tests drive it directly.
+//
+// What the shell must do besides dispatch() and the on_* calls:
+//  - persist take_decisions() (every epoch-boundary decision, in order) next
+//    to the unit log, so show, replay and resume see them;
+//  - execute take_state_copies() (PBT) and confirm each with on_state_copied()
+//    (or on_state_copy_failed()); the target config is not dispatched before.
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/base/ids.hpp"
+#include "runtime/scheduling/mop_book.hpp"
+#include "runtime/scheduling/scheduling_policy.hpp"
+#include "runtime/search/search_procedure.hpp"
+#include "runtime/store/state_store.hpp"
+
+namespace cerebro {
+
+// A unit an idle worker should run now.
+struct Dispatch {
+  WorkerId worker = 0;
+  Unit unit;
+  uint64_t seed = 0;      // per-unit seed, independent of the schedule
+  bool validate = false;  // last unit of the config's epoch
+  int32_t attempt = 0;
+};
+
+// A state copy the shell must execute before config `to` trains again (PBT's
+// exploit step): `to`'s latest state becomes the state `from` had at the end of
+// its epoch `from_epoch` (weights, buffers and optimizer state, exactly), and
+// `to` trains with hyper-parameters `params` from now on. The checkpoint store
+// must therefore keep each config's epoch-end states, not only its latest one:
+// `from` may have trained on since. `to` keeps its own epoch count.
+struct StateCopy {
+  ConfigId to = 0;
+  ConfigId from = 0;
+  int32_t from_epoch = 0;
+  nlohmann::json params;
+};
+
+struct ConfigOutcome {
+  std::string status = "running";  // running | completed | diverged | failed | stopped
+  std::string error;
+};
+
+// The seed of a unit: a function of (experiment seed, config, epoch,
+// partition) only, so any schedule (and a replay) trains each unit the same.
+uint64_t unit_seed(uint64_t experiment_seed, const Unit& unit);
+
+class ExperimentControl {
+ public:
+  enum class Metric { val_accuracy, val_loss };
+
+  ExperimentControl(int32_t num_partitions, uint64_t seed, Metric metric, int max_unit_retries,
+                    std::unique_ptr<SchedulingPolicy> policy, std::unique_ptr<SearchProcedure> search);
+
+  void add_worker(WorkerId w, std::vector<PartitionId> holds);
+  // The worker is gone (e.g. its node died); its unit (if any) goes back to
+  // the queue, not counted as a failed attempt.
+  void remove_worker(WorkerId w);
+  // The worker actor died while running its unit: the worker is removed and
+  // the unit counts as a failed attempt (retried up to max_unit_retries, like
+  // on_failed). Returns a human line.
+  std::string on_worker_died(WorkerId w, const std::string& error);
+  void add_config(ConfigId c, int32_t epochs);
+  // A config that could not start (pilot check failed) is recorded as failed.
+  void reject_config(ConfigId c, const std::string& error);
+
+  // Units to start now, one per idle worker that has eligible work.
+  std::vector<Dispatch> dispatch();
+
+  // The unit's state and log entry are durable. Returns a human line when the
+  // config's epoch ended (its validation result and the decisions it led to),
+  // else empty. Throws cerebro::Error if the search procedure decides for a
+  // config that is not awaiting that decision (a procedure bug).
+  std::string on_committed(WorkerId w, const UnitLogEntry& entry);
+  // The unit's attempt failed (exception in the worker). Retried up to
+  // max_unit_retries times, then its config fails with `error`.
+  std::string on_failed(WorkerId w, const Unit& unit, const std::string& error);
+
+  // Epoch-boundary decisions taken since the last call, in the order they were
+  // applied (every boundary of every config gets one, plain continues included).
+  std::vector<SearchDecision> take_decisions();
+  // State copies to execute (PBT exploit steps) since the last call.
+  std::vector<StateCopy> take_state_copies();
+  // The copy to config `to` is durable: `to` enters its next epoch (or
+  // finishes). Throws cerebro::Error if no copy to `to` is pending.
+  std::string on_state_copied(ConfigId to);
+  // The copy could not be made: config `to` fails with `error`.
+  std::string on_state_copy_failed(ConfigId to, const std::string& error);
+  // A copy to config c was issued and is not confirmed yet.
+  bool copy_pending(ConfigId c) const { return pending_copies_.count(c) > 0; }
+
+  bool all_done() const { return book_.all_done(); }
+  int64_t units_done() const { return book_.units_done(); }
+  int64_t units_total() const { return book_.units_total(); }
+  std::optional<std::pair<ConfigId, double>> best() const;
+  const std::map<ConfigId, ConfigOutcome>& outcomes() const { return outcomes_; }
+  bool better(double a, double b) const;  // is metric value a better than b
+  const MopBook& book() const { return book_; }
+  const SearchProcedure& search() const { return *search_; }
+
+  // Resuming a run: replays its committed unit log (commit order) into the
+  // book and the search procedure, which re-derives every epoch-boundary
+  // decision; logged units are done and never dispatched again. Call after
+  // add_config/reject_config and before dispatching. Returns the re-derived
+  // decisions (the shell records them in place of the old ones). A state copy
+  // whose target trained since was made before the stop and is confirmed; the
+  // others stay pending for the shell to make (again: copying is idempotent).
+  // Throws cerebro::Error if the log contradicts MOP (e.g. a unit twice).
+  struct Restored {
+    std::vector<SearchDecision> decisions;
+    int64_t units = 0;
+  };
+  Restored restore(const std::vector<UnitLogEntry>& log);
+
+  // --- Steering by a person (the REPL, through the scheduler actor). Each
+  // call returns an error Status for a request that cannot apply (unknown or
+  // ended config, ...) and changes nothing then; an applied one leaves a
+  // record (runtime/steering.hpp) for take_user_actions(), which the shell
+  // persists with the decisions.
+
+  // While paused dispatch() starts nothing; running units finish and commit
+  // as usual, so nothing is lost. resume() lets dispatch() start units again.
+  Status pause();
+  Status resume();
+  bool paused() const { return paused_; }
+  // Ends config c now: none of its units is dispatched again and the
+  // completion of a unit of it still running is ignored; its last committed
+  // state stays its checkpoint. Its outcome is "stopped".
+  Status stop_config(ConfigId c);
+  // Adds config c mid-run: it joins at its first epoch and trains `epochs`
+  // epochs like any other (its initial state must already be durable: fresh,
+  // or cloned from config `cloned_from`'s latest state when >= 0). Only for
+  // procedures that train every config for its planned epochs (grid,
+  // random): the others plan their rungs and populations up front.
+  Status add_config_by_user(ConfigId c, int32_t epochs, const nlohmann::json& params, ConfigId cloned_from = -1);
+  // Records of the applied steering calls since the last call, in order.
+  std::vector<nlohmann::json> take_user_actions();
+
+ private:
+  bool paused_ = false;
+  std::vector<nlohmann::json> user_actions_;  // not yet taken by the shell
+
+  MopBook book_;
+  uint64_t seed_;
+  Metric metric_;
+  int max_unit_retries_;
+  std::unique_ptr<SchedulingPolicy> policy_;
+  std::unique_ptr<SearchProcedure> search_;
+  std::map<ConfigId, ConfigOutcome> outcomes_;
+  std::map<Unit, int32_t> failed_attempts_;
+  std::map<ConfigId, double> last_metric_;
+  std::map<ConfigId, std::pair<double, int64_t>> epoch_loss_;  // weighted sum, examples
+  std::vector<SearchDecision> decisions_;            // not yet taken by the shell
+  std::vector<StateCopy> copies_;                    // not yet taken by the shell
+  std::map<ConfigId, SearchDecision> pending_copies_;  // issued, not confirmed
+
+  // Applies the procedure's decisions to the book; returns their human lines.
+  std::string apply(const std::vector<SearchDecision>& decisions);
+  // The config left the search without a decision: tell the procedure.
+  std::string config_ended(ConfigId c);
+  // Counts a failed attempt of u (already pending again): fails its config
+  // after max_unit_retries.
+  std::string count_failure(const Unit& u, const std::string& error);
+  // on_committed without telling the policy (restored units were measured
+  // on workers that may not exist any more).
+  std::string commit(WorkerId w, const UnitLogEntry& entry);
+};
+
+}  // namespace cerebro

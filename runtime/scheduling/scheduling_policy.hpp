@@ -1,0 +1,53 @@
+#pragma once
+// SchedulingPolicy: decides which unit an idle worker runs next. One policy per
+// file behind this small interface; the same policy object drives the real
+// scheduler actor and the simulator. Policies only choose: MopBook enforces the
+// MOP invariants, so a policy can never break them.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/base/ids.hpp"
+#include "runtime/scheduling/mop_book.hpp"
+
+namespace cerebro {
+
+class SchedulingPolicy {
+ public:
+  virtual ~SchedulingPolicy() = default;
+  virtual std::string name() const = 0;
+  // What a committed unit measured, for policies that learn worker speeds and
+  // config costs online. Called by ExperimentControl for every committed unit.
+  struct Observation {
+    WorkerId worker = 0;
+    Unit unit;
+    double train_s = 0;      // training time of the unit
+    double validate_s = 0;   // validation time (last unit of an epoch)
+    int64_t examples = 0;
+  };
+  virtual void observe(const Observation& observation) { (void)observation; }
+  // A hint: unit u's observation comes soon (the simulator calls this one
+  // event ahead), so a policy may fetch what observe() will touch into the
+  // cache. No effect on decisions.
+  virtual void prefetch_observation(WorkerId worker, const Unit& u) const {
+    (void)worker;
+    (void)u;
+  }
+  // Picks the unit idle worker w should run next, or nullopt to leave it idle.
+  // The pick is always one of book.eligible_units(w).
+  virtual std::optional<Unit> choose(WorkerId w, const MopBook& book) = 0;
+};
+
+// Policies constructible from a name alone: "randomized" (the paper's
+// Algorithm 1, runtime/randomized_policy.hpp) and "critical_path" (learns
+// worker speeds and config costs, longest remaining chain first;
+// runtime/critical_path_policy.hpp). Throws cerebro::Error naming the known
+// policies otherwise.
+std::unique_ptr<SchedulingPolicy> make_policy(const std::string& name, uint64_t seed);
+// The names make_policy knows, in that order.
+const std::vector<std::string>& policy_names();
+
+}  // namespace cerebro

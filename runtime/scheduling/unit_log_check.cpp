@@ -1,0 +1,156 @@
+#include "runtime/scheduling/unit_log_check.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace cerebro {
+namespace {
+
+std::string describe(const UnitRecord& r) {
+  return fmt::format("{} on worker {} [{:g} s, {:g} s]",
+                     to_string(Unit{r.config, r.partition, r.epoch}), r.worker, r.start_s, r.end_s);
+}
+
+Status check_well_formed(const std::vector<const UnitRecord*>& records,
+                         const ExpectedRun& expected) {
+  for (const UnitRecord* r : records) {
+    if (!expected.epochs_completed.count(r->config)) {
+      return Status::error(fmt::format("unknown config: {} is not in the expected run", describe(*r)));
+    }
+    if (r->partition < 0 || r->partition >= expected.num_partitions) {
+      return Status::error(fmt::format("bad partition: {} is outside 0..{}", describe(*r),
+                                       expected.num_partitions - 1));
+    }
+    if (r->epoch < 0) return Status::error(fmt::format("bad epoch: {}", describe(*r)));
+    if (r->end_s < r->start_s) {
+      return Status::error(fmt::format("bad times: {} ends before it starts", describe(*r)));
+    }
+  }
+  return Status::ok_status();
+}
+
+Status check_no_duplicates(const std::vector<const UnitRecord*>& records) {
+  std::map<Unit, const UnitRecord*> seen;
+  for (const UnitRecord* r : records) {
+    auto [it, inserted] = seen.emplace(Unit{r->config, r->partition, r->epoch}, r);
+    if (!inserted) {
+      return Status::error(fmt::format("unit committed twice: {} and {}", describe(*it->second),
+                                       describe(*r)));
+    }
+  }
+  return Status::ok_status();
+}
+
+Status check_completeness(const std::vector<const UnitRecord*>& records,
+                          const ExpectedRun& expected) {
+  // config -> epoch -> partitions visited (no duplicates by now)
+  std::map<ConfigId, std::map<int32_t, std::set<PartitionId>>> visited;
+  for (const UnitRecord* r : records) {
+    int32_t completed = expected.epochs_completed.at(r->config);
+    if (r->epoch > completed) {
+      return Status::error(fmt::format(
+          "completeness: {} ran but config {} completed only {} epoch(s), so epoch {} is unfinished",
+          describe(*r), r->config, completed, completed));
+    }
+    visited[r->config][r->epoch].insert(r->partition);
+  }
+  for (const auto& [config, completed] : expected.epochs_completed) {
+    for (int32_t e = 0; e <= completed; ++e) {
+      const std::set<PartitionId>& seen = visited[config][e];
+      if (e < completed && static_cast<int32_t>(seen.size()) != expected.num_partitions) {
+        PartitionId missing = 0;
+        while (seen.count(missing)) ++missing;
+        return Status::error(fmt::format(
+            "completeness: config {} epoch {} is expected complete but never visited partition {} "
+            "({} of {} partitions)",
+            config, e, missing, seen.size(), expected.num_partitions));
+      }
+      if (e == completed && static_cast<int32_t>(seen.size()) == expected.num_partitions) {
+        return Status::error(fmt::format(
+            "completeness: config {} visited every partition in epoch {}, but is expected to have "
+            "completed only {} epoch(s)",
+            config, e, completed));
+      }
+    }
+  }
+  return Status::ok_status();
+}
+
+// Records grouped by key must not overlap in time (touching is fine).
+template <class Key>
+Status check_no_overlap(const std::vector<const UnitRecord*>& records, Key key,
+                        const char* invariant) {
+  std::map<int32_t, std::vector<const UnitRecord*>> groups;
+  for (const UnitRecord* r : records) groups[key(*r)].push_back(r);
+  for (auto& [id, group] : groups) {
+    std::sort(group.begin(), group.end(), [](const UnitRecord* a, const UnitRecord* b) {
+      return std::tie(a->start_s, a->end_s) < std::tie(b->start_s, b->end_s);
+    });
+    // Sorted by start, any overlap shows up between neighbours.
+    for (size_t i = 1; i < group.size(); ++i) {
+      if (group[i - 1]->end_s > group[i]->start_s) {
+        return Status::error(fmt::format("{}: {} overlaps {}", invariant, describe(*group[i - 1]),
+                                         describe(*group[i])));
+      }
+    }
+  }
+  return Status::ok_status();
+}
+
+Status check_epoch_order(const std::vector<const UnitRecord*>& records) {
+  struct Span { const UnitRecord* first_start = nullptr; const UnitRecord* last_end = nullptr; };
+  std::map<ConfigId, std::map<int32_t, Span>> spans;
+  for (const UnitRecord* r : records) {
+    Span& s = spans[r->config][r->epoch];
+    if (!s.first_start || r->start_s < s.first_start->start_s) s.first_start = r;
+    if (!s.last_end || r->end_s > s.last_end->end_s) s.last_end = r;
+  }
+  // Each epoch starts no later than it ends, so checking neighbours is enough.
+  for (const auto& [config, epochs] : spans) {
+    const Span* previous = nullptr;
+    for (const auto& [epoch, span] : epochs) {
+      if (previous && previous->last_end->end_s > span.first_start->start_s) {
+        return Status::error(fmt::format("epoch order: {} ends after {} starts",
+                                         describe(*previous->last_end),
+                                         describe(*span.first_start)));
+      }
+      previous = &span;
+    }
+  }
+  return Status::ok_status();
+}
+
+}  // namespace
+
+Status check_mop_invariants(const std::vector<UnitRecord>& log, const ExpectedRun& expected) {
+  if (expected.num_partitions < 1) {
+    return Status::error(fmt::format("expected run has {} partitions", expected.num_partitions));
+  }
+  for (const auto& [config, completed] : expected.epochs_completed) {
+    if (completed < 0) {
+      return Status::error(fmt::format("expected run: config {} completed {} epochs", config, completed));
+    }
+  }
+  std::vector<const UnitRecord*> committed;
+  for (const UnitRecord& r : log) {
+    if (r.committed) committed.push_back(&r);
+  }
+  if (Status s = check_well_formed(committed, expected); !s.ok()) return s;
+  if (Status s = check_no_duplicates(committed); !s.ok()) return s;
+  if (Status s = check_completeness(committed, expected); !s.ok()) return s;
+  if (Status s = check_no_overlap(committed, [](const UnitRecord& r) { return r.config; },
+                                  "isolation");
+      !s.ok()) {
+    return s;
+  }
+  if (Status s = check_no_overlap(committed, [](const UnitRecord& r) { return r.worker; },
+                                  "one unit per worker");
+      !s.ok()) {
+    return s;
+  }
+  return check_epoch_order(committed);
+}
+
+}  // namespace cerebro

@@ -1,0 +1,46 @@
+#pragma once
+// An independent check of the MOP invariants on a unit log, as recorded by the
+// scheduler (or the simulator): used by scheduling tests and by end-to-end
+// tests on real runs. It trusts nothing from MopBook.
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "runtime/base/ids.hpp"
+#include "runtime/base/status.hpp"
+
+namespace cerebro {
+
+// One attempt of a unit. Only committed attempts (results kept) count; failed
+// or discarded attempts are ignored by the check.
+struct UnitRecord {
+  ConfigId config = 0;
+  PartitionId partition = 0;
+  int32_t epoch = 0;
+  WorkerId worker = 0;
+  double start_s = 0;
+  double end_s = 0;
+  bool committed = false;
+};
+
+struct ExpectedRun {
+  int32_t num_partitions = 0;
+  // Per config, the number of epochs it completed (epochs 0 .. n-1). Its epoch
+  // n may be partial (a config stopped mid-epoch); nothing beyond.
+  std::map<ConfigId, int32_t> epochs_completed;
+};
+
+// Checks, on committed records, in this order:
+//  - each record is well formed: known config, partition in range, epoch >= 0,
+//    end_s >= start_s;
+//  - no unit (config, partition, epoch) twice;
+//  - completeness: each config visits each partition once in every completed
+//    epoch, its epoch n = epochs_completed is not complete and none beyond n ran;
+//  - isolation: a config's units never overlap in time (touching is fine);
+//  - one unit per worker at a time: units on a worker never overlap;
+//  - epochs in order: all of a config's epoch e ends before any of e+1 starts.
+// Returns ok, or an error naming the first violation and the units involved.
+Status check_mop_invariants(const std::vector<UnitRecord>& log, const ExpectedRun& expected);
+
+}  // namespace cerebro

@@ -1,0 +1,129 @@
+#include "runtime/search/search_procedure.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "runtime/base/status.hpp"
+
+namespace cerebro {
+
+using nlohmann::json;
+
+double metric_score(const EpochOutcome& outcome, SearchMetric metric) {
+  const double score = metric == SearchMetric::val_accuracy ? outcome.val_accuracy : -outcome.val_loss;
+  return std::isnan(score) ? -std::numeric_limits<double>::infinity() : score;
+}
+
+SearchDecision SearchDecision::continue_training(ConfigId config, int32_t epoch, std::string reason) {
+  SearchDecision d;
+  d.config = config;
+  d.epoch = epoch;
+  d.kind = Kind::continue_training;
+  d.reason = std::move(reason);
+  return d;
+}
+
+SearchDecision SearchDecision::stop(ConfigId config, int32_t epoch, std::string reason) {
+  SearchDecision d = continue_training(config, epoch, std::move(reason));
+  d.kind = Kind::stop;
+  return d;
+}
+
+SearchDecision SearchDecision::exploit(ConfigId config, int32_t epoch, ConfigId source, int32_t source_epoch,
+                                       json params, std::string reason) {
+  SearchDecision d = continue_training(config, epoch, std::move(reason));
+  d.kind = Kind::exploit;
+  d.source = source;
+  d.source_epoch = source_epoch;
+  d.params = std::move(params);
+  return d;
+}
+
+bool operator==(const SearchDecision& a, const SearchDecision& b) {
+  return a.config == b.config && a.epoch == b.epoch && a.kind == b.kind && a.reason == b.reason &&
+         a.source == b.source && a.source_epoch == b.source_epoch && a.params == b.params;
+}
+
+std::string to_string(SearchDecision::Kind kind) {
+  switch (kind) {
+    case SearchDecision::Kind::continue_training: return "continue";
+    case SearchDecision::Kind::stop: return "stop";
+    case SearchDecision::Kind::exploit: return "exploit";
+  }
+  return "unknown";
+}
+
+std::string to_string(const SearchDecision& d) {
+  std::string out = fmt::format("config {} epoch {}: {}", d.config, d.epoch, to_string(d.kind));
+  if (d.kind == SearchDecision::Kind::exploit) {
+    out += fmt::format(" config {} (its state after epoch {})", d.source, d.source_epoch);
+  }
+  if (!d.reason.empty()) out += " (" + d.reason + ")";
+  return out;
+}
+
+json to_json(const SearchDecision& d) {
+  json j = {{"config", d.config}, {"epoch", d.epoch}, {"decision", to_string(d.kind)}, {"reason", d.reason}};
+  if (d.kind == SearchDecision::Kind::exploit) {
+    j["source"] = d.source;
+    j["source_epoch"] = d.source_epoch;
+    j["params"] = d.params;
+  }
+  return j;
+}
+
+SearchDecision search_decision_from_json(const json& j) {
+  auto field = [&](const char* key) -> const json& {
+    if (!j.is_object() || !j.contains(key)) {
+      throw Error(fmt::format("search decision {}: missing field '{}'", j.dump(), key));
+    }
+    return j.at(key);
+  };
+  auto integer = [&](const char* key) {
+    const json& v = field(key);
+    if (!v.is_number_integer()) throw Error(fmt::format("search decision {}: '{}' must be an integer", j.dump(), key));
+    return v.get<int32_t>();
+  };
+  SearchDecision d;
+  d.config = integer("config");
+  d.epoch = integer("epoch");
+  const json& kind = field("decision");
+  const json& reason = field("reason");
+  if (!reason.is_string()) throw Error(fmt::format("search decision {}: 'reason' must be a string", j.dump()));
+  d.reason = reason.get<std::string>();
+  if (kind == "continue") {
+    d.kind = SearchDecision::Kind::continue_training;
+  } else if (kind == "stop") {
+    d.kind = SearchDecision::Kind::stop;
+  } else if (kind == "exploit") {
+    d.kind = SearchDecision::Kind::exploit;
+    d.source = integer("source");
+    d.source_epoch = integer("source_epoch");
+    d.params = field("params");
+  } else {
+    throw Error(fmt::format("search decision {}: 'decision' must be \"continue\", \"stop\" or \"exploit\"",
+                            j.dump()));
+  }
+  return d;
+}
+
+EpochDecision SearchProcedure::on_epoch_end(const EpochOutcome& /*outcome*/) {
+  return EpochDecision::continue_training;
+}
+
+std::vector<SearchDecision> SearchProcedure::decide(const EpochOutcome& outcome) {
+  if (on_epoch_end(outcome) == EpochDecision::stop) {
+    return {SearchDecision::stop(outcome.config, outcome.epoch, "stopped by the search procedure '" + name() + "'")};
+  }
+  return {SearchDecision::continue_training(outcome.config, outcome.epoch)};
+}
+
+std::vector<SearchDecision> SearchProcedure::on_config_ended(ConfigId /*config*/) { return {}; }
+
+EpochDecision FixedEpochsProcedure::on_epoch_end(const EpochOutcome& /*outcome*/) {
+  return EpochDecision::continue_training;
+}
+
+}  // namespace cerebro

@@ -1,0 +1,134 @@
+#pragma once
+// The scheduler simulator: a discrete-event simulation of a Cerebro cluster
+// that drives the real MopBook and a real SchedulingPolicy (the classes the
+// cluster runs) with synthetic unit durations, to compare policies on
+// makespan against a lower bound, at scales no real cluster here could run.
+//
+// Workload (after the Cerebro paper's setting): p = workers partitions of
+// equal size, partition p on worker p plus (replicas - 1) other random workers;
+// every config trains for a fixed number of epochs. A unit of config c on
+// worker w takes  mflops(c) x 3 (forward + backward) x examples per partition /
+// (tflops(w) x 1e6)  seconds at peak speed, times 1 + U(0, noise). The policy
+// never sees these numbers: it only gets observe() with each committed unit's
+// measured time, exactly as ExperimentControl feeds it, and must learn.
+//
+// Not thread-safe; deterministic for a given seed and policy.
+
+#include <cstdint>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/base/ids.hpp"
+#include "runtime/scheduling/scheduling_policy.hpp"
+#include "runtime/base/status.hpp"
+#include "runtime/scheduling/unit_log_check.hpp"
+
+namespace cerebro {
+
+enum class Heterogeneity {
+  paper,    // worker speeds drawn from {5.6, 11.3, 12.1, 18.7} TFLOPS
+  uniform,  // uniform in [5.6, 18.7] TFLOPS
+  none,     // every worker 11.925 TFLOPS (the mean of the paper's four)
+};
+std::string to_string(Heterogeneity h);
+inline std::ostream& operator<<(std::ostream& os, Heterogeneity h) { return os << to_string(h); }
+// "paper" | "uniform" | "none"; an error names the known values.
+Result<Heterogeneity> parse_heterogeneity(const std::string& name);
+
+struct SimulationOptions {
+  int32_t configs = 16;
+  int32_t workers = 8;
+  int32_t epochs = 10;
+  uint64_t seed = 1;
+  Heterogeneity heterogeneity = Heterogeneity::paper;
+  int32_t replicas = 1;             // holders per partition, 1 .. workers
+  double noise = 0;                 // a unit runs 1 + U(0, noise) times its nominal time
+  double failure_rate = 0;          // per attempt: its worker fails at a random point of it
+  double downtime_s = 60;           // a failed worker is back (same partitions) after this
+  int64_t examples = 1281167;       // training examples over all partitions (ImageNet-1k)
+  bool keep_log = false;            // record every attempt (memory: ~40 bytes per unit)
+};
+// Checks ranges; the error names the option (as a command-line flag).
+Status validate(const SimulationOptions& options);
+
+// The synthetic cluster and models a run simulates, drawn from the seed.
+struct Workload {
+  std::vector<double> config_mflops;  // per example, forward pass
+  std::vector<double> worker_tflops;
+  std::vector<std::vector<PartitionId>> holdings;  // per worker
+  std::vector<std::vector<WorkerId>> holders;      // per partition
+  int64_t examples_per_partition = 0;
+  int32_t epochs = 0;
+
+  int32_t num_partitions() const { return static_cast<int32_t>(holders.size()); }
+  // Nominal seconds of one unit of config c on worker w.
+  double unit_seconds(ConfigId c, WorkerId w) const;
+};
+// Config costs: a truncated power law, density ~ x^-0.857 on [360, 21000]
+// MFLOPs per example, whose exponent is fitted so the mean is 5,900 like the 35
+// CNNs of the Cerebro paper (a log-uniform law would give a mean of 5,076).
+Workload make_workload(const SimulationOptions& options);
+
+// A lower bound on any schedule's makespan (failures and noise only add time),
+// the largest of three:
+struct LowerBound {
+  double total_work_s = 0;     // all units' work / the cluster's total speed
+  double longest_chain_s = 0;  // the longest config's units in sequence, each
+                               // on the fastest holder of its partition
+  double worker_load_s = 0;    // the busiest worker's units on partitions no
+                               // other worker holds
+  double seconds() const;
+};
+LowerBound lower_bound(const Workload& workload);
+
+struct SimulationReport {
+  std::string policy;
+  SimulationOptions options;
+  int64_t units = 0;            // committed units
+  int64_t failed_attempts = 0;  // attempts lost with their worker
+  int64_t decisions = 0;        // choose() calls
+  double makespan_s = 0;
+  LowerBound bound;
+  double ratio = 0;        // makespan / lower bound
+  double utilization = 0;  // time workers spent running units / (workers x makespan)
+  double decision_latency_p50_us = 0;
+  double decision_latency_p99_us = 0;
+  int64_t decision_latency_every = 1;  // the percentiles are over every n-th decision
+  double wall_s = 0;       // real time the simulation took
+  std::vector<UnitRecord> log;  // with keep_log
+  ExpectedRun expected;         // what check_mop_invariants should find in the log
+
+  nlohmann::json to_json() const;
+};
+
+class Simulator {
+ public:
+  // Throws cerebro::Error if the options are invalid (see validate()).
+  Simulator(const SimulationOptions& options, std::unique_ptr<SchedulingPolicy> policy);
+  // With a given workload instead of one drawn from the options (whose
+  // configs, workers and epochs must match it), e.g. a hand-made cluster.
+  Simulator(const SimulationOptions& options, Workload workload, std::unique_ptr<SchedulingPolicy> policy);
+  ~Simulator();
+  Simulator(const Simulator&) = delete;
+  Simulator& operator=(const Simulator&) = delete;
+
+  const Workload& workload() const;
+  // Runs the whole experiment once. Throws cerebro::Error if the run stalls
+  // (the policy left work undone with every worker idle).
+  SimulationReport run();
+
+ private:
+  class Run;
+  SimulationOptions options_;
+  Workload workload_;
+  std::unique_ptr<SchedulingPolicy> policy_;
+};
+
+// Builds the policy by name (make_policy, seeded from options.seed) and runs.
+Result<SimulationReport> simulate(const SimulationOptions& options, const std::string& policy);
+
+}  // namespace cerebro

@@ -1,0 +1,186 @@
+// The simulator's inputs and outputs: options, the synthetic workload, the
+// lower bound and the report. The event loop is in simulator.cpp.
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "runtime/sim/event_queue.hpp"
+#include "runtime/sim/simulator.hpp"
+
+namespace cerebro {
+
+namespace {
+
+// The Cerebro paper's 35 CNNs: 360 .. 21,000 MFLOPs per example, mean ~5,900.
+constexpr double kMinMflops = 360, kMaxMflops = 21000;
+// Exponent of the density x^a on [kMinMflops, kMaxMflops] whose mean is 5,900.
+constexpr double kCostExponent = -0.8572638;
+// The paper's GPUs (TFLOPS), drawn with equal probability.
+constexpr double kPaperTflops[] = {5.6, 11.3, 12.1, 18.7};
+constexpr double kEqualTflops = (5.6 + 11.3 + 12.1 + 18.7) / 4;
+// Training (forward + backward) costs about three forward passes.
+constexpr double kTrainingPasses = 3;
+
+// Streams of the workload and of the run, so adding a draw to one does not
+// change the other.
+constexpr uint64_t kWorkloadStream = 0x243f6a8885a308d3ULL;
+
+double draw_mflops(std::mt19937_64& rng) {
+  double k = kCostExponent + 1;
+  double u = std::uniform_real_distribution<double>(0, 1)(rng);
+  double lo = std::pow(kMinMflops, k), hi = std::pow(kMaxMflops, k);
+  return std::clamp(std::pow(lo + u * (hi - lo), 1 / k), kMinMflops, kMaxMflops);
+}
+
+double draw_tflops(Heterogeneity h, std::mt19937_64& rng) {
+  switch (h) {
+    case Heterogeneity::paper:
+      return kPaperTflops[std::uniform_int_distribution<int>(0, 3)(rng)];
+    case Heterogeneity::uniform:
+      return std::uniform_real_distribution<double>(5.6, 18.7)(rng);
+    case Heterogeneity::none:
+      return kEqualTflops;
+  }
+  return kEqualTflops;
+}
+
+}  // namespace
+
+std::string to_string(Heterogeneity h) {
+  switch (h) {
+    case Heterogeneity::paper: return "paper";
+    case Heterogeneity::uniform: return "uniform";
+    case Heterogeneity::none: return "none";
+  }
+  return "unknown";
+}
+
+Result<Heterogeneity> parse_heterogeneity(const std::string& name) {
+  for (Heterogeneity h : {Heterogeneity::paper, Heterogeneity::uniform, Heterogeneity::none}) {
+    if (name == to_string(h)) return h;
+  }
+  return Status::error(
+      fmt::format("--heterogeneity: unknown value '{}' (known: paper, uniform, none)", name));
+}
+
+Status validate(const SimulationOptions& o) {
+  auto bad = [](const char* flag, const std::string& what) {
+    return Status::error(fmt::format("{}: {}", flag, what));
+  };
+  if (o.configs < 1) return bad("--configs", fmt::format("must be >= 1, got {}", o.configs));
+  if (o.workers < 1 || static_cast<uint32_t>(o.workers) - 1 > EventQueue::kMaxPayload) {
+    return bad("--workers", fmt::format("must be in 1..{}, got {}", EventQueue::kMaxPayload + 1, o.workers));
+  }
+  if (o.epochs < 1) return bad("--epochs", fmt::format("must be >= 1, got {}", o.epochs));
+  if (o.replicas < 1 || o.replicas > o.workers) {
+    return bad("--replicas", fmt::format("must be in 1..{} (the workers), got {}", o.workers, o.replicas));
+  }
+  if (!(o.noise >= 0)) return bad("--noise", fmt::format("must be >= 0, got {}", o.noise));
+  if (!(o.failure_rate >= 0 && o.failure_rate < 1)) {
+    return bad("--failure-rate", fmt::format("must be in [0, 1), got {}", o.failure_rate));
+  }
+  if (!(o.downtime_s > 0)) return bad("--downtime", fmt::format("must be > 0, got {}", o.downtime_s));
+  if (o.examples < o.workers) {
+    return bad("--examples", fmt::format("must be >= the workers ({}) so no partition is empty, got {}",
+                                         o.workers, o.examples));
+  }
+  return Status::ok_status();
+}
+
+double Workload::unit_seconds(ConfigId c, WorkerId w) const {
+  return config_mflops[c] * kTrainingPasses * static_cast<double>(examples_per_partition) /
+         (worker_tflops[w] * 1e6);
+}
+
+Workload make_workload(const SimulationOptions& o) {
+  std::mt19937_64 rng(o.seed ^ kWorkloadStream);
+  Workload wl;
+  wl.epochs = o.epochs;
+  wl.examples_per_partition = o.examples / o.workers;
+  for (int32_t c = 0; c < o.configs; ++c) wl.config_mflops.push_back(draw_mflops(rng));
+  for (int32_t w = 0; w < o.workers; ++w) wl.worker_tflops.push_back(draw_tflops(o.heterogeneity, rng));
+  // Partition p lives on worker p (the paper's layout) plus replicas - 1 others.
+  wl.holders.resize(o.workers);
+  wl.holdings.resize(o.workers);
+  std::uniform_int_distribution<WorkerId> any_worker(0, o.workers - 1);
+  for (PartitionId p = 0; p < o.workers; ++p) {
+    std::vector<WorkerId>& holders = wl.holders[p];
+    holders.push_back(p);
+    while (static_cast<int32_t>(holders.size()) < o.replicas) {
+      WorkerId w = any_worker(rng);
+      if (std::find(holders.begin(), holders.end(), w) == holders.end()) holders.push_back(w);
+    }
+    std::sort(holders.begin(), holders.end());
+    for (WorkerId w : holders) wl.holdings[w].push_back(p);
+  }
+  return wl;
+}
+
+double LowerBound::seconds() const { return std::max({total_work_s, longest_chain_s, worker_load_s}); }
+
+LowerBound lower_bound(const Workload& wl) {
+  LowerBound lb;
+  const double epochs = wl.epochs;
+  const int32_t partitions = wl.num_partitions();
+  double total_speed = 0;
+  for (double s : wl.worker_tflops) total_speed += s;
+  double total_mflops = 0;
+  for (double m : wl.config_mflops) total_mflops += m;
+  // unit_seconds is proportional to mflops / tflops: work out the sums once.
+  auto seconds = [&](double mflops, double tflops) {
+    return mflops * kTrainingPasses * static_cast<double>(wl.examples_per_partition) / (tflops * 1e6);
+  };
+  lb.total_work_s = seconds(total_mflops, total_speed) * partitions * epochs;
+
+  double inverse_fastest = 0;  // sum over partitions of 1 / its fastest holder's speed
+  for (const auto& holders : wl.holders) {
+    double fastest = 0;
+    for (WorkerId w : holders) fastest = std::max(fastest, wl.worker_tflops[w]);
+    inverse_fastest += 1 / fastest;
+  }
+  double heaviest = *std::max_element(wl.config_mflops.begin(), wl.config_mflops.end());
+  lb.longest_chain_s = seconds(heaviest, 1) * inverse_fastest * epochs;
+
+  for (size_t w = 0; w < wl.holdings.size(); ++w) {
+    int64_t exclusive = 0;
+    for (PartitionId p : wl.holdings[w]) exclusive += wl.holders[p].size() == 1 ? 1 : 0;
+    lb.worker_load_s = std::max(
+        lb.worker_load_s, seconds(total_mflops, wl.worker_tflops[w]) * static_cast<double>(exclusive) * epochs);
+  }
+  return lb;
+}
+
+nlohmann::json SimulationReport::to_json() const {
+  return nlohmann::json{
+      {"policy", policy},
+      {"configs", options.configs},
+      {"workers", options.workers},
+      {"epochs", options.epochs},
+      {"seed", options.seed},
+      {"heterogeneity", to_string(options.heterogeneity)},
+      {"replicas", options.replicas},
+      {"noise", options.noise},
+      {"failure_rate", options.failure_rate},
+      {"downtime_s", options.downtime_s},
+      {"examples", options.examples},
+      {"units", units},
+      {"failed_attempts", failed_attempts},
+      {"decisions", decisions},
+      {"makespan", makespan_s},
+      {"lower_bound", bound.seconds()},
+      {"lower_bound_parts",
+       {{"total_work", bound.total_work_s},
+        {"longest_chain", bound.longest_chain_s},
+        {"worker_load", bound.worker_load_s}}},
+      {"ratio", ratio},
+      {"utilization", utilization},
+      {"decision_latency_p50_us", decision_latency_p50_us},
+      {"decision_latency_p99_us", decision_latency_p99_us},
+      {"decision_latency_every", decision_latency_every},
+      {"wall_s", wall_s},
+  };
+}
+
+}  // namespace cerebro

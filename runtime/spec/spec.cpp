@@ -1,0 +1,622 @@
+#include "runtime/spec/spec.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include "datasets/dataset_source.hpp"
+#include "runtime/spec/param_value.hpp"
+#include "runtime/search/hyperband.hpp"
+#include "runtime/search/pbt.hpp"
+#include "runtime/search/search_space.hpp"
+
+namespace cerebro {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// Collects every problem with its position, so one run of the parser can
+// report all of them, in file order.
+class Problems {
+ public:
+  explicit Problems(std::string origin) : origin_(origin.empty() ? "<spec>" : std::move(origin)) {}
+  void add(const toml::source_region& where, std::string text) {
+    list_.push_back({where.begin.line, where.begin.column, std::move(text)});
+  }
+  void add(std::string text) { list_.push_back({0, 0, std::move(text)}); }  // no position
+  bool empty() const { return list_.empty(); }
+  size_t size() const { return list_.size(); }
+  Status status() const {
+    auto sorted = list_;
+    std::stable_sort(sorted.begin(), sorted.end(), [](const Entry& a, const Entry& b) {
+      // Problems without a position (missing keys) go last.
+      auto key = [](const Entry& e) { return std::make_pair(e.line == 0 ? UINT_MAX : e.line, e.column); };
+      return key(a) < key(b);
+    });
+    std::string out;
+    for (const auto& e : sorted) {
+      if (!out.empty()) out += '\n';
+      out += e.line == 0 ? fmt::format("{}: {}", origin_, e.text)
+                         : fmt::format("{}:{}:{}: {}", origin_, e.line, e.column, e.text);
+    }
+    return Status::error(out);
+  }
+
+ private:
+  struct Entry { uint32_t line, column; std::string text; };
+  std::string origin_;
+  std::vector<Entry> list_;
+};
+
+// A TOML value as JSON; nullopt for dates and times, which no key accepts.
+std::optional<json> to_json(const toml::node& node) {
+  if (auto v = node.as_integer()) return json(v->get());
+  if (auto v = node.as_floating_point()) return json(v->get());
+  if (auto v = node.as_string()) return json(v->get());
+  if (auto v = node.as_boolean()) return json(v->get());
+  if (auto arr = node.as_array()) {
+    json out = json::array();
+    for (const auto& item : *arr) {
+      auto j = to_json(item);
+      if (!j) return std::nullopt;
+      out.push_back(std::move(*j));
+    }
+    return out;
+  }
+  if (auto tbl = node.as_table()) {
+    json out = json::object();
+    for (const auto& [k, v] : *tbl) {
+      auto j = to_json(v);
+      if (!j) return std::nullopt;
+      out[std::string(k.str())] = std::move(*j);
+    }
+    return out;
+  }
+  return std::nullopt;
+}
+
+// "string \"3\"", "float 3.0": what the user wrote, for "got ..." messages.
+std::string describe_node(const toml::node& node) {
+  if (auto v = node.as_floating_point(); v && !std::isfinite(v->get())) {
+    return std::string("float ") + (std::isnan(v->get()) ? "nan" : v->get() > 0 ? "inf" : "-inf");
+  }
+  auto j = to_json(node);
+  if (!j) return "a date/time value";
+  return json_type_name(*j) + " " + j->dump();
+}
+
+// Some float inside a value that is not finite (TOML allows inf and nan).
+const toml::node* find_non_finite(const toml::node& node) {
+  if (auto v = node.as_floating_point()) return std::isfinite(v->get()) ? nullptr : &node;
+  if (auto arr = node.as_array()) {
+    for (const auto& item : *arr) if (auto bad = find_non_finite(item)) return bad;
+  }
+  if (auto tbl = node.as_table()) {
+    for (const auto& [k, v] : *tbl) if (auto bad = find_non_finite(v)) return bad;
+  }
+  return nullptr;
+}
+
+// One section's table. Each read_* marks its key as known, type-checks it and
+// leaves `out` unchanged when the key is absent or wrong.
+class Section {
+ public:
+  Section(const toml::table* table, std::string name, Problems& problems)
+      : table_(table), name_(std::move(name)), problems_(problems) {}
+
+  const toml::node* get(const std::string& key) const { return table_ ? table_->get(key) : nullptr; }
+  bool has(const std::string& key) const { return get(key) != nullptr; }
+  const toml::source_region* where() const { return table_ ? &table_->source() : nullptr; }
+
+  void report(const std::string& key, const std::string& text) {
+    const toml::node* node = get(key);
+    std::string message = fmt::format("[{}] {} {}", name_, key, text);
+    if (node) problems_.add(node->source(), message);
+    else if (where()) problems_.add(*where(), message);
+    else problems_.add(message);
+  }
+  void missing(const std::string& key, const std::string& hint) {
+    std::string message = fmt::format("[{}] {} is required: {}", name_, key, hint);
+    if (where()) problems_.add(*where(), message); else problems_.add(message);
+  }
+
+  void read_string(const std::string& key, std::string& out,
+                   const std::vector<std::string>& allowed = {}) {
+    const toml::node* node = get(key);
+    if (!node) return;
+    if (!node->is_string()) return wrong(key, "a string", *node);
+    std::string value = node->as_string()->get();
+    if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), value) == allowed.end()) {
+      return report(key, fmt::format("must be {}, got \"{}\"", quoted_alternatives(allowed), value));
+    }
+    if (value.empty()) return report(key, "must not be empty");
+    out = value;
+  }
+
+  template <class Int>
+  void read_int(const std::string& key, Int& out, int64_t min, int64_t max) {
+    const toml::node* node = get(key);
+    if (!node) return;
+    const std::string expected = fmt::format("an integer >= {}", min);
+    if (!node->is_integer()) return wrong(key, expected, *node);
+    const int64_t value = node->as_integer()->get();
+    if (value < min) return wrong(key, expected, *node);
+    if (value > max) return wrong(key, fmt::format("an integer <= {}", max), *node);
+    out = static_cast<Int>(value);
+  }
+
+  // A fraction in [0, 1) or (0, 1); integers are accepted for float keys.
+  void read_fraction(const std::string& key, double& out, bool zero_allowed) {
+    const toml::node* node = get(key);
+    if (!node) return;
+    const std::string expected = zero_allowed ? "a number in [0, 1)" : "a number in (0, 1)";
+    if (!node->is_number()) return wrong(key, expected, *node);
+    const double value = node->is_integer() ? static_cast<double>(node->as_integer()->get())
+                                            : node->as_floating_point()->get();
+    if (!(value >= 0 && value < 1) || (!zero_allowed && value == 0)) {
+      return wrong(key, expected, *node);
+    }
+    out = value;
+  }
+
+  // A number (integers accepted) for which `valid` holds; `expected` says
+  // which, e.g. "a number in (0, 0.5]".
+  template <class Valid>
+  void read_number(const std::string& key, double& out, const std::string& expected, Valid valid) {
+    const toml::node* node = get(key);
+    if (!node) return;
+    if (!node->is_number()) return wrong(key, expected, *node);
+    const double value = number_of(*node);
+    if (!std::isfinite(value) || !valid(value)) return wrong(key, expected, *node);
+    out = value;
+  }
+
+  // A non-empty list of numbers > 0 (integers accepted).
+  void read_positive_numbers(const std::string& key, std::vector<double>& out) {
+    const toml::node* node = get(key);
+    if (!node) return;
+    const std::string expected = "a non-empty list of numbers > 0";
+    const toml::array* list = node->as_array();
+    if (!list || list->empty()) return wrong(key, expected, *node);
+    std::vector<double> values;
+    for (const auto& item : *list) {
+      const double value = item.is_number() ? number_of(item) : -1;
+      if (!std::isfinite(value) || !(value > 0)) return wrong(key, expected, *node);
+      values.push_back(value);
+    }
+    out = std::move(values);
+  }
+
+  // A non-empty list of distinct, non-empty strings.
+  void read_names(const std::string& key, std::vector<std::string>& out) {
+    const toml::node* node = get(key);
+    if (!node) return;
+    const std::string expected = "a non-empty list of hyper-parameter names";
+    const toml::array* list = node->as_array();
+    if (!list || list->empty()) return wrong(key, expected, *node);
+    std::vector<std::string> names;
+    for (const auto& item : *list) {
+      if (!item.is_string() || item.as_string()->get().empty()) return wrong(key, expected, *node);
+      names.push_back(item.as_string()->get());
+    }
+    out = std::move(names);
+  }
+
+  // A complete message (already naming the key) at the key's position, or at
+  // the section when the key is absent.
+  void report_message(const std::string& key, const std::string& message) {
+    const toml::node* node = get(key);
+    if (node) problems_.add(node->source(), message);
+    else if (where()) problems_.add(*where(), message);
+    else problems_.add(message);
+  }
+
+  // Reports keys not in `known`, at the key's own position.
+  void check_unknown(const std::vector<std::string>& known) {
+    if (!table_) return;
+    for (const auto& [k, v] : *table_) {
+      const std::string key(k.str());
+      if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+      problems_.add(k.source(), fmt::format("unknown key '{}' in [{}] ({})", key, name_,
+                                            suggest_name(key, known)));
+    }
+  }
+
+ private:
+  static double number_of(const toml::node& node) {
+    return node.is_integer() ? static_cast<double>(node.as_integer()->get()) : node.as_floating_point()->get();
+  }
+
+  void wrong(const std::string& key, const std::string& expected, const toml::node& node) {
+    problems_.add(node.source(), fmt::format("[{}] {} must be {}, got {}", name_, key, expected,
+                                             describe_node(node)));
+  }
+
+  const toml::table* table_;
+  std::string name_;
+  Problems& problems_;
+};
+
+// An absolute, lexically normal path; relative paths are taken from `base`.
+std::string resolve_path(const std::string& base, const std::string& path) {
+  if (path.empty()) return path;
+  fs::path p(path);
+  if (p.is_relative()) p = fs::path(base) / p;
+  p = p.lexically_normal();
+  if (!p.has_filename() && p.has_parent_path() && p != p.root_path()) p = p.parent_path();
+  return p.string();
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// TorchScript models are named by a path ending in ".pt", relative to the spec.
+void resolve_model_paths(json& entry, const std::string& base) {
+  if (entry.is_string() && ends_with(entry.get<std::string>(), ".pt")) {
+    entry = resolve_path(base, entry.get<std::string>());
+  } else if (entry.is_array()) {
+    for (auto& item : entry) if (item.is_string()) resolve_model_paths(item, base);
+  } else if (is_distribution(entry) && entry.contains("values")) {
+    resolve_model_paths(entry["values"], base);
+  }
+}
+
+// The [experiment] keys that belong to some searches only, and those searches.
+const std::vector<std::pair<std::string, std::vector<std::string>>>& search_specific_keys() {
+  static const std::vector<std::pair<std::string, std::vector<std::string>>> keys = {
+      {"samples", {"random", "asha"}},     {"max_epochs", {"asha", "hyperband"}},
+      {"eta", {"asha", "hyperband"}},      {"min_epochs", {"asha"}},
+      {"brackets", {"hyperband"}},         {"population", {"pbt"}},
+      {"ready", {"pbt"}},                  {"exploit_fraction", {"pbt"}},
+      {"perturb", {"pbt"}},                {"perturb_keys", {"pbt"}}};
+  return keys;
+}
+
+// Why a key of another search does not fit this one, where that helps.
+std::string misplaced_key_hint(const std::string& key, const std::string& search) {
+  if (key != "samples") return "";
+  if (search == "grid") return " (a grid tries every combination)";
+  if (search == "hyperband") return " (hyperband derives the number of configs from max_epochs and eta)";
+  if (search == "pbt") return " (pbt samples `population` configs)";
+  return "";
+}
+
+void parse_experiment(Section s, ExperimentSpec& spec) {
+  std::vector<std::string> known = {"name", "epochs", "seed", "search", "metric"};
+  for (const auto& entry : search_specific_keys()) known.push_back(entry.first);
+  s.check_unknown(known);
+  s.read_string("name", spec.name);
+  if (s.has("name") && spec.name.find_first_of("/\\") != std::string::npos) {
+    s.report("name", fmt::format("must not contain '/' or '\\' (it names the run directory), got \"{}\"",
+                                 spec.name));
+  }
+  s.read_int("epochs", spec.epochs, 1, INT_MAX);
+  s.read_int("seed", spec.seed, 0, INT64_MAX);
+  s.read_string("search", spec.search, search_names());
+  s.read_int("samples", spec.samples, 1, INT_MAX);
+  s.read_string("metric", spec.metric, metric_names());
+  s.read_int("max_epochs", spec.max_epochs, 1, INT_MAX);
+  s.read_int("min_epochs", spec.min_epochs, 1, INT_MAX);
+  s.read_int("eta", spec.eta, 2, INT_MAX);
+  s.read_int("brackets", spec.brackets, 1, INT_MAX);
+  s.read_int("population", spec.population, 2, kMaxConfigs);
+  s.read_int("ready", spec.ready, 1, INT_MAX);
+  s.read_number("exploit_fraction", spec.exploit_fraction, "a number in (0, 0.5]",
+                [](double x) { return x > 0 && x <= 0.5; });
+  s.read_positive_numbers("perturb", spec.perturb);
+  s.read_names("perturb_keys", spec.perturb_keys);
+
+  // With an invalid search (already reported) the rules below would only add noise.
+  const toml::node* search_node = s.get("search");
+  if (search_node && (!search_node->is_string() || search_node->as_string()->get() != spec.search)) return;
+  const std::string& search = spec.search;
+  for (const auto& [key, searches] : search_specific_keys()) {
+    if (s.has(key) && std::find(searches.begin(), searches.end(), search) == searches.end()) {
+      s.report(key, fmt::format("applies only to search = {}{}", quoted_alternatives(searches),
+                                misplaced_key_hint(key, search)));
+    }
+  }
+  const bool rungs = search == "asha" || search == "hyperband";
+  if (search == "random" && !s.has("samples")) {
+    s.missing("samples", "search = \"random\" needs the number of configs to sample, e.g. samples = 8");
+  }
+  if (search == "asha" && !s.has("samples")) {
+    s.missing("samples", "search = \"asha\" needs the number of configs to sample, e.g. samples = 27");
+  }
+  if (rungs && !s.has("max_epochs")) {
+    s.missing("max_epochs", fmt::format("search = \"{}\" needs R, the most epochs a config trains, e.g. "
+                                        "max_epochs = {}",
+                                        search, search == "asha" ? 9 : 81));
+  }
+  if (rungs && s.has("epochs")) {
+    s.report("epochs", fmt::format("does not apply to search = \"{}\": each config trains at most max_epochs "
+                                   "epochs (give max_epochs instead)",
+                                   search));
+  }
+  if (search == "pbt" && !s.has("population")) {
+    s.missing("population", "search = \"pbt\" needs the number of configs in the population, e.g. population = 8");
+  }
+  if (search == "pbt" && spec.ready >= spec.epochs) {
+    if (s.has("ready")) {
+      s.report("ready", fmt::format("must be less than epochs ({}): PBT exploits between a member's epochs, never "
+                                    "after its last",
+                                    spec.epochs));
+    } else {
+      s.report("epochs", fmt::format("must be more than ready ({}) for search = \"pbt\": PBT exploits between a "
+                                     "member's epochs, never after its last",
+                                     spec.ready));
+    }
+  }
+  if (!rungs || spec.max_epochs < 1) return;
+  spec.epochs = spec.max_epochs;
+  if (search == "asha" && spec.min_epochs > spec.max_epochs) {
+    s.report("min_epochs", fmt::format("must be <= max_epochs ({}), got {}", spec.max_epochs, spec.min_epochs));
+  }
+  if (search == "hyperband") {
+    const int32_t all = hyperband_max_brackets(spec.max_epochs, spec.eta);
+    if (spec.brackets > all) {
+      s.report("brackets", fmt::format("must be <= {}: max_epochs {} and eta {} give {} brackets, got {}", all,
+                                       spec.max_epochs, spec.eta, all, spec.brackets));
+    } else if (const int64_t n = hyperband_config_count(spec.max_epochs, spec.eta, spec.brackets);
+               n > kMaxConfigs) {
+      s.report("max_epochs", fmt::format("{} with eta {} makes hyperband start {} configs, more than {}: lower "
+                                         "max_epochs, raise eta or set fewer brackets",
+                                         spec.max_epochs, spec.eta, n, kMaxConfigs));
+    }
+  }
+}
+
+// PBT perturbs hyper-parameters of the [space]: checked once the space is parsed.
+void check_pbt_space(Section s, const ExperimentSpec& spec) {
+  if (spec.search != "pbt") return;
+  auto ranges = perturb_ranges(spec.space, spec.perturb_keys);
+  if (!ranges.ok()) s.report_message("perturb_keys", ranges.error());
+}
+
+void parse_data(Section s, DataSpec& data, const std::string& base) {
+  const std::vector<std::string> idx_keys = {"path", "train_images", "train_labels", "test_images",
+                                             "test_labels"};
+  const std::vector<std::string> csv_keys = {"train", "test", "label_column", "test_fraction"};
+  std::vector<std::string> known = {"source"};
+  known.insert(known.end(), idx_keys.begin(), idx_keys.end());
+  known.insert(known.end(), csv_keys.begin(), csv_keys.end());
+  known.insert(known.end(), {"validation_fraction", "partitions", "limit", "normalization"});
+  s.check_unknown(known);
+
+  s.read_string("source", data.source, data_source_names());
+  const std::vector<std::pair<const char*, std::string*>> path_keys = {
+      {"path", &data.path},         {"train_images", &data.train_images},
+      {"train_labels", &data.train_labels}, {"test_images", &data.test_images},
+      {"test_labels", &data.test_labels},   {"train", &data.train}, {"test", &data.test}};
+  for (auto [key, field] : path_keys) {
+    s.read_string(key, *field);
+    *field = resolve_path(base, *field);
+  }
+  s.read_string("label_column", data.label_column);
+  s.read_fraction("validation_fraction", data.validation_fraction, /*zero_allowed=*/true);
+  s.read_fraction("test_fraction", data.test_fraction, /*zero_allowed=*/false);
+  s.read_int("partitions", data.partitions, 0, INT_MAX);
+  s.read_int("limit", data.limit, 0, INT64_MAX);
+  s.read_string("normalization", data.normalization, normalization_names());
+
+  if (!s.has("source")) {
+    return s.missing("source", "give source = \"idx\" (MNIST-layout files) or source = \"csv\"");
+  }
+  if (data.source.empty()) return;  // an invalid source, already reported
+  if (data.source != "idx" && data.source != "csv") {
+    // A source registered by C++ code: the loader supplies the examples.
+    for (const auto& key : idx_keys)
+      if (s.has(key)) s.report(key, "applies only to source = \"idx\"");
+    for (const auto& key : csv_keys)
+      if (key != "test_fraction" && s.has(key)) s.report(key, "applies only to source = \"csv\"");
+    return;
+  }
+  const std::string other = data.source == "idx" ? "csv" : "idx";
+  for (const auto& key : data.source == "idx" ? csv_keys : idx_keys) {
+    if (s.has(key)) s.report(key, fmt::format("applies only to source = \"{}\"", other));
+  }
+  if (data.source == "idx") {
+    const bool any_file = s.has("train_images") || s.has("train_labels") || s.has("test_images") ||
+                          s.has("test_labels");
+    if (s.has("path") && any_file) {
+      s.report("path", "and the explicit files (train_images ...) exclude each other: give one");
+    } else if (!s.has("path") && !any_file) {
+      s.missing("path", "give path = the directory with the IDX files, or all four of "
+                        "train_images, train_labels, test_images and test_labels");
+    } else if (!s.has("path")) {
+      for (const auto& key : {"train_images", "train_labels", "test_images", "test_labels"}) {
+        if (!s.has(key)) s.missing(key, "give all four IDX files, or path = the directory holding them");
+      }
+    }
+  } else if (data.source == "csv") {
+    if (!s.has("train")) s.missing("train", "give train = the CSV file to train on");
+    if (!s.has("label_column")) s.missing("label_column", "give the name of the CSV column holding the label");
+    if (s.has("test") && s.has("test_fraction")) {
+      s.report("test_fraction", "applies only when no test file is given (the test set is split from train)");
+    }
+  }
+}
+
+void parse_cluster(Section s, ClusterSpec& cluster) {
+  s.check_unknown({"workers", "threads_per_worker", "max_unit_retries", "scheduler", "replication",
+                   "heartbeat_timeout"});
+  s.read_int("workers", cluster.workers, 0, INT_MAX);
+  s.read_int("threads_per_worker", cluster.threads_per_worker, 1, INT_MAX);
+  s.read_int("max_unit_retries", cluster.max_unit_retries, 0, INT_MAX);
+  s.read_int("replication", cluster.replication, 0, 1024);
+  s.read_number("heartbeat_timeout", cluster.heartbeat_timeout, "a number of seconds in [1, 3600]",
+                [](double v) { return v >= 1 && v <= 3600; });
+  s.read_string("scheduler", cluster.scheduler, scheduler_names());
+}
+
+void parse_space(const toml::table* table, ExperimentSpec& spec, Problems& problems,
+                 const std::string& base) {
+  spec.space = json::object();
+  const std::string empty = "the search space is empty: give at least one hyper-parameter in [space], "
+                            "e.g. model = [\"mlp\"]";
+  if (!table) return problems.add(empty);
+  if (table->empty()) return problems.add(table->source(), empty);
+  const bool allow_distributions = spec.search != "grid";  // every other search samples the space
+  for (const auto& [k, node] : *table) {
+    const std::string key(k.str());
+    if (auto bad = find_non_finite(node)) {
+      problems.add(bad->source(), fmt::format("[space] {} must hold finite numbers, got {}", key,
+                                              describe_node(*bad)));
+      continue;
+    }
+    auto entry = to_json(node);
+    if (!entry) {
+      problems.add(node.source(), fmt::format("[space] {}: dates and times are not supported", key));
+      continue;
+    }
+    if (auto st = check_space_entry(key, *entry, allow_distributions); !st) {
+      problems.add(node.source(), st.message());
+      continue;
+    }
+    if (!entry->is_array() && !entry->is_object()) entry = json::array({*entry});
+    if (is_distribution(*entry) && entry->at("dist") != "int_uniform" && entry->contains("low")) {
+      (*entry)["low"] = entry->at("low").get<double>();  // uniform bounds are floats
+      (*entry)["high"] = entry->at("high").get<double>();
+    }
+    if (key == "model") resolve_model_paths(*entry, base);
+    spec.space[key] = std::move(*entry);
+  }
+}
+
+std::string default_name(const std::string& origin) {
+  fs::path p(origin);
+  return p.extension() == ".toml" && !p.stem().empty() ? p.stem().string() : "experiment";
+}
+
+}  // namespace
+
+Result<ExperimentSpec> parse_spec_string(const std::string& toml_text, const std::string& spec_dir,
+                                         const std::string& origin) {
+  Problems problems(origin);
+  toml::table root;
+  try {
+    root = toml::parse(std::string_view(toml_text), std::string_view(origin));
+  } catch (const toml::parse_error& e) {
+    problems.add(e.source(), fmt::format("TOML syntax error: {}", e.description()));
+    return problems.status();
+  }
+  ExperimentSpec spec;
+  spec.source_text = toml_text;
+  std::error_code ec;
+  const std::string cwd = fs::current_path(ec).string();  // "" if the directory is gone
+  spec.spec_dir = spec_dir.empty() ? "" : resolve_path(cwd, spec_dir);
+  const std::string base = spec_dir.empty() ? cwd : spec.spec_dir;
+
+  const std::vector<std::string> sections = {"experiment", "data", "cluster", "space"};
+  for (const auto& [k, node] : root) {
+    const std::string key(k.str());
+    const bool known = std::find(sections.begin(), sections.end(), key) != sections.end();
+    if (known && !node.is_table()) {
+      problems.add(k.source(), fmt::format("'{}' must be a section [{}], got {}", key, key,
+                                           describe_node(node)));
+    } else if (!known && node.is_table()) {
+      problems.add(node.source(), fmt::format("unknown section [{}] ({})", key,
+                                              suggest_name(key, sections, "[", "]")));
+    } else if (!known) {
+      problems.add(k.source(), fmt::format("unknown key '{}' at the top level: keys belong in a section "
+                                           "([experiment], [data], [cluster] or [space])", key));
+    }
+  }
+  auto table_of = [&](const char* name) { return root.get_as<toml::table>(name); };
+  parse_experiment(Section(table_of("experiment"), "experiment", problems), spec);
+  if (!root.contains("data")) {
+    problems.add("the [data] section is missing: give at least source = \"idx\" or \"csv\"");
+  } else if (table_of("data")) {  // a non-table [data] is already reported
+    parse_data(Section(table_of("data"), "data", problems), spec.data, base);
+  }
+  parse_cluster(Section(table_of("cluster"), "cluster", problems), spec.cluster);
+  if (!root.contains("space") || table_of("space")) {
+    const size_t before = problems.size();
+    parse_space(table_of("space"), spec, problems, base);
+    // Only on a clean [space]: a broken one has been reported already.
+    if (problems.size() == before) check_pbt_space(Section(table_of("experiment"), "experiment", problems), spec);
+  }
+  if (spec.name.empty()) spec.name = default_name(origin);
+
+  if (!problems.empty()) return problems.status();
+  return spec;
+}
+
+Result<ExperimentSpec> parse_spec_file(const std::string& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return Status::error(path + ": spec file not found");
+  if (fs::is_directory(path, ec)) return Status::error(path + ": is a directory, not a spec file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::error(path + ": cannot open spec file: " + std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return Status::error(path + ": cannot read spec file: " + std::strerror(errno));
+  const std::string dir = fs::absolute(fs::path(path)).parent_path().string();
+  return parse_spec_string(text.str(), dir, path);
+}
+
+json spec_to_json(const ExperimentSpec& spec) {
+  const DataSpec& d = spec.data;
+  const ClusterSpec& c = spec.cluster;
+  return json{
+      {"name", spec.name}, {"epochs", spec.epochs}, {"seed", spec.seed}, {"search", spec.search},
+      {"samples", spec.samples}, {"metric", spec.metric}, {"spec_dir", spec.spec_dir},
+      {"max_epochs", spec.max_epochs}, {"min_epochs", spec.min_epochs}, {"eta", spec.eta},
+      {"brackets", spec.brackets}, {"population", spec.population}, {"ready", spec.ready},
+      {"exploit_fraction", spec.exploit_fraction}, {"perturb", spec.perturb},
+      {"perturb_keys", spec.perturb_keys},
+      {"data", {{"source", d.source}, {"path", d.path}, {"train_images", d.train_images},
+                {"train_labels", d.train_labels}, {"test_images", d.test_images},
+                {"test_labels", d.test_labels}, {"train", d.train}, {"test", d.test},
+                {"label_column", d.label_column}, {"validation_fraction", d.validation_fraction},
+                {"test_fraction", d.test_fraction}, {"partitions", d.partitions},
+                {"limit", d.limit}, {"normalization", d.normalization}}},
+      {"cluster", {{"workers", c.workers}, {"threads_per_worker", c.threads_per_worker},
+                   {"max_unit_retries", c.max_unit_retries}, {"scheduler", c.scheduler},
+                   {"replication", c.replication}, {"heartbeat_timeout", c.heartbeat_timeout}}},
+      {"space", spec.space}};
+}
+
+std::string effective_normalization(const DataSpec& data) {
+  if (data.normalization != "auto") return data.normalization;
+  // IDX holds images (one statistic for all pixels); csv and registered
+  // sources hold features of different scales.
+  return data.source == "idx" ? "global" : "per_feature";
+}
+
+std::vector<std::string> data_source_names() {
+  auto names = datasets::builtin_dataset_sources();
+  for (auto& name : datasets::registered_dataset_sources()) names.push_back(std::move(name));
+  return names;
+}
+const std::vector<std::string>& normalization_names() {
+  static const std::vector<std::string> names = {"auto", "none", "global", "per_feature"};
+  return names;
+}
+const std::vector<std::string>& search_names() {
+  static const std::vector<std::string> names = {"grid", "random", "asha", "hyperband", "pbt"};
+  return names;
+}
+const std::vector<std::string>& metric_names() {
+  static const std::vector<std::string> names = {"val_accuracy", "val_loss"};
+  return names;
+}
+const std::vector<std::string>& scheduler_names() {
+  static const std::vector<std::string> names = {"critical_path", "randomized"};
+  return names;
+}
+
+bool metric_higher_is_better(const std::string& metric) { return metric != "val_loss"; }
+
+}  // namespace cerebro

@@ -1,0 +1,99 @@
+#pragma once
+// The experiment spec: a TOML file with the sections [experiment], [data],
+// [cluster] and [space]. docs/SPEC.md documents every key. Parsing checks
+// types, ranges and required keys and reports each problem as
+// "file:line:col: message"; it does not touch the data files (the ETL does).
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/base/status.hpp"
+
+namespace cerebro {
+
+struct DataSpec {
+  std::string source;                  // "idx" | "csv" | a registered source name (required)
+  std::string path;                    // idx: directory with the MNIST-layout files
+  std::string train_images, train_labels, test_images, test_labels;  // idx: explicit files instead of path
+  std::string train, test;             // csv files (test optional)
+  std::string label_column;            // csv: required
+  double validation_fraction = 0.1;    // [0, 1)
+  double test_fraction = 0.1;          // csv without `test`: (0, 1)
+  int partitions = 0;                  // 0 = one per worker
+  int64_t limit = 0;                   // 0 = all training examples; else the first N
+  std::string normalization = "auto";  // auto|none|global|per_feature (auto: global for idx, else per_feature)
+};
+
+struct ClusterSpec {
+  int workers = 0;  // 0 = one per core
+  int threads_per_worker = 1;
+  int max_unit_retries = 3;
+  std::string scheduler = "critical_path";  // beats randomized in simulation: docs/SIMULATOR.md
+  int replication = 0;  // copies of each partition across agents; 0 = min(2, agents)
+  // Seconds an agent may go without a heartbeat before its units are
+  // requeued elsewhere (a hung node); on a coordinator only.
+  double heartbeat_timeout = 10;
+};
+
+struct ExperimentSpec {
+  std::string name;                    // default: the spec file's stem
+  // Planned epochs of every config, >= 1. For asha and hyperband the parser
+  // sets it to max_epochs (the key `epochs` is refused there), so it is always
+  // the epochs a config trains unless the search procedure stops it earlier.
+  int epochs = 3;
+  uint64_t seed = 42;
+  std::string search = "grid";         // search_names(): grid | random | asha | hyperband | pbt
+  int samples = 0;                     // random, asha: number of configs (required, >= 1)
+  std::string metric = "val_accuracy"; // "val_accuracy" (higher is better) | "val_loss" (lower)
+  // AutoML procedures (docs/SPEC.md, "Search procedures"); each key only with its searches.
+  int max_epochs = 0;                  // asha, hyperband: R, the most epochs a config trains (required)
+  int min_epochs = 1;                  // asha: r, the first rung, 1 .. max_epochs
+  int eta = 3;                         // asha, hyperband: the reduction factor, >= 2
+  int brackets = 0;                    // hyperband: how many brackets, 0 = all (s_max + 1)
+  int population = 0;                  // pbt: number of configs (required, >= 2)
+  int ready = 1;                       // pbt: epochs between exploit/explore steps, < epochs
+  double exploit_fraction = 0.25;      // pbt: bottom fraction that copies the top fraction, (0, 0.5]
+  std::vector<double> perturb = {0.8, 1.2};  // pbt: factors a perturbed hyper-parameter is multiplied by
+  std::vector<std::string> perturb_keys;     // pbt: hyper-parameters to perturb; empty = every float range
+  DataSpec data;
+  ClusterSpec cluster;
+  nlohmann::json space;                // object: key -> array of values, or a distribution object
+  std::string spec_dir;                // absolute directory of the spec file ("" for strings)
+  std::string source_text;             // the TOML text, kept so a run directory can store it
+};
+
+// Reads and parses a spec file. Messages start with `path` as given, e.g.
+// "fashion.toml:7:1: unknown key 'lrr' in [experiment]". Several problems are
+// reported together, one per line, in file order.
+Result<ExperimentSpec> parse_spec_file(const std::string& path);
+
+// Parses TOML text. Relative data paths and .pt models are resolved against
+// spec_dir (against the current directory when spec_dir is ""). `origin`
+// prefixes messages (e.g. the file name); its stem is the default name when it
+// ends in ".toml", otherwise the default name is "experiment".
+Result<ExperimentSpec> parse_spec_string(const std::string& toml_text, const std::string& spec_dir,
+                                         const std::string& origin);
+
+// Every field except source_text, for summary.json and the run directory.
+// To rebuild a spec later, re-parse source_text with spec_dir.
+nlohmann::json spec_to_json(const ExperimentSpec& spec);
+
+// The normalization the ETL should apply: `normalization` with "auto" resolved
+// ("global" for idx, "per_feature" for csv and registered sources).
+std::string effective_normalization(const DataSpec& data);
+
+// Accepted values of the enumerated keys (the first is the default where one exists).
+std::vector<std::string> data_source_names();             // idx, csv, then registered sources
+                                                          // (datasets/dataset_source.hpp)
+const std::vector<std::string>& normalization_names();    // auto, none, global, per_feature
+const std::vector<std::string>& search_names();           // grid, random, asha, hyperband, pbt
+const std::vector<std::string>& metric_names();           // val_accuracy, val_loss
+const std::vector<std::string>& scheduler_names();        // critical_path, randomized
+
+// True if a larger value of `metric` is better (val_accuracy), false for val_loss.
+bool metric_higher_is_better(const std::string& metric);
+
+}  // namespace cerebro

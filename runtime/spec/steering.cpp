@@ -1,0 +1,35 @@
+#include "runtime/spec/steering.hpp"
+
+#include <set>
+
+#include <fmt/format.h>
+
+namespace cerebro {
+
+Result<nlohmann::json> apply_settings(const nlohmann::json& base, const std::vector<std::string>& settings) {
+  if (!base.is_object()) return Status::error("the base hyper-parameters are not an object");
+  nlohmann::json out = base;
+  std::set<std::string> seen;
+  for (const auto& s : settings) {
+    auto eq = s.find('=');
+    if (eq == std::string::npos)
+      return Status::error(fmt::format("\"{}\" is not key=value (e.g. lr=0.001)", s));
+    auto key = s.substr(0, eq);
+    auto text = s.substr(eq + 1);
+    if (key.empty()) return Status::error(fmt::format("\"{}\" has no key before '='", s));
+    if (text.empty()) return Status::error(fmt::format("\"{}\" has no value after '='", s));
+    if (!seen.insert(key).second) return Status::error(fmt::format("{} is set twice", key));
+    // Plain words (mlp, adam) are strings; anything JSON reads is taken as JSON.
+    auto value = nlohmann::json::parse(text, nullptr, false);
+    out[key] = value.is_discarded() ? nlohmann::json(text) : value;
+  }
+  return out;
+}
+
+nlohmann::json user_action(const std::string& action) { return {{"by", "user"}, {"action", action}}; }
+
+bool is_user_action(const nlohmann::json& record) {
+  return record.is_object() && record.value("by", std::string()) == "user";
+}
+
+}  // namespace cerebro

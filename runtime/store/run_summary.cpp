@@ -1,0 +1,116 @@
+#include "runtime/store/run_summary.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "runtime/search/search_space.hpp"
+
+namespace cerebro {
+
+std::vector<Standing> rank_configs(const std::vector<ConfigRecord>& configs, const std::vector<UnitLogEntry>& log,
+                                   const std::string& metric) {
+  std::vector<Standing> out;
+  for (const auto& c : configs) {
+    Standing s{c.id, c.status, c.error, c.params, epoch_metrics(log, c.id), std::nullopt};
+    for (auto it = s.epochs.rbegin(); it != s.epochs.rend(); ++it) {
+      bool validated = std::any_of(log.begin(), log.end(), [&](const UnitLogEntry& e) {
+        return e.config == c.id && e.epoch == it->epoch && e.has_validation;
+      });
+      if (validated) {
+        s.metric = metric == "val_loss" ? it->val_loss : it->val_accuracy;
+        break;
+      }
+    }
+    if (c.status == "diverged" || c.status == "failed") s.metric.reset();
+    out.push_back(std::move(s));
+  }
+  bool higher = metric != "val_loss";
+  std::stable_sort(out.begin(), out.end(), [&](const Standing& a, const Standing& b) {
+    if (a.metric.has_value() != b.metric.has_value()) return a.metric.has_value();
+    if (!a.metric) return a.id < b.id;
+    return higher ? *a.metric > *b.metric : *a.metric < *b.metric;
+  });
+  return out;
+}
+
+UnitTimes unit_times(const std::vector<UnitLogEntry>& log, double unit_span_s) {
+  UnitTimes t;
+  for (const auto& e : log) t.unit_compute_s += e.train_s + e.validate_s;
+  t.unit_span_s = unit_span_s;
+  if (t.unit_span_s > 0) t.hop_overhead_fraction = std::max(0.0, 1.0 - t.unit_compute_s / t.unit_span_s);
+  return t;
+}
+
+nlohmann::json build_summary(const RunFacts& f, const std::vector<Standing>& ranked,
+                             const std::vector<UnitLogEntry>& log, const nlohmann::json& best) {
+  auto times = unit_times(log, f.unit_span_s);
+  // Each unit moves the config's state to its worker and the result back to
+  // the checkpoint store: twice the state size.
+  int64_t state_bytes_moved = 0;
+  for (const auto& e : log) state_bytes_moved += 2 * e.state_bytes;
+  nlohmann::json configs = nlohmann::json::array();
+  std::vector<Standing> by_id = ranked;
+  std::sort(by_id.begin(), by_id.end(), [](const Standing& a, const Standing& b) { return a.id < b.id; });
+  for (const auto& s : by_id) {
+    nlohmann::json epochs = nlohmann::json::array();
+    for (const auto& e : s.epochs)
+      epochs.push_back({{"epoch", e.epoch},
+                        {"train_loss", e.train_loss},
+                        {"val_loss", e.val_loss},
+                        {"val_accuracy", e.val_accuracy},
+                        {"seconds", e.seconds}});
+    // "metric": the config's standing on the leaderboard (null: unranked).
+    nlohmann::json entry{{"id", s.id}, {"params", s.params}, {"status", s.status}, {"epochs", epochs},
+                         {"metric", s.metric ? nlohmann::json(*s.metric) : nlohmann::json(nullptr)}};
+    if (!s.error.empty()) entry["error"] = s.error;
+    configs.push_back(std::move(entry));
+  }
+  return {{"experiment", f.experiment},
+          {"seed", f.seed},
+          {"workers", f.workers},
+          {"partitions", f.partitions},
+          {"epochs", f.epochs},
+          {"metric", f.metric},
+          {"wall_s", f.wall_s},
+          {"units", log.size()},
+          {"unit_compute_s", times.unit_compute_s},
+          {"unit_span_s", times.unit_span_s},
+          {"hop_overhead_fraction", times.hop_overhead_fraction},
+          {"state_bytes_moved", state_bytes_moved},
+          {"state_bytes_moved_per_epoch", f.epochs > 0 ? state_bytes_moved / f.epochs : 0},
+          {"configs", configs},
+          {"best", best}};
+}
+
+std::string metrics_csv(const std::vector<Standing>& ranked) {
+  std::string out = "config,epoch,status,train_loss,val_loss,val_accuracy,seconds,params\n";
+  std::vector<Standing> by_id = ranked;
+  std::sort(by_id.begin(), by_id.end(), [](const Standing& a, const Standing& b) { return a.id < b.id; });
+  for (const auto& s : by_id) {
+    auto params = describe_params(s.params);
+    std::string quoted = "\"";
+    for (char c : params) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+    quoted += "\"";
+    for (const auto& e : s.epochs)
+      out += fmt::format("{},{},{},{:.6f},{:.6f},{:.6f},{:.3f},{}\n", s.id, e.epoch, s.status, e.train_loss,
+                         e.val_loss, e.val_accuracy, e.seconds, quoted);
+  }
+  return out;
+}
+
+std::string format_leaderboard(const std::vector<Standing>& ranked, const std::string& metric, size_t max_rows) {
+  std::string out = fmt::format("{:>4}  {:>6}  {:<9}  {:>6}  {:>12}  {}\n", "rank", "config", "status", "epochs",
+                                metric, "params");
+  size_t rank = 0;
+  for (const auto& s : ranked) {
+    if (rank++ >= max_rows) break;
+    auto value = s.metric ? fmt::format("{:.4f}", *s.metric) : std::string("-");
+    out += fmt::format("{:>4}  {:>6}  {:<9}  {:>6}  {:>12}  {}\n", rank, s.id, s.status, s.epochs.size(), value,
+                       describe_params(s.params));
+  }
+  if (ranked.size() > max_rows) out += fmt::format("  ... {} more\n", ranked.size() - max_rows);
+  return out;
+}
+
+}  // namespace cerebro

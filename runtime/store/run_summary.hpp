@@ -1,0 +1,61 @@
+#pragma once
+// What a finished run leaves for people: summary.json, metrics.csv and the
+// leaderboard, all derived from the state store's configs and unit log.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/store/state_store.hpp"
+
+namespace cerebro {
+
+struct RunFacts {
+  std::string experiment;
+  uint64_t seed = 0;
+  int workers = 0;
+  int partitions = 0;
+  int epochs = 0;
+  std::string metric = "val_accuracy";
+  double wall_s = 0;
+  double unit_span_s = 0;
+};
+
+// A config's standing: its metric after its last validated epoch.
+struct Standing {
+  ConfigId id = 0;
+  std::string status;
+  std::string error;  // why it failed, for failed configs
+  nlohmann::json params;
+  std::vector<EpochMetrics> epochs;
+  std::optional<double> metric;  // none when it never validated
+};
+
+// Configs ranked best first by the metric (unranked ones last, by id).
+std::vector<Standing> rank_configs(const std::vector<ConfigRecord>& configs, const std::vector<UnitLogEntry>& log,
+                                   const std::string& metric);
+
+// unit_compute_s: seconds of training and validation; hop_overhead_fraction:
+// the rest of the units' spans (state fetch, restore and save, messages, the
+// synced commit) as a fraction of the spans. `unit_span_s` is the sum of the
+// units' dispatch-to-durable-acknowledgement times the scheduler measured.
+struct UnitTimes {
+  double unit_compute_s = 0;
+  double unit_span_s = 0;
+  double hop_overhead_fraction = 0;
+};
+UnitTimes unit_times(const std::vector<UnitLogEntry>& log, double unit_span_s);
+
+// summary.json. `best` is filled by the caller once the test set is scored.
+nlohmann::json build_summary(const RunFacts& facts, const std::vector<Standing>& ranked,
+                             const std::vector<UnitLogEntry>& log, const nlohmann::json& best);
+
+// One row per config epoch: config,epoch,status,train_loss,val_loss,val_accuracy,seconds,params
+std::string metrics_csv(const std::vector<Standing>& ranked);
+
+// A fixed-width text table, best first.
+std::string format_leaderboard(const std::vector<Standing>& ranked, const std::string& metric, size_t max_rows);
+
+}  // namespace cerebro

@@ -1,0 +1,340 @@
+#include "runtime/store/state_store.hpp"
+
+#include <map>
+
+#include <fmt/format.h>
+#include <rocksdb/db.h>
+#include <rocksdb/write_batch.h>
+#include <zlib.h>
+
+namespace cerebro {
+
+namespace {
+
+// Key layout (ordered so prefix scans walk in id/sequence order):
+//   meta/<key>            free-form run metadata
+//   config/<%08d id>      ConfigRecord as JSON
+//   init/<%08d id>        initial state: checksum line + bytes
+//   state/<%08d id>/<%012d seq>  state after unit seq: checksum line + bytes
+//   log/<%012d seq>       UnitLogEntry as JSON
+//   epochstate/<%08d id>/<%08d epoch>  state at an epoch's end (kept for PBT)
+//   decision/<%012d n>    a search procedure's decision as JSON
+std::string config_key(ConfigId c) { return fmt::format("config/{:08d}", c); }
+std::string init_key(ConfigId c) { return fmt::format("init/{:08d}", c); }
+std::string state_prefix(ConfigId c) { return fmt::format("state/{:08d}/", c); }
+std::string state_key(ConfigId c, int64_t seq) { return fmt::format("state/{:08d}/{:012d}", c, seq); }
+std::string log_key(int64_t seq) { return fmt::format("log/{:012d}", seq); }
+std::string epoch_state_key(ConfigId c, int32_t epoch) { return fmt::format("epochstate/{:08d}/{:08d}", c, epoch); }
+std::string decision_key(int64_t n) { return fmt::format("decision/{:012d}", n); }
+
+bool starts_with(const rocksdb::Slice& s, const std::string& prefix) {
+  return s.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), s.data());
+}
+
+std::string framed(const std::string& state) { return checksum_of(state) + "\n" + state; }
+
+Result<std::string> unframed(const std::string& value, const std::string& what) {
+  auto nl = value.find('\n');
+  if (nl == std::string::npos) return Status::error(what + ": stored state has no checksum line");
+  std::string state = value.substr(nl + 1);
+  auto expected = value.substr(0, nl);
+  auto actual = checksum_of(state);
+  if (expected != actual)
+    return Status::error(fmt::format("{}: stored state checksum {} does not match its content ({})", what,
+                                     expected, actual));
+  return state;
+}
+
+template <class F>
+void scan(rocksdb::DB* db, const std::string& prefix, F&& f) {
+  std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions()));
+  for (it->Seek(prefix); it->Valid() && starts_with(it->key(), prefix); it->Next()) f(it->key(), it->value());
+}
+
+}  // namespace
+
+std::string checksum_of(const std::string& bytes) {
+  uLong crc = crc32(0L, Z_NULL, 0);
+  size_t offset = 0;
+  while (offset < bytes.size()) {  // crc32 takes a uInt length
+    auto chunk = static_cast<uInt>(std::min<size_t>(bytes.size() - offset, 1u << 30));
+    crc = crc32(crc, reinterpret_cast<const Bytef*>(bytes.data() + offset), chunk);
+    offset += chunk;
+  }
+  return fmt::format("crc32:{:08x}", static_cast<uint32_t>(crc));
+}
+
+nlohmann::json to_json(const UnitLogEntry& e) {
+  return {{"seq", e.seq},           {"config", e.config},     {"partition", e.partition},
+          {"epoch", e.epoch},       {"worker", e.worker},     {"status", e.status},
+          {"seed", e.seed},         {"train_loss", e.train_loss}, {"examples", e.examples},
+          {"has_validation", e.has_validation}, {"val_loss", e.val_loss}, {"val_accuracy", e.val_accuracy},
+          {"start_s", e.start_s},   {"end_s", e.end_s},       {"train_s", e.train_s},
+          {"validate_s", e.validate_s}, {"restore_s", e.restore_s}, {"save_s", e.save_s},
+          {"state_checksum", e.state_checksum}, {"state_bytes", e.state_bytes}, {"rolled_back", e.rolled_back}};
+}
+
+UnitLogEntry unit_log_entry_from_json(const nlohmann::json& j) {
+  UnitLogEntry e;
+  j.at("seq").get_to(e.seq);
+  j.at("config").get_to(e.config);
+  j.at("partition").get_to(e.partition);
+  j.at("epoch").get_to(e.epoch);
+  j.at("worker").get_to(e.worker);
+  j.at("status").get_to(e.status);
+  j.at("seed").get_to(e.seed);
+  j.at("train_loss").get_to(e.train_loss);
+  j.at("examples").get_to(e.examples);
+  j.at("has_validation").get_to(e.has_validation);
+  j.at("val_loss").get_to(e.val_loss);
+  j.at("val_accuracy").get_to(e.val_accuracy);
+  j.at("start_s").get_to(e.start_s);
+  j.at("end_s").get_to(e.end_s);
+  j.at("train_s").get_to(e.train_s);
+  j.at("validate_s").get_to(e.validate_s);
+  j.at("restore_s").get_to(e.restore_s);
+  j.at("save_s").get_to(e.save_s);
+  j.at("state_checksum").get_to(e.state_checksum);
+  e.state_bytes = j.value("state_bytes", int64_t{0});
+  e.rolled_back = j.value("rolled_back", false);
+  return e;
+}
+
+std::vector<EpochMetrics> epoch_metrics(const std::vector<UnitLogEntry>& log, ConfigId config) {
+  std::map<int32_t, EpochMetrics> by_epoch;
+  std::map<int32_t, int64_t> examples;
+  for (const auto& e : log) {
+    if (e.config != config) continue;
+    auto& m = by_epoch[e.epoch];
+    m.epoch = e.epoch;
+    m.train_loss += e.train_loss * static_cast<double>(e.examples);
+    examples[e.epoch] += e.examples;
+    m.seconds += e.train_s + e.validate_s;
+    if (e.has_validation) {
+      m.val_loss = e.val_loss;
+      m.val_accuracy = e.val_accuracy;
+    }
+  }
+  std::vector<EpochMetrics> out;
+  for (auto& [epoch, m] : by_epoch) {
+    if (examples[epoch] > 0) m.train_loss /= static_cast<double>(examples[epoch]);
+    out.push_back(m);
+  }
+  return out;
+}
+
+Result<std::unique_ptr<StateStore>> StateStore::open(const std::string& dir, bool create) {
+  rocksdb::Options options;
+  options.create_if_missing = create;
+  options.keep_log_file_num = 2;
+  rocksdb::DB* db = nullptr;
+  auto s = rocksdb::DB::Open(options, dir, &db);
+  if (!s.ok()) return Status::error(fmt::format("{}: cannot open the state store: {}", dir, s.ToString()));
+  std::unique_ptr<StateStore> store(new StateStore(db));
+  // Sequence numbers of rolled-back entries and of states copied in (PBT)
+  // are taken too.
+  scan(db, "log/", [&](const rocksdb::Slice& k, const rocksdb::Slice&) {
+    auto key = k.ToString();
+    store->next_seq_ = std::max<int64_t>(store->next_seq_, std::stoll(key.substr(key.rfind('/') + 1)) + 1);
+  });
+  scan(db, "state/", [&](const rocksdb::Slice& k, const rocksdb::Slice&) {
+    auto key = k.ToString();
+    store->next_seq_ = std::max<int64_t>(store->next_seq_, std::stoll(key.substr(key.rfind('/') + 1)) + 1);
+  });
+  store->next_decision_ = static_cast<int64_t>(store->decisions().size()) + 1;
+  return store;
+}
+
+StateStore::StateStore(rocksdb::DB* db) : db_(db) {}
+StateStore::~StateStore() { delete db_; }
+
+Status StateStore::write_batch_synced(void* batch) {
+  rocksdb::WriteOptions options;
+  options.sync = true;
+  auto s = db_->Write(options, static_cast<rocksdb::WriteBatch*>(batch));
+  return s.ok() ? Status::ok_status() : Status::error("state store write failed: " + s.ToString());
+}
+
+Status StateStore::put_meta(const std::string& key, const std::string& value) {
+  rocksdb::WriteBatch batch;
+  batch.Put("meta/" + key, value);
+  return write_batch_synced(&batch);
+}
+
+std::optional<std::string> StateStore::get_meta(const std::string& key) const {
+  std::string value;
+  if (!db_->Get(rocksdb::ReadOptions(), "meta/" + key, &value).ok()) return std::nullopt;
+  return value;
+}
+
+Status StateStore::put_config(const ConfigRecord& r) {
+  nlohmann::json j{{"id", r.id}, {"params", r.params}, {"status", r.status}, {"error", r.error}};
+  rocksdb::WriteBatch batch;
+  batch.Put(config_key(r.id), j.dump());
+  return write_batch_synced(&batch);
+}
+
+std::vector<ConfigRecord> StateStore::configs() const {
+  std::vector<ConfigRecord> out;
+  scan(db_, "config/", [&](const rocksdb::Slice&, const rocksdb::Slice& v) {
+    auto j = nlohmann::json::parse(v.ToString());
+    out.push_back(ConfigRecord{j.at("id").get<ConfigId>(), j.at("params"), j.at("status").get<std::string>(),
+                               j.at("error").get<std::string>()});
+  });
+  return out;
+}
+
+Status StateStore::put_initial_state(ConfigId config, const std::string& state) {
+  rocksdb::WriteBatch batch;
+  batch.Put(init_key(config), framed(state));
+  return write_batch_synced(&batch);
+}
+
+Result<std::string> StateStore::initial_state(ConfigId config) const {
+  std::string value;
+  if (!db_->Get(rocksdb::ReadOptions(), init_key(config), &value).ok())
+    return Status::error(fmt::format("config {} has no initial state in the store", config));
+  return unframed(value, fmt::format("config {} initial state", config));
+}
+
+Result<UnitLogEntry> StateStore::commit_unit(UnitLogEntry entry, const std::string& state, bool damage_for_test) {
+  entry.seq = next_seq_;
+  entry.state_checksum = checksum_of(state);
+  entry.state_bytes = static_cast<int64_t>(state.size());
+  rocksdb::WriteBatch batch;
+  std::string stored = entry.state_checksum + "\n" + state;
+  if (damage_for_test && !state.empty()) stored.back() ^= 0x5a;
+  batch.Put(state_key(entry.config, entry.seq), stored);
+  batch.Put(log_key(entry.seq), to_json(entry).dump());
+  if (keep_epoch_states_ && entry.has_validation)
+    batch.Put(epoch_state_key(entry.config, entry.epoch), entry.state_checksum + "\n" + state);
+  std::vector<std::string> older;
+  scan(db_, state_prefix(entry.config), [&](const rocksdb::Slice& k, const rocksdb::Slice&) {
+    older.push_back(k.ToString());
+  });
+  // Keep the newest existing state as the fallback of the one written now.
+  for (size_t i = 0; i + 1 < older.size(); ++i) batch.Delete(older[i]);
+  auto s = write_batch_synced(&batch);
+  if (!s.ok()) return s;
+  ++next_seq_;
+  return entry;
+}
+
+Result<std::string> StateStore::latest_state(ConfigId config) const {
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
+  auto prefix = state_prefix(config);
+  it->SeekForPrev(prefix + "~");  // '~' sorts after every digit
+  if (it->Valid() && starts_with(it->key(), prefix))
+    return unframed(it->value().ToString(), fmt::format("config {} state {}", config, it->key().ToString()));
+  return initial_state(config);
+}
+
+Status StateStore::copy_epoch_state(ConfigId from, int32_t from_epoch, ConfigId to, const nlohmann::json& params) {
+  std::string value;
+  if (!db_->Get(rocksdb::ReadOptions(), epoch_state_key(from, from_epoch), &value).ok())
+    return Status::error(fmt::format("no state of config {} at the end of epoch {}", from, from_epoch));
+  auto state = unframed(value, fmt::format("config {} epoch {} state", from, from_epoch));
+  if (!state.ok()) return state.status();
+  rocksdb::WriteBatch batch;
+  batch.Put(state_key(to, next_seq_), value);
+  for (auto record : configs())
+    if (record.id == to) {
+      record.params = params;
+      batch.Put(config_key(to), nlohmann::json{{"id", record.id}, {"params", record.params},
+                                               {"status", record.status}, {"error", record.error}}
+                                    .dump());
+    }
+  auto s = write_batch_synced(&batch);
+  if (s.ok()) ++next_seq_;
+  return s;
+}
+
+Status StateStore::put_decision(const nlohmann::json& decision) {
+  rocksdb::WriteBatch batch;
+  batch.Put(decision_key(next_decision_), decision.dump());
+  auto s = write_batch_synced(&batch);
+  if (s.ok()) ++next_decision_;
+  return s;
+}
+
+std::vector<nlohmann::json> StateStore::decisions() const {
+  std::vector<nlohmann::json> out;
+  scan(db_, "decision/", [&](const rocksdb::Slice&, const rocksdb::Slice& v) {
+    out.push_back(nlohmann::json::parse(v.ToString()));
+  });
+  return out;
+}
+
+std::vector<UnitLogEntry> StateStore::unit_log() const {
+  std::vector<UnitLogEntry> out;
+  scan(db_, "log/", [&](const rocksdb::Slice&, const rocksdb::Slice& v) {
+    auto e = unit_log_entry_from_json(nlohmann::json::parse(v.ToString()));
+    if (!e.rolled_back) out.push_back(std::move(e));
+  });
+  return out;
+}
+
+std::vector<UnitLogEntry> StateStore::rolled_back_units() const {
+  std::vector<UnitLogEntry> out;
+  scan(db_, "log/", [&](const rocksdb::Slice&, const rocksdb::Slice& v) {
+    auto e = unit_log_entry_from_json(nlohmann::json::parse(v.ToString()));
+    if (e.rolled_back) out.push_back(std::move(e));
+  });
+  return out;
+}
+
+Result<StateStore::Recovery> StateStore::recover_latest_state(ConfigId config) {
+  std::vector<std::pair<std::string, std::string>> states;  // key, value; oldest first
+  scan(db_, state_prefix(config), [&](const rocksdb::Slice& k, const rocksdb::Slice& v) {
+    states.emplace_back(k.ToString(), v.ToString());
+  });
+  Recovery r;
+  rocksdb::WriteBatch batch;
+  bool intact = false;
+  for (auto it = states.rbegin(); it != states.rend() && !intact; ++it) {
+    auto state = unframed(it->second, fmt::format("config {} state {}", config, it->first));
+    if (state.ok()) {
+      intact = true;
+      r.intact_seq = std::stoll(it->first.substr(it->first.rfind('/') + 1));
+    } else {
+      r.problem += (r.problem.empty() ? "" : "; ") + state.error();
+      batch.Delete(it->first);
+    }
+  }
+  // A missing newest state: the log names a unit of this config newer than
+  // every stored state (e.g. lost with a damaged store file).
+  int64_t newest_logged = 0;
+  for (const auto& e : unit_log())
+    if (e.config == config) newest_logged = e.seq;
+  if (!intact) {
+    auto initial = initial_state(config);
+    if (!initial.ok())
+      return Status::error(fmt::format("config {}: no intact state left ({}); {}", config,
+                                       r.problem.empty() ? "no unit state stored" : r.problem, initial.error()));
+    r.intact_seq = 0;
+  }
+  if (r.intact_seq >= newest_logged && r.problem.empty()) return r;
+  if (r.problem.empty()) r.problem = fmt::format("the state of unit {} is missing", newest_logged);
+  for (auto e : unit_log()) {
+    if (e.config != config || e.seq <= r.intact_seq) continue;
+    e.rolled_back = true;
+    batch.Put(log_key(e.seq), to_json(e).dump());
+    r.rolled_back.push_back(e);
+  }
+  r.fell_back = true;
+  auto s = write_batch_synced(&batch);
+  if (!s.ok()) return s;
+  return r;
+}
+
+Status StateStore::replace_decisions(const std::vector<nlohmann::json>& decisions) {
+  rocksdb::WriteBatch batch;
+  scan(db_, "decision/", [&](const rocksdb::Slice& k, const rocksdb::Slice&) { batch.Delete(k.ToString()); });
+  int64_t n = 1;
+  for (const auto& d : decisions) batch.Put(decision_key(n++), d.dump());
+  auto s = write_batch_synced(&batch);
+  if (s.ok()) next_decision_ = n;
+  return s;
+}
+
+}  // namespace cerebro

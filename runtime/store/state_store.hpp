@@ -1,0 +1,139 @@
+#pragma once
+// The durable state of one experiment, in RocksDB: configs, model states and
+// the unit log. "Durable before acknowledged": commit_unit writes a unit's
+// resulting state and its log entry in one synced batch, and only then may the
+// scheduler count the unit as done. Thread-safe (RocksDB is); one StateStore
+// per directory per process.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/base/ids.hpp"
+#include "runtime/base/status.hpp"
+
+namespace rocksdb {
+class DB;
+}
+
+namespace cerebro {
+
+// completed | diverged | failed | running (while the experiment runs)
+struct ConfigRecord {
+  ConfigId id = 0;
+  nlohmann::json params;
+  std::string status = "running";
+  std::string error;  // why it failed, for failed configs
+};
+
+struct UnitLogEntry {
+  int64_t seq = 0;  // commit order, assigned by commit_unit
+  ConfigId config = 0;
+  PartitionId partition = 0;
+  int32_t epoch = 0;
+  WorkerId worker = 0;
+  std::string status;  // ok | diverged
+  uint64_t seed = 0;
+  double train_loss = 0;
+  int64_t examples = 0;
+  bool has_validation = false;  // the config's last unit of the epoch validates
+  double val_loss = 0, val_accuracy = 0;
+  double start_s = 0, end_s = 0;  // dispatch and commit times, seconds since the run started
+  double train_s = 0, validate_s = 0, restore_s = 0, save_s = 0;
+  std::string state_checksum;
+  int64_t state_bytes = 0;  // size of the resulting state (what hops)
+  // The unit's state was lost (corrupt or missing in the store) and the unit
+  // ran again: the entry stays as history but no longer counts.
+  bool rolled_back = false;
+};
+
+nlohmann::json to_json(const UnitLogEntry& e);
+UnitLogEntry unit_log_entry_from_json(const nlohmann::json& j);
+
+// Per-epoch metrics of a config, derived from its unit log entries.
+struct EpochMetrics {
+  int32_t epoch = 0;
+  double train_loss = 0;  // example-weighted over the epoch's units
+  double val_loss = 0, val_accuracy = 0;
+  double seconds = 0;     // compute seconds of the epoch's units
+};
+std::vector<EpochMetrics> epoch_metrics(const std::vector<UnitLogEntry>& log, ConfigId config);
+
+class StateStore {
+ public:
+  // Opens (creating when `create`) the RocksDB directory `dir`.
+  static Result<std::unique_ptr<StateStore>> open(const std::string& dir, bool create);
+  ~StateStore();
+  StateStore(const StateStore&) = delete;
+  StateStore& operator=(const StateStore&) = delete;
+
+  Status put_meta(const std::string& key, const std::string& value);
+  std::optional<std::string> get_meta(const std::string& key) const;
+
+  Status put_config(const ConfigRecord& record);
+  std::vector<ConfigRecord> configs() const;
+
+  // A config's state before its first unit (written once, at setup).
+  Status put_initial_state(ConfigId config, const std::string& state);
+  Result<std::string> initial_state(ConfigId config) const;
+
+  // Writes the unit's resulting state and its log entry atomically and synced.
+  // Returns the entry as stored (sequence number and checksum set). Keeps the initial state and the two
+  // newest states of the config; older ones are deleted in the same batch.
+  // `damage_for_test` (fault injection only) stores the state with one byte
+  // flipped after its checksum was taken, as bit rot would.
+  Result<UnitLogEntry> commit_unit(UnitLogEntry entry, const std::string& state, bool damage_for_test = false);
+
+  // The config's newest state (initial state when no unit committed yet),
+  // verified against its checksum.
+  Result<std::string> latest_state(ConfigId config) const;
+
+  // The committed units in commit order (rolled-back ones excluded).
+  std::vector<UnitLogEntry> unit_log() const;
+  // Units whose state was lost and that had to run again, in commit order.
+  std::vector<UnitLogEntry> rolled_back_units() const;
+
+  // What recover_latest_state did for one config.
+  struct Recovery {
+    bool fell_back = false;     // the newest state was corrupt or missing
+    int64_t intact_seq = 0;     // the newest intact state (0: the initial state)
+    std::vector<UnitLogEntry> rolled_back;  // the config's units after it, to run again
+    std::string problem;        // what was wrong with the newer states
+  };
+  // Makes sure the config's newest state is intact: if it is not, deletes the
+  // damaged states, falls back to the newest intact one (an older state, else
+  // the initial state) and marks the config's units after it rolled back, in
+  // one synced batch. Fails only when not even the initial state is intact.
+  Result<Recovery> recover_latest_state(ConfigId config);
+
+  // Population based training copies a config's state as it was at the end
+  // of an epoch: with this set, commit_unit also keeps every epoch-end state.
+  void set_keep_epoch_states(bool keep) { keep_epoch_states_ = keep; }
+  // Makes `from`'s state at the end of `from_epoch` the newest state of `to`
+  // and records `to`'s new hyper-parameters, in one synced batch.
+  Status copy_epoch_state(ConfigId from, int32_t from_epoch, ConfigId to, const nlohmann::json& params);
+
+  // Epoch-boundary decisions of the search procedure, in the order made.
+  Status put_decision(const nlohmann::json& decision);
+  std::vector<nlohmann::json> decisions() const;
+  // Replaces every recorded decision (a resumed run re-derives them from the
+  // unit log, which after a roll-back has fewer epochs than before).
+  Status replace_decisions(const std::vector<nlohmann::json>& decisions);
+
+ private:
+  explicit StateStore(rocksdb::DB* db);
+  Status write_batch_synced(void* batch);
+  rocksdb::DB* db_;
+  int64_t next_seq_ = 1;
+  int64_t next_decision_ = 1;
+  bool keep_epoch_states_ = false;
+};
+
+// crc32 of bytes, as "crc32:xxxxxxxx".
+std::string checksum_of(const std::string& bytes);
+
+}  // namespace cerebro
