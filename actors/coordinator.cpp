@@ -27,8 +27,8 @@ using Clock = std::chrono::steady_clock;
 struct agent_entry {
   int32_t id = 0;
   agent_resources resources;
-  caf::actor agent;
-  std::vector<caf::actor> workers;
+  agent_actor agent;
+  std::vector<worker_actor> workers;
   std::string node;
   Clock::time_point last_heartbeat;
 };

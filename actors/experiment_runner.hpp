@@ -15,6 +15,7 @@
 
 #include "datasets/manifest.hpp"
 #include "actors/system_config.hpp"
+#include "runtime/net/interfaces.hpp"
 #include "runtime/net/messages.hpp"
 #include "runtime/spec/spec.hpp"
 #include "runtime/store/state_store.hpp"
@@ -47,8 +48,8 @@ struct RunObserver {
 struct ClusterView {
   struct Agent {
     std::string name;
-    caf::actor agent;
-    std::vector<caf::actor> workers;
+    agent_actor agent;
+    std::vector<worker_actor> workers;
   };
   std::vector<Agent> agents;
   int total_workers() const {

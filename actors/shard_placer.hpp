@@ -14,6 +14,7 @@
 
 #include "actors/experiment_runner.hpp"
 #include "datasets/manifest.hpp"
+#include "runtime/net/interfaces.hpp"
 #include "runtime/base/ids.hpp"
 #include "runtime/base/status.hpp"
 
@@ -62,7 +63,7 @@ class ShardPlacer {
   const datasets::Manifest& manifest_;
   std::string data_dir_;
   int replication_;
-  caf::actor source_;
+  shard_server_actor source_;
   std::map<PartitionId, std::set<std::string>> holders_;  // partition -> live agents holding it
 };
 
