@@ -155,9 +155,9 @@ agent_actor::behavior_type agent_behavior(agent_ptr self, agent_config config) {
       },
       [self](std::vector<worker_actor>& workers) { self->state.workers = std::move(workers); },
       // The node's supervisor replaces a worker that died (same index).
-      [self](respawn_atom, const worker_actor& old) -> caf::result<worker_actor> {
+      [self](respawn_atom, caf::actor_id old) -> caf::result<worker_actor> {
         auto& workers = self->state.workers;
-        auto it = std::find(workers.begin(), workers.end(), old);
+        auto it = std::find_if(workers.begin(), workers.end(), [old](const worker_actor& w) { return w.id() == old; });
         if (it == workers.end())
           return caf::make_error(caf::sec::runtime_error,
                                  fmt::format("node {} has no such worker", self->state.config.name));

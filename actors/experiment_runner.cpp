@@ -475,7 +475,7 @@ Result<experiment_done> train(caf::actor_system& system, const RunOptions& optio
         auto owner = live.agent_of.find(id);
         if (owner == live.agent_of.end() || !live.agents.count(owner->second)) return;
         auto name = owner->second;
-        self->request(live.agents[name].agent, std::chrono::seconds(10), respawn_atom::value, worker)
+        self->request(live.agents[name].agent, std::chrono::seconds(10), respawn_atom::value, worker.id())
             .receive(
                 [&](const worker_actor& fresh) {
                   auto fresh_id = live.add_worker(name);

@@ -37,7 +37,8 @@ using holds_atom = caf::atom_constant<caf::atom("holds")>;
 // (worker_lost_atom, WorkerId, worker) from a scheduler to its listener: the
 // worker actor died while its agent may live on (the agent may respawn it).
 using worker_lost_atom = caf::atom_constant<caf::atom("wlost")>;
-// (respawn_atom, old worker) -> new worker: an agent replaces a dead worker.
+// (respawn_atom, old worker's actor id) -> new worker: an agent replaces a
+// dead worker.
 using respawn_atom = caf::atom_constant<caf::atom("respawn")>;
 // (agent_lost_atom, name) to an experiment's follower: the agent is dead or hung.
 using agent_lost_atom = caf::atom_constant<caf::atom("alost")>;

@@ -70,8 +70,10 @@ using agent_actor = caf::typed_actor<
     caf::reacts_to<release_atom, std::string>,
     // The workers it hosts (sent once, by spawn_agent).
     caf::reacts_to<std::vector<worker_actor>>,
-    // Replace a dead worker (same index): answers the new worker.
-    caf::replies_to<respawn_atom, worker_actor>::with<worker_actor>>;
+    // Replace a dead worker (same index), named by its actor id: a handle
+    // to a dead actor cannot be sent back to its own node (it arrives
+    // empty). Answers the new worker.
+    caf::replies_to<respawn_atom, caf::actor_id>::with<worker_actor>>;
 
 // Serves one experiment's shard files to agents in bounded chunks:
 // (experiment, file, offset, length) -> the bytes (at most max_chunk_bytes).
