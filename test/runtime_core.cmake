@@ -5,3 +5,8 @@ cerebro_add_test(test_runtime_liveness
   LIBS cerebro_runtime_cluster
   TIMEOUT 60
   LABELS runtime)
+cerebro_add_test(test_runtime_run
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_runtime_run.cpp
+  LIBS cerebro_runtime_run rocksdb::rocksdb
+  TIMEOUT 60
+  LABELS runtime)

@@ -1,0 +1,16 @@
+#include "models/trained_models.hpp"
+
+namespace cerebro::models {
+
+Result<TrainedModels::Score> TorchTrainedModels::test(const nlohmann::json& params, const std::string& state) {
+  auto evaluation = evaluate_state(params, shape_, state, test_);
+  if (!evaluation.ok()) return evaluation.status();
+  return Score{evaluation->accuracy, evaluation->loss};
+}
+
+Status TorchTrainedModels::export_model(const nlohmann::json& params, const std::string& state,
+                                        const std::string& path) {
+  return models::export_model(params, shape_, state, path);
+}
+
+}  // namespace cerebro::models

@@ -1,0 +1,24 @@
+#pragma once
+// The LibTorch side of finishing a run (runtime/run/run_finisher.hpp): the
+// test-set score and the TorchScript export of a trained model, for models of
+// one input shape.
+
+#include "datasets/dataset.hpp"
+#include "models/unit_trainer.hpp"
+#include "runtime/run/run_finisher.hpp"
+
+namespace cerebro::models {
+
+class TorchTrainedModels : public TrainedModels {
+ public:
+  // `test` must outlive this object.
+  TorchTrainedModels(ShapeInfo shape, const datasets::Dataset& test) : shape_(std::move(shape)), test_(test) {}
+  Result<Score> test(const nlohmann::json& params, const std::string& state) override;
+  Status export_model(const nlohmann::json& params, const std::string& state, const std::string& path) override;
+
+ private:
+  ShapeInfo shape_;
+  const datasets::Dataset& test_;
+};
+
+}  // namespace cerebro::models
