@@ -48,7 +48,7 @@ Result<nlohmann::json> run_experiment(caf::actor_system& system, const RunOption
     if (!done.ok()) return done.status();
     if (!done->damaged_state) {
       const auto& s = prepared->setup;
-      models::TorchTrainedModels models(s.shape, *s.data.test);
+      models::TorchTrainedModels models(s.shape, s.data.test);
       FinishedTraining training{s.workers, s.partitions, done->wall_s, done->unit_span_s, options.replay_of};
       return finish_run(*prepared->store, *prepared->control, prepared->spec, training, models, dir.string(), say);
     }

@@ -3,7 +3,8 @@
 namespace cerebro::models {
 
 Result<TrainedModels::Score> TorchTrainedModels::test(const nlohmann::json& params, const std::string& state) {
-  auto evaluation = evaluate_state(params, shape_, state, test_);
+  if (!test_) return Status::error("the run has no test set to score the best model on");
+  auto evaluation = evaluate_state(params, shape_, state, *test_);
   if (!evaluation.ok()) return evaluation.status();
   return Score{evaluation->accuracy, evaluation->loss};
 }

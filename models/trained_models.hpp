@@ -3,6 +3,8 @@
 // test-set score and the TorchScript export of a trained model, for models of
 // one input shape.
 
+#include <memory>
+
 #include "datasets/dataset.hpp"
 #include "models/unit_trainer.hpp"
 #include "runtime/run/run_finisher.hpp"
@@ -11,14 +13,14 @@ namespace cerebro::models {
 
 class TorchTrainedModels : public TrainedModels {
  public:
-  // `test` must outlive this object.
-  TorchTrainedModels(ShapeInfo shape, const datasets::Dataset& test) : shape_(std::move(shape)), test_(test) {}
+  TorchTrainedModels(ShapeInfo shape, std::shared_ptr<const datasets::Dataset> test)
+      : shape_(std::move(shape)), test_(std::move(test)) {}
   Result<Score> test(const nlohmann::json& params, const std::string& state) override;
   Status export_model(const nlohmann::json& params, const std::string& state, const std::string& path) override;
 
  private:
   ShapeInfo shape_;
-  const datasets::Dataset& test_;
+  std::shared_ptr<const datasets::Dataset> test_;
 };
 
 }  // namespace cerebro::models
