@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE runtime_liveness
 #include <boost/test/unit_test.hpp>
 
 #include <vector>
@@ -24,6 +23,8 @@ Ids lost_at(AgentLiveness& liveness, double seconds) {
 }
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(agent_liveness)
 
 BOOST_AUTO_TEST_CASE(an_agent_heard_from_within_the_timeout_is_not_lost) {
   AgentLiveness liveness(std::chrono::seconds(10));
@@ -105,3 +106,5 @@ BOOST_AUTO_TEST_CASE(joining_again_restarts_the_clock) {
   BOOST_TEST(lost_at(liveness, 15).empty());
   BOOST_TEST(!liveness.last_heard(2).has_value());
 }
+
+BOOST_AUTO_TEST_SUITE_END()
