@@ -163,8 +163,9 @@ int coordinator_main(const CoordinatorOptions& o) {
   if (auto p = o.tls.problem(); !p.empty()) return fail(p);
   cerebro_system_config config(system_role::coordinator, o.tls);
   caf::actor_system system(config);
-  // Published untyped: a peer's remote_actor<caf::actor> (clients, agents,
-  // older versions) accepts only an actor published without an interface.
+  // Published untyped: CAF's remote_actor<caf::actor> (find_gateway in
+  // actors/client.cpp, for clients and agents) accepts only an actor
+  // published without an interface.
   auto coordinator = caf::actor_cast<caf::actor>(
       spawn_coordinator(system, coordinator_config{*token, o.state_dir, o.listen, o.heartbeat_timeout_s}));
   // Without TLS, peers reach the middleman only through the frame guard,
