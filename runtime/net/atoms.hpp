@@ -1,6 +1,8 @@
 #pragma once
-// The atoms that name the actors' messages, in one place: the typed actor
-// interfaces (runtime/net/interfaces.hpp) and the message headers use them.
+// The atoms that name the messages between the runtime's actors and across
+// the cluster: the typed actor interfaces (runtime/net/interfaces.hpp) and
+// the message headers use them. (The atoms a runner sends its coordinator in
+// one process are beside the coordinator's interface, actors/coordinator.hpp.)
 // CAF 0.17 atoms have at most 10 characters.
 
 #include <caf/atom.hpp>
