@@ -163,8 +163,9 @@ using control_atom = caf::atom_constant<caf::atom("control")>;
 
 void register_cluster_message_types(caf::actor_system_config& config);
 
-// The text a peer refused a request with (caf::make_error(sec::runtime_error,
-// text)), else CAF's own description of the error.
+// The text a peer refused a request with (its message, whatever the error's
+// category), else CAF's own description of the error. For the code too, use
+// to_status (runtime/net/error_category.hpp).
 std::string error_text(const caf::error& error);
 
 }  // namespace cerebro

@@ -1,5 +1,7 @@
 #include "runtime/net/messages.hpp"
 
+#include "runtime/net/error_category.hpp"
+
 namespace cerebro {
 
 void register_message_types(caf::actor_system_config& config) {
@@ -7,6 +9,7 @@ void register_message_types(caf::actor_system_config& config) {
   config.add_message_type<unit_result>("unit_result");
   config.add_message_type<progress_update>("progress_update");
   config.add_message_type<experiment_done>("experiment_done");
+  register_error_category(config);
 }
 
 }  // namespace cerebro

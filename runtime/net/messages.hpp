@@ -45,7 +45,8 @@ using done_atom = caf::atom_constant<caf::atom("done")>;
 using copy_atom = caf::atom_constant<caf::atom("copy")>;
 using decision_atom = caf::atom_constant<caf::atom("decision")>;
 
-// Registers every message type above with an actor system config.
+// Registers every message type above with an actor system config, and the
+// project's error category (runtime/net/error_category.hpp).
 void register_message_types(caf::actor_system_config& config);
 
 template <class Inspector>
