@@ -4,6 +4,7 @@
 
 #include "actors/actors.hpp"
 #include "runtime/base/fault_injection.hpp"
+#include "runtime/net/error_category.hpp"
 
 namespace cerebro {
 
@@ -41,7 +42,7 @@ caf::behavior checkpoint_behavior(caf::event_based_actor*, std::shared_ptr<State
         static std::atomic<int64_t> commits{0};
         bool damage = FaultInjection::instance().damage_state(++commits);
         auto stored = store->commit_unit(entry_of(r, seed, start_s, end_s), r.state, damage);
-        if (!stored.ok()) return caf::make_error(caf::sec::runtime_error, stored.error());
+        if (!stored.ok()) return to_error(stored.status());
         // A test may stop here: the unit is durable but not yet acknowledged.
         FaultInjection::instance().crash_point("after_commit");
         return to_json(*stored).dump();
@@ -49,18 +50,22 @@ caf::behavior checkpoint_behavior(caf::event_based_actor*, std::shared_ptr<State
       [store](copy_atom, ConfigId from, int32_t from_epoch, ConfigId to,
               const std::string& params_json) -> caf::result<bool> {
         auto copied = store->copy_epoch_state(from, from_epoch, to, nlohmann::json::parse(params_json));
-        if (!copied.ok()) return caf::make_error(caf::sec::runtime_error, copied.message());
+        if (!copied.ok()) return to_error(copied);
         return true;
       },
       [store](decision_atom, const std::string& decision_json) -> caf::result<bool> {
         auto stored = store->put_decision(nlohmann::json::parse(decision_json));
-        if (!stored.ok()) return caf::make_error(caf::sec::runtime_error, stored.message());
+        if (!stored.ok()) return to_error(stored);
         return true;
       },
+      // Fails with the store's code: corruption only when the state fails its
+      // checksum (the scheduler then rolls back), io_error or not_found else.
       [store](latest_atom, ConfigId config) -> caf::result<StateBytes> {
+        static std::atomic<int64_t> reads{0};
+        if (FaultInjection::instance().unreadable_state(++reads))
+          return to_error(Status::io_error(fmt::format("config {}: reading its state failed (injected)", config)));
         auto state = store->latest_state(config);
-        if (!state.ok())
-          return caf::make_error(caf::sec::runtime_error, std::string(damaged_checkpoint) + ": " + state.error());
+        if (!state.ok()) return to_error(state.status());
         return std::move(state).value();
       },
   };

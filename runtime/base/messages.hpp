@@ -72,12 +72,10 @@ struct experiment_done {
   // denominator of the hop overhead (the log's end_s precedes the commit).
   double unit_span_s = 0;
   std::string error;  // empty unless the experiment itself could not go on
-  // A checkpoint was found damaged while training: the run stopped so that
-  // it resumes from the newest intact states (the runner does so at once).
+  // A checkpoint failed its checksum while training (the checkpoint actor
+  // answered StatusCode::corruption): the run stopped so that it resumes
+  // from the newest intact states (the runner does so at once).
   bool damaged_state = false;
 };
-
-// Marks a checkpoint actor's error for a state that fails its checksum.
-constexpr const char* damaged_checkpoint = "damaged checkpoint";
 
 }  // namespace cerebro
