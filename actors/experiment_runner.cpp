@@ -2,7 +2,6 @@
 
 #include <filesystem>
 #include <set>
-#include <fstream>
 #include <thread>
 
 #include <fmt/format.h>
@@ -13,6 +12,7 @@
 #include "datasets/idx.hpp"
 #include "datasets/prepare.hpp"
 #include "models/unit_trainer.hpp"
+#include "runtime/base/file_io.hpp"
 #include "runtime/scheduling/replay_policy.hpp"
 #include "runtime/search/factory.hpp"
 #include "runtime/search/replay.hpp"
@@ -60,19 +60,6 @@ Result<datasets::PrepareOptions> prepare_options(const ExperimentSpec& spec, int
   if (!mode.ok()) return mode.status();
   o.normalization = *mode;
   return o;
-}
-
-Status write_text(const fs::path& path, const std::string& text) {
-  auto tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out.flush()) return Status::error(fmt::format("{}: cannot write", tmp));
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) return Status::error(fmt::format("{}: cannot rename into place: {}", path.string(), ec.message()));
-  return Status::ok_status();
 }
 
 // The per-config visit order of a finished run, from its unit log.
@@ -247,7 +234,7 @@ Result<Prepared> start_new(const RunOptions& options, const ClusterView& cluster
   auto opened = StateStore::open((dir / "state").string(), true);
   if (!opened.ok()) return opened.status();
   r.store = std::move(opened).value();
-  if (auto st = write_text(dir / "spec.toml", spec.source_text); !st.ok()) return st;
+  if (auto st = write_file_atomically((dir / "spec.toml").string(), spec.source_text); !st.ok()) return st;
   r.store->put_meta("spec", spec.source_text);
   r.store->put_meta("spec_dir", spec.spec_dir);
   r.store->put_meta("metric", spec.metric);
@@ -556,8 +543,8 @@ Result<nlohmann::json> finish(const RunOptions& options, Prepared& r, const expe
   if (!options.replay_of.empty()) summary["replay_of"] = fs::absolute(options.replay_of).string();
   if (auto resumes = store->get_meta("resumes")) summary["resumes"] = std::stoi(*resumes);
   summary["units_rolled_back"] = store->rolled_back_units().size();
-  if (auto st = write_text(dir / "summary.json", summary.dump(2) + "\n"); !st.ok()) return st;
-  if (auto st = write_text(dir / "metrics.csv", metrics_csv(ranked)); !st.ok()) return st;
+  if (auto st = write_file_atomically((dir / "summary.json").string(), summary.dump(2) + "\n"); !st.ok()) return st;
+  if (auto st = write_file_atomically((dir / "metrics.csv").string(), metrics_csv(ranked)); !st.ok()) return st;
   store->put_meta("finished", "true");
   return summary;
 }
