@@ -1,11 +1,5 @@
 // cerebro: the command line. Subcommands: run, prepare, show, bench, coordinator, agent, status, simulate, repl.
-#include <execinfo.h>
-#include <signal.h>
-#include <unistd.h>
-
 #include <chrono>
-#include <cstring>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -15,11 +9,14 @@
 
 #include "actors/experiment_runner.hpp"
 #include "datasets/prepare.hpp"
+#include "runtime/base/file_io.hpp"
+#include "runtime/base/time_format.hpp"
 #include "runtime/store/run_summary.hpp"
 #include "runtime/spec/spec.hpp"
 #include "runtime/store/state_store.hpp"
 #include "tools/bench.hpp"
 #include "tools/cluster_commands.hpp"
+#include "tools/crash_handler.hpp"
 #include "tools/progress.hpp"
 #include "tools/repl.hpp"
 #include "tools/simulate_command.hpp"
@@ -29,38 +26,11 @@ using namespace cerebro;
 
 namespace {
 
-std::string timestamp() {
-  auto now = std::time(nullptr);
-  std::tm tm{};
-  localtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
-  return buf;
-}
+std::string timestamp() { return compact_local_timestamp_now(); }
 
 int fail(const std::string& message) {
   fmt::print(stderr, "error: {}\n", message);
   return 1;
-}
-
-// A crash names its signal and leaves a backtrace on stderr (so a failing
-// agent in a test log or a user's terminal says where), then dies of the same
-// signal. Only async-signal-safe calls.
-void report_fatal_signal(int sig) {
-  const char* name = strsignal(sig);
-  (void)!write(STDERR_FILENO, "cerebro: fatal signal: ", 23);
-  (void)!write(STDERR_FILENO, name, strlen(name));
-  (void)!write(STDERR_FILENO, "\n", 1);
-  void* frames[64];
-  backtrace_symbols_fd(frames, backtrace(frames, 64), STDERR_FILENO);
-  signal(sig, SIG_DFL);
-  raise(sig);
-}
-
-void install_crash_reporter() {
-  void* warm[1];
-  backtrace(warm, 1);  // loads libgcc now: not safe inside the handler
-  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) signal(sig, report_fatal_signal);
 }
 
 // Ends a cluster client command: its results are written and closed, and
@@ -148,9 +118,9 @@ int replay(const std::string& original, std::string out_dir) {
     if (!store.ok()) return fail(store.error());
     spec_dir = (*store)->get_meta("spec_dir").value_or("");
   }
-  std::ifstream spec_in(fs::path(original) / "spec.toml");
-  std::string text((std::istreambuf_iterator<char>(spec_in)), std::istreambuf_iterator<char>());
-  auto spec = parse_spec_string(text, spec_dir, (fs::path(original) / "spec.toml").string());
+  auto text = read_whole_file((fs::path(original) / "spec.toml").string());
+  if (!text.ok()) return fail(text.error());
+  auto spec = parse_spec_string(*text, spec_dir, (fs::path(original) / "spec.toml").string());
   if (!spec.ok()) return fail(spec.error());
   RunOptions options;
   options.spec = std::move(spec).value();
@@ -190,7 +160,7 @@ void add_tls_options(CLI::App* cmd, tls_options& tls) {
 }
 
 int main(int argc, char** argv) {
-  install_crash_reporter();
+  cli::install_crash_handler();
   CLI::App app{"cerebro: deep-learning model selection with Model Hopper Parallelism"};
   app.require_subcommand(1);
 
