@@ -123,7 +123,7 @@ Result<Dataset> load_csv(const std::string& path, const std::string& label_colum
       return Status::invalid_argument(fmt::format("{}: no header row: line 1 holds numbers, the first line must name the columns", path));
     }
     return Status::invalid_argument(fmt::format("{}: label column '{}' not found; the header has columns: {}", path, label_column,
-                                     fmt::join(header, ", ")));
+                                                fmt::join(header, ", ")));
   }
   if (std::count(header.begin(), header.end(), label_column) > 1) {
     return Status::invalid_argument(fmt::format("{}: label column '{}' appears more than once in the header", path, label_column));
@@ -142,7 +142,7 @@ Result<Dataset> load_csv(const std::string& path, const std::string& label_colum
     }
     if (cells.size() != header.size()) {
       return Status::invalid_argument(fmt::format("{}: line {}: expected {} cells as in the header, found {}", path, line_no,
-                                       header.size(), cells.size()));
+                                                  header.size(), cells.size()));
     }
     for (size_t c = 0; c < cells.size(); ++c) {
       if (c == label_index) continue;

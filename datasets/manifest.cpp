@@ -152,7 +152,7 @@ Result<Manifest> read_manifest(const std::string& dir) {
   if (r.error().ok() && m.format_version != kManifestFormatVersion) {
     // Say "wrong version" rather than "missing key" when a newer writer changed the layout.
     return Status::invalid_argument(fmt::format("{}: format_version {} is not supported (this build reads {})", path,
-                                     m.format_version, kManifestFormatVersion));
+                                                m.format_version, kManifestFormatVersion));
   }
   r.get(doc, "source", m.source);
   r.get(doc, "inputs", m.inputs);

@@ -37,7 +37,7 @@ Status validate(const PrepareOptions& o, const std::string& out_dir) {
     auto registered = registered_dataset_sources();
     if (registered.empty()) return Status::invalid_argument("source '" + o.source + "' is not supported, expected idx or csv");
     return Status::invalid_argument(fmt::format("source '{}' is not supported, expected idx, csv or a registered source ({})",
-                                     o.source, fmt::join(registered, ", ")));
+                                                o.source, fmt::join(registered, ", ")));
   }
   if (o.source == "idx" &&
       (o.train_images.empty() || o.train_labels.empty() || o.test_images.empty() || o.test_labels.empty())) {
@@ -68,8 +68,8 @@ Status validate(const PrepareOptions& o, const std::string& out_dir) {
 Status merge_class_names(Loaded& l, const std::vector<std::string>& test_names, const PrepareOptions& o) {
   if (l.class_names.empty() != test_names.empty()) {
     return Status::invalid_argument(fmt::format("{} has {} labels but {} has {} labels: both must be class indices or both names",
-                                     o.train_csv, l.class_names.empty() ? "integer" : "string", o.test_csv,
-                                     test_names.empty() ? "integer" : "string"));
+                                                o.train_csv, l.class_names.empty() ? "integer" : "string", o.test_csv,
+                                                test_names.empty() ? "integer" : "string"));
   }
   if (test_names.empty()) return Status::ok_status();
   std::map<std::string, int64_t> index_of;
@@ -133,7 +133,7 @@ Result<Loaded> load_sources(const PrepareOptions& o) {
   }
   if (l.has_test && l.test.sample_shape != l.train.sample_shape) {
     return Status::invalid_argument(fmt::format("test examples have shape [{}] but training examples have shape [{}]",
-                                     fmt::join(l.test.sample_shape, ","), fmt::join(l.train.sample_shape, ",")));
+                                                fmt::join(l.test.sample_shape, ","), fmt::join(l.train.sample_shape, ",")));
   }
   return l;
 }
@@ -233,7 +233,7 @@ Result<Manifest> prepare(const PrepareOptions& options, const std::string& out_d
     for (int64_t label : d->labels) {
       if (label < 0 || label >= kMaxClasses) {
         return Status::invalid_argument(fmt::format("label {} is out of range [0, {}): labels must be class indices", label,
-                                         kMaxClasses));
+                                                    kMaxClasses));
       }
       max_label = std::max(max_label, label);
     }
@@ -307,12 +307,12 @@ Result<Dataset> load_shard(const std::string& dir, const Manifest& manifest, con
   }
   if (data->sample_shape != manifest.sample_shape) {
     return Status::corruption(fmt::format("{}: sample shape [{}] differs from the manifest's [{}]", path,
-                                     fmt::join(data->sample_shape, ","), fmt::join(manifest.sample_shape, ",")));
+                                          fmt::join(data->sample_shape, ","), fmt::join(manifest.sample_shape, ",")));
   }
   for (size_t i = 0; i < data->labels.size(); ++i) {
     if (data->labels[i] < 0 || data->labels[i] >= manifest.num_classes) {
       return Status::corruption(fmt::format("{}: example {} has label {}, outside [0, {})", path, i, data->labels[i],
-                                       manifest.num_classes));
+                                            manifest.num_classes));
     }
   }
   return data;

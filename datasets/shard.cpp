@@ -57,7 +57,7 @@ Result<ShardInfo> write_shard(const std::string& path, const Dataset& data) {
   const int64_t numel = data.sample_numel();
   if (data.features.size() != static_cast<size_t>(data.size() * numel)) {
     return Status::invalid_argument(fmt::format("{}: dataset has {} feature values, expected {} examples x {} = {}", path,
-                                     data.features.size(), data.size(), numel, data.size() * numel));
+                                                data.features.size(), data.size(), numel, data.size() * numel));
   }
   std::string header(kMagic, sizeof(kMagic));
   auto append = [&header](const auto& value) {
@@ -101,7 +101,7 @@ Result<Dataset> read_shard(const std::string& path, const std::string& expected_
   const std::string actual = checksum_of(*bytes);
   if (actual != expected_checksum) {
     return Status::corruption(fmt::format("{}: checksum {} does not match the manifest's {}", path, actual,
-                                     expected_checksum.empty() ? "(none)" : expected_checksum));
+                                          expected_checksum.empty() ? "(none)" : expected_checksum));
   }
 
   const std::string& file = *bytes;
@@ -114,14 +114,14 @@ Result<Dataset> read_shard(const std::string& path, const std::string& expected_
   std::memcpy(magic, file.data(), sizeof(kMagic));
   if (std::memcmp(magic, kMagic, sizeof(kMagic)) != 0) {
     return Status::invalid_argument(fmt::format("{}: bad magic '{}', expected '{}' (not a Cerebro shard)", path,
-                                     printable(magic, sizeof(magic)), printable(kMagic, sizeof(kMagic))));
+                                                printable(magic, sizeof(magic)), printable(kMagic, sizeof(kMagic))));
   }
   for (size_t i = 0; i < sizeof(kMagic); ++i) cursor.read(magic[i]);
   uint32_t version = 0, rank = 0;
   if (!cursor.read(version) || !cursor.read(rank)) return truncated("header");
   if (version != kFormatVersion) {
     return Status::invalid_argument(fmt::format("{}: shard format version {} is not supported (this build reads {})", path,
-                                     version, kFormatVersion));
+                                                version, kFormatVersion));
   }
   if (rank > kMaxRank) return Status::corruption(fmt::format("{}: corrupt header: sample rank {} exceeds {}", path, rank, kMaxRank));
   Dataset data;
@@ -154,11 +154,11 @@ Result<Dataset> read_shard(const std::string& path, const std::string& expected_
   const bool fits = n == 0 || (!numel_exceeds_file && n <= available / per_example);
   if (!fits) {
     return Status::corruption(fmt::format("{}: truncated: {} examples need more than the {} bytes in the file", path,
-                                     count, file_size));
+                                          count, file_size));
   }
   if (n * per_example < available) {
     return Status::corruption(fmt::format("{}: corrupt: {} unexpected bytes after the {} examples", path,
-                                     available - n * per_example, count));
+                                          available - n * per_example, count));
   }
   const size_t feature_count = static_cast<size_t>(count) * static_cast<size_t>(numel);
   data.features.resize(feature_count);

@@ -56,7 +56,7 @@ Result<std::unique_ptr<SearchProcedure>> make_search_procedure(const ExperimentS
     return Status::invalid_argument(fmt::format("[experiment] search = \"{}\": {}", spec.search, e.what()));
   }
   return Status::invalid_argument(fmt::format("[experiment] search must be {}, got \"{}\"", quoted_alternatives(search_names()),
-                                   spec.search));
+                                              spec.search));
 }
 
 }  // namespace cerebro

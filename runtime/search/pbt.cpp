@@ -75,7 +75,7 @@ Result<std::map<std::string, PerturbRange>> perturb_ranges(const json& space, co
       std::vector<std::string> known;
       for (auto it = space.begin(); it != space.end(); ++it) known.push_back(it.key());
       return Status::invalid_argument(fmt::format("[experiment] perturb_keys names '{}', which is not in [space] ({})", key,
-                                       suggest_name(key, known)));
+                                                  suggest_name(key, known)));
     }
     const EntryFacts f = facts_of(space.at(key));
     if (!f.numeric) {

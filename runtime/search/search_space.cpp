@@ -105,11 +105,11 @@ Result<std::vector<ConfigParams>> expand_grid(const json& space) {
 Result<std::vector<ConfigParams>> sample_random(const json& space, int samples, uint64_t seed) {
   if (samples < 1) {
     return Status::invalid_argument(fmt::format("[experiment] samples must be >= 1 for random search, got {}",
-                                     samples));
+                                                samples));
   }
   if (samples > kMaxConfigs) {
     return Status::invalid_argument(fmt::format("[experiment] samples must be <= {}, got {}", kMaxConfigs,
-                                     samples));
+                                                samples));
   }
   if (auto st = check_space(space, /*allow_distributions=*/true); !st) return st;
   std::mt19937_64 gen(seed);
@@ -136,12 +136,12 @@ Result<std::vector<ConfigParams>> configs_for(const ExperimentSpec& spec) {
     }
     if (count > kMaxConfigs) {
       return Status::invalid_argument(fmt::format("[experiment] hyperband with max_epochs {} and eta {} starts {} configs, "
-                                       "more than {}", spec.max_epochs, spec.eta, count, kMaxConfigs));
+                                                  "more than {}", spec.max_epochs, spec.eta, count, kMaxConfigs));
     }
     return sample_random(spec.space, static_cast<int>(count), spec.seed);
   }
   return Status::invalid_argument(fmt::format("[experiment] search must be {}, got \"{}\"", quoted_alternatives(search_names()),
-                                   spec.search));
+                                              spec.search));
 }
 
 std::string describe_params(const json& params) {

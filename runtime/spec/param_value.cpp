@@ -140,7 +140,7 @@ Status check_space_entry(const std::string& key, const json& entry, bool allow_d
 Status check_space(const json& space, bool allow_distributions) {
   if (!space.is_object() || space.empty()) {
     return Status::invalid_argument("the search space is empty: give at least one hyper-parameter in [space], "
-                         "e.g. model = [\"mlp\"]");
+                                    "e.g. model = [\"mlp\"]");
   }
   for (auto it = space.begin(); it != space.end(); ++it) {
     if (auto st = check_space_entry(it.key(), it.value(), allow_distributions); !st) return st;
