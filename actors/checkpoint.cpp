@@ -4,6 +4,7 @@
 
 #include "actors/actors.hpp"
 #include "runtime/base/fault_injection.hpp"
+#include "runtime/net/error_category.hpp"
 
 namespace cerebro {
 
@@ -41,7 +42,7 @@ checkpoint_actor::behavior_type checkpoint_behavior(checkpoint_actor::pointer, s
         static std::atomic<int64_t> commits{0};
         bool damage = FaultInjection::instance().damage_state(++commits);
         auto stored = store->commit_unit(entry_of(r, seed, start_s, end_s), r.state, damage);
-        if (!stored.ok()) return caf::make_error(caf::sec::runtime_error, stored.error());
+        if (!stored.ok()) return to_error(stored.status());
         // A test may stop here: the unit is durable but not yet acknowledged.
         FaultInjection::instance().crash_point("after_commit");
         return std::move(stored).value();
@@ -49,28 +50,32 @@ checkpoint_actor::behavior_type checkpoint_behavior(checkpoint_actor::pointer, s
       [store](copy_atom, const state_copy& copy) -> caf::result<bool> {
         auto params = nlohmann::json::parse(copy.params_json, nullptr, false);
         if (params.is_discarded())
-          return caf::make_error(caf::sec::runtime_error,
-                                 fmt::format("config {}: the copy's hyper-parameters are not JSON", copy.to));
+          return to_error(Status::invalid_argument(
+              fmt::format("config {}: the copy's hyper-parameters are not JSON", copy.to)));
         auto copied = store->copy_epoch_state(copy.from, copy.from_epoch, copy.to, params);
-        if (!copied.ok()) return caf::make_error(caf::sec::runtime_error, copied.message());
+        if (!copied.ok()) return to_error(copied);
         return true;
       },
       [store](decision_atom, const SearchDecision& decision) -> caf::result<bool> {
         auto stored = store->put_decision(to_json(decision));
-        if (!stored.ok()) return caf::make_error(caf::sec::runtime_error, stored.message());
+        if (!stored.ok()) return to_error(stored);
         return true;
       },
       [store](decision_atom, const std::string& user_action_json) -> caf::result<bool> {
         auto record = nlohmann::json::parse(user_action_json, nullptr, false);
-        if (record.is_discarded()) return caf::make_error(caf::sec::runtime_error, "a user action record is not JSON");
+        if (record.is_discarded()) return to_error(Status::invalid_argument("a user action record is not JSON"));
         auto stored = store->put_decision(record);
-        if (!stored.ok()) return caf::make_error(caf::sec::runtime_error, stored.message());
+        if (!stored.ok()) return to_error(stored);
         return true;
       },
+      // Fails with the store's code: corruption only when the state fails its
+      // checksum (the scheduler then rolls back), io_error or not_found else.
       [store](latest_atom, ConfigId config) -> caf::result<StateBytes> {
+        static std::atomic<int64_t> reads{0};
+        if (FaultInjection::instance().unreadable_state(++reads))
+          return to_error(Status::io_error(fmt::format("config {}: reading its state failed (injected)", config)));
         auto state = store->latest_state(config);
-        if (!state.ok())
-          return caf::make_error(caf::sec::runtime_error, std::string(damaged_checkpoint) + ": " + state.error());
+        if (!state.ok()) return to_error(state.status());
         return std::move(state).value();
       },
   };

@@ -2,15 +2,15 @@
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <thread>
 
 #include <caf/io/all.hpp>
 #include <caf/openssl/all.hpp>
 #include <fmt/format.h>
 
-#include "actors/coordinator_control.hpp"
+#include "runtime/base/file_io.hpp"
 #include "runtime/net/cluster_validation.hpp"
+#include "runtime/net/error_category.hpp"
 
 namespace cerebro {
 
@@ -58,9 +58,8 @@ Status write_run_files(const run_files& files, const std::string& dir) {
   for (size_t i = 0; i < files.names.size() && i < files.contents.size(); ++i) {
     // The names come from the coordinator: never a path out of `dir`.
     if (!validate_name("file", files.names[i]).ok()) continue;
-    std::ofstream out(std::filesystem::path(dir) / files.names[i], std::ios::binary | std::ios::trunc);
-    out << files.contents[i];
-    if (!out.flush()) return Status::error(fmt::format("{}/{}: cannot write the run file", dir, files.names[i]));
+    auto written = write_file_atomically((std::filesystem::path(dir) / files.names[i]).string(), files.contents[i]);
+    if (!written.ok()) return written.with_context("cannot write the run file");
   }
   return Status::ok_status();
 }
@@ -102,7 +101,7 @@ Status Client::failed(const caf::error& error) {
     lost_ = true;
     return Status::error(fmt::format("lost the coordinator at {} ({})", where(), system_.render(error)));
   }
-  return Status::error(error_text(error));
+  return to_status(error);  // keeps the code: unavailable means "ask again"
 }
 
 Result<nlohmann::json> Client::status() {
@@ -252,8 +251,7 @@ Result<control_reply> Client::control(control_request request, double timeout_s)
                  [&](const caf::error& e) { out = failed(e); });
     // An experiment still preparing its data or just finishing: ask again
     // in a moment (soon: a pause should land right after training starts).
-    const bool transient = !out.ok() && (out.error().find(still_setting_up) != std::string::npos ||
-                                         out.error().find(finishing) != std::string::npos);
+    const bool transient = out.code() == StatusCode::unavailable;
     if (!transient || seconds_since(start) > setup_wait_s) return out;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
@@ -298,11 +296,8 @@ Result<nlohmann::json> Client::configs(const std::string& experiment) {
 Result<nlohmann::json> Client::export_model(const std::string& experiment, ConfigId config, const std::string& path) {
   auto reply = control({"", experiment, "export", config, {}, 0}, std::max(request_timeout_s, 120.0));
   if (!reply.ok()) return reply.status();
-  {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << reply->file;
-    if (!out.flush()) return Status::error(fmt::format("{}: cannot write the model file", path));
-  }
+  if (auto written = write_file_atomically(path, reply->file); !written.ok())
+    return written.with_context("cannot write the model file");
   auto j = nlohmann::json::parse(reply->json, nullptr, false);
   if (j.is_discarded()) j = nlohmann::json::object();
   j["experiment"] = reply->experiment;

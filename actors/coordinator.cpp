@@ -1,9 +1,7 @@
 #include "actors/coordinator.hpp"
 
 #include <chrono>
-#include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <map>
 
 #include <fmt/format.h>
@@ -11,6 +9,8 @@
 
 #include "actors/coordinator_control.hpp"
 #include "actors/experiment_runner.hpp"
+#include "runtime/base/file_io.hpp"
+#include "runtime/base/time_format.hpp"
 #include "runtime/cluster/agent_liveness.hpp"
 #include "runtime/net/cluster_validation.hpp"
 #include "runtime/spec/spec.hpp"
@@ -69,24 +69,14 @@ using coordinator_ptr = coordinator_actor::stateful_pointer<coordinator_state>;
 void log_line(const std::string& line) { fmt::print(stderr, "coordinator: {}\n", line); }
 
 std::string new_experiment_id(coordinator_ptr self, const std::string& name) {
-  auto now = std::time(nullptr);
-  std::tm tm{};
-  localtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
   auto safe = validate_name("name", name).ok() ? name.substr(0, 32) : std::string("experiment");
-  return fmt::format("{}-{}-{}", safe, buf, self->state.next_experiment++);
+  return fmt::format("{}-{}-{}", safe, compact_local_timestamp_now(), self->state.next_experiment++);
 }
 
 ClusterView snapshot(coordinator_ptr self) {
   ClusterView view;
   for (const auto& [id, a] : self->state.agents) view.agents.push_back({a.resources.name, a.agent, a.workers});
   return view;
-}
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
 // The run files a client receives when the experiment ends.
@@ -98,8 +88,10 @@ run_files files_of(const std::string& experiment, const std::string& out_dir, co
   for (const char* name : {"summary.json", "metrics.csv", "best_model.pt", "spec.toml"}) {
     auto path = fs::path(out_dir) / name;
     if (!fs::exists(path)) continue;
+    auto contents = read_whole_file(path.string());
+    if (!contents.ok()) return files_of(experiment, out_dir, contents.error());
     files.names.push_back(name);
-    files.contents.push_back(read_file(path));
+    files.contents.push_back(std::move(contents).value());
   }
   return files;
 }

@@ -8,6 +8,7 @@
 
 #include "actors/experiment_steering.hpp"
 #include "runtime/net/cluster_validation.hpp"
+#include "runtime/net/error_category.hpp"
 #include "runtime/store/state_store.hpp"
 
 namespace fs = std::filesystem;
@@ -17,6 +18,9 @@ namespace cerebro {
 namespace {
 
 caf::error refuse(const std::string& text) { return caf::make_error(caf::sec::runtime_error, text); }
+
+// A refusal the client may retry in a moment (actors/client.cpp keys on the code).
+caf::error not_yet(const std::string& text) { return make_error(StatusCode::unavailable, text); }
 
 bool read_only(const std::string& command) {
   return command == "show" || command == "top" || command == "export" || command == "configs";
@@ -49,7 +53,7 @@ caf::result<control_reply> handle_control(coordinator_actor::pointer self, const
   auto experiment = std::move(*found);
   request.experiment = experiment.id;
   if (experiment.status == "running") {
-    if (!experiment.follower) return refuse(fmt::format("experiment {} {}", experiment.id, still_setting_up));
+    if (!experiment.follower) return not_yet(fmt::format("experiment {} {}", experiment.id, still_setting_up));
     // The runner blocks for pilot checks of added configs: give it time.
     auto promise = self->make_response_promise<control_reply>();
     auto id = experiment.id;
@@ -57,7 +61,7 @@ caf::result<control_reply> handle_control(coordinator_actor::pointer self, const
         .then([promise](control_reply& reply) mutable { promise.deliver(std::move(reply)); },
               [promise, id](caf::error& e) mutable {
                 // The runner left its loop (training is over) before it read the request.
-                if (e == caf::sec::request_receiver_down) e = refuse(fmt::format("experiment {} {}", id, finishing));
+                if (e == caf::sec::request_receiver_down) e = not_yet(fmt::format("experiment {} {}", id, finishing));
                 promise.deliver(std::move(e));
               });
     return promise;

@@ -33,9 +33,10 @@ struct GatewayView {
 caf::result<control_reply> handle_control(coordinator_actor::pointer self, const GatewayView& view,
                                           control_request request);
 
-// The errors a client gets while the experiment prepares its data, and
-// between its last unit and the end of its run (test score, export, files):
-// it may retry (actors/client.cpp does), the answer changes in a moment.
+// The texts of the errors a client gets while the experiment prepares its
+// data, and between its last unit and the end of its run (test score,
+// export, files). Both come with StatusCode::unavailable: the client may
+// retry (actors/client.cpp does), the answer changes in a moment.
 constexpr const char* still_setting_up = "is still setting up (preparing and placing its data)";
 constexpr const char* finishing = "is finishing (its training is over; the run's files are being written)";
 

@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <set>
 
 #include <fmt/format.h>
 
+#include "runtime/base/file_io.hpp"
 #include "runtime/scheduling/experiment_control.hpp"
 #include "runtime/store/run_summary.hpp"
 #include "runtime/spec/steering.hpp"
@@ -93,11 +93,12 @@ Result<control_reply> export_config(const StateStore& store, const ConfigRecord&
                                                  std::chrono::steady_clock::now().time_since_epoch().count());
   auto exported = models::export_model(record.params, *shape, *state, tmp.string());
   if (!exported.ok()) return exported;
-  std::ifstream in(tmp, std::ios::binary);
-  control_reply reply;
-  reply.file.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  auto file = read_whole_file(tmp.string());
   std::error_code ec;
   fs::remove(tmp, ec);
+  if (!file.ok()) return file.status();
+  control_reply reply;
+  reply.file = std::move(file).value();
   reply.json = nlohmann::json{{"config", record.id}, {"bytes", reply.file.size()}}.dump();
   return reply;
 }

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "datasets/file_io.hpp"
+#include "runtime/base/file_io.hpp"
 #include "datasets/idx.hpp"
 #include "runtime/run/run_recovery.hpp"
 #include "runtime/spec/steering.hpp"
@@ -104,7 +104,7 @@ Result<Prepared> start_new(const RunOptions& options, const ClusterView& cluster
   auto opened = StateStore::open((dir / "state").string(), true);
   if (!opened.ok()) return opened.status();
   r.store = std::move(opened).value();
-  if (auto st = datasets::write_file_atomically((dir / "spec.toml").string(), spec.source_text); !st.ok()) return st;
+  if (auto st = write_file_atomically((dir / "spec.toml").string(), spec.source_text); !st.ok()) return st;
   r.store->put_meta("spec", spec.source_text);
   r.store->put_meta("spec_dir", spec.spec_dir);
   r.store->put_meta("metric", spec.metric);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "actors/actors.hpp"
+#include "runtime/net/error_category.hpp"
 
 namespace cerebro {
 
@@ -97,7 +98,7 @@ void on_result(scheduler_ptr self, const Dispatch& d, double start_s, unit_resul
           [self, d](const caf::error& e) {
             // Not durable, so not done: the unit runs again.
             report(self, self->state.config.control->on_failed(d.worker, d.unit,
-                                                               "commit failed: " + caf::to_string(e)));
+                                                               "commit failed: " + to_status(e).message()));
             dispatch(self);
           });
 }
@@ -134,19 +135,23 @@ void run(scheduler_ptr self, const Dispatch& d) {
                       });
           },
           [self, d](const caf::error& e) {
-            auto why = caf::to_string(e);
-            if (why.find(damaged_checkpoint) != std::string::npos && !self->state.finished) {
-              // The book counts units whose state is gone: stop here and let
-              // the runner resume from the newest intact states, which
-              // reruns exactly the units after them.
+            auto failure = to_status(e);
+            if (failure.is_corruption() && !self->state.finished) {
+              // The state failed its checksum: it is gone, and the book
+              // counts the units that made it. Stop here and let the runner
+              // resume from the newest intact states, which reruns exactly
+              // the units after them. Any other failure (an unreadable
+              // state may be intact) is an ordinary failed attempt below.
               self->state.finished = true;
               experiment_done done{self->state.elapsed(), self->state.unit_span_s,
-                                   fmt::format("config {}: {}", d.unit.config, why), true};
+                                   fmt::format("config {}: damaged checkpoint: {}", d.unit.config, failure.message()),
+                                   true};
               self->send(self->state.config.listener, done_atom::value, std::move(done));
               self->quit();
               return;
             }
-            report(self, self->state.config.control->on_failed(d.worker, d.unit, "cannot load the state: " + why));
+            report(self, self->state.config.control->on_failed(d.worker, d.unit,
+                                                               "cannot load the state: " + failure.message()));
             dispatch(self);
           });
 }

@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "datasets/file_io.hpp"
+#include "runtime/base/file_io.hpp"
 
 namespace cerebro::datasets {
 
@@ -44,9 +44,9 @@ Status split_cells(std::string_view line, std::vector<std::string>& cells) {
         }
         cell += line[i++];
       }
-      if (!closed) return Status::error("unterminated quoted field");
+      if (!closed) return Status::invalid_argument("unterminated quoted field");
       while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
-      if (i < line.size() && line[i] != ',') return Status::error("unexpected text after a closing quote");
+      if (i < line.size() && line[i] != ',') return Status::invalid_argument("unexpected text after a closing quote");
     } else {
       const size_t comma = line.find(',', i);
       const size_t stop = comma == std::string_view::npos ? line.size() : comma;
@@ -104,15 +104,15 @@ Result<Dataset> load_csv(const std::string& path, const std::string& label_colum
                          std::vector<std::string>* class_names) {
   auto text = read_whole_file(path);
   if (!text) return text.status();
-  if (trim(*text).find_first_not_of("\r\n") == std::string_view::npos) return Status::error(path + ": file is empty");
+  if (trim(*text).find_first_not_of("\r\n") == std::string_view::npos) return Status::invalid_argument(path + ": file is empty");
 
   LineReader lines(*text);
   std::string_view line;
   int64_t line_no = 0;
   lines.next(line, line_no);
-  if (trim(line).empty()) return Status::error(path + ": no header row: line 1 is blank");
+  if (trim(line).empty()) return Status::invalid_argument(path + ": no header row: line 1 is blank");
   std::vector<std::string> header;
-  if (Status s = split_cells(line, header); !s.ok()) return Status::error(fmt::format("{}: line 1: {}", path, s.message()));
+  if (Status s = split_cells(line, header); !s.ok()) return Status::invalid_argument(fmt::format("{}: line 1: {}", path, s.message()));
 
   const auto label_at = std::find(header.begin(), header.end(), label_column);
   if (label_at == header.end()) {
@@ -120,13 +120,13 @@ Result<Dataset> load_csv(const std::string& path, const std::string& label_colum
     const bool looks_like_data =
         std::all_of(header.begin(), header.end(), [&](const std::string& c) { return parse_float(c, unused); });
     if (looks_like_data) {
-      return Status::error(fmt::format("{}: no header row: line 1 holds numbers, the first line must name the columns", path));
+      return Status::invalid_argument(fmt::format("{}: no header row: line 1 holds numbers, the first line must name the columns", path));
     }
-    return Status::error(fmt::format("{}: label column '{}' not found; the header has columns: {}", path, label_column,
-                                     fmt::join(header, ", ")));
+    return Status::invalid_argument(fmt::format("{}: label column '{}' not found; the header has columns: {}", path, label_column,
+                                                fmt::join(header, ", ")));
   }
   if (std::count(header.begin(), header.end(), label_column) > 1) {
-    return Status::error(fmt::format("{}: label column '{}' appears more than once in the header", path, label_column));
+    return Status::invalid_argument(fmt::format("{}: label column '{}' appears more than once in the header", path, label_column));
   }
   const size_t label_index = static_cast<size_t>(label_at - header.begin());
   const size_t num_features = header.size() - 1;
@@ -138,26 +138,26 @@ Result<Dataset> load_csv(const std::string& path, const std::string& label_colum
   while (lines.next(line, line_no)) {
     if (trim(line).empty()) continue;
     if (Status s = split_cells(line, cells); !s.ok()) {
-      return Status::error(fmt::format("{}: line {}: {}", path, line_no, s.message()));
+      return Status::invalid_argument(fmt::format("{}: line {}: {}", path, line_no, s.message()));
     }
     if (cells.size() != header.size()) {
-      return Status::error(fmt::format("{}: line {}: expected {} cells as in the header, found {}", path, line_no,
-                                       header.size(), cells.size()));
+      return Status::invalid_argument(fmt::format("{}: line {}: expected {} cells as in the header, found {}", path, line_no,
+                                                  header.size(), cells.size()));
     }
     for (size_t c = 0; c < cells.size(); ++c) {
       if (c == label_index) continue;
       float value = 0;
       if (!parse_float(cells[c], value)) {
-        return Status::error(fmt::format("{}: line {}, column '{}': '{}' is not a number", path, line_no, header[c], cells[c]));
+        return Status::invalid_argument(fmt::format("{}: line {}, column '{}': '{}' is not a number", path, line_no, header[c], cells[c]));
       }
       data.features.push_back(value);
     }
     if (cells[label_index].empty()) {
-      return Status::error(fmt::format("{}: line {}, column '{}': empty label", path, line_no, label_column));
+      return Status::invalid_argument(fmt::format("{}: line {}, column '{}': empty label", path, line_no, label_column));
     }
     raw_labels.push_back(std::move(cells[label_index]));
   }
-  if (raw_labels.empty()) return Status::error(path + ": no data rows after the header");
+  if (raw_labels.empty()) return Status::invalid_argument(path + ": no data rows after the header");
 
   data.labels.resize(raw_labels.size());
   bool integer_labels = true;

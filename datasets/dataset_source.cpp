@@ -27,26 +27,26 @@ bool valid_name(const std::string& name) {
 }
 
 Status check_dataset(const Dataset& d, const char* which) {
-  if (d.sample_shape.empty()) return Status::error(fmt::format("the {} set has no sample_shape", which));
+  if (d.sample_shape.empty()) return Status::invalid_argument(fmt::format("the {} set has no sample_shape", which));
   for (auto size : d.sample_shape)
     if (size <= 0)
-      return Status::error(fmt::format("the {} set's sample_shape [{}] has a size that is not positive", which,
-                                       fmt::join(d.sample_shape, ",")));
+      return Status::invalid_argument(fmt::format("the {} set's sample_shape [{}] has a size that is not positive", which,
+                                                  fmt::join(d.sample_shape, ",")));
   auto expected = static_cast<size_t>(d.size() * d.sample_numel());
   if (d.features.size() != expected)
-    return Status::error(fmt::format("the {} set has {} features for {} labels of shape [{}]: expected {}", which,
-                                     d.features.size(), d.labels.size(), fmt::join(d.sample_shape, ","), expected));
+    return Status::invalid_argument(fmt::format("the {} set has {} features for {} labels of shape [{}]: expected {}", which,
+                                                d.features.size(), d.labels.size(), fmt::join(d.sample_shape, ","), expected));
   return Status::ok_status();
 }
 
 Status check_source_data(const SourceData& data) {
-  if (data.train.size() == 0) return Status::error("the loader returned no training examples");
+  if (data.train.size() == 0) return Status::invalid_argument("the loader returned no training examples");
   if (auto s = check_dataset(data.train, "training"); !s.ok()) return s;
   if (data.test) {
     if (auto s = check_dataset(*data.test, "test"); !s.ok()) return s;
     if (data.test->sample_shape != data.train.sample_shape)
-      return Status::error(fmt::format("test examples have shape [{}] but training examples have shape [{}]",
-                                       fmt::join(data.test->sample_shape, ","), fmt::join(data.train.sample_shape, ",")));
+      return Status::invalid_argument(fmt::format("test examples have shape [{}] but training examples have shape [{}]",
+                                                  fmt::join(data.test->sample_shape, ","), fmt::join(data.train.sample_shape, ",")));
   }
   return Status::ok_status();
 }
@@ -60,12 +60,12 @@ const std::vector<std::string>& builtin_dataset_sources() {
 
 Status register_dataset_source(const std::string& name, DatasetLoader loader) {
   for (const auto& builtin : builtin_dataset_sources())
-    if (name == builtin) return Status::error(fmt::format("dataset source '{}' is built in and cannot be replaced", name));
+    if (name == builtin) return Status::invalid_argument(fmt::format("dataset source '{}' is built in and cannot be replaced", name));
   if (!valid_name(name))
-    return Status::error(fmt::format("dataset source name '{}' must start with a lower-case letter and hold only "
-                                     "lower-case letters, digits, '_' and '-'",
-                                     name));
-  if (!loader) return Status::error(fmt::format("dataset source '{}': the loader is empty", name));
+    return Status::invalid_argument(fmt::format("dataset source name '{}' must start with a lower-case letter and hold only "
+                                                "lower-case letters, digits, '_' and '-'",
+                                                name));
+  if (!loader) return Status::invalid_argument(fmt::format("dataset source '{}': the loader is empty", name));
   std::lock_guard<std::mutex> lock(registry_mutex());
   registry()[name] = std::move(loader);
   return Status::ok_status();
@@ -95,7 +95,7 @@ Result<SourceData> load_registered_source(const std::string& name) {
   {
     std::lock_guard<std::mutex> lock(registry_mutex());
     auto it = registry().find(name);
-    if (it == registry().end()) return Status::error(fmt::format("source '{}' is not registered", name));
+    if (it == registry().end()) return Status::not_found(fmt::format("source '{}' is not registered", name));
     loader = it->second;  // a copy: the loader runs without the lock held
   }
   const std::string context = fmt::format("source '{}'", name);

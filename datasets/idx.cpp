@@ -26,10 +26,10 @@ using GzFile = std::unique_ptr<gzFile_s, GzCloser>;
 
 Result<GzFile> open_gz(const std::string& path) {
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return Status::error(path + ": no such file");
-  if (std::filesystem::is_directory(path, ec)) return Status::error(path + ": is a directory, expected a file");
+  if (!std::filesystem::exists(path, ec)) return Status::not_found(path + ": no such file");
+  if (std::filesystem::is_directory(path, ec)) return Status::invalid_argument(path + ": is a directory, expected a file");
   GzFile f(gzopen(path.c_str(), "rb"));
-  if (!f) return Status::error(path + ": cannot open for reading");
+  if (!f) return Status::io_error(path + ": cannot open for reading");
   gzbuffer(f.get(), kGzBufferBytes);
   return f;
 }
@@ -44,7 +44,7 @@ Result<size_t> read_up_to(gzFile f, const std::string& path, void* out, size_t b
     if (got < 0) {
       int errnum = 0;
       const char* why = gzerror(f, &errnum);
-      return Status::error(path + ": read failed: " + (why ? why : "unknown zlib error"));
+      return Status::io_error(path + ": read failed: " + (why ? why : "unknown zlib error"));
     }
     if (got == 0) break;
     done += static_cast<size_t>(got);
@@ -61,11 +61,11 @@ Result<IdxHeader> read_header(gzFile f, const std::string& path, uint32_t expect
   unsigned char magic_bytes[4];
   auto got = read_up_to(f, path, magic_bytes, 4);
   if (!got) return got.status();
-  if (*got < 4) return Status::error(fmt::format("{}: truncated: expected a 4-byte IDX magic, got {} bytes", path, *got));
+  if (*got < 4) return Status::invalid_argument(fmt::format("{}: truncated: expected a 4-byte IDX magic, got {} bytes", path, *got));
   const uint32_t magic = (uint32_t{magic_bytes[0]} << 24) | (uint32_t{magic_bytes[1]} << 16) |
                          (uint32_t{magic_bytes[2]} << 8) | uint32_t{magic_bytes[3]};
   if (magic != expected) {
-    return Status::error(fmt::format("{}: wrong magic 0x{:08x}, expected 0x{:08x} for {}", path, magic, expected, what));
+    return Status::invalid_argument(fmt::format("{}: wrong magic 0x{:08x}, expected 0x{:08x} for {}", path, magic, expected, what));
   }
   IdxHeader header;
   const unsigned ndims = expected & 0xff;
@@ -73,7 +73,7 @@ Result<IdxHeader> read_header(gzFile f, const std::string& path, uint32_t expect
   got = read_up_to(f, path, raw.data(), raw.size());
   if (!got) return got.status();
   if (*got < raw.size()) {
-    return Status::error(fmt::format("{}: truncated: expected {} bytes of header dimensions, got {}", path, raw.size(), *got));
+    return Status::invalid_argument(fmt::format("{}: truncated: expected {} bytes of header dimensions, got {}", path, raw.size(), *got));
   }
   for (unsigned d = 0; d < ndims; ++d) {
     const unsigned char* b = raw.data() + 4 * d;
@@ -95,7 +95,7 @@ Status read_payload(gzFile f, const std::string& path, size_t expected_bytes, co
     sink(chunk.data(), *got);
     total += *got;
     if (*got < want) {
-      return Status::error(fmt::format("{}: truncated: expected {} bytes of {}, got {}", path, expected_bytes, what, total));
+      return Status::invalid_argument(fmt::format("{}: truncated: expected {} bytes of {}, got {}", path, expected_bytes, what, total));
     }
   }
   return Status::ok_status();
@@ -117,11 +117,11 @@ Result<Dataset> load_idx(const std::string& images_path, const std::string& labe
   const uint64_t n = image_header->dims[0], rows = image_header->dims[1], cols = image_header->dims[2];
   const uint64_t n_labels = label_header->dims[0];
   if (n != n_labels) {
-    return Status::error(fmt::format("{}: has {} images but {} has {} labels", images_path, n, labels_path, n_labels));
+    return Status::invalid_argument(fmt::format("{}: has {} images but {} has {} labels", images_path, n, labels_path, n_labels));
   }
-  if (n == 0) return Status::error(images_path + ": contains zero examples");
+  if (n == 0) return Status::invalid_argument(images_path + ": contains zero examples");
   if (rows == 0 || cols == 0) {
-    return Status::error(fmt::format("{}: images have an empty shape {}x{}", images_path, rows, cols));
+    return Status::invalid_argument(fmt::format("{}: images have an empty shape {}x{}", images_path, rows, cols));
   }
 
   Dataset data;
@@ -150,7 +150,7 @@ Result<Dataset> load_idx(const std::string& images_path, const std::string& labe
 
 Result<IdxFiles> find_idx_files(const std::string& dir) {
   std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec)) return Status::error(dir + ": no such directory");
+  if (!std::filesystem::is_directory(dir, ec)) return Status::not_found(dir + ": no such directory");
   auto find = [&](const std::string& base, std::string& out) -> Status {
     for (const std::string& name : {base, base + ".gz"}) {
       const auto candidate = std::filesystem::path(dir) / name;
@@ -159,7 +159,7 @@ Result<IdxFiles> find_idx_files(const std::string& dir) {
         return Status::ok_status();
       }
     }
-    return Status::error(dir + ": cannot find " + base + " or " + base + ".gz");
+    return Status::not_found(dir + ": cannot find " + base + " or " + base + ".gz");
   };
   IdxFiles files;
   for (auto [base, out] : {std::pair<const char*, std::string*>{"train-images-idx3-ubyte", &files.train_images},

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "datasets/file_io.hpp"
+#include "runtime/base/file_io.hpp"
 
 namespace cerebro::datasets {
 
@@ -65,7 +65,7 @@ class Reader {
   }
 
   void fail(const std::string& message) {
-    if (error_.ok()) error_ = Status::error(file_ + ": " + message);
+    if (error_.ok()) error_ = Status::invalid_argument(file_ + ": " + message);
   }
   const Status& error() const { return error_; }
 
@@ -144,15 +144,15 @@ Result<Manifest> read_manifest(const std::string& dir) {
   try {
     doc = json::parse(*text);
   } catch (const json::parse_error& e) {
-    return Status::error(path + ": not valid JSON: " + e.what());
+    return Status::invalid_argument(path + ": not valid JSON: " + e.what());
   }
   Reader r(path);
   Manifest m;
   r.get(doc, "format_version", m.format_version);
   if (r.error().ok() && m.format_version != kManifestFormatVersion) {
     // Say "wrong version" rather than "missing key" when a newer writer changed the layout.
-    return Status::error(fmt::format("{}: format_version {} is not supported (this build reads {})", path,
-                                     m.format_version, kManifestFormatVersion));
+    return Status::invalid_argument(fmt::format("{}: format_version {} is not supported (this build reads {})", path,
+                                                m.format_version, kManifestFormatVersion));
   }
   r.get(doc, "source", m.source);
   r.get(doc, "inputs", m.inputs);

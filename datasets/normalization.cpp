@@ -10,7 +10,7 @@ Result<NormalizationMode> parse_normalization_mode(const std::string& text) {
   if (text == "none") return NormalizationMode::none;
   if (text == "global") return NormalizationMode::global;
   if (text == "per_feature") return NormalizationMode::per_feature;
-  return Status::error("unknown normalization mode '" + text + "', expected none, global or per_feature");
+  return Status::invalid_argument("unknown normalization mode '" + text + "', expected none, global or per_feature");
 }
 
 std::string to_string(NormalizationMode mode) {

@@ -13,7 +13,7 @@
 
 #include "datasets/csv.hpp"
 #include "datasets/dataset_source.hpp"
-#include "datasets/file_io.hpp"
+#include "runtime/base/file_io.hpp"
 #include "datasets/idx.hpp"
 #include "datasets/shard.hpp"
 
@@ -35,30 +35,30 @@ struct Loaded {
 Status validate(const PrepareOptions& o, const std::string& out_dir) {
   if (!is_known_dataset_source(o.source)) {
     auto registered = registered_dataset_sources();
-    if (registered.empty()) return Status::error("source '" + o.source + "' is not supported, expected idx or csv");
-    return Status::error(fmt::format("source '{}' is not supported, expected idx, csv or a registered source ({})",
-                                     o.source, fmt::join(registered, ", ")));
+    if (registered.empty()) return Status::invalid_argument("source '" + o.source + "' is not supported, expected idx or csv");
+    return Status::invalid_argument(fmt::format("source '{}' is not supported, expected idx, csv or a registered source ({})",
+                                                o.source, fmt::join(registered, ", ")));
   }
   if (o.source == "idx" &&
       (o.train_images.empty() || o.train_labels.empty() || o.test_images.empty() || o.test_labels.empty())) {
-    return Status::error("source idx needs train_images, train_labels, test_images and test_labels");
+    return Status::invalid_argument("source idx needs train_images, train_labels, test_images and test_labels");
   }
   if (o.source == "csv" && (o.train_csv.empty() || o.label_column.empty())) {
-    return Status::error("source csv needs train_csv and label_column");
+    return Status::invalid_argument("source csv needs train_csv and label_column");
   }
   auto in_range = [](double f) { return f >= 0.0 && f < 1.0; };  // also false for NaN
   if (!in_range(o.validation_fraction)) {
-    return Status::error(fmt::format("validation_fraction {} is outside [0, 1)", o.validation_fraction));
+    return Status::invalid_argument(fmt::format("validation_fraction {} is outside [0, 1)", o.validation_fraction));
   }
-  if (!in_range(o.test_fraction)) return Status::error(fmt::format("test_fraction {} is outside [0, 1)", o.test_fraction));
-  if (o.partitions < 1) return Status::error(fmt::format("partitions {} must be at least 1", o.partitions));
-  if (o.limit < 0) return Status::error(fmt::format("limit {} must be 0 (all) or positive", o.limit));
-  if (out_dir.empty()) return Status::error("no output directory given");
+  if (!in_range(o.test_fraction)) return Status::invalid_argument(fmt::format("test_fraction {} is outside [0, 1)", o.test_fraction));
+  if (o.partitions < 1) return Status::invalid_argument(fmt::format("partitions {} must be at least 1", o.partitions));
+  if (o.limit < 0) return Status::invalid_argument(fmt::format("limit {} must be 0 (all) or positive", o.limit));
+  if (out_dir.empty()) return Status::invalid_argument("no output directory given");
   std::error_code ec;
   if (fs::exists(out_dir, ec)) {
-    if (!fs::is_directory(out_dir, ec)) return Status::error(out_dir + ": exists and is not a directory");
+    if (!fs::is_directory(out_dir, ec)) return Status::invalid_argument(out_dir + ": exists and is not a directory");
     if (!fs::is_empty(out_dir, ec)) {
-      return Status::error(out_dir + ": output directory exists and is not empty; remove it or choose another");
+      return Status::invalid_argument(out_dir + ": output directory exists and is not empty; remove it or choose another");
     }
   }
   return Status::ok_status();
@@ -67,9 +67,9 @@ Status validate(const PrepareOptions& o, const std::string& out_dir) {
 // Gives string classes from two CSV files one shared index: the union of names, sorted.
 Status merge_class_names(Loaded& l, const std::vector<std::string>& test_names, const PrepareOptions& o) {
   if (l.class_names.empty() != test_names.empty()) {
-    return Status::error(fmt::format("{} has {} labels but {} has {} labels: both must be class indices or both names",
-                                     o.train_csv, l.class_names.empty() ? "integer" : "string", o.test_csv,
-                                     test_names.empty() ? "integer" : "string"));
+    return Status::invalid_argument(fmt::format("{} has {} labels but {} has {} labels: both must be class indices or both names",
+                                                o.train_csv, l.class_names.empty() ? "integer" : "string", o.test_csv,
+                                                test_names.empty() ? "integer" : "string"));
   }
   if (test_names.empty()) return Status::ok_status();
   std::map<std::string, int64_t> index_of;
@@ -132,8 +132,8 @@ Result<Loaded> load_sources(const PrepareOptions& o) {
     }
   }
   if (l.has_test && l.test.sample_shape != l.train.sample_shape) {
-    return Status::error(fmt::format("test examples have shape [{}] but training examples have shape [{}]",
-                                     fmt::join(l.test.sample_shape, ","), fmt::join(l.train.sample_shape, ",")));
+    return Status::invalid_argument(fmt::format("test examples have shape [{}] but training examples have shape [{}]",
+                                                fmt::join(l.test.sample_shape, ","), fmt::join(l.train.sample_shape, ",")));
   }
   return l;
 }
@@ -217,10 +217,10 @@ Result<Manifest> prepare(const PrepareOptions& options, const std::string& out_d
   const int64_t n_validation = round_fraction(options.validation_fraction, pool);
   const int64_t n_train = pool - n_validation;
   if (n_train <= 0) {
-    return Status::error(fmt::format("no training examples left: {} examples, {} go to validation", pool, n_validation));
+    return Status::invalid_argument(fmt::format("no training examples left: {} examples, {} go to validation", pool, n_validation));
   }
   if (options.partitions > n_train) {
-    return Status::error(fmt::format("{} partitions is more than the {} training examples", options.partitions, n_train));
+    return Status::invalid_argument(fmt::format("{} partitions is more than the {} training examples", options.partitions, n_train));
   }
   Dataset train = gather(l.train, order, 0, n_train);
   Dataset validation = gather(l.train, order, n_train, pool);
@@ -232,8 +232,8 @@ Result<Manifest> prepare(const PrepareOptions& options, const std::string& out_d
   for (const Dataset* d : {&train, &validation, &l.test}) {
     for (int64_t label : d->labels) {
       if (label < 0 || label >= kMaxClasses) {
-        return Status::error(fmt::format("label {} is out of range [0, {}): labels must be class indices", label,
-                                         kMaxClasses));
+        return Status::invalid_argument(fmt::format("label {} is out of range [0, {}): labels must be class indices", label,
+                                                    kMaxClasses));
       }
       max_label = std::max(max_label, label);
     }
@@ -261,13 +261,13 @@ Result<Manifest> prepare(const PrepareOptions& options, const std::string& out_d
   const fs::path final_dir = normalized_out_dir(out_dir);
   std::error_code ec;
   fs::create_directories(final_dir.parent_path(), ec);
-  if (ec) return Status::error(final_dir.parent_path().string() + ": cannot create directory: " + ec.message());
+  if (ec) return Status::io_error(final_dir.parent_path().string() + ": cannot create directory: " + ec.message());
   static std::atomic<int> counter{0};
   const fs::path tmp_dir = final_dir.parent_path() / fmt::format(".{}.tmp-{}-{}", final_dir.filename().string(),
                                                                   ::getpid(), counter++);
   fs::remove_all(tmp_dir, ec);
   if (!fs::create_directory(tmp_dir, ec)) {
-    return Status::error(tmp_dir.string() + ": cannot create temporary directory: " + ec.message());
+    return Status::io_error(tmp_dir.string() + ": cannot create temporary directory: " + ec.message());
   }
   TempDirGuard guard(tmp_dir);
 
@@ -291,7 +291,7 @@ Result<Manifest> prepare(const PrepareOptions& options, const std::string& out_d
 
   // rename(2) replaces an empty directory, which validate() allowed.
   fs::rename(tmp_dir, final_dir, ec);
-  if (ec) return Status::error(fmt::format("{}: cannot move the prepared data into place: {}", final_dir.string(), ec.message()));
+  if (ec) return Status::io_error(fmt::format("{}: cannot move the prepared data into place: {}", final_dir.string(), ec.message()));
   guard.release();
   if (Status s = fsync_directory(final_dir.parent_path().string()); !s.ok()) return s;
   say(fmt::format("wrote {} partitions and {} to {}", options.partitions, kManifestFileName, final_dir.string()));
@@ -303,16 +303,16 @@ Result<Dataset> load_shard(const std::string& dir, const Manifest& manifest, con
   auto data = read_shard(path, shard.checksum);
   if (!data) return data.status();
   if (data->size() != shard.count) {
-    return Status::error(fmt::format("{}: holds {} examples, the manifest says {}", path, data->size(), shard.count));
+    return Status::corruption(fmt::format("{}: holds {} examples, the manifest says {}", path, data->size(), shard.count));
   }
   if (data->sample_shape != manifest.sample_shape) {
-    return Status::error(fmt::format("{}: sample shape [{}] differs from the manifest's [{}]", path,
-                                     fmt::join(data->sample_shape, ","), fmt::join(manifest.sample_shape, ",")));
+    return Status::corruption(fmt::format("{}: sample shape [{}] differs from the manifest's [{}]", path,
+                                          fmt::join(data->sample_shape, ","), fmt::join(manifest.sample_shape, ",")));
   }
   for (size_t i = 0; i < data->labels.size(); ++i) {
     if (data->labels[i] < 0 || data->labels[i] >= manifest.num_classes) {
-      return Status::error(fmt::format("{}: example {} has label {}, outside [0, {})", path, i, data->labels[i],
-                                       manifest.num_classes));
+      return Status::corruption(fmt::format("{}: example {} has label {}, outside [0, {})", path, i, data->labels[i],
+                                            manifest.num_classes));
     }
   }
   return data;

@@ -1,7 +1,5 @@
 #include "datasets/shard.hpp"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
@@ -11,7 +9,8 @@
 
 #include <fmt/format.h>
 
-#include "datasets/file_io.hpp"
+#include "runtime/base/checksum.hpp"
+#include "runtime/base/file_io.hpp"
 
 namespace cerebro::datasets {
 
@@ -23,19 +22,6 @@ namespace {
 constexpr char kMagic[8] = {'C', 'R', 'B', 'S', 'H', 'R', 'D', '1'};
 constexpr uint32_t kFormatVersion = 1;
 constexpr uint32_t kMaxRank = 8;
-
-uint32_t crc32_update(uint32_t crc, const void* data, size_t bytes) {
-  const auto* p = static_cast<const Bytef*>(data);
-  while (bytes > 0) {
-    const auto step = static_cast<uInt>(std::min<size_t>(bytes, 1u << 30));
-    crc = static_cast<uint32_t>(::crc32(crc, p, step));
-    p += step;
-    bytes -= step;
-  }
-  return crc;
-}
-
-std::string format_checksum(uint32_t crc) { return fmt::format("crc32:{:08x}", crc); }
 
 // Printable rendering of a magic that is not ours, for the error message.
 std::string printable(const char* bytes, size_t n) {
@@ -70,8 +56,8 @@ class Cursor {
 Result<ShardInfo> write_shard(const std::string& path, const Dataset& data) {
   const int64_t numel = data.sample_numel();
   if (data.features.size() != static_cast<size_t>(data.size() * numel)) {
-    return Status::error(fmt::format("{}: dataset has {} feature values, expected {} examples x {} = {}", path,
-                                     data.features.size(), data.size(), numel, data.size() * numel));
+    return Status::invalid_argument(fmt::format("{}: dataset has {} feature values, expected {} examples x {} = {}", path,
+                                                data.features.size(), data.size(), numel, data.size() * numel));
   }
   std::string header(kMagic, sizeof(kMagic));
   auto append = [&header](const auto& value) {
@@ -84,9 +70,9 @@ Result<ShardInfo> write_shard(const std::string& path, const Dataset& data) {
 
   AtomicFileWriter writer(path);
   if (Status s = writer.open(); !s.ok()) return s;
-  uint32_t crc = static_cast<uint32_t>(::crc32(0, nullptr, 0));
+  Crc32 crc;
   auto put = [&](const void* p, size_t n) {
-    crc = crc32_update(crc, p, n);
+    crc.update(p, n);
     return writer.write(p, n);
   };
   if (Status s = put(header.data(), header.size()); !s.ok()) return s;
@@ -99,55 +85,54 @@ Result<ShardInfo> write_shard(const std::string& path, const Dataset& data) {
   info.file = std::filesystem::path(path).filename().string();
   info.count = data.size();
   info.bytes = static_cast<int64_t>(bytes);
-  info.checksum = format_checksum(crc);
+  info.checksum = crc.text();
   return info;
 }
 
 Result<std::string> file_checksum(const std::string& path) {
   auto bytes = read_whole_file(path);
   if (!bytes) return bytes.status();
-  return format_checksum(crc32_update(static_cast<uint32_t>(::crc32(0, nullptr, 0)), bytes->data(), bytes->size()));
+  return checksum_of(*bytes);
 }
 
 Result<Dataset> read_shard(const std::string& path, const std::string& expected_checksum) {
   auto bytes = read_whole_file(path);
   if (!bytes) return bytes.status();
-  const std::string actual =
-      format_checksum(crc32_update(static_cast<uint32_t>(::crc32(0, nullptr, 0)), bytes->data(), bytes->size()));
+  const std::string actual = checksum_of(*bytes);
   if (actual != expected_checksum) {
-    return Status::error(fmt::format("{}: checksum {} does not match the manifest's {}", path, actual,
-                                     expected_checksum.empty() ? "(none)" : expected_checksum));
+    return Status::corruption(fmt::format("{}: checksum {} does not match the manifest's {}", path, actual,
+                                          expected_checksum.empty() ? "(none)" : expected_checksum));
   }
 
   const std::string& file = *bytes;
   auto truncated = [&](const std::string& what) {
-    return Status::error(fmt::format("{}: truncated: the file ends ({} bytes) inside the {}", path, file.size(), what));
+    return Status::corruption(fmt::format("{}: truncated: the file ends ({} bytes) inside the {}", path, file.size(), what));
   };
   Cursor cursor(file);
   char magic[sizeof(kMagic)];
   if (file.size() < sizeof(kMagic)) return truncated("magic");
   std::memcpy(magic, file.data(), sizeof(kMagic));
   if (std::memcmp(magic, kMagic, sizeof(kMagic)) != 0) {
-    return Status::error(fmt::format("{}: bad magic '{}', expected '{}' (not a Cerebro shard)", path,
-                                     printable(magic, sizeof(magic)), printable(kMagic, sizeof(kMagic))));
+    return Status::invalid_argument(fmt::format("{}: bad magic '{}', expected '{}' (not a Cerebro shard)", path,
+                                                printable(magic, sizeof(magic)), printable(kMagic, sizeof(kMagic))));
   }
   for (size_t i = 0; i < sizeof(kMagic); ++i) cursor.read(magic[i]);
   uint32_t version = 0, rank = 0;
   if (!cursor.read(version) || !cursor.read(rank)) return truncated("header");
   if (version != kFormatVersion) {
-    return Status::error(fmt::format("{}: shard format version {} is not supported (this build reads {})", path,
-                                     version, kFormatVersion));
+    return Status::invalid_argument(fmt::format("{}: shard format version {} is not supported (this build reads {})", path,
+                                                version, kFormatVersion));
   }
-  if (rank > kMaxRank) return Status::error(fmt::format("{}: corrupt header: sample rank {} exceeds {}", path, rank, kMaxRank));
+  if (rank > kMaxRank) return Status::corruption(fmt::format("{}: corrupt header: sample rank {} exceeds {}", path, rank, kMaxRank));
   Dataset data;
   data.sample_shape.resize(rank);
   for (auto& dim : data.sample_shape) {
     if (!cursor.read(dim)) return truncated("header");
-    if (dim < 0) return Status::error(fmt::format("{}: corrupt header: negative dimension {}", path, dim));
+    if (dim < 0) return Status::corruption(fmt::format("{}: corrupt header: negative dimension {}", path, dim));
   }
   int64_t count = 0;
   if (!cursor.read(count)) return truncated("header");
-  if (count < 0) return Status::error(fmt::format("{}: corrupt header: negative example count {}", path, count));
+  if (count < 0) return Status::corruption(fmt::format("{}: corrupt header: negative example count {}", path, count));
 
   // Every size is checked against the file length before it is multiplied, so a corrupt header cannot
   // overflow its way past the length check.
@@ -168,12 +153,12 @@ Result<Dataset> read_shard(const std::string& path, const std::string& expected_
   const uint64_t per_example = numel * sizeof(float) + sizeof(int64_t);
   const bool fits = n == 0 || (!numel_exceeds_file && n <= available / per_example);
   if (!fits) {
-    return Status::error(fmt::format("{}: truncated: {} examples need more than the {} bytes in the file", path,
-                                     count, file_size));
+    return Status::corruption(fmt::format("{}: truncated: {} examples need more than the {} bytes in the file", path,
+                                          count, file_size));
   }
   if (n * per_example < available) {
-    return Status::error(fmt::format("{}: corrupt: {} unexpected bytes after the {} examples", path,
-                                     available - n * per_example, count));
+    return Status::corruption(fmt::format("{}: corrupt: {} unexpected bytes after the {} examples", path,
+                                          available - n * per_example, count));
   }
   const size_t feature_count = static_cast<size_t>(count) * static_cast<size_t>(numel);
   data.features.resize(feature_count);

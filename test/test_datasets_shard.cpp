@@ -145,6 +145,22 @@ BOOST_AUTO_TEST_CASE(truncated_and_foreign_files) {
   BOOST_TEST(contains(back.error(), dir.file("absent.bin")), back.error());
 }
 
+// The codes callers branch on: a shard that fails its checksum is corrupt, a
+// missing one not found, a file that is no shard at all bad input.
+BOOST_AUTO_TEST_CASE(shard_failures_carry_their_code) {
+  TempDir dir;
+  auto info = write_shard(dir.file("part-0001.bin"), sample_dataset(3));
+  BOOST_TEST_REQUIRE(info.ok(), info.error());
+  flip_byte(dir.file("part-0001.bin"), info->bytes / 2);
+  BOOST_TEST(read_shard(dir.file("part-0001.bin"), info->checksum).status().is_corruption());
+  BOOST_TEST(read_shard(dir.file("absent.bin"), "crc32:00000000").status().is_not_found());
+  write_text(dir.file("foreign.bin"), "NOTASHARD and some more bytes");
+  BOOST_TEST(read_shard(dir.file("foreign.bin"), file_checksum(dir.file("foreign.bin")).value())
+                 .status()
+                 .is_invalid_argument());
+  BOOST_TEST(read_shard(dir.path().string(), "crc32:00000000").status().is_invalid_argument());
+}
+
 BOOST_AUTO_TEST_CASE(manifest_round_trip) {
   TempDir dir;
   const Manifest m = sample_manifest();

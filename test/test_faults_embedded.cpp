@@ -1,7 +1,8 @@
 // The fault matrix, embedded cases: a run killed at any point resumes with
 // `cerebro run --resume` without losing or rerunning a committed unit; a
 // damaged latest checkpoint reruns exactly the units after the last intact
-// state; failing units are retried, then fail only their config.
+// state, an unreadable one rolls nothing back; failing units are retried,
+// then fail only their config.
 #define BOOST_TEST_MODULE faults
 #include <boost/test/unit_test.hpp>
 
@@ -243,5 +244,30 @@ BOOST_AUTO_TEST_CASE(a_checkpoint_damaged_during_the_run_is_recovered_in_place) 
     BOOST_REQUIRE_EQUAL(rolled_back.size(), 1u);
     BOOST_TEST(rolled_back[0].seq == 6);
   }
+  figures.report(run);
+}
+
+// An unreadable checkpoint is not a damaged one: the state's read fails with
+// an I/O error while the stored state is intact. The unit fails that attempt
+// and runs again; the run neither stops to recover nor rolls back a
+// committed unit (only a failed checksum does that, above).
+BOOST_AUTO_TEST_CASE(an_unreadable_checkpoint_does_not_roll_back_committed_units) {
+  TempDir tmp;
+  Figures figures;
+  auto run = tmp.file("run");
+  auto out = run_command(with_faults("unreadable_state=6") + cerebro_binary() + " run " + spec(tmp) + " --out " + run);
+  BOOST_TEST_INFO(out.text);
+  BOOST_REQUIRE_EQUAL(out.exit_code, 0);
+  BOOST_TEST(out.text.find("reading its state failed (injected)") != std::string::npos);
+  BOOST_TEST(out.text.find("attempt 1 of 3") != std::string::npos);
+  BOOST_TEST(out.text.find("damaged checkpoint") == std::string::npos);
+  BOOST_TEST(out.text.find("resuming from the newest intact checkpoints") == std::string::npos);
+  {
+    auto store = open_store(run);
+    check_complete_run(store->unit_log(), kConfigs, kPartitions, kEpochs);
+    BOOST_TEST(store->rolled_back_units().empty());
+  }
+  auto summary = read_json(run + "/summary.json");
+  BOOST_TEST(!summary.contains("resumes"));
   figures.report(run);
 }

@@ -119,6 +119,51 @@ BOOST_AUTO_TEST_CASE(corrupted_state_is_detected_by_its_checksum) {
   BOOST_TEST(state.error().find("checksum") != std::string::npos);
 }
 
+// The codes the rollback path keys on: only a checksum failure is
+// corruption; a config with no state is not_found; the store's read and
+// recovery tell them apart without reading the message.
+BOOST_AUTO_TEST_CASE(state_failures_carry_their_code) {
+  TempStoreDir dir;
+  {
+    auto store = StateStore::open(dir.path.string(), true).take_or_throw();
+    store->put_initial_state(0, "s");
+    store->commit_unit(entry(0, 0, 0), "good-state");
+    store->commit_unit(entry(0, 1, 0), "newer-state");
+  }
+  {
+    rocksdb::DB* db = nullptr;
+    BOOST_REQUIRE(rocksdb::DB::Open(rocksdb::Options(), dir.path.string(), &db).ok());
+    std::string value;
+    std::string key = "state/00000000/000000000002";
+    BOOST_REQUIRE(db->Get(rocksdb::ReadOptions(), key, &value).ok());
+    value.back() ^= 1;
+    db->Put(rocksdb::WriteOptions(), key, value);
+    db->Put(rocksdb::WriteOptions(), "init/00000001", "no checksum line");
+    delete db;
+  }
+  auto store = StateStore::open(dir.path.string(), false).take_or_throw();
+  auto damaged = store->latest_state(0);
+  BOOST_REQUIRE(!damaged.ok());
+  BOOST_TEST(damaged.status().is_corruption());
+  BOOST_TEST(store->latest_state(1).status().is_corruption());
+  auto missing = store->latest_state(7);
+  BOOST_TEST(missing.status().is_not_found(), missing.error());
+  BOOST_TEST((store->initial_state(7).code() == StatusCode::not_found));
+  BOOST_TEST(store->copy_epoch_state(0, 4, 2, nlohmann::json::object()).is_not_found());
+  auto opened = StateStore::open("/nonexistent/cerebro-state", false);
+  BOOST_TEST(!opened.ok());
+  BOOST_TEST(!opened.status().is_corruption());
+  // Recovery gives up exactly the damaged state and keeps the code of a
+  // config that has no intact state at all.
+  auto recovered = store->recover_latest_state(0);
+  BOOST_REQUIRE(recovered.ok());
+  BOOST_TEST(recovered->fell_back);
+  BOOST_TEST(recovered->intact_seq == 1);
+  BOOST_TEST(*store->latest_state(0) == "good-state");
+  BOOST_TEST(store->recover_latest_state(1).status().is_corruption());
+  BOOST_TEST(store->recover_latest_state(7).status().is_not_found());
+}
+
 BOOST_AUTO_TEST_CASE(only_the_two_newest_states_and_the_initial_one_are_kept) {
   TempStoreDir dir;
   {
@@ -240,6 +285,12 @@ BOOST_AUTO_TEST_CASE(fault_rules_parse_and_reject_malformed_ones) {
   BOOST_TEST(f->slowdown(0) == 1.0);
   for (const char* bad : {"fail_unit=1:2", "slow_worker=1:0.5", "crash", "explode=1", "fail_unit=a:b:c"})
     BOOST_TEST(!FaultInjection::parse(bad).ok(), bad);
+  auto reads = FaultInjection::parse("unreadable_state=3;damage_state=2");
+  BOOST_REQUIRE(reads.ok());
+  BOOST_TEST(reads->unreadable_state(3));
+  BOOST_TEST(!reads->unreadable_state(2));
+  BOOST_TEST(reads->damage_state(2));
+  BOOST_TEST(FaultInjection::parse("unreadable_state=x").status().is_invalid_argument());
   // Without the enabling variable nothing is injected.
   BOOST_TEST(!FaultInjection::instance().enabled());
 }

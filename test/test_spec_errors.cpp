@@ -19,6 +19,7 @@ const std::string kSpace = "[space]\nmodel = [\"mlp\"]\n";
 std::string error_of(const std::string& toml) {
   auto result = parse_spec_string(toml, "/specs", "fashion.toml");
   BOOST_REQUIRE_MESSAGE(!result.ok(), "expected a parse error for:\n" + toml);
+  BOOST_TEST(result.status().is_invalid_argument(), "a bad spec is invalid_argument: " << result.error());
   return result.error();
 }
 

@@ -2,9 +2,10 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 
 #include <fmt/format.h>
+
+#include "runtime/base/time_format.hpp"
 
 namespace cerebro::cli {
 
@@ -19,13 +20,6 @@ void leave_now(int rc) {
   std::_Exit(rc);
 }
 
-std::string timestamp() {
-  auto now = std::time(nullptr);
-  std::tm tm{};
-  localtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
-  return buf;
-}
+std::string timestamp() { return compact_local_timestamp_now(); }
 
 }  // namespace cerebro::cli

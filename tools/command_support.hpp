@@ -14,7 +14,7 @@ int fail(const std::string& message);
 // long for the peer's proxies, so the process leaves without it.
 [[noreturn]] void leave_now(int rc);
 
-// Local time as YYYYMMDD-HHMMSS (runs/<name>-<time>).
+// Local time as YYYYMMDD-HHMMSS (runs/<name>-<time>): runtime/base/time_format.
 std::string timestamp();
 
 }  // namespace cerebro::cli

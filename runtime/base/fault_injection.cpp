@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <sstream>
 #include <vector>
@@ -28,7 +29,7 @@ Result<FaultInjection> FaultInjection::parse(const std::string& rules) {
   f.enabled_ = true;
   for (const auto& rule : split(rules, ';')) {
     auto eq = rule.find('=');
-    if (eq == std::string::npos) return Status::error(fmt::format("fault rule \"{}\" has no '='", rule));
+    if (eq == std::string::npos) return Status::invalid_argument(fmt::format("fault rule \"{}\" has no '='", rule));
     auto kind = rule.substr(0, eq);
     auto args = split(rule.substr(eq + 1), ':');
     try {
@@ -37,6 +38,8 @@ Result<FaultInjection> FaultInjection::parse(const std::string& rules) {
             args.size() == 4 ? std::stoi(args[3]) : 1;
       } else if (kind == "damage_state" && args.size() == 1) {
         f.damaged_commits_.insert(std::stoll(args[0]));
+      } else if (kind == "unreadable_state" && args.size() == 1) {
+        f.unreadable_reads_.insert(std::stoll(args[0]));
       } else if (kind == "worker_exit" && args.size() == 3) {
         f.exiting_units_.insert({std::stoi(args[0]), std::stoi(args[1]), std::stoi(args[2])});
       } else if (kind == "slow_worker" && args.size() == 2 && std::stod(args[1]) >= 1) {
@@ -44,13 +47,17 @@ Result<FaultInjection> FaultInjection::parse(const std::string& rules) {
       } else if (kind == "crash" && (args.size() == 1 || args.size() == 2)) {
         f.crashes_[args[0]] = args.size() == 2 ? std::stoll(args[1]) : 1;
         f.arrivals_[args[0]] = 0;
+      } else if (kind == "fatal_signal" && (args.size() == 1 || args.size() == 2)) {
+        f.fatal_signals_[args[0]] = args.size() == 2 ? std::stoll(args[1]) : 1;
+        f.arrivals_[args[0]] = 0;
       } else {
-        return Status::error(fmt::format("fault rule \"{}\" is not one of fail_unit=C:P:E[:N], "
-                                         "worker_exit=C:P:E, damage_state=K, slow_worker=W:F (F >= 1), crash=POINT[:K]",
-                                         rule));
+        return Status::invalid_argument(
+            fmt::format("fault rule \"{}\" is not one of fail_unit=C:P:E[:N], worker_exit=C:P:E, damage_state=K, "
+                        "unreadable_state=K, slow_worker=W:F (F >= 1), crash=POINT[:K], fatal_signal=POINT[:K]",
+                        rule));
       }
     } catch (const std::exception&) {
-      return Status::error(fmt::format("fault rule \"{}\" has a non-numeric argument", rule));
+      return Status::invalid_argument(fmt::format("fault rule \"{}\" has a non-numeric argument", rule));
     }
   }
   return f;
@@ -87,11 +94,16 @@ double FaultInjection::slowdown(int32_t worker) const {
 }
 
 void FaultInjection::crash_point(const std::string& point) const {
-  auto it = crashes_.find(point);
-  if (it == crashes_.end()) return;
-  if (++arrivals_.at(point) == it->second) {
+  auto arrival = arrivals_.find(point);
+  if (arrival == arrivals_.end()) return;
+  const int64_t k = ++arrival->second;
+  if (auto it = crashes_.find(point); it != crashes_.end() && it->second == k) {
     fmt::print(stderr, "fault injection: crashing at {}\n", point);
     std::_Exit(137);
+  }
+  if (auto it = fatal_signals_.find(point); it != fatal_signals_.end() && it->second == k) {
+    fmt::print(stderr, "fault injection: raising SIGSEGV at {}\n", point);
+    std::raise(SIGSEGV);
   }
 }
 

@@ -8,7 +8,9 @@
 //     worker_exit=C:P:E     the worker actor running that unit's first attempt dies
 //     slow_worker=W:F       worker W's units take F times as long (F >= 1)
 //     crash=POINT[:K]       the process _exits(137) the K-th time (default 1) it reaches POINT
+//     fatal_signal=POINT[:K] the same, but the process raises SIGSEGV there, as a crash would
 //     damage_state=K        the K-th committed unit's state is stored damaged (fails its checksum)
+//     unreadable_state=K    the K-th read of a state fails with an I/O error (the stored state is intact)
 // A malformed rule is an error at startup, never ignored.
 
 #include <atomic>
@@ -38,7 +40,10 @@ class FaultInjection {
   double slowdown(int32_t worker) const;
   // Should the state of this commit (1-based count in this process) be damaged?
   bool damage_state(int64_t commit) const { return damaged_commits_.count(commit) > 0; }
-  // Exits the process at the K-th arrival at `point`, when a rule says so.
+  // Should this read of a state (1-based count in this process) fail as unreadable?
+  bool unreadable_state(int64_t read) const { return unreadable_reads_.count(read) > 0; }
+  // Exits the process (or raises SIGSEGV) at the K-th arrival at `point`,
+  // when a rule says so.
   void crash_point(const std::string& point) const;
 
  private:
@@ -47,7 +52,9 @@ class FaultInjection {
   std::map<int32_t, double> slow_workers_;
   std::set<std::tuple<int32_t, int32_t, int32_t>> exiting_units_;
   std::set<int64_t> damaged_commits_;
+  std::set<int64_t> unreadable_reads_;
   std::map<std::string, int64_t> crashes_;
+  std::map<std::string, int64_t> fatal_signals_;
   mutable std::map<std::string, std::atomic<int64_t>> arrivals_;
 };
 

@@ -74,8 +74,9 @@ struct experiment_done {
   // denominator of the hop overhead (the log's end_s precedes the commit).
   double unit_span_s = 0;
   std::string error;  // empty unless the experiment itself could not go on
-  // A checkpoint was found damaged while training: the run stopped so that
-  // it resumes from the newest intact states (the runner does so at once).
+  // A checkpoint failed its checksum while training (the checkpoint actor
+  // answered StatusCode::corruption): the run stopped so that it resumes
+  // from the newest intact states (the runner does so at once).
   bool damaged_state = false;
 };
 
@@ -89,8 +90,5 @@ struct state_copy {
   ConfigId to = 0;
   std::string params_json;
 };
-
-// Marks a checkpoint actor's error for a state that fails its checksum.
-constexpr const char* damaged_checkpoint = "damaged checkpoint";
 
 }  // namespace cerebro

@@ -1,5 +1,7 @@
 #include "runtime/net/cluster_messages.hpp"
 
+#include "runtime/net/error_category.hpp"
+
 namespace cerebro {
 
 void register_cluster_message_types(caf::actor_system_config& config) {
@@ -19,10 +21,6 @@ void register_cluster_message_types(caf::actor_system_config& config) {
   config.add_message_type<agent_actor>("cerebro::agent_actor");
 }
 
-std::string error_text(const caf::error& error) {
-  const auto& context = error.context();
-  if (context.match_elements<std::string>()) return context.get_as<std::string>(0);
-  return caf::to_string(error);
-}
+std::string error_text(const caf::error& error) { return to_status(error).message(); }
 
 }  // namespace cerebro

@@ -134,8 +134,9 @@ typename Inspector::result_type inspect(Inspector& f, control_reply& x) {
 
 void register_cluster_message_types(caf::actor_system_config& config);
 
-// The text a peer refused a request with (caf::make_error(sec::runtime_error,
-// text)), else CAF's own description of the error.
+// The text a peer refused a request with (its message, whatever the error's
+// category), else CAF's own description of the error. For the code too, use
+// to_status (runtime/net/error_category.hpp).
 std::string error_text(const caf::error& error);
 
 }  // namespace cerebro

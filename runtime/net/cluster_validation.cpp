@@ -2,40 +2,40 @@
 
 #include <sys/stat.h>
 
-#include <fstream>
-
 #include <fmt/format.h>
+
+#include "runtime/base/file_io.hpp"
 
 namespace cerebro {
 
 Status validate_name(const std::string& what, const std::string& name) {
   if (name.empty() || name.size() > 64)
-    return Status::error(fmt::format("{} must have 1 to 64 characters, got {}", what, name.size()));
-  if (name[0] == '.') return Status::error(fmt::format("{} \"{}\" must not start with '.'", what, name));
+    return Status::invalid_argument(fmt::format("{} must have 1 to 64 characters, got {}", what, name.size()));
+  if (name[0] == '.') return Status::invalid_argument(fmt::format("{} \"{}\" must not start with '.'", what, name));
   for (char c : name) {
     bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
               c == '-';
-    if (!ok) return Status::error(fmt::format("{} \"{}\" may only contain letters, digits, '.', '_' and '-'", what, name));
+    if (!ok) return Status::invalid_argument(fmt::format("{} \"{}\" may only contain letters, digits, '.', '_' and '-'", what, name));
   }
   return Status::ok_status();
 }
 
 Status validate_resources(const agent_resources& r) {
   if (auto s = validate_name("agent name", r.name); !s.ok()) return s;
-  if (r.workers < 1 || r.workers > 1024) return Status::error(fmt::format("workers must be 1..1024, got {}", r.workers));
-  if (r.cores < 0 || r.cores > 65536) return Status::error(fmt::format("cores out of range: {}", r.cores));
-  if (r.memory_bytes < 0) return Status::error("memory must not be negative");
-  if (!(r.speed >= 0) || r.speed > 1e12) return Status::error("speed out of range");
+  if (r.workers < 1 || r.workers > 1024) return Status::invalid_argument(fmt::format("workers must be 1..1024, got {}", r.workers));
+  if (r.cores < 0 || r.cores > 65536) return Status::invalid_argument(fmt::format("cores out of range: {}", r.cores));
+  if (r.memory_bytes < 0) return Status::invalid_argument("memory must not be negative");
+  if (!(r.speed >= 0) || r.speed > 1e12) return Status::invalid_argument("speed out of range");
   return Status::ok_status();
 }
 
 Status validate_placement(const shard_placement& p) {
   if (auto s = validate_name("experiment", p.experiment); !s.ok()) return s;
   if (auto s = validate_name("shard file", p.file); !s.ok()) return s;
-  if (p.partition < -1) return Status::error(fmt::format("bad partition id {}", p.partition));
-  if (p.bytes <= 0 || p.bytes > (int64_t{1} << 40)) return Status::error(fmt::format("bad shard size {}", p.bytes));
+  if (p.partition < -1) return Status::invalid_argument(fmt::format("bad partition id {}", p.partition));
+  if (p.bytes <= 0 || p.bytes > (int64_t{1} << 40)) return Status::invalid_argument(fmt::format("bad shard size {}", p.bytes));
   if (p.checksum.rfind("crc32:", 0) != 0 || p.checksum.size() != 14)
-    return Status::error(fmt::format("bad checksum \"{}\"", p.checksum));
+    return Status::invalid_argument(fmt::format("bad checksum \"{}\"", p.checksum));
   return Status::ok_status();
 }
 
@@ -51,17 +51,18 @@ bool tokens_equal(const std::string& presented, const std::string& expected) {
 
 Result<std::string> read_token_file(const std::string& path) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return Status::error(fmt::format("token file {} does not exist", path));
+  if (::stat(path.c_str(), &st) != 0) return Status::not_found(fmt::format("token file {} does not exist", path));
   if (st.st_mode & 077)
-    return Status::error(fmt::format("token file {} is readable by others: chmod 600 it", path));
-  std::ifstream in(path);
-  std::string line;
-  if (!in || !std::getline(in, line)) return Status::error(fmt::format("token file {} is empty or unreadable", path));
+    return Status::failed_precondition(fmt::format("token file {} is readable by others: chmod 600 it", path));
+  auto text = read_whole_file(path);
+  if (!text.ok()) return text.status().with_context(fmt::format("token file {} is unreadable", path));
+  auto line = text->substr(0, text->find('\n'));  // the token is the first line
   auto b = line.find_first_not_of(" \t\r");
   auto e = line.find_last_not_of(" \t\r");
-  if (b == std::string::npos) return Status::error(fmt::format("token file {} is empty", path));
+  if (b == std::string::npos) return Status::invalid_argument(fmt::format("token file {} is empty", path));
   auto token = line.substr(b, e - b + 1);
-  if (token.size() < 16) return Status::error(fmt::format("the token in {} is too short: use at least 16 characters", path));
+  if (token.size() < 16)
+    return Status::invalid_argument(fmt::format("the token in {} is too short: use at least 16 characters", path));
   return token;
 }
 

@@ -1,5 +1,7 @@
 #include "runtime/net/messages.hpp"
 
+#include "runtime/net/error_category.hpp"
+
 namespace cerebro {
 
 void register_message_types(caf::actor_system_config& config) {
@@ -10,6 +12,7 @@ void register_message_types(caf::actor_system_config& config) {
   config.add_message_type<state_copy>("state_copy");
   config.add_message_type<UnitLogEntry>("unit_log_entry");
   config.add_message_type<SearchDecision>("search_decision");
+  register_error_category(config);
 }
 
 }  // namespace cerebro

@@ -66,7 +66,8 @@ typename Inspector::result_type inspect(Inspector& f, SearchDecision& x) {
            params, load);
 }
 
-// Registers every message type above with an actor system config.
+// Registers every message type above with an actor system config, and the
+// project's error category (runtime/net/error_category.hpp).
 void register_message_types(caf::actor_system_config& config);
 
 template <class Inspector>

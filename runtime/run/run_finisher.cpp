@@ -2,7 +2,7 @@
 
 #include <filesystem>
 
-#include "datasets/file_io.hpp"
+#include "runtime/base/file_io.hpp"
 #include "runtime/store/run_summary.hpp"
 
 namespace fs = std::filesystem;
@@ -57,9 +57,9 @@ Result<nlohmann::json> finish_run(StateStore& store, const ExperimentControl& co
   if (!training.replay_of.empty()) summary["replay_of"] = fs::absolute(training.replay_of).string();
   if (auto resumes = store.get_meta("resumes")) summary["resumes"] = std::stoi(*resumes);
   summary["units_rolled_back"] = store.rolled_back_units().size();
-  if (auto st = datasets::write_file_atomically((dir / "summary.json").string(), summary.dump(2) + "\n"); !st.ok())
+  if (auto st = write_file_atomically((dir / "summary.json").string(), summary.dump(2) + "\n"); !st.ok())
     return st;
-  if (auto st = datasets::write_file_atomically((dir / "metrics.csv").string(), metrics_csv(ranked)); !st.ok())
+  if (auto st = write_file_atomically((dir / "metrics.csv").string(), metrics_csv(ranked)); !st.ok())
     return st;
   store.put_meta("finished", "true");
   return summary;

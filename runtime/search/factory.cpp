@@ -30,7 +30,7 @@ Result<std::unique_ptr<SearchProcedure>> make_search_procedure(const ExperimentS
     if (spec.search == "hyperband") {
       const int64_t needed = hyperband_config_count(spec.max_epochs, spec.eta, spec.brackets);
       if (static_cast<int64_t>(configs.size()) != needed) {
-        return Status::error(fmt::format(
+        return Status::invalid_argument(fmt::format(
             "[experiment] search = \"hyperband\" needs {} configs for max_epochs {} and eta {}, got {}", needed,
             spec.max_epochs, spec.eta, configs.size()));
       }
@@ -53,10 +53,10 @@ Result<std::unique_ptr<SearchProcedure>> make_search_procedure(const ExperimentS
       return std::unique_ptr<SearchProcedure>(std::make_unique<PbtProcedure>(std::move(options), configs));
     }
   } catch (const Error& e) {
-    return Status::error(fmt::format("[experiment] search = \"{}\": {}", spec.search, e.what()));
+    return Status::invalid_argument(fmt::format("[experiment] search = \"{}\": {}", spec.search, e.what()));
   }
-  return Status::error(fmt::format("[experiment] search must be {}, got \"{}\"", quoted_alternatives(search_names()),
-                                   spec.search));
+  return Status::invalid_argument(fmt::format("[experiment] search must be {}, got \"{}\"", quoted_alternatives(search_names()),
+                                              spec.search));
 }
 
 }  // namespace cerebro

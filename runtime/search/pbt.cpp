@@ -55,14 +55,14 @@ EntryFacts facts_of(const json& entry) {
 
 Result<std::map<std::string, PerturbRange>> perturb_ranges(const json& space, const std::vector<std::string>& keys) {
   std::map<std::string, PerturbRange> out;
-  if (!space.is_object()) return Status::error("[space] must be a table of hyper-parameters");
+  if (!space.is_object()) return Status::invalid_argument("[space] must be a table of hyper-parameters");
   if (keys.empty()) {
     for (auto it = space.begin(); it != space.end(); ++it) {
       const EntryFacts f = facts_of(it.value());
       if (f.numeric && f.has_float && f.range.low < f.range.high) out[it.key()] = f.range;
     }
     if (out.empty()) {
-      return Status::error(
+      return Status::invalid_argument(
           "[experiment] search = \"pbt\" has nothing to perturb: [space] has no float range (a uniform or "
           "loguniform distribution, or a list of floats such as lr = [1e-3, 1e-4]); give one, or name the "
           "hyper-parameters in perturb_keys");
@@ -70,19 +70,19 @@ Result<std::map<std::string, PerturbRange>> perturb_ranges(const json& space, co
     return out;
   }
   for (const auto& key : keys) {
-    if (out.count(key)) return Status::error(fmt::format("[experiment] perturb_keys names '{}' twice", key));
+    if (out.count(key)) return Status::invalid_argument(fmt::format("[experiment] perturb_keys names '{}' twice", key));
     if (!space.contains(key)) {
       std::vector<std::string> known;
       for (auto it = space.begin(); it != space.end(); ++it) known.push_back(it.key());
-      return Status::error(fmt::format("[experiment] perturb_keys names '{}', which is not in [space] ({})", key,
-                                       suggest_name(key, known)));
+      return Status::invalid_argument(fmt::format("[experiment] perturb_keys names '{}', which is not in [space] ({})", key,
+                                                  suggest_name(key, known)));
     }
     const EntryFacts f = facts_of(space.at(key));
     if (!f.numeric) {
-      return Status::error(fmt::format("[experiment] perturb_keys names '{}', which is not numeric in [space]", key));
+      return Status::invalid_argument(fmt::format("[experiment] perturb_keys names '{}', which is not numeric in [space]", key));
     }
     if (!(f.range.low < f.range.high)) {
-      return Status::error(fmt::format(
+      return Status::invalid_argument(fmt::format(
           "[experiment] perturb_keys names '{}', which has a single value in [space]: give it a range to "
           "perturb within (a list of values or a uniform distribution)",
           key));

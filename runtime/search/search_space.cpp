@@ -82,7 +82,7 @@ Result<std::vector<ConfigParams>> expand_grid(const json& space) {
     lists.push_back(candidates(it.value()));
     total *= static_cast<int64_t>(lists.back().size());
     if (total > kMaxConfigs) {
-      return Status::error(fmt::format(
+      return Status::invalid_argument(fmt::format(
           "[space] the grid has more than {} configs: shorten some lists or use search = \"random\"",
           kMaxConfigs));
     }
@@ -104,12 +104,12 @@ Result<std::vector<ConfigParams>> expand_grid(const json& space) {
 
 Result<std::vector<ConfigParams>> sample_random(const json& space, int samples, uint64_t seed) {
   if (samples < 1) {
-    return Status::error(fmt::format("[experiment] samples must be >= 1 for random search, got {}",
-                                     samples));
+    return Status::invalid_argument(fmt::format("[experiment] samples must be >= 1 for random search, got {}",
+                                                samples));
   }
   if (samples > kMaxConfigs) {
-    return Status::error(fmt::format("[experiment] samples must be <= {}, got {}", kMaxConfigs,
-                                     samples));
+    return Status::invalid_argument(fmt::format("[experiment] samples must be <= {}, got {}", kMaxConfigs,
+                                                samples));
   }
   if (auto st = check_space(space, /*allow_distributions=*/true); !st) return st;
   std::mt19937_64 gen(seed);
@@ -132,16 +132,16 @@ Result<std::vector<ConfigParams>> configs_for(const ExperimentSpec& spec) {
     try {
       count = hyperband_config_count(spec.max_epochs, spec.eta, spec.brackets);
     } catch (const Error& e) {
-      return Status::error(std::string("[experiment] ") + e.what());
+      return Status::invalid_argument(std::string("[experiment] ") + e.what());
     }
     if (count > kMaxConfigs) {
-      return Status::error(fmt::format("[experiment] hyperband with max_epochs {} and eta {} starts {} configs, "
-                                       "more than {}", spec.max_epochs, spec.eta, count, kMaxConfigs));
+      return Status::invalid_argument(fmt::format("[experiment] hyperband with max_epochs {} and eta {} starts {} configs, "
+                                                  "more than {}", spec.max_epochs, spec.eta, count, kMaxConfigs));
     }
     return sample_random(spec.space, static_cast<int>(count), spec.seed);
   }
-  return Status::error(fmt::format("[experiment] search must be {}, got \"{}\"", quoted_alternatives(search_names()),
-                                   spec.search));
+  return Status::invalid_argument(fmt::format("[experiment] search must be {}, got \"{}\"", quoted_alternatives(search_names()),
+                                              spec.search));
 }
 
 std::string describe_params(const json& params) {

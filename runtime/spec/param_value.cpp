@@ -12,7 +12,7 @@ namespace {
 using nlohmann::json;
 
 Status space_error(const std::string& key, const std::string& what) {
-  return Status::error(fmt::format("[space] {} {}", key, what));
+  return Status::invalid_argument(fmt::format("[space] {} {}", key, what));
 }
 
 // A finite number (TOML has inf and nan; neither makes sense as a bound).
@@ -139,8 +139,8 @@ Status check_space_entry(const std::string& key, const json& entry, bool allow_d
 
 Status check_space(const json& space, bool allow_distributions) {
   if (!space.is_object() || space.empty()) {
-    return Status::error("the search space is empty: give at least one hyper-parameter in [space], "
-                         "e.g. model = [\"mlp\"]");
+    return Status::invalid_argument("the search space is empty: give at least one hyper-parameter in [space], "
+                                    "e.g. model = [\"mlp\"]");
   }
   for (auto it = space.begin(); it != space.end(); ++it) {
     if (auto st = check_space_entry(it.key(), it.value(), allow_distributions); !st) return st;

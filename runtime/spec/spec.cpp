@@ -6,7 +6,6 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <sstream>
 
@@ -14,6 +13,7 @@
 #include <toml++/toml.h>
 
 #include "datasets/dataset_source.hpp"
+#include "runtime/base/file_io.hpp"
 #include "runtime/spec/param_value.hpp"
 #include "runtime/search/hyperband.hpp"
 #include "runtime/search/pbt.hpp"
@@ -49,7 +49,7 @@ class Problems {
       out += e.line == 0 ? fmt::format("{}: {}", origin_, e.text)
                          : fmt::format("{}:{}:{}: {}", origin_, e.line, e.column, e.text);
     }
-    return Status::error(out);
+    return Status::invalid_argument(out);
   }
 
  private:
@@ -555,15 +555,12 @@ Result<ExperimentSpec> parse_spec_string(const std::string& toml_text, const std
 
 Result<ExperimentSpec> parse_spec_file(const std::string& path) {
   std::error_code ec;
-  if (!fs::exists(path, ec)) return Status::error(path + ": spec file not found");
-  if (fs::is_directory(path, ec)) return Status::error(path + ": is a directory, not a spec file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::error(path + ": cannot open spec file: " + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return Status::error(path + ": cannot read spec file: " + std::strerror(errno));
+  if (!fs::exists(path, ec)) return Status::not_found(path + ": spec file not found");
+  if (fs::is_directory(path, ec)) return Status::invalid_argument(path + ": is a directory, not a spec file");
+  auto text = read_whole_file(path);
+  if (!text.ok()) return text.status().with_context("cannot read the spec file");
   const std::string dir = fs::absolute(fs::path(path)).parent_path().string();
-  return parse_spec_string(text.str(), dir, path);
+  return parse_spec_string(*text, dir, path);
 }
 
 json spec_to_json(const ExperimentSpec& spec) {

@@ -7,18 +7,18 @@
 namespace cerebro {
 
 Result<nlohmann::json> apply_settings(const nlohmann::json& base, const std::vector<std::string>& settings) {
-  if (!base.is_object()) return Status::error("the base hyper-parameters are not an object");
+  if (!base.is_object()) return Status::invalid_argument("the base hyper-parameters are not an object");
   nlohmann::json out = base;
   std::set<std::string> seen;
   for (const auto& s : settings) {
     auto eq = s.find('=');
     if (eq == std::string::npos)
-      return Status::error(fmt::format("\"{}\" is not key=value (e.g. lr=0.001)", s));
+      return Status::invalid_argument(fmt::format("\"{}\" is not key=value (e.g. lr=0.001)", s));
     auto key = s.substr(0, eq);
     auto text = s.substr(eq + 1);
-    if (key.empty()) return Status::error(fmt::format("\"{}\" has no key before '='", s));
-    if (text.empty()) return Status::error(fmt::format("\"{}\" has no value after '='", s));
-    if (!seen.insert(key).second) return Status::error(fmt::format("{} is set twice", key));
+    if (key.empty()) return Status::invalid_argument(fmt::format("\"{}\" has no key before '='", s));
+    if (text.empty()) return Status::invalid_argument(fmt::format("\"{}\" has no value after '='", s));
+    if (!seen.insert(key).second) return Status::invalid_argument(fmt::format("{} is set twice", key));
     // Plain words (mlp, adam) are strings; anything JSON reads is taken as JSON.
     auto value = nlohmann::json::parse(text, nullptr, false);
     out[key] = value.is_discarded() ? nlohmann::json(text) : value;

@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 #include <rocksdb/db.h>
 #include <rocksdb/write_batch.h>
-#include <zlib.h>
 
 namespace cerebro {
 
@@ -27,6 +26,17 @@ std::string log_key(int64_t seq) { return fmt::format("log/{:012d}", seq); }
 std::string epoch_state_key(ConfigId c, int32_t epoch) { return fmt::format("epochstate/{:08d}/{:08d}", c, epoch); }
 std::string decision_key(int64_t n) { return fmt::format("decision/{:012d}", n); }
 
+// A RocksDB failure as a Status of the matching code: a missing key is
+// not_found, RocksDB's own checksum failures corruption, the rest io_error
+// (the data may be fine; reading or writing it failed).
+Status from_rocksdb(const rocksdb::Status& s, const std::string& what) {
+  auto message = fmt::format("{}: {}", what, s.ToString());
+  if (s.IsNotFound()) return Status::not_found(std::move(message));
+  if (s.IsCorruption()) return Status::corruption(std::move(message));
+  if (s.IsInvalidArgument()) return Status::invalid_argument(std::move(message));
+  return Status::io_error(std::move(message));
+}
+
 bool starts_with(const rocksdb::Slice& s, const std::string& prefix) {
   return s.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), s.data());
 }
@@ -35,34 +45,27 @@ std::string framed(const std::string& state) { return checksum_of(state) + "\n" 
 
 Result<std::string> unframed(const std::string& value, const std::string& what) {
   auto nl = value.find('\n');
-  if (nl == std::string::npos) return Status::error(what + ": stored state has no checksum line");
+  if (nl == std::string::npos) return Status::corruption(what + ": stored state has no checksum line");
   std::string state = value.substr(nl + 1);
   auto expected = value.substr(0, nl);
   auto actual = checksum_of(state);
   if (expected != actual)
-    return Status::error(fmt::format("{}: stored state checksum {} does not match its content ({})", what,
+    return Status::corruption(fmt::format("{}: stored state checksum {} does not match its content ({})", what,
                                      expected, actual));
   return state;
 }
 
+// Calls f(key, value) for every key with the prefix, in order; fails with
+// io_error when RocksDB could not read them all.
 template <class F>
-void scan(rocksdb::DB* db, const std::string& prefix, F&& f) {
+Status scan(rocksdb::DB* db, const std::string& prefix, F&& f) {
   std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions()));
   for (it->Seek(prefix); it->Valid() && starts_with(it->key(), prefix); it->Next()) f(it->key(), it->value());
+  if (!it->status().ok()) return from_rocksdb(it->status(), "reading " + prefix + " from the state store");
+  return Status::ok_status();
 }
 
 }  // namespace
-
-std::string checksum_of(const std::string& bytes) {
-  uLong crc = crc32(0L, Z_NULL, 0);
-  size_t offset = 0;
-  while (offset < bytes.size()) {  // crc32 takes a uInt length
-    auto chunk = static_cast<uInt>(std::min<size_t>(bytes.size() - offset, 1u << 30));
-    crc = crc32(crc, reinterpret_cast<const Bytef*>(bytes.data() + offset), chunk);
-    offset += chunk;
-  }
-  return fmt::format("crc32:{:08x}", static_cast<uint32_t>(crc));
-}
 
 nlohmann::json to_json(const UnitLogEntry& e) {
   return {{"seq", e.seq},           {"config", e.config},     {"partition", e.partition},
@@ -129,18 +132,18 @@ Result<std::unique_ptr<StateStore>> StateStore::open(const std::string& dir, boo
   options.keep_log_file_num = 2;
   rocksdb::DB* db = nullptr;
   auto s = rocksdb::DB::Open(options, dir, &db);
-  if (!s.ok()) return Status::error(fmt::format("{}: cannot open the state store: {}", dir, s.ToString()));
+  if (!s.ok()) return from_rocksdb(s, fmt::format("{}: cannot open the state store", dir));
   std::unique_ptr<StateStore> store(new StateStore(db));
   // Sequence numbers of rolled-back entries and of states copied in (PBT)
-  // are taken too.
-  scan(db, "log/", [&](const rocksdb::Slice& k, const rocksdb::Slice&) {
-    auto key = k.ToString();
-    store->next_seq_ = std::max<int64_t>(store->next_seq_, std::stoll(key.substr(key.rfind('/') + 1)) + 1);
-  });
-  scan(db, "state/", [&](const rocksdb::Slice& k, const rocksdb::Slice&) {
-    auto key = k.ToString();
-    store->next_seq_ = std::max<int64_t>(store->next_seq_, std::stoll(key.substr(key.rfind('/') + 1)) + 1);
-  });
+  // are taken too. A wrong next sequence number would overwrite history, so
+  // a read error here fails the open.
+  for (const char* prefix : {"log/", "state/"}) {
+    auto read = scan(db, prefix, [&](const rocksdb::Slice& k, const rocksdb::Slice&) {
+      auto key = k.ToString();
+      store->next_seq_ = std::max<int64_t>(store->next_seq_, std::stoll(key.substr(key.rfind('/') + 1)) + 1);
+    });
+    if (!read.ok()) return read;
+  }
   store->next_decision_ = static_cast<int64_t>(store->decisions().size()) + 1;
   return store;
 }
@@ -152,7 +155,7 @@ Status StateStore::write_batch_synced(void* batch) {
   rocksdb::WriteOptions options;
   options.sync = true;
   auto s = db_->Write(options, static_cast<rocksdb::WriteBatch*>(batch));
-  return s.ok() ? Status::ok_status() : Status::error("state store write failed: " + s.ToString());
+  return s.ok() ? Status::ok_status() : from_rocksdb(s, "state store write failed");
 }
 
 Status StateStore::put_meta(const std::string& key, const std::string& value) {
@@ -192,8 +195,9 @@ Status StateStore::put_initial_state(ConfigId config, const std::string& state) 
 
 Result<std::string> StateStore::initial_state(ConfigId config) const {
   std::string value;
-  if (!db_->Get(rocksdb::ReadOptions(), init_key(config), &value).ok())
-    return Status::error(fmt::format("config {} has no initial state in the store", config));
+  auto s = db_->Get(rocksdb::ReadOptions(), init_key(config), &value);
+  if (s.IsNotFound()) return Status::not_found(fmt::format("config {} has no initial state in the store", config));
+  if (!s.ok()) return from_rocksdb(s, fmt::format("config {} initial state", config));
   return unframed(value, fmt::format("config {} initial state", config));
 }
 
@@ -209,9 +213,10 @@ Result<UnitLogEntry> StateStore::commit_unit(UnitLogEntry entry, const std::stri
   if (keep_epoch_states_ && entry.has_validation)
     batch.Put(epoch_state_key(entry.config, entry.epoch), entry.state_checksum + "\n" + state);
   std::vector<std::string> older;
-  scan(db_, state_prefix(entry.config), [&](const rocksdb::Slice& k, const rocksdb::Slice&) {
+  auto listed = scan(db_, state_prefix(entry.config), [&](const rocksdb::Slice& k, const rocksdb::Slice&) {
     older.push_back(k.ToString());
   });
+  if (!listed.ok()) return listed;
   // Keep the newest existing state as the fallback of the one written now.
   for (size_t i = 0; i + 1 < older.size(); ++i) batch.Delete(older[i]);
   auto s = write_batch_synced(&batch);
@@ -226,13 +231,18 @@ Result<std::string> StateStore::latest_state(ConfigId config) const {
   it->SeekForPrev(prefix + "~");  // '~' sorts after every digit
   if (it->Valid() && starts_with(it->key(), prefix))
     return unframed(it->value().ToString(), fmt::format("config {} state {}", config, it->key().ToString()));
+  // An I/O error ends the seek as if there were no state: never fall back to
+  // the initial state on it.
+  if (!it->status().ok()) return from_rocksdb(it->status(), fmt::format("config {}: reading its newest state", config));
   return initial_state(config);
 }
 
 Status StateStore::copy_epoch_state(ConfigId from, int32_t from_epoch, ConfigId to, const nlohmann::json& params) {
   std::string value;
-  if (!db_->Get(rocksdb::ReadOptions(), epoch_state_key(from, from_epoch), &value).ok())
-    return Status::error(fmt::format("no state of config {} at the end of epoch {}", from, from_epoch));
+  auto got = db_->Get(rocksdb::ReadOptions(), epoch_state_key(from, from_epoch), &value);
+  if (got.IsNotFound())
+    return Status::not_found(fmt::format("no state of config {} at the end of epoch {}", from, from_epoch));
+  if (!got.ok()) return from_rocksdb(got, fmt::format("config {} epoch {} state", from, from_epoch));
   auto state = unframed(value, fmt::format("config {} epoch {} state", from, from_epoch));
   if (!state.ok()) return state.status();
   rocksdb::WriteBatch batch;
@@ -285,9 +295,12 @@ std::vector<UnitLogEntry> StateStore::rolled_back_units() const {
 
 Result<StateStore::Recovery> StateStore::recover_latest_state(ConfigId config) {
   std::vector<std::pair<std::string, std::string>> states;  // key, value; oldest first
-  scan(db_, state_prefix(config), [&](const rocksdb::Slice& k, const rocksdb::Slice& v) {
+  // Only states that fail their checksum are given up: a state that cannot
+  // be read now may be intact, so an I/O error rolls nothing back.
+  auto read = scan(db_, state_prefix(config), [&](const rocksdb::Slice& k, const rocksdb::Slice& v) {
     states.emplace_back(k.ToString(), v.ToString());
   });
+  if (!read.ok()) return read;
   Recovery r;
   rocksdb::WriteBatch batch;
   bool intact = false;
@@ -296,6 +309,8 @@ Result<StateStore::Recovery> StateStore::recover_latest_state(ConfigId config) {
     if (state.ok()) {
       intact = true;
       r.intact_seq = std::stoll(it->first.substr(it->first.rfind('/') + 1));
+    } else if (!state.status().is_corruption()) {
+      return state.status();
     } else {
       r.problem += (r.problem.empty() ? "" : "; ") + state.error();
       batch.Delete(it->first);
@@ -309,8 +324,9 @@ Result<StateStore::Recovery> StateStore::recover_latest_state(ConfigId config) {
   if (!intact) {
     auto initial = initial_state(config);
     if (!initial.ok())
-      return Status::error(fmt::format("config {}: no intact state left ({}); {}", config,
-                                       r.problem.empty() ? "no unit state stored" : r.problem, initial.error()));
+      return Status::of(initial.code(), fmt::format("config {}: no intact state left ({}); {}", config,
+                                                    r.problem.empty() ? "no unit state stored" : r.problem,
+                                                    initial.error()));
     r.intact_seq = 0;
   }
   if (r.intact_seq >= newest_logged && r.problem.empty()) return r;
@@ -329,7 +345,8 @@ Result<StateStore::Recovery> StateStore::recover_latest_state(ConfigId config) {
 
 Status StateStore::replace_decisions(const std::vector<nlohmann::json>& decisions) {
   rocksdb::WriteBatch batch;
-  scan(db_, "decision/", [&](const rocksdb::Slice& k, const rocksdb::Slice&) { batch.Delete(k.ToString()); });
+  auto listed = scan(db_, "decision/", [&](const rocksdb::Slice& k, const rocksdb::Slice&) { batch.Delete(k.ToString()); });
+  if (!listed.ok()) return listed;
   int64_t n = 1;
   for (const auto& d : decisions) batch.Put(decision_key(n++), d.dump());
   auto s = write_batch_synced(&batch);

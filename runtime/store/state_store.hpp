@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runtime/base/checksum.hpp"  // checksum_of: the states' checksum
 #include "runtime/base/ids.hpp"
 #include "runtime/base/status.hpp"
 
@@ -89,7 +90,9 @@ class StateStore {
   Result<UnitLogEntry> commit_unit(UnitLogEntry entry, const std::string& state, bool damage_for_test = false);
 
   // The config's newest state (initial state when no unit committed yet),
-  // verified against its checksum.
+  // verified against its checksum. Fails with corruption when the stored
+  // bytes fail their checksum (only then is the state lost), not_found when
+  // the config has no state at all, io_error when RocksDB cannot read it.
   Result<std::string> latest_state(ConfigId config) const;
 
   // The committed units in commit order (rolled-back ones excluded).
@@ -107,7 +110,9 @@ class StateStore {
   // Makes sure the config's newest state is intact: if it is not, deletes the
   // damaged states, falls back to the newest intact one (an older state, else
   // the initial state) and marks the config's units after it rolled back, in
-  // one synced batch. Fails only when not even the initial state is intact.
+  // one synced batch. Only states that fail their checksum count as damaged:
+  // a read error fails (io_error) with nothing rolled back. Fails too when
+  // not even the initial state is intact.
   Result<Recovery> recover_latest_state(ConfigId config);
 
   // Population based training copies a config's state as it was at the end
@@ -132,8 +137,5 @@ class StateStore {
   int64_t next_decision_ = 1;
   bool keep_epoch_states_ = false;
 };
-
-// crc32 of bytes, as "crc32:xxxxxxxx".
-std::string checksum_of(const std::string& bytes);
 
 }  // namespace cerebro

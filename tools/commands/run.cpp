@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/experiment_runner.hpp"
+#include "runtime/base/file_io.hpp"
 #include "runtime/spec/spec.hpp"
 #include "runtime/store/run_summary.hpp"
 #include "runtime/store/state_store.hpp"
@@ -76,9 +77,9 @@ int replay(const std::string& original, std::string out_dir) {
     if (!store.ok()) return fail(store.error());
     spec_dir = (*store)->get_meta("spec_dir").value_or("");
   }
-  std::ifstream spec_in(fs::path(original) / "spec.toml");
-  std::string text((std::istreambuf_iterator<char>(spec_in)), std::istreambuf_iterator<char>());
-  auto spec = parse_spec_string(text, spec_dir, (fs::path(original) / "spec.toml").string());
+  auto text = read_whole_file((fs::path(original) / "spec.toml").string());
+  if (!text.ok()) return fail(text.error());
+  auto spec = parse_spec_string(*text, spec_dir, (fs::path(original) / "spec.toml").string());
   if (!spec.ok()) return fail(spec.error());
   RunOptions options;
   options.spec = std::move(spec).value();

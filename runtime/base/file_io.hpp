@@ -1,15 +1,18 @@
 #pragma once
-// Small POSIX file helpers shared by the shard, manifest and ETL code: whole-file reads with clear errors,
-// and atomic writes (temporary file, fsync, rename) so a crash never leaves a half-written file behind.
+// The project's one way to read a whole file and to write one: whole-file reads with clear errors, and
+// atomic writes (temporary file, fsync, rename, fsync of the directory) so a crash never leaves a
+// half-written file behind. Every file a run must find again after a crash is written this way.
+// Errors name the path; their codes: not_found (no such file), invalid_argument (a directory where a
+// file was expected), io_error (the OS could not open, read or write).
 
 #include <cstddef>
 #include <string>
 
 #include "runtime/base/status.hpp"
 
-namespace cerebro::datasets {
+namespace cerebro {
 
-// The whole file as bytes. Errors name the path: missing file, directory, read failure.
+// The whole file as bytes.
 Result<std::string> read_whole_file(const std::string& path);
 
 // Writes into path + ".tmp", fsyncs, renames over `path` and fsyncs the directory.
@@ -38,4 +41,4 @@ Status write_file_atomically(const std::string& path, const std::string& content
 // fsync on a directory makes a rename inside it durable.
 Status fsync_directory(const std::string& dir);
 
-}  // namespace cerebro::datasets
+}  // namespace cerebro

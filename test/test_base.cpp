@@ -1,0 +1,134 @@
+// runtime/base: Status and its codes, the one checksum, the one file reader
+// and atomic writer, the one timestamp format.
+#define BOOST_TEST_MODULE base
+#include <boost/test/unit_test.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "runtime/base/checksum.hpp"
+#include "runtime/base/file_io.hpp"
+#include "runtime/base/status.hpp"
+#include "runtime/base/time_format.hpp"
+#include "test/temp_dir.hpp"
+
+using namespace cerebro;
+using cerebro::testing::TempDir;
+namespace fs = std::filesystem;
+
+namespace cerebro {
+// For Boost.Test's messages on a failed comparison.
+std::ostream& operator<<(std::ostream& out, StatusCode code) { return out << to_string(code); }
+}  // namespace cerebro
+
+BOOST_AUTO_TEST_CASE(a_status_carries_its_code_and_message) {
+  BOOST_TEST(Status().ok());
+  BOOST_TEST(Status().code() == StatusCode::ok);
+  BOOST_TEST(Status().message().empty());
+  auto corrupt = Status::corruption("part-0001.bin: checksum mismatch");
+  BOOST_TEST(!corrupt.ok());
+  BOOST_TEST(corrupt.is_corruption());
+  BOOST_TEST(!corrupt.is_io_error());
+  BOOST_TEST(corrupt.message() == "part-0001.bin: checksum mismatch");
+  BOOST_TEST(Status::io_error("x").is_io_error());
+  BOOST_TEST(Status::not_found("x").is_not_found());
+  BOOST_TEST(Status::invalid_argument("x").is_invalid_argument());
+  BOOST_TEST(Status::failed_precondition("x").is_failed_precondition());
+  BOOST_TEST(Status::unavailable("x").is_unavailable());
+  BOOST_TEST(Status::internal("x").is_internal());
+  BOOST_TEST(Status::error("x").code() == StatusCode::unknown);
+  BOOST_TEST(Status::of(StatusCode::io_error, "x").is_io_error());
+  BOOST_TEST(Status::of(StatusCode::ok, "ignored").ok());
+  BOOST_TEST(std::string(to_string(StatusCode::corruption)) == "corruption");
+  BOOST_TEST(std::string(to_string(StatusCode::failed_precondition)) == "failed_precondition");
+}
+
+BOOST_AUTO_TEST_CASE(context_keeps_the_code) {
+  auto s = Status::corruption("checksum mismatch").with_context("config 3");
+  BOOST_TEST(s.is_corruption());
+  BOOST_TEST(s.message() == "config 3: checksum mismatch");
+  BOOST_TEST(Status().with_context("config 3").ok());
+}
+
+BOOST_AUTO_TEST_CASE(a_result_exposes_the_code) {
+  Result<int> value = 4;
+  BOOST_TEST(value.ok());
+  BOOST_TEST(value.code() == StatusCode::ok);
+  Result<int> failed = Status::not_found("no config 9");
+  BOOST_TEST(!failed.ok());
+  BOOST_TEST(failed.code() == StatusCode::not_found);
+  BOOST_TEST(failed.error() == "no config 9");
+  Result<int> misuse = Status::ok_status();
+  BOOST_TEST(misuse.code() == StatusCode::internal);
+  try {
+    std::move(failed).take_or_throw();
+    BOOST_FAIL("take_or_throw returned a failed Result's value");
+  } catch (const Error& e) {
+    BOOST_TEST(e.code() == StatusCode::not_found);
+    BOOST_TEST(std::string(e.what()) == "no config 9");
+  }
+}
+
+BOOST_AUTO_TEST_CASE(checksums_match_zlib_crc32_in_the_stored_format) {
+  // The reference value of CRC-32 (the check value of the gzip polynomial):
+  // stores and shards written before this helper existed must still verify.
+  BOOST_TEST(checksum_of("123456789") == "crc32:cbf43926");
+  BOOST_TEST(checksum_of("") == "crc32:00000000");
+  BOOST_TEST(checksum_of(std::string("a\0b", 3)) != checksum_of("ab"));
+  Crc32 pieces;
+  pieces.update("1234", 4).update(std::string_view("56789"));
+  BOOST_TEST(pieces.text() == "crc32:cbf43926");
+  BOOST_TEST(pieces.value() == 0xcbf43926u);
+}
+
+BOOST_AUTO_TEST_CASE(whole_file_reads_name_the_path_and_the_kind_of_failure) {
+  TempDir tmp;
+  auto path = tmp.write("data.bin", std::string("bytes\0more", 10));
+  auto read = read_whole_file(path);
+  BOOST_REQUIRE(read.ok());
+  BOOST_TEST(*read == std::string("bytes\0more", 10));
+  auto missing = read_whole_file(tmp.file("absent"));
+  BOOST_TEST(missing.status().is_not_found());
+  BOOST_TEST(missing.error().find(tmp.file("absent")) != std::string::npos);
+  BOOST_TEST(read_whole_file(tmp.path().string()).status().is_invalid_argument());
+  if (::geteuid() != 0) {  // root reads files whatever their mode
+    ::chmod(path.c_str(), 0);
+    BOOST_TEST(read_whole_file(path).status().is_io_error());
+  }
+}
+
+BOOST_AUTO_TEST_CASE(atomic_writes_replace_the_file_and_leave_no_temporary) {
+  TempDir tmp;
+  auto path = tmp.file("summary.json");
+  BOOST_REQUIRE(write_file_atomically(path, "first\n").ok());
+  BOOST_REQUIRE(write_file_atomically(path, "second\n").ok());
+  BOOST_TEST(*read_whole_file(path) == "second\n");
+  BOOST_TEST(!fs::exists(path + ".tmp"));
+  auto nowhere = write_file_atomically(tmp.file("no/such/dir/file"), "x");
+  BOOST_TEST(nowhere.is_io_error());
+  {
+    AtomicFileWriter abandoned(tmp.file("abandoned"));
+    BOOST_REQUIRE(abandoned.open().ok());
+    BOOST_REQUIRE(abandoned.write("x", 1).ok());
+  }
+  BOOST_TEST(!fs::exists(tmp.file("abandoned")));
+  BOOST_TEST(!fs::exists(tmp.file("abandoned.tmp")));
+}
+
+BOOST_AUTO_TEST_CASE(timestamps_are_compact_local_time) {
+  const char* old = std::getenv("TZ");
+  std::string saved = old ? old : "";
+  ::setenv("TZ", "UTC", 1);
+  ::tzset();
+  BOOST_TEST(compact_local_timestamp(1700000000) == "20231114-221320");
+  ::setenv("TZ", "UTC-2", 1);  // POSIX: two hours east of UTC
+  ::tzset();
+  BOOST_TEST(compact_local_timestamp(1700000000) == "20231115-001320");
+  if (old) ::setenv("TZ", saved.c_str(), 1); else ::unsetenv("TZ");
+  ::tzset();
+  BOOST_TEST(compact_local_timestamp_now().size() == 15u);
+}
