@@ -155,9 +155,11 @@ caf::behavior agent_behavior(agent_ptr self, agent_config config) {
       },
       [self](std::vector<caf::actor>& workers) { self->state.workers = std::move(workers); },
       // The node's supervisor replaces a worker that died (same index).
-      [self](respawn_atom, const caf::actor& old) -> caf::result<caf::actor> {
+      // By actor id: a handle to the dead worker, sent from another node,
+      // arrives empty (CAF forgets a dead actor), its id still names it.
+      [self](respawn_atom, caf::actor_id old) -> caf::result<caf::actor> {
         auto& workers = self->state.workers;
-        auto it = std::find(workers.begin(), workers.end(), old);
+        auto it = std::find_if(workers.begin(), workers.end(), [old](const caf::actor& w) { return w.id() == old; });
         if (it == workers.end())
           return caf::make_error(caf::sec::runtime_error,
                                  fmt::format("node {} has no such worker", self->state.config.name));

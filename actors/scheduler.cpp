@@ -252,8 +252,14 @@ caf::behavior scheduler_behavior(scheduler_ptr self, scheduler_config config) {
     // worker's, and its unit counts as a failed attempt.
     bool node_lost = msg.reason == caf::exit_reason::remote_link_unreachable;
     forget_worker(self, id, fmt::format("is gone ({})", caf::to_string(msg.reason)), !node_lost);
-    // Its agent (the node's supervisor) may still be alive and respawn it.
-    if (!self->state.finished) self->send(self->state.config.listener, worker_lost_atom::value, id, worker);
+    // The worker died on its own, so its node is reachable and its agent (the
+    // node's supervisor) can respawn it: the listener asks at once. A worker
+    // that died mid-unit put its unit back in the queue, so no done_atom of
+    // ours precedes this message, and messages between two actors keep their
+    // order: the respawn is handled before the run ends. A lost node's agent
+    // is gone too: the listener hears of that by its own monitor.
+    if (!node_lost && !self->state.finished)
+      self->send(self->state.config.listener, worker_lost_atom::value, id, worker);
   });
   return {
       [self](add_worker_atom, WorkerId id, caf::actor worker, std::vector<PartitionId> holds) {

@@ -192,6 +192,21 @@ BOOST_AUTO_TEST_CASE(a_partition_that_loses_its_only_replica_is_placed_again) {
              f.logs());
 }
 
+// A worker actor on an agent dies mid-unit while its process lives on: the
+// runner on the coordinator asks that agent, across the network, to replace
+// it (naming the dead worker by its actor id: the handle itself arrives empty
+// on the agent's node), and the unit runs again.
+BOOST_AUTO_TEST_CASE(a_dead_worker_on_an_agent_is_respawned_by_its_agent) {
+  Fixture f;
+  f.start({}, {}, {"CEREBRO_FAULT_INJECTION_ENABLE=i-am-a-test", "CEREBRO_FAULTS=worker_exit=1:0:0"});
+  f.submit(spec(f.tmp, 2));
+  f.finish();
+  BOOST_TEST(f.client->log().find("injected worker exit") != std::string::npos, f.logs());
+  BOOST_TEST(f.cluster.coordinator->log().find("respawned worker") != std::string::npos, f.logs());
+  BOOST_TEST(f.cluster.logs().find("died; respawned it") != std::string::npos, f.logs());
+  BOOST_TEST(f.client->log().find("respawned worker") != std::string::npos, f.logs());
+}
+
 // The coordinator dies mid-epoch and is restarted on its state directory:
 // the experiment resumes, the committed units are kept as they were, the
 // agents rejoin by themselves and the client reconnects.
