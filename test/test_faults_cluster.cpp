@@ -149,6 +149,22 @@ BOOST_AUTO_TEST_CASE(an_agent_killed_mid_unit_has_its_units_requeued_on_replicas
   BOOST_TEST(f.cluster.coordinator->log().find("agent node2 left") != std::string::npos, f.logs());
 }
 
+// A worker actor that dies on a remote node is replaced by that node's agent:
+// the runner asks the agent across the network and gets the new worker's
+// (typed) handle back, which then takes units.
+BOOST_AUTO_TEST_CASE(a_worker_that_dies_on_a_remote_agent_is_respawned_there) {
+  Fixture f;
+  f.start({}, {}, {"CEREBRO_FAULT_INJECTION_ENABLE=i-am-a-test", "CEREBRO_FAULTS=worker_exit=1:0:0"});
+  f.submit(spec(f.tmp, 2));
+  f.finish();
+  const auto& coordinator = f.cluster.coordinator->log();
+  BOOST_TEST(f.client->log().find("injected worker exit") != std::string::npos, f.logs());
+  BOOST_TEST(coordinator.find("respawned worker") != std::string::npos, f.logs());
+  BOOST_TEST(coordinator.find("could not respawn") == std::string::npos, f.logs());
+  BOOST_TEST(f.cluster.logs().find("died; respawned it") != std::string::npos, f.logs());
+  BOOST_TEST(f.client->log().find("respawned worker") != std::string::npos, f.logs());
+}
+
 BOOST_AUTO_TEST_CASE(a_hung_agent_is_dropped_by_heartbeat_timeout_and_rejoins_when_it_wakes) {
   Fixture f;
   f.start({"--heartbeat-timeout", "4"});
@@ -190,21 +206,6 @@ BOOST_AUTO_TEST_CASE(a_partition_that_loses_its_only_replica_is_placed_again) {
   f.finish();
   BOOST_TEST(f.cluster.coordinator->log().find("lost its last replica; placed again on agent") != std::string::npos,
              f.logs());
-}
-
-// A worker actor on an agent dies mid-unit while its process lives on: the
-// runner on the coordinator asks that agent, across the network, to replace
-// it (naming the dead worker by its actor id: the handle itself arrives empty
-// on the agent's node), and the unit runs again.
-BOOST_AUTO_TEST_CASE(a_dead_worker_on_an_agent_is_respawned_by_its_agent) {
-  Fixture f;
-  f.start({}, {}, {"CEREBRO_FAULT_INJECTION_ENABLE=i-am-a-test", "CEREBRO_FAULTS=worker_exit=1:0:0"});
-  f.submit(spec(f.tmp, 2));
-  f.finish();
-  BOOST_TEST(f.client->log().find("injected worker exit") != std::string::npos, f.logs());
-  BOOST_TEST(f.cluster.coordinator->log().find("respawned worker") != std::string::npos, f.logs());
-  BOOST_TEST(f.cluster.logs().find("died; respawned it") != std::string::npos, f.logs());
-  BOOST_TEST(f.client->log().find("respawned worker") != std::string::npos, f.logs());
 }
 
 // The coordinator dies mid-epoch and is restarted on its state directory:
