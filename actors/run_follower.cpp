@@ -135,15 +135,15 @@ Result<experiment_done> train(caf::actor_system& system, const RunOptions& optio
           if (agent.agent.address() == down.source) return lose_agent(name, "it is gone: " + caf::to_string(down.reason));
       },
       [&](worker_lost_atom, WorkerId id, const worker_actor& worker) {
-        // Give a dead agent's down message time to arrive first: only a live
-        // agent is asked to respawn.
-        self->delayed_send(self, std::chrono::milliseconds(250), respawn_atom::value, id, worker);
-      },
-      [&](respawn_atom, WorkerId id, const worker_actor& worker) {
-        // The node's agent supervises its workers: it replaces a dead one.
+        // A worker died on its own: the node's agent supervises its workers
+        // and replaces it. Asked at once (the scheduler sends this only while
+        // the node is reachable), so the respawn never depends on how soon
+        // the run would end without it.
         auto owner = live.agent_of.find(id);
         if (owner == live.agent_of.end() || !live.agents.count(owner->second)) return;
         auto name = owner->second;
+        // By actor id: the dead worker's handle cannot be rebuilt on its node
+        // (CAF forgets a dead actor), its id names it there.
         self->request(live.agents[name].agent, std::chrono::seconds(10), respawn_atom::value, worker.id())
             .receive(
                 [&](const worker_actor& fresh) {

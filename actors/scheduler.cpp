@@ -1,4 +1,5 @@
 #include <chrono>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -18,6 +19,12 @@ struct scheduler_state {
   Clock::time_point started;
   bool finished = false;
   double unit_span_s = 0;  // dispatch to durable acknowledgement, committed units
+  // Workers whose unit's result is being made durable. A worker lost
+  // meanwhile leaves the book only once the commit answers: its unit, durable
+  // by then, must not go back to the queue (it would commit twice), and the
+  // book must still know the worker when the commit counts it.
+  std::set<WorkerId> committing;
+  std::map<WorkerId, std::pair<std::string, bool>> leaving;  // why, whether its unit failed
   static inline const char* name = "cerebro.scheduler";
 
   double elapsed() const {
@@ -68,14 +75,34 @@ void apply_search(scheduler_ptr self) {
   }
 }
 
+// Is `d` still what its worker runs? Not once the worker was lost: its unit
+// went back to the queue (and may run elsewhere).
+bool still_running(scheduler_ptr self, const Dispatch& d) {
+  const auto& book = self->state.config.control->book();
+  auto running = book.has_worker(d.worker) ? book.running_on(d.worker) : std::nullopt;
+  return self->state.workers.count(d.worker) && running && *running == d.unit;
+}
+
+void leave_book(scheduler_ptr self, WorkerId id, const std::string& why, bool unit_failed);
+
+// After a commit answered: a worker lost while it was in flight leaves now.
+// Returns whether it did (leave_book dispatches).
+bool finish_leaving(scheduler_ptr self, WorkerId id) {
+  auto it = self->state.leaving.find(id);
+  if (it == self->state.leaving.end()) return false;
+  auto [why, unit_failed] = it->second;
+  self->state.leaving.erase(it);
+  leave_book(self, id, why, unit_failed);
+  return true;
+}
+
 // The unit's result is in: make it durable, then count it.
 void on_result(scheduler_ptr self, const Dispatch& d, double start_s, unit_result r) {
   auto& control = *self->state.config.control;
   // A worker dropped as lost (hung) may still answer later: its unit went
   // back to the queue and may have run elsewhere, so the late result must not
   // count (a unit commits once).
-  auto running = control.book().has_worker(d.worker) ? control.book().running_on(d.worker) : std::nullopt;
-  if (!self->state.workers.count(d.worker) || !running || !(*running == d.unit)) {
+  if (!still_running(self, d)) {
     report(self, fmt::format("late result of {} from lost worker {} dropped", to_string(d.unit), d.worker));
     return;
   }
@@ -85,21 +112,24 @@ void on_result(scheduler_ptr self, const Dispatch& d, double start_s, unit_resul
     dispatch(self);
     return;
   }
+  self->state.committing.insert(d.worker);
   self->request(self->state.config.checkpoint, caf::infinite, commit_atom::value, std::move(r), d.seed, start_s,
                 self->state.elapsed())
       .then(
           [self, d, start_s](const UnitLogEntry& entry) {
+            self->state.committing.erase(d.worker);
             self->state.unit_span_s += self->state.elapsed() - start_s;
             auto event = self->state.config.control->on_committed(d.worker, entry);
             report(self, event);
             apply_search(self);
-            dispatch(self);
+            if (!finish_leaving(self, d.worker)) dispatch(self);
           },
           [self, d](const caf::error& e) {
+            self->state.committing.erase(d.worker);
             // Not durable, so not done: the unit runs again.
             report(self, self->state.config.control->on_failed(d.worker, d.unit,
                                                                "commit failed: " + to_status(e).message()));
-            dispatch(self);
+            if (!finish_leaving(self, d.worker)) dispatch(self);
           });
 }
 
@@ -108,6 +138,7 @@ void run(scheduler_ptr self, const Dispatch& d) {
   self->request(self->state.config.checkpoint, caf::infinite, latest_atom::value, d.unit.config)
       .then(
           [self, d, start_s](StateBytes& state) {
+            if (!still_running(self, d)) return;  // its worker was lost meanwhile
             unit_task task;
             task.experiment = self->state.config.experiment;
             task.sample_shape = self->state.config.shape.sample_shape;
@@ -150,6 +181,7 @@ void run(scheduler_ptr self, const Dispatch& d) {
               self->quit();
               return;
             }
+            if (!still_running(self, d)) return;  // its worker was lost meanwhile
             report(self, self->state.config.control->on_failed(d.worker, d.unit,
                                                                "cannot load the state: " + failure.message()));
             dispatch(self);
@@ -164,14 +196,26 @@ void dispatch(scheduler_ptr self) {
   finish_if_done(self);
 }
 
-// The worker is lost: its unit (if any) goes back to the queue. Without any
-// worker left the experiment cannot go on.
+// The worker is lost: it gets no more units, and it leaves the book (its
+// unit, if any, goes back to the queue) at once, or, while its unit's result
+// is being committed, once the commit answers.
 void forget_worker(scheduler_ptr self, WorkerId id, const std::string& why, bool unit_failed) {
   auto it = self->state.workers.find(id);
   if (it == self->state.workers.end()) return;
   self->state.worker_ids.erase(it->second.address());
   self->demonitor(it->second.address());
   self->state.workers.erase(it);
+  if (self->state.committing.count(id)) {
+    self->state.leaving[id] = {why, unit_failed};
+    return;
+  }
+  leave_book(self, id, why, unit_failed);
+}
+
+// Takes a lost worker out of the book: its unit, if any, goes back to the
+// queue. Without any worker left (and no commit to wait for) the experiment
+// cannot go on.
+void leave_book(scheduler_ptr self, WorkerId id, const std::string& why, bool unit_failed) {
   auto& control = *self->state.config.control;
   std::string attempt;
   if (unit_failed) {
@@ -182,7 +226,7 @@ void forget_worker(scheduler_ptr self, WorkerId id, const std::string& why, bool
   report(self, fmt::format("worker {} {}; its unit goes back to the queue{}", id, why,
                            attempt.empty() ? "" : " (" + attempt + ")"));
   apply_search(self);
-  if (self->state.workers.empty() && !self->state.config.control->all_done()) {
+  if (self->state.workers.empty() && self->state.committing.empty() && !self->state.config.control->all_done()) {
     self->state.finished = true;
     self->send(self->state.config.listener, done_atom::value,
                experiment_done{self->state.elapsed(), self->state.unit_span_s, "every worker is gone"});
@@ -233,8 +277,14 @@ scheduler_actor::behavior_type scheduler_behavior(scheduler_ptr self, scheduler_
     // worker's, and its unit counts as a failed attempt.
     bool node_lost = msg.reason == caf::exit_reason::remote_link_unreachable;
     forget_worker(self, id, fmt::format("is gone ({})", caf::to_string(msg.reason)), !node_lost);
-    // Its agent (the node's supervisor) may still be alive and respawn it.
-    if (!self->state.finished) self->send(self->state.config.listener, worker_lost_atom::value, id, worker);
+    // The worker died on its own, so its node is reachable and its agent (the
+    // node's supervisor) can respawn it: the listener asks at once. A worker
+    // that died mid-unit put its unit back in the queue, so no done_atom of
+    // ours precedes this message, and messages between two actors keep their
+    // order: the respawn is handled before the run ends. A lost node's agent
+    // is gone too: the listener hears of that by its own monitor.
+    if (!node_lost && !self->state.finished)
+      self->send(self->state.config.listener, worker_lost_atom::value, id, worker);
   });
   return {
       [self](add_worker_atom, WorkerId id, worker_actor worker, std::vector<PartitionId> holds) {

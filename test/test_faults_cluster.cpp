@@ -161,6 +161,8 @@ BOOST_AUTO_TEST_CASE(a_worker_that_dies_on_a_remote_agent_is_respawned_there) {
   BOOST_TEST(f.client->log().find("injected worker exit") != std::string::npos, f.logs());
   BOOST_TEST(coordinator.find("respawned worker") != std::string::npos, f.logs());
   BOOST_TEST(coordinator.find("could not respawn") == std::string::npos, f.logs());
+  BOOST_TEST(f.cluster.logs().find("died; respawned it") != std::string::npos, f.logs());
+  BOOST_TEST(f.client->log().find("respawned worker") != std::string::npos, f.logs());
 }
 
 BOOST_AUTO_TEST_CASE(a_hung_agent_is_dropped_by_heartbeat_timeout_and_rejoins_when_it_wakes) {

@@ -102,7 +102,12 @@ BOOST_AUTO_TEST_CASE(an_embedded_run_killed_mid_way_resumes) {
   Figures figures;
   auto run = tmp.file("run");
   {
-    ChildProcess child({cerebro_binary(), "run", spec(tmp), "--out", run}, tmp.file("first.log"));
+    // Both workers slowed 10x (test-only fault injection): unslowed, the 24
+    // units take about 0.2 s here, so the kill, 100 ms polls after the first
+    // epoch, sometimes came when 17 of them were committed, close to none
+    // left to interrupt.
+    ChildProcess child({cerebro_binary(), "run", spec(tmp), "--out", run}, tmp.file("first.log"),
+                       {"CEREBRO_FAULT_INJECTION_ENABLE=i-am-a-test", "CEREBRO_FAULTS=slow_worker=0:10;slow_worker=1:10"});
     // Wait for some units to be committed, then kill it mid-run.
     BOOST_REQUIRE_MESSAGE(child.wait_for_log(" units ", 120), child.log());
     BOOST_REQUIRE_MESSAGE(child.wait_for_log("epoch 0:", 120), child.log());

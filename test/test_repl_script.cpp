@@ -20,10 +20,17 @@ namespace fs = std::filesystem;
 
 namespace {
 
-Output run_repl(const TempDir& tmp, const std::string& script) {
+Output run_repl(const TempDir& tmp, const std::string& script, const std::string& environment = "") {
   auto path = tmp.write("script.txt", script);
-  return run_command(cerebro_binary() + " repl --workers 2 --state " + tmp.file("state") + " < " + path);
+  return run_command(environment + cerebro_binary() + " repl --workers 2 --state " + tmp.file("state") + " < " + path);
 }
+
+// Both workers' units take 10 times as long (test-only fault injection): the
+// steering commands after `submit` need the experiment running with config 1
+// unfinished, and without the slowdown its 6 units (one after the other) can
+// take less time than the pause needs to arrive on a loaded machine.
+const char* slow_workers =
+    "CEREBRO_FAULT_INJECTION_ENABLE=i-am-a-test CEREBRO_FAULTS='slow_worker=0:10;slow_worker=1:10' ";
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
@@ -63,7 +70,8 @@ BOOST_AUTO_TEST_CASE(every_command_through_a_script) {
                            "export 0\n"
                            "stop 0\n"
                            "quit\n"
-                           "status\n");
+                           "status\n",
+                      slow_workers);
   const auto& t = out.text;
   BOOST_TEST_INFO(t);
   BOOST_TEST(out.exit_code == 1, "a failed command makes the exit code non-zero");

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <thread>
 
 #include "actors/client.hpp"
@@ -31,6 +32,22 @@ nlohmann::json wait_for_epochs(Client& client, const std::string& experiment, Co
   }
 }
 
+// Polls until no worker runs a unit of `experiment` (it is paused, so none
+// starts again), or 120 s pass.
+void wait_until_no_unit_runs(Client& client, const std::string& experiment) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  for (;;) {
+    auto status = client.status();
+    BOOST_REQUIRE_MESSAGE(status.ok(), status.error());
+    bool running = false;
+    for (const auto& agent : (*status)["agents"])
+      for (const auto& unit : agent["running"])
+        if (unit.get<std::string>().rfind(experiment + ":", 0) == 0) running = true;
+    if (!running || std::chrono::steady_clock::now() > deadline) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
 double train_loss(const nlohmann::json& shown, size_t epoch) {
   return shown["epochs"].at(epoch)["train_loss"].get<double>();
 }
@@ -38,6 +55,12 @@ double train_loss(const nlohmann::json& shown, size_t epoch) {
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(add_stop_and_clone_mid_run) {
+  // Both workers' units take 10 times as long (test-only fault injection, read
+  // when the first unit runs): between config 0's second epoch and the pause
+  // below config 1 has a few units to go, and unslowed they can end before
+  // the pause arrives on a loaded machine (then it cannot be stopped).
+  setenv("CEREBRO_FAULT_INJECTION_ENABLE", "i-am-a-test", 1);
+  setenv("CEREBRO_FAULTS", "slow_worker=0:10;slow_worker=1:10", 1);
   TempDir tmp;
   cerebro_system_config config(system_role::embedded);
   caf::actor_system system(config);
@@ -54,7 +77,7 @@ BOOST_AUTO_TEST_CASE(add_stop_and_clone_mid_run) {
     wait_for_epochs(client, *id, 0, 2);
     auto paused = client.pause(*id);
     BOOST_REQUIRE_MESSAGE(paused.ok(), paused.error());
-    std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // running units finish
+    wait_until_no_unit_runs(client, *id);  // running units finish
     auto parent = client.show(*id, 0);
     BOOST_REQUIRE(parent.ok());
     const double parent_loss = train_loss(*parent, (*parent)["epochs"].size() - 1);

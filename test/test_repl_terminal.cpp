@@ -109,7 +109,12 @@ std::string read_file(const std::string& path) {
 
 BOOST_AUTO_TEST_CASE(prompt_completion_and_history_across_sessions) {
   TempDir tmp;
-  auto spec = tmp.write("tiny.toml", small_spec("model = [\"mlp\"]\nhidden = [[16]]\nlr = [0.002]\n", 5, 2000, 1));
+  // So many epochs that the experiment cannot end before the pause below
+  // reaches it, however fast the machine: it ends when the test stops its
+  // only config. (With 5 epochs it sometimes completed first, or during the
+  // pause, and top then rightly showed it not paused.)
+  auto spec =
+      tmp.write("tiny.toml", small_spec("model = [\"mlp\"]\nhidden = [[16]]\nlr = [0.002]\n", 1000, 2000, 1));
   {
     TerminalSession repl(tmp);
     BOOST_REQUIRE_MESSAGE(repl.expect("cerebro> "), repl.screen());
@@ -134,6 +139,10 @@ BOOST_AUTO_TEST_CASE(prompt_completion_and_history_across_sessions) {
     BOOST_REQUIRE_MESSAGE(repl.expect("cerebro> "), repl.screen());
     repl.type("resume\r");
     BOOST_REQUIRE_MESSAGE(repl.expect("resumed"), repl.screen());
+    BOOST_REQUIRE_MESSAGE(repl.expect("cerebro> "), repl.screen());
+    // Its only config stopped, the experiment ends (completed).
+    repl.type("stop 0\r");
+    BOOST_REQUIRE_MESSAGE(repl.expect("stopped; its last checkpoint is kept"), repl.screen());
     BOOST_REQUIRE_MESSAGE(repl.expect("cerebro> "), repl.screen());
     // An experiment id completed after "wait ".
     repl.type("wait \t");

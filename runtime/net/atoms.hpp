@@ -37,7 +37,8 @@ using remove_worker_atom = caf::atom_constant<caf::atom("rmworker")>;
 // (holds_atom, WorkerId, partitions) to a scheduler: the worker now holds these.
 using holds_atom = caf::atom_constant<caf::atom("holds")>;
 // (worker_lost_atom, WorkerId, worker) from a scheduler to its listener: the
-// worker actor died while its agent may live on (the agent may respawn it).
+// worker actor died on its own while its node is reachable (its agent
+// respawns it); not sent when the node itself is lost.
 using worker_lost_atom = caf::atom_constant<caf::atom("wlost")>;
 // (respawn_atom, old worker's actor id) -> new worker: an agent replaces a
 // dead worker.

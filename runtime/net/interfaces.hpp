@@ -103,8 +103,8 @@ using scheduler_listener_actor = caf::typed_actor<
     caf::reacts_to<progress_atom, progress_update>,
     // Once, when the experiment ended (or cannot go on).
     caf::reacts_to<done_atom, experiment_done>,
-    // (id, worker): the worker actor died while its agent may live on (the
-    // agent may respawn it).
+    // (id, worker): the worker actor died on its own while its node is
+    // reachable (its agent respawns it); not sent when the node is lost.
     caf::reacts_to<worker_lost_atom, WorkerId, worker_actor>>;
 
 // Owns the experiment's unit queue (through ExperimentControl) and monitors
