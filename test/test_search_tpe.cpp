@@ -319,7 +319,8 @@ BOOST_AUTO_TEST_CASE(tpe_beats_random_on_a_shifted_sphere) {
   }
   BOOST_TEST_MESSAGE("TPE's best beat random's in " << sequential_wins << " of 30 seeds one at a time, "
                      << async_wins << " of 30 with 4 in flight (constant liar)");
-  // Measured: 28 of 30 sequential, 28 of 30 with 4 in flight.
+  // Measured: 27 of 30 one at a time, 28 of 30 with 4 in flight (27 of 30
+  // with 4 in flight when pending configs are ignored, i.e. without the liar).
   BOOST_TEST(sequential_wins >= 22);
   BOOST_TEST(async_wins >= 20);
 }
@@ -348,7 +349,7 @@ BOOST_AUTO_TEST_CASE(motpe_beats_random_on_two_objectives) {
     wins += hypervolume_2d(tpe_points, ref) > hypervolume_2d(random_points, ref);
   }
   BOOST_TEST_MESSAGE("MOTPE's hypervolume beat random's in " << wins << " of 20 seeds");
-  // Measured: 20 of 20.
+  // Measured: 19 of 20.
   BOOST_TEST(wins >= 15);
 }
 

@@ -185,7 +185,9 @@ struct NumericEstimator {
     sigma.push_back(range);
     log_weight = log_mixture_weights(n, uniform_weights, prior_weight);
     for (double lw : log_weight) weight.push_back(std::exp(lw));
-    for (size_t k = 0; k < mu.size(); ++k) log_mass.push_back(log_gauss_mass((lo - mu[k]) / sigma[k], (hi - mu[k]) / sigma[k]));
+    for (size_t k = 0; k < mu.size(); ++k) {
+      log_mass.push_back(log_gauss_mass((lo - mu[k]) / sigma[k], (hi - mu[k]) / sigma[k]));
+    }
   }
 
   double sample(std::mt19937_64& gen) const {
@@ -245,7 +247,8 @@ Result<TpeSampler::Param> parse_param(const std::string& key, const json& entry)
   if (p.kind == Kind::int_uniform) {
     const int64_t low = entry.at("low").get<int64_t>(), high = entry.at("high").get<int64_t>();
     if (static_cast<uint64_t>(high) - static_cast<uint64_t>(low) >= (uint64_t{1} << 53)) {
-      return Status::error(fmt::format("[space] {}: tpe models int_uniform in doubles and needs high - low < 2^53", key));
+      return Status::error(
+          fmt::format("[space] {}: tpe models int_uniform in doubles and needs high - low < 2^53", key));
     }
     p.low = static_cast<double>(low);
     p.high = static_cast<double>(high);
@@ -267,7 +270,8 @@ Result<double> model_value(const TpeSampler::Param& p, const json& params, const
     for (size_t c = 0; c < p.choices.size(); ++c) {
       if (p.choices[c] == v) return static_cast<double>(c);
     }
-    return Status::error(fmt::format("[tpe] {} has {} = {}, which is not one of the space's values", who, p.key, v.dump()));
+    return Status::error(
+        fmt::format("[tpe] {} has {} = {}, which is not one of the space's values", who, p.key, v.dump()));
   }
   const double x = v.is_number() ? v.get<double>() : std::nan("");
   const bool integral = p.kind != Kind::int_uniform || x == std::floor(x);
@@ -350,7 +354,8 @@ bool dominates(const std::vector<double>& a, const std::vector<double>& b) {
 }
 
 // NSGA-II crowding distance of each member of one front (indices into scores).
-std::vector<double> crowding_distance(const std::vector<std::vector<double>>& scores, const std::vector<size_t>& front) {
+std::vector<double> crowding_distance(const std::vector<std::vector<double>>& scores,
+                                      const std::vector<size_t>& front) {
   std::vector<double> distance(front.size(), 0.0);
   for (size_t k = 0; k < scores[front[0]].size(); ++k) {
     std::vector<size_t> order(front.size());
@@ -457,7 +462,9 @@ Result<TpeSampler> TpeSampler::create(const json& space, uint64_t seed, TpeOptio
   if (!(options.gamma_fraction > 0 && options.gamma_fraction <= 1)) {
     return Status::error(fmt::format("[tpe] gamma_fraction must be in (0, 1], got {}", options.gamma_fraction));
   }
-  if (options.gamma_cap < 0) return Status::error(fmt::format("[tpe] gamma_cap must be >= 0, got {}", options.gamma_cap));
+  if (options.gamma_cap < 0) {
+    return Status::error(fmt::format("[tpe] gamma_cap must be >= 0, got {}", options.gamma_cap));
+  }
   std::vector<Param> params;
   for (auto it = space.begin(); it != space.end(); ++it) {  // nlohmann objects iterate sorted
     auto p = parse_param(it.key(), it.value());
