@@ -311,14 +311,19 @@ BOOST_AUTO_TEST_CASE(bad_input_is_a_clear_error) {
 BOOST_AUTO_TEST_CASE(tpe_beats_random_on_a_shifted_sphere) {
   const json space = mixed_space();
   int sequential_wins = 0, async_wins = 0;
+  double tpe_total = 0, random_total = 0;
   for (uint64_t seed = 1; seed <= 30; ++seed) {
     const TpeSampler sampler = make_sampler(space, seed);
     const double random = best_random(space, 40, seed);
-    sequential_wins += best_single(run_tpe(sampler, 40, 1, mixed_objective)) > random;
+    const double sequential = best_single(run_tpe(sampler, 40, 1, mixed_objective));
+    sequential_wins += sequential > random;
     async_wins += best_single(run_tpe(sampler, 40, 4, mixed_objective)) > random;
+    tpe_total += sequential;
+    random_total += random;
   }
   BOOST_TEST_MESSAGE("TPE's best beat random's in " << sequential_wins << " of 30 seeds one at a time, "
-                     << async_wins << " of 30 with 4 in flight (constant liar)");
+                     << async_wins << " of 30 with 4 in flight (constant liar); mean best " << tpe_total / 30
+                     << " against " << random_total / 30 << " (the optimum is 0)");
   // Measured: 27 of 30 one at a time, 28 of 30 with 4 in flight (27 of 30
   // with 4 in flight when pending configs are ignored, i.e. without the liar).
   BOOST_TEST(sequential_wins >= 22);
