@@ -39,6 +39,8 @@ double unit_double(std::mt19937_64& gen) {
 
 // ---- The standard normal distribution ----
 
+double square(double x) { return x * x; }
+
 double ndtr(double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); }
 
 // log Phi(z), accurate in both tails (an asymptotic series below -20, where
@@ -202,7 +204,7 @@ struct NumericEstimator {
     for (size_t k = 0; k < mu.size(); ++k) {
       const double kernel =
           discrete ? log_gauss_mass((x - 0.5 - mu[k]) / sigma[k], (x + 0.5 - mu[k]) / sigma[k])
-                   : -0.5 * std::pow((x - mu[k]) / sigma[k], 2) - kLogSqrt2Pi - std::log(sigma[k]);
+                   : -0.5 * square((x - mu[k]) / sigma[k]) - kLogSqrt2Pi - std::log(sigma[k]);
       terms[k] = log_weight[k] + kernel - log_mass[k];
     }
     return log_sum_exp(terms);
@@ -323,7 +325,10 @@ json propose_param(const TpeSampler::Param& p, const std::vector<double>& good, 
   } else {
     const bool discrete = p.kind == Kind::int_uniform;
     double lo = discrete ? p.low - 0.5 : p.low, hi = discrete ? p.high + 0.5 : p.high;
-    if (p.kind == Kind::loguniform) lo = std::log(p.low), hi = std::log(p.high);
+    if (p.kind == Kind::loguniform) {
+      lo = std::log(p.low);
+      hi = std::log(p.high);
+    }
     const NumericEstimator l(good, uniform_good_weights, options.prior_weight, lo, hi, discrete);
     const NumericEstimator g(bad, false, options.prior_weight, lo, hi, discrete);
     for (int i = 0; i < options.candidates; ++i) {
@@ -375,7 +380,8 @@ std::vector<double> crowding_distance(const std::vector<std::vector<double>>& sc
 }  // namespace
 
 int tpe_gamma(int n, const TpeOptions& options) {
-  // A small epsilon so that 0.1 * 30 = 3.0000000000000004 does not round up to 4.
+  // ceil(0.1 n) as written, not as doubles compute it: 0.1 * 30 is
+  // 3.0000000000000004, which would round up to 4 (as it does in Optuna).
   int good = static_cast<int>(std::ceil(options.gamma_fraction * n - 1e-9));
   if (options.gamma_cap > 0) good = std::min(good, options.gamma_cap);
   return std::max(0, std::min(good, n));

@@ -5,9 +5,10 @@
 // runtime/spec/param_value.hpp. Core only: not yet a `search = "tpe"` key.
 //
 // A proposal is a pure function of (space, seed, options, observations,
-// pending): the same inputs give the same config on every platform (one
-// std::mt19937_64, distributions spelled out by hand as in sample_random,
-// parameters in sorted key order). Scores are "higher is better" (the
+// pending): the same inputs give the same config (one std::mt19937_64 seeded
+// from the seed and the proposal's index, distributions spelled out by hand as
+// in sample_random, parameters in sorted key order; across platforms as far as
+// their exp, log and erfc agree, the dependency sample_random has too). Scores are "higher is better" (the
 // convention of metric_score in search_procedure.hpp); NaN counts as -inf.
 //
 //   startup   While fewer than `startup` configs have finished, proposal i
