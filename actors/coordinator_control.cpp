@@ -35,7 +35,7 @@ Result<std::unique_ptr<StateStore>> open_finished_store(const std::string& run_d
 
 }  // namespace
 
-caf::result<control_reply> handle_control(caf::event_based_actor* self, const GatewayView& view,
+caf::result<control_reply> handle_control(coordinator_actor::pointer self, const GatewayView& view,
                                           control_request request) {
   if (!tokens_equal(request.token, view.token)) return refuse("wrong token");
   static const char* commands[] = {"pause", "resume", "stop", "add", "clone", "show", "top", "export", "configs"};

@@ -163,8 +163,11 @@ int coordinator_main(const CoordinatorOptions& o) {
   if (auto p = o.tls.problem(); !p.empty()) return fail(p);
   cerebro_system_config config(system_role::coordinator, o.tls);
   caf::actor_system system(config);
-  auto coordinator =
-      spawn_coordinator(system, coordinator_config{*token, o.state_dir, o.listen, o.heartbeat_timeout_s});
+  // Published untyped: CAF's remote_actor<caf::actor> (find_gateway in
+  // actors/client.cpp, for clients and agents) accepts only an actor
+  // published without an interface.
+  auto coordinator = caf::actor_cast<caf::actor>(
+      spawn_coordinator(system, coordinator_config{*token, o.state_dir, o.listen, o.heartbeat_timeout_s}));
   // Without TLS, peers reach the middleman only through the frame guard,
   // which refuses oversized BASP frames before CAF allocates them; with TLS
   // only certificate holders can connect at all.
