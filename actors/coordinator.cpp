@@ -13,6 +13,7 @@
 #include "actors/coordinator_control.hpp"
 #include "actors/experiment_runner.hpp"
 #include "runtime/net/cluster_validation.hpp"
+#include "runtime/search/spec_loader.hpp"
 #include "runtime/spec/spec.hpp"
 #include "runtime/store/state_store.hpp"
 

@@ -18,7 +18,9 @@
 #include "runtime/search/replay.hpp"
 #include "runtime/store/run_summary.hpp"
 #include "runtime/net/cluster_validation.hpp"
+#include "runtime/search/search_registry.hpp"
 #include "runtime/search/search_space.hpp"
+#include "runtime/search/spec_loader.hpp"
 #include "runtime/spec/steering.hpp"
 
 namespace fs = std::filesystem;
@@ -252,7 +254,7 @@ Result<Prepared> start_new(const RunOptions& options, const ClusterView& cluster
   r.store->put_meta("spec_dir", spec.spec_dir);
   r.store->put_meta("metric", spec.metric);
   r.store->put_meta("experiment_id", options.experiment_id);
-  r.store->set_keep_epoch_states(spec.search == "pbt");
+  r.store->set_keep_epoch_states(spec.search == SearchKind::pbt);
   auto control = make_control(spec, options, s);
   if (!control.ok()) return control.status();
   r.control = *control;
@@ -310,7 +312,7 @@ Result<Prepared> reopen(const RunOptions& options, const ClusterView& cluster, c
   s.shape = models::ShapeInfo{s.data.manifest.sample_shape, s.data.manifest.num_classes};
   auto records = r.store->configs();
   for (const auto& record : records) s.configs.push_back(ConfigParams{record.id, record.params});
-  r.store->set_keep_epoch_states(r.spec.search == "pbt");
+  r.store->set_keep_epoch_states(r.spec.search == SearchKind::pbt);
   auto control = make_control(r.spec, options, s);
   if (!control.ok()) return control.status();
   r.control = *control;
@@ -405,7 +407,7 @@ Result<experiment_done> train(caf::actor_system& system, const RunOptions& optio
   for (const auto& c : r.store->configs()) next_config = std::max(next_config, c.id + 1);
   ExperimentSteering steering(SteeringContext{r.store, scheduler, s.shape, s.data.partitions.at(0), s.data.validation,
                                               r.spec.epochs, r.spec.seed,
-                                              r.spec.search == "grid" || r.spec.search == "random",
+                                              search_info(r.spec.search).takes_added_configs,
                                               options.out_dir, next_config});
   self->send(scheduler, start_atom::value);
   if (observer.started) observer.started(caf::actor_cast<caf::actor>(self));

@@ -14,6 +14,7 @@
 #include "datasets/prepare.hpp"
 #include "models/unit_trainer.hpp"
 #include "runtime/search/search_space.hpp"
+#include "runtime/search/spec_loader.hpp"
 #include "tools/child_process.hpp"
 #include "tools/cluster_commands.hpp"
 #include "tools/progress.hpp"

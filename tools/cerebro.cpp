@@ -16,6 +16,7 @@
 #include "actors/experiment_runner.hpp"
 #include "datasets/prepare.hpp"
 #include "runtime/store/run_summary.hpp"
+#include "runtime/search/spec_loader.hpp"
 #include "runtime/spec/spec.hpp"
 #include "runtime/store/state_store.hpp"
 #include "tools/bench.hpp"

@@ -20,6 +20,7 @@
 #include "models/unit_trainer.hpp"
 #include "runtime/net/cluster_validation.hpp"
 #include "runtime/net/frame_guard.hpp"
+#include "runtime/search/spec_loader.hpp"
 #include "runtime/spec/spec.hpp"
 #include "tools/progress.hpp"
 #include "tools/status_format.hpp"

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "runtime/search/spec_loader.hpp"
 #include "runtime/spec/spec.hpp"
 #include "tools/status_format.hpp"
 

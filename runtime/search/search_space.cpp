@@ -124,24 +124,27 @@ Result<std::vector<ConfigParams>> sample_random(const json& space, int samples, 
 }
 
 Result<std::vector<ConfigParams>> configs_for(const ExperimentSpec& spec) {
-  if (spec.search == "grid") return expand_grid(spec.space);
-  if (spec.search == "random" || spec.search == "asha") return sample_random(spec.space, spec.samples, spec.seed);
-  if (spec.search == "pbt") return sample_random(spec.space, spec.population, spec.seed);
-  if (spec.search == "hyperband") {
-    int64_t count = 0;
-    try {
-      count = hyperband_config_count(spec.max_epochs, spec.eta, spec.brackets);
-    } catch (const Error& e) {
-      return Status::error(std::string("[experiment] ") + e.what());
+  switch (spec.search) {
+    case SearchKind::grid: return expand_grid(spec.space);
+    case SearchKind::random:
+    case SearchKind::asha: return sample_random(spec.space, spec.samples, spec.seed);
+    case SearchKind::pbt: return sample_random(spec.space, spec.population, spec.seed);
+    case SearchKind::hyperband: {
+      int64_t count = 0;
+      try {
+        count = hyperband_config_count(spec.max_epochs, spec.eta, spec.brackets);
+      } catch (const Error& e) {
+        return Status::error(std::string("[experiment] ") + e.what());
+      }
+      if (count > kMaxConfigs) {
+        return Status::error(fmt::format("[experiment] hyperband with max_epochs {} and eta {} starts {} configs, "
+                                         "more than {}", spec.max_epochs, spec.eta, count, kMaxConfigs));
+      }
+      return sample_random(spec.space, static_cast<int>(count), spec.seed);
     }
-    if (count > kMaxConfigs) {
-      return Status::error(fmt::format("[experiment] hyperband with max_epochs {} and eta {} starts {} configs, "
-                                       "more than {}", spec.max_epochs, spec.eta, count, kMaxConfigs));
-    }
-    return sample_random(spec.space, static_cast<int>(count), spec.seed);
   }
-  return Status::error(fmt::format("[experiment] search must be {}, got \"{}\"", quoted_alternatives(search_names()),
-                                   spec.search));
+  return Status::error(fmt::format("[experiment] search must be {}, got kind {}", quoted_alternatives(search_names()),
+                                   static_cast<int>(spec.search)));
 }
 
 std::string describe_params(const json& params) {
