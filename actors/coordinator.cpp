@@ -40,7 +40,7 @@ struct experiment_entry {
   std::string out_dir;
   std::string metric = "val_accuracy";
   std::string spec_text;  // a resubmission of the same spec follows this experiment
-  std::string status = "running";  // waiting (to resume) | running | completed | failed
+  ExperimentStatus status = ExperimentStatus::running;
   progress_update progress;
   double heartbeat_timeout_s = 10;
   std::set<int32_t> lost_agents;  // agents reported lost to the runner
@@ -114,7 +114,7 @@ void start_experiment(coordinator_ptr self, RunOptions options, std::shared_ptr<
   auto cluster = snapshot(self);
   {
     std::lock_guard<std::mutex> lock(entry->mutex);
-    entry->status = "running";
+    entry->status = ExperimentStatus::running;
     entry->lost_agents.clear();
   }
   self->spawn<caf::detached>([options, entry, cluster](caf::blocking_actor* runner) {
@@ -139,7 +139,7 @@ void start_experiment(coordinator_ptr self, RunOptions options, std::shared_ptr<
     auto files = files_of(*entry, summary.ok() ? "" : summary.error());
     std::unique_lock<std::mutex> lock(entry->mutex);
     entry->follower = caf::actor{};
-    entry->status = summary.ok() ? "completed" : "failed";
+    entry->status = summary.ok() ? ExperimentStatus::completed : ExperimentStatus::failed;
     log_line(summary.ok() ? fmt::format("{} completed", options.experiment_id)
                           : fmt::format("{} failed: {}", options.experiment_id, summary.error()));
     auto clients = entry->clients;
@@ -153,7 +153,7 @@ void start_experiment(coordinator_ptr self, RunOptions options, std::shared_ptr<
 void report_lost_agent(coordinator_ptr self, int32_t id, const std::string& name, double silence_s) {
   for (auto& [experiment, entry] : self->state.experiments) {
     std::lock_guard<std::mutex> lock(entry->mutex);
-    if (entry->status != "running" || !entry->follower || entry->lost_agents.count(id)) continue;
+    if (entry->status != ExperimentStatus::running || !entry->follower || entry->lost_agents.count(id)) continue;
     if (silence_s >= 0 && silence_s <= entry->heartbeat_timeout_s) continue;
     entry->lost_agents.insert(id);
     self->send(entry->follower, agent_lost_atom::value, name);
@@ -183,7 +183,7 @@ void tick(coordinator_ptr self) {
   constexpr auto kRejoinGrace = std::chrono::seconds(3);
   if (!self->state.agents.empty() && now - self->state.last_join > kRejoinGrace) {
     for (auto& [id, entry] : self->state.experiments) {
-      if (entry->status != "waiting") continue;
+      if (entry->status != ExperimentStatus::waiting) continue;
       RunOptions options;
       options.experiment_id = entry->id;
       options.out_dir = entry->out_dir;
@@ -213,9 +213,9 @@ void find_unfinished(coordinator_ptr self) {
     entry->name = spec.ok() ? spec->name : entry->id;
     entry->out_dir = dir.path().string();
     entry->spec_text = (*store)->get_meta("spec").value_or("");
-    entry->status = "waiting";
+    entry->status = ExperimentStatus::waiting;
     if (spec.ok()) {
-      entry->metric = spec->metric;
+      entry->metric = to_string(spec->metric);
       entry->heartbeat_timeout_s = spec->cluster.heartbeat_timeout;
     }
     self->state.experiments[entry->id] = entry;
@@ -228,7 +228,7 @@ nlohmann::json status_json(coordinator_ptr self) {
   std::map<std::string, nlohmann::json> running_on_agent;
   for (const auto& [id, e] : self->state.experiments) {
     std::lock_guard<std::mutex> lock(e->mutex);
-    if (e->status != "running") continue;
+    if (e->status != ExperimentStatus::running) continue;
     const auto& p = e->progress;
     for (size_t i = 0; i < p.running_units.size() && i < p.running_agents.size(); ++i)
       running_on_agent[p.running_agents[i]].push_back(fmt::format("{}: {}", id, p.running_units[i]));
@@ -253,7 +253,7 @@ nlohmann::json status_json(coordinator_ptr self) {
     std::lock_guard<std::mutex> lock(e->mutex);
     experiments.push_back({{"id", id},
                            {"name", e->name},
-                           {"status", e->status},
+                           {"status", to_string(e->status)},
                            {"units_done", e->progress.units_done},
                            {"units_total", e->progress.units_total},
                            {"epoch_low", e->progress.epoch_low},
@@ -323,7 +323,7 @@ caf::behavior coordinator_behavior(coordinator_ptr self, coordinator_config conf
         const auto& joined = self->state.agents[id];
         for (auto& [experiment, entry] : self->state.experiments) {
           std::lock_guard<std::mutex> lock(entry->mutex);
-          if (entry->status == "running" && entry->follower)
+          if (entry->status == ExperimentStatus::running && entry->follower)
             self->send(entry->follower, join_atom::value, joined.resources.name, joined.agent, joined.workers);
         }
         return join_reply{true, "", id, caf::actor_cast<caf::actor>(self)};
@@ -348,7 +348,7 @@ caf::behavior coordinator_behavior(coordinator_ptr self, coordinator_config conf
         if (!spec.ok()) return caf::make_error(caf::sec::runtime_error, spec.error());
         for (auto& [id, existing] : self->state.experiments) {
           std::lock_guard<std::mutex> lock(existing->mutex);
-          if ((existing->status == "running" || existing->status == "waiting") &&
+          if ((existing->status == ExperimentStatus::running || existing->status == ExperimentStatus::waiting) &&
               existing->spec_text == spec->source_text) {
             // The same spec again (e.g. a client whose coordinator restarted):
             // follow the unfinished experiment instead of starting a twin.
@@ -367,7 +367,7 @@ caf::behavior coordinator_behavior(coordinator_ptr self, coordinator_config conf
         entry->id = options.experiment_id;
         entry->name = options.spec.name;
         entry->out_dir = options.out_dir;
-        entry->metric = options.spec.metric;
+        entry->metric = to_string(options.spec.metric);
         entry->spec_text = options.spec.source_text;
         entry->heartbeat_timeout_s = options.spec.cluster.heartbeat_timeout;
         entry->clients.push_back(caf::actor_cast<caf::actor>(self->current_sender()));
@@ -388,13 +388,13 @@ caf::behavior coordinator_behavior(coordinator_ptr self, coordinator_config conf
         auto& entry = *it->second;
         auto client = caf::actor_cast<caf::actor>(self->current_sender());
         std::lock_guard<std::mutex> lock(entry.mutex);
-        if (entry.status == "completed" || entry.status == "failed") {
+        if (entry.status == ExperimentStatus::completed || entry.status == ExperimentStatus::failed) {
           self->send(client, files_atom::value,
-                     files_of(entry, entry.status == "failed" ? "the experiment failed; see the coordinator's log" : ""));
+                     files_of(entry, entry.status == ExperimentStatus::failed ? "the experiment failed; see the coordinator's log" : ""));
         } else {
           entry.clients.push_back(client);
         }
-        return nlohmann::json{{"status", entry.status}, {"metric", entry.metric}}.dump();
+        return nlohmann::json{{"status", to_string(entry.status)}, {"metric", entry.metric}}.dump();
       },
       [self](tick_atom) { tick(self); },
       [self](hop_atom, const std::string& token, const std::string& state) -> caf::result<int64_t> {

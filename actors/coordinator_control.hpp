@@ -11,6 +11,7 @@
 
 #include <caf/all.hpp>
 
+#include "runtime/base/lifecycle.hpp"
 #include "runtime/net/cluster_messages.hpp"
 
 namespace cerebro {
@@ -18,7 +19,7 @@ namespace cerebro {
 // What the handler needs to know of one experiment of the coordinator.
 struct ExperimentRef {
   std::string id;
-  std::string status;  // running | completed | failed
+  ExperimentStatus status = ExperimentStatus::running;
   std::string run_dir;
   caf::actor follower;  // the runner, once training started (empty before and after)
 };

@@ -210,8 +210,7 @@ Result<std::shared_ptr<ExperimentControl>> make_control(const ExperimentSpec& sp
       return Status::error(std::string("[cluster] scheduler: ") + e.what());
     }
   }
-  auto metric = spec.metric == "val_loss" ? ExperimentControl::Metric::val_loss
-                                          : ExperimentControl::Metric::val_accuracy;
+  const Metric metric = spec.metric;
   std::unique_ptr<SearchProcedure> search;
   if (!options.replay_of.empty()) {
     // The original run's decisions, re-applied in its visit order.
@@ -252,7 +251,7 @@ Result<Prepared> start_new(const RunOptions& options, const ClusterView& cluster
   if (auto st = write_text(dir / "spec.toml", spec.source_text); !st.ok()) return st;
   r.store->put_meta("spec", spec.source_text);
   r.store->put_meta("spec_dir", spec.spec_dir);
-  r.store->put_meta("metric", spec.metric);
+  r.store->put_meta("metric", to_string(spec.metric));
   r.store->put_meta("experiment_id", options.experiment_id);
   r.store->set_keep_epoch_states(spec.search == SearchKind::pbt);
   auto control = make_control(spec, options, s);
@@ -262,14 +261,14 @@ Result<Prepared> start_new(const RunOptions& options, const ClusterView& cluster
   // Initial states, one config at a time (initialisation draws from torch's
   // global generator): the pilot forward pass rejects configs that do not fit.
   for (const auto& c : s.configs) {
-    ConfigRecord record{c.id, c.params, "running", ""};
+    ConfigRecord record{c.id, c.params, ConfigStatus::running, ""};
     auto init = models::initial_state(c.params, s.shape, *s.data.partitions.at(0), unit_seed(spec.seed, {c.id, -1, -1}));
     if (init.ok()) {
       r.store->put_initial_state(c.id, *init);
       r.control->add_config(c.id, spec.epochs);
       r.params_json[c.id] = c.params.dump();
     } else {
-      record.status = "failed";
+      record.status = ConfigStatus::failed;
       record.error = init.error();
       r.control->reject_config(c.id, init.error());
       say(fmt::format("config {} ({}) failed its pilot check: {}", c.id, describe_params(c.params), init.error()));
@@ -319,7 +318,7 @@ Result<Prepared> reopen(const RunOptions& options, const ClusterView& cluster, c
 
   std::set<ConfigId> live;
   for (const auto& record : records) {
-    if (record.status == "failed") {
+    if (record.status == ConfigStatus::failed) {
       r.control->reject_config(record.id, record.error);
       continue;
     }
@@ -355,7 +354,7 @@ Result<Prepared> reopen(const RunOptions& options, const ClusterView& cluster, c
   // Configs a person stopped (the REPL) stay stopped; their committed units
   // are kept like everyone's.
   for (const auto& record : records)
-    if (record.status == "stopped" && live.count(record.id)) r.control->stop_config(record.id);
+    if (record.status == ConfigStatus::stopped && live.count(record.id)) r.control->stop_config(record.id);
   r.control->take_user_actions();  // already recorded when they were taken
   // The search procedure's decisions are re-derived; a person's steps are
   // history and are kept.
@@ -519,13 +518,13 @@ Result<nlohmann::json> finish(const RunOptions& options, Prepared& r, const expe
   for (auto record : store->configs()) {
     auto it = r.control->outcomes().find(record.id);
     if (it != r.control->outcomes().end()) {
-      record.status = it->second.status == "running" ? "completed" : it->second.status;
+      record.status = it->second.status == ConfigStatus::running ? ConfigStatus::completed : it->second.status;
       record.error = it->second.error;
     }
     store->put_config(record);
   }
   auto log = store->unit_log();
-  auto ranked = rank_configs(store->configs(), log, spec.metric);
+  auto ranked = rank_configs(store->configs(), log, to_string(spec.metric));
   nlohmann::json best = nullptr;
   if (!ranked.empty() && ranked.front().metric) {
     const auto& top = ranked.front();
@@ -553,7 +552,7 @@ Result<nlohmann::json> finish(const RunOptions& options, Prepared& r, const expe
     unit_span_s = 0;
     for (const auto& e : log) unit_span_s += e.end_s - e.start_s;
   }
-  RunFacts facts{spec.name, spec.seed, s.workers, s.partitions, spec.epochs, spec.metric, done.wall_s, unit_span_s};
+  RunFacts facts{spec.name, spec.seed, s.workers, s.partitions, spec.epochs, to_string(spec.metric), done.wall_s, unit_span_s};
   auto summary = build_summary(facts, ranked, log, best);
   if (!options.replay_of.empty()) summary["replay_of"] = fs::absolute(options.replay_of).string();
   if (auto resumes = store->get_meta("resumes")) summary["resumes"] = std::stoi(*resumes);

@@ -74,7 +74,7 @@ BOOST_AUTO_TEST_CASE(full_spec_parses_every_field) {
   BOOST_TEST(spec.seed == 1234u);
   BOOST_TEST(spec.search == SearchKind::random);
   BOOST_TEST(spec.samples == 5);
-  BOOST_TEST(spec.metric == "val_loss");
+  BOOST_TEST(spec.metric == cerebro::Metric::val_loss);
   BOOST_TEST(spec.data.source == "csv");
   BOOST_TEST(spec.data.train == "/experiments/iris/data/train.csv");
   BOOST_TEST(spec.data.test == "/experiments/shared/test.csv");
@@ -114,7 +114,7 @@ BOOST_AUTO_TEST_CASE(defaults_apply_to_a_minimal_spec) {
   BOOST_TEST(spec.seed == 42u);
   BOOST_TEST(spec.search == SearchKind::grid);
   BOOST_TEST(spec.samples == 0);
-  BOOST_TEST(spec.metric == "val_accuracy");
+  BOOST_TEST(spec.metric == cerebro::Metric::val_accuracy);
   BOOST_TEST(spec.data.validation_fraction == 0.1);
   BOOST_TEST(spec.data.test_fraction == 0.1);
   BOOST_TEST(spec.data.partitions == 0);
@@ -127,7 +127,7 @@ BOOST_AUTO_TEST_CASE(defaults_apply_to_a_minimal_spec) {
   BOOST_TEST(spec.cluster.scheduler == SchedulerKind::critical_path);
   BOOST_TEST(spec.spec_dir == "");
   BOOST_TEST(spec.space == json::parse(R"({"model": ["mlp"]})"));
-  BOOST_TEST(cerebro::metric_higher_is_better(spec.metric));
+  BOOST_TEST(cerebro::higher_is_better(spec.metric));
   BOOST_TEST(!cerebro::metric_higher_is_better("val_loss"));
 
   auto unnamed = parse_spec_string("[data]\nsource = \"idx\"\npath = \"/d\"\n[space]\nmodel = \"mlp\"\n",

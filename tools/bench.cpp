@@ -158,7 +158,7 @@ int run_bench(const BenchOptions& o) {
   run.spec = *spec;
   run.out_dir = (fs::path(o.out_dir) / "embedded").string();
   run.workers = o.workers;
-  cli::ProgressPrinter printer(spec->metric);
+  cli::ProgressPrinter printer(to_string(spec->metric));
   auto summary = run_embedded(run, {[&](const std::string& l) { printer.line(l); },
                                       [&](const progress_update& p) { printer.update(p); }});
   printer.finish();

@@ -92,7 +92,7 @@ void print_units(const std::vector<UnitLogEntry>& log) {
   for (const auto& e : log)
     fmt::print("{:>5} {:>6} {:>4} {:>5} {:>6} {:>9.3f} {:>9.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f}  {}\n", e.seq,
                e.config, e.partition, e.epoch, e.worker, e.start_s, e.end_s, e.train_s, e.validate_s, e.restore_s,
-               e.save_s, e.status);
+               e.save_s, to_string(e.status));
 }
 
 int show(const std::string& dir, size_t top, bool units) {
@@ -118,7 +118,7 @@ int show(const std::string& dir, size_t top, bool units) {
 }
 
 int run_and_report(RunOptions options) {
-  cli::ProgressPrinter printer(options.spec.metric);
+  cli::ProgressPrinter printer(to_string(options.spec.metric));
   RunObserver observer{[&](const std::string& l) { printer.line(l); },
                        [&](const progress_update& p) { printer.update(p); }};
   auto summary = run_embedded(options, observer);
@@ -126,8 +126,8 @@ int run_and_report(RunOptions options) {
   if (!summary.ok()) return fail(summary.error());
   auto store = StateStore::open((fs::path(options.out_dir) / "state").string(), false);
   if (store.ok()) {
-    fmt::print("\n{}", format_leaderboard(rank_configs((*store)->configs(), (*store)->unit_log(), options.spec.metric),
-                                          options.spec.metric, 20));
+    fmt::print("\n{}", format_leaderboard(rank_configs((*store)->configs(), (*store)->unit_log(), to_string(options.spec.metric)),
+                                          to_string(options.spec.metric), 20));
   }
   print_result(*summary, options.out_dir);
   return 0;

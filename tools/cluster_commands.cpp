@@ -306,7 +306,7 @@ int run_on_cluster(const ClientOptions& o, const std::string& spec_path, const s
   ClientSession session(o, *token);
   if (!session.error.empty()) return fail(session.error);
   std::string experiment;
-  auto result = follow(spec->metric, [&](const Client::Progress& progress) {
+  auto result = follow(to_string(spec->metric), [&](const Client::Progress& progress) {
     return session.client->run(
         spec->source_text, spec->spec_dir, spec_path,
         [&](const std::string& id) {

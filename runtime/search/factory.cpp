@@ -18,7 +18,7 @@ constexpr uint64_t kPbtSeedSalt = 0x7062742d64726177ULL;  // "pbt-draw"
 
 Result<std::unique_ptr<SearchProcedure>> make_search_procedure(const ExperimentSpec& spec,
                                                                const std::vector<ConfigParams>& configs) {
-  const SearchMetric metric = spec.metric == "val_loss" ? SearchMetric::val_loss : SearchMetric::val_accuracy;
+  const SearchMetric metric = spec.metric;
   try {
     switch (spec.search) {
       case SearchKind::grid:

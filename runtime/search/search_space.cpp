@@ -43,12 +43,13 @@ json draw(const json& entry, std::mt19937_64& gen) {
     const json list = candidates(entry);
     return list[uniform_below(gen, list.size())];
   }
-  const std::string dist = entry.at("dist").get<std::string>();
-  if (dist == "choice") {
+  // sample_random checked the space, so the dist is known.
+  const Distribution dist = distribution_of(entry).value_or(Distribution::uniform);
+  if (dist == Distribution::choice) {
     const json& values = entry.at("values");
     return values[uniform_below(gen, values.size())];
   }
-  if (dist == "int_uniform") {
+  if (dist == Distribution::int_uniform) {
     const int64_t low = entry.at("low").get<int64_t>();
     const int64_t high = entry.at("high").get<int64_t>();
     // Unsigned arithmetic: high - low + 1 may not fit in int64_t.
@@ -59,7 +60,7 @@ json draw(const json& entry, std::mt19937_64& gen) {
   const double high = entry.at("high").get<double>();
   const double u = unit_double(gen);
   double x;
-  if (dist == "loguniform") {
+  if (dist == Distribution::loguniform) {
     x = std::exp(std::log(low) + u * (std::log(high) - std::log(low)));
   } else {
     x = low + u * (high - low);

@@ -291,7 +291,7 @@ void parse_experiment(Section s, ExperimentSpec& spec, const SearchChecks& check
   s.read_int("seed", spec.seed, 0, INT64_MAX);
   s.read_kind("search", spec.search, search_names(), parse_search_kind);
   s.read_int("samples", spec.samples, 1, INT_MAX);
-  s.read_string("metric", spec.metric, metric_names());
+  s.read_kind("metric", spec.metric, metric_names(), parse_metric);
   s.read_int("max_epochs", spec.max_epochs, 1, INT_MAX);
   s.read_int("min_epochs", spec.min_epochs, 1, INT_MAX);
   s.read_int("eta", spec.eta, 2, INT_MAX);
@@ -411,7 +411,7 @@ void parse_space(const toml::table* table, ExperimentSpec& spec, Problems& probl
       continue;
     }
     if (!entry->is_array() && !entry->is_object()) entry = json::array({*entry});
-    if (is_distribution(*entry) && entry->at("dist") != "int_uniform" && entry->contains("low")) {
+    if (is_distribution(*entry) && distribution_of(*entry) != Distribution::int_uniform && entry->contains("low")) {
       (*entry)["low"] = entry->at("low").get<double>();  // uniform bounds are floats
       (*entry)["high"] = entry->at("high").get<double>();
     }
@@ -501,7 +501,7 @@ json spec_to_json(const ExperimentSpec& spec) {
   const ClusterSpec& c = spec.cluster;
   return json{
       {"name", spec.name}, {"epochs", spec.epochs}, {"seed", spec.seed}, {"search", to_string(spec.search)},
-      {"samples", spec.samples}, {"metric", spec.metric}, {"spec_dir", spec.spec_dir},
+      {"samples", spec.samples}, {"metric", to_string(spec.metric)}, {"spec_dir", spec.spec_dir},
       {"max_epochs", spec.max_epochs}, {"min_epochs", spec.min_epochs}, {"eta", spec.eta},
       {"brackets", spec.brackets}, {"population", spec.population}, {"ready", spec.ready},
       {"exploit_fraction", spec.exploit_fraction}, {"perturb", spec.perturb},
@@ -541,11 +541,7 @@ const std::vector<std::string>& search_specific_keys() {
   return keys;
 }
 
-const std::vector<std::string>& metric_names() {
-  static const std::vector<std::string> names = {"val_accuracy", "val_loss"};
-  return names;
-}
 
-bool metric_higher_is_better(const std::string& metric) { return metric != "val_loss"; }
+bool metric_higher_is_better(const std::string& metric) { return parse_metric(metric) != Metric::val_loss; }
 
 }  // namespace cerebro

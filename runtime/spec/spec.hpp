@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runtime/base/status.hpp"
+#include "runtime/spec/metric.hpp"
 #include "runtime/spec/scheduler_kind.hpp"
 #include "runtime/spec/search_kind.hpp"
 
@@ -53,7 +54,7 @@ struct ExperimentSpec {
   // searches accept them, and their cross-checks, are the search registry's
   // (runtime/search/search_registry.hpp).
   int samples = 0;                     // random, asha: number of configs (required, >= 1)
-  std::string metric = "val_accuracy"; // "val_accuracy" (higher is better) | "val_loss" (lower)
+  Metric metric = Metric::val_accuracy;
   // AutoML procedures (docs/SPEC.md, "Search procedures"); each key only with its searches.
   int max_epochs = 0;                  // asha, hyperband: R, the most epochs a config trains (required)
   int min_epochs = 1;                  // asha: r, the first rung, 1 .. max_epochs
@@ -129,13 +130,13 @@ std::string effective_normalization(const DataSpec& data);
 std::vector<std::string> data_source_names();             // idx, csv, then registered sources
                                                           // (datasets/dataset_source.hpp)
 const std::vector<std::string>& normalization_names();    // auto, none, global, per_feature
-const std::vector<std::string>& metric_names();           // val_accuracy, val_loss
 // The [experiment] keys that belong to some searches only, in declaration
 // order; the search registry says which searches accept each.
 const std::vector<std::string>& search_specific_keys();
 // search_names() is in search_kind.hpp, scheduler_names() in scheduler_kind.hpp.
 
-// True if a larger value of `metric` is better (val_accuracy), false for val_loss.
+// True if a larger value of the metric named `metric` is better (val_accuracy),
+// false for val_loss; for a name read back from a stored record.
 bool metric_higher_is_better(const std::string& metric);
 
 }  // namespace cerebro
