@@ -1,17 +1,17 @@
 #include "actors/coordinator.hpp"
 
 #include <chrono>
-#include <mutex>
-#include <set>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "actors/coordinator_control.hpp"
 #include "actors/experiment_runner.hpp"
+#include "runtime/cluster/agent_liveness.hpp"
 #include "runtime/net/cluster_validation.hpp"
 #include "runtime/search/spec_loader.hpp"
 #include "runtime/spec/spec.hpp"
@@ -23,7 +23,8 @@ namespace cerebro {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using Clock = AgentLiveness::Clock;
+using Seconds = AgentLiveness::Duration;
 
 struct agent_entry {
   int32_t id = 0;
@@ -31,7 +32,6 @@ struct agent_entry {
   caf::actor agent;
   std::vector<caf::actor> workers;
   std::string node;
-  Clock::time_point last_heartbeat;
 };
 
 struct experiment_entry {
@@ -41,12 +41,12 @@ struct experiment_entry {
   std::string metric = "val_accuracy";
   std::string spec_text;  // a resubmission of the same spec follows this experiment
   ExperimentStatus status = ExperimentStatus::running;
-  progress_update progress;
+  progress_update progress;        // the last one its runner reported
   double heartbeat_timeout_s = 10;
-  std::set<int32_t> lost_agents;  // agents reported lost to the runner
-  // Guards what the runner's thread shares with the gateway.
-  std::mutex mutex;
-  // The actor following the run (set from the runner's thread once training
+  // The agents of the run, against the spec's heartbeat timeout: one that
+  // falls silent is reported lost to the run once.
+  AgentLiveness liveness{Seconds(10)};
+  // The actor following the run (reported by the runner once training
   // starts): told about agents that join mid-run or are lost.
   caf::actor follower;
   std::vector<caf::actor> clients;  // submitter and attached clients: progress and run files
@@ -55,7 +55,9 @@ struct experiment_entry {
 struct coordinator_state {
   coordinator_config config;
   std::map<int32_t, agent_entry> agents;
-  std::map<std::string, std::shared_ptr<experiment_entry>> experiments;
+  // The agents against the coordinator's own timeout: a silent one is dropped.
+  AgentLiveness liveness{Seconds(10)};
+  std::map<std::string, experiment_entry> experiments;
   Clock::time_point last_join;
   int32_t next_agent_id = 1;
   int next_experiment = 1;
@@ -63,7 +65,7 @@ struct coordinator_state {
   static inline const char* name = "cerebro.coordinator";
 };
 
-using coordinator_ptr = caf::stateful_actor<coordinator_state>*;
+using coordinator_ptr = coordinator_actor::stateful_pointer<coordinator_state>;
 
 void log_line(const std::string& line) { fmt::print(stderr, "coordinator: {}\n", line); }
 
@@ -88,21 +90,14 @@ std::string read_file(const fs::path& p) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
-// Runs one experiment in its own (blocking) actor so the gateway stays
-// responsive; progress goes to the submitting client and the status table.
-std::vector<caf::actor> clients_of(experiment_entry& entry) {
-  std::lock_guard<std::mutex> lock(entry.mutex);
-  return entry.clients;
-}
-
 // The run files a client receives when the experiment ends.
-run_files files_of(const experiment_entry& entry, const std::string& error) {
+run_files files_of(const std::string& experiment, const std::string& out_dir, const std::string& error) {
   run_files files;
-  files.experiment = entry.id;
+  files.experiment = experiment;
   files.error = error;
   if (!error.empty()) return files;
   for (const char* name : {"summary.json", "metrics.csv", "best_model.pt", "spec.toml"}) {
-    auto path = fs::path(entry.out_dir) / name;
+    auto path = fs::path(out_dir) / name;
     if (!fs::exists(path)) continue;
     files.names.push_back(name);
     files.contents.push_back(read_file(path));
@@ -110,54 +105,55 @@ run_files files_of(const experiment_entry& entry, const std::string& error) {
   return files;
 }
 
-void start_experiment(coordinator_ptr self, RunOptions options, std::shared_ptr<experiment_entry> entry) {
+// Clients and followers are untyped actors, which a typed actor reaches by
+// anon_send (they do not answer these messages).
+template <class... Ts>
+void tell_clients(const experiment_entry& entry, const Ts&... xs) {
+  for (const auto& client : entry.clients) caf::anon_send(client, xs...);
+}
+
+// Runs one experiment in its own (blocking) actor so the gateway stays
+// responsive. The runner shares nothing with the gateway: it reports by
+// message, and the gateway keeps the status table and tells the clients.
+void start_experiment(coordinator_ptr self, RunOptions options, experiment_entry& entry) {
+  entry.status = ExperimentStatus::running;
+  entry.follower = caf::actor{};
+  entry.liveness = AgentLiveness(Seconds(entry.heartbeat_timeout_s));
+  for (const auto& [id, a] : self->state.agents)
+    entry.liveness.joined(id, self->state.liveness.last_heard(id).value_or(Clock::now()));
   auto cluster = snapshot(self);
-  {
-    std::lock_guard<std::mutex> lock(entry->mutex);
-    entry->status = ExperimentStatus::running;
-    entry->lost_agents.clear();
-  }
-  self->spawn<caf::detached>([options, entry, cluster](caf::blocking_actor* runner) {
-    RunObserver observer{[&](const std::string& line) {
-                           log_line(fmt::format("{}: {}", options.experiment_id, line));
-                           progress_update p;
-                           p.event = line;
-                           for (auto& client : clients_of(*entry)) runner->send(client, progress_atom::value, p);
-                         },
-                         [&](const progress_update& p) {
-                           {
-                             std::lock_guard<std::mutex> lock(entry->mutex);
-                             entry->progress = p;
-                           }
-                           for (auto& client : clients_of(*entry)) runner->send(client, progress_atom::value, p);
-                         },
-                         [&](caf::actor follower) {
-                           std::lock_guard<std::mutex> lock(entry->mutex);
-                           entry->follower = std::move(follower);
-                         }};
+  auto gateway = caf::actor_cast<coordinator_actor>(self);
+  self->spawn<caf::detached>([options, cluster, gateway](caf::blocking_actor* runner) {
+    const auto& id = options.experiment_id;
+    RunObserver observer{
+        [&](const std::string& line) { runner->send(gateway, run_line_atom::value, id, line); },
+        [&](const progress_update& p) { runner->send(gateway, progress_atom::value, id, p); },
+        [&](caf::actor follower) { runner->send(gateway, run_started_atom::value, id, std::move(follower)); }};
     auto summary = run_experiment(runner->system(), options, cluster, observer);
-    auto files = files_of(*entry, summary.ok() ? "" : summary.error());
-    std::unique_lock<std::mutex> lock(entry->mutex);
-    entry->follower = caf::actor{};
-    entry->status = summary.ok() ? ExperimentStatus::completed : ExperimentStatus::failed;
-    log_line(summary.ok() ? fmt::format("{} completed", options.experiment_id)
-                          : fmt::format("{} failed: {}", options.experiment_id, summary.error()));
-    auto clients = entry->clients;
-    lock.unlock();
-    for (auto& client : clients) runner->send(client, files_atom::value, files);
+    // The files are read here, in the runner's thread, not in the gateway.
+    runner->send(gateway, run_ended_atom::value, id, summary.ok(),
+                 files_of(id, options.out_dir, summary.ok() ? "" : summary.error()));
   });
 }
 
-// Tells the experiments running on agent `id` that it is lost (dead, hung or
-// dropped) unless they know already.
-void report_lost_agent(coordinator_ptr self, int32_t id, const std::string& name, double silence_s) {
+// Tells a running experiment that agent `id` is lost (dead, hung or
+// dropped), unless it was told already or has no follower yet.
+void tell_lost(coordinator_ptr self, experiment_entry& entry, int32_t id) {
+  auto it = self->state.agents.find(id);
+  if (entry.status != ExperimentStatus::running || !entry.follower || it == self->state.agents.end()) return;
+  caf::anon_send(entry.follower, agent_lost_atom::value, it->second.resources.name);
+}
+
+// Agent `id` is leaving the coordinator's table (dropped, or its connection
+// closed): the experiments that still count on it hear it is lost.
+void forget_agent(coordinator_ptr self, int32_t id) {
   for (auto& [experiment, entry] : self->state.experiments) {
-    std::lock_guard<std::mutex> lock(entry->mutex);
-    if (entry->status != ExperimentStatus::running || !entry->follower || entry->lost_agents.count(id)) continue;
-    if (silence_s >= 0 && silence_s <= entry->heartbeat_timeout_s) continue;
-    entry->lost_agents.insert(id);
-    self->send(entry->follower, agent_lost_atom::value, name);
+    if (!entry.liveness.tracks(id)) continue;
+    tell_lost(self, entry, id);
+    entry.liveness.left(id);
   }
+  self->state.liveness.left(id);
+  self->state.agents.erase(id);
 }
 
 // Once a second: agents silent for longer than an experiment's heartbeat
@@ -167,28 +163,28 @@ void report_lost_agent(coordinator_ptr self, int32_t id, const std::string& name
 // (re)joined and the cluster has been quiet for a moment.
 void tick(coordinator_ptr self) {
   auto now = Clock::now();
-  for (auto it = self->state.agents.begin(); it != self->state.agents.end();) {
-    const auto& a = it->second;
-    double silence = std::chrono::duration<double>(now - a.last_heartbeat).count();
-    report_lost_agent(self, a.id, a.resources.name, silence);
-    if (silence > self->state.config.heartbeat_timeout_s) {
-      log_line(fmt::format("agent {} sent no heartbeat for {:.0f} s: dropped (it rejoins when it answers again)",
-                           a.resources.name, silence));
-      report_lost_agent(self, a.id, a.resources.name, -1);
-      it = self->state.agents.erase(it);
-    } else {
-      ++it;
-    }
+  for (auto& [experiment, entry] : self->state.experiments) {
+    // Only a run that is being followed can lose agents; until then its
+    // clock keeps running and it hears of them at its first chance.
+    if (entry.status != ExperimentStatus::running || !entry.follower) continue;
+    for (const auto& lost : entry.liveness.tick(now)) tell_lost(self, entry, lost.agent);
+  }
+  for (const auto& lost : self->state.liveness.tick(now)) {
+    auto it = self->state.agents.find(lost.agent);
+    if (it == self->state.agents.end()) continue;
+    log_line(fmt::format("agent {} sent no heartbeat for {:.0f} s: dropped (it rejoins when it answers again)",
+                         it->second.resources.name, lost.silence.count()));
+    forget_agent(self, lost.agent);
   }
   constexpr auto kRejoinGrace = std::chrono::seconds(3);
   if (!self->state.agents.empty() && now - self->state.last_join > kRejoinGrace) {
     for (auto& [id, entry] : self->state.experiments) {
-      if (entry->status != ExperimentStatus::waiting) continue;
+      if (entry.status != ExperimentStatus::waiting) continue;
       RunOptions options;
-      options.experiment_id = entry->id;
-      options.out_dir = entry->out_dir;
+      options.experiment_id = entry.id;
+      options.out_dir = entry.out_dir;
       options.resume = true;
-      log_line(fmt::format("{}: resuming on {} agents", entry->id, self->state.agents.size()));
+      log_line(fmt::format("{}: resuming on {} agents", entry.id, self->state.agents.size()));
       start_experiment(self, std::move(options), entry);
     }
   }
@@ -208,18 +204,19 @@ void find_unfinished(coordinator_ptr self) {
     }
     if ((*store)->get_meta("finished") == std::optional<std::string>("true")) continue;
     auto spec = spec_of_run(**store, dir.path().string());
-    auto entry = std::make_shared<experiment_entry>();
-    entry->id = (*store)->get_meta("experiment_id").value_or(dir.path().filename().string());
-    entry->name = spec.ok() ? spec->name : entry->id;
-    entry->out_dir = dir.path().string();
-    entry->spec_text = (*store)->get_meta("spec").value_or("");
-    entry->status = ExperimentStatus::waiting;
+    experiment_entry entry;
+    entry.id = (*store)->get_meta("experiment_id").value_or(dir.path().filename().string());
+    entry.name = spec.ok() ? spec->name : entry.id;
+    entry.out_dir = dir.path().string();
+    entry.spec_text = (*store)->get_meta("spec").value_or("");
+    entry.status = ExperimentStatus::waiting;
     if (spec.ok()) {
-      entry->metric = to_string(spec->metric);
-      entry->heartbeat_timeout_s = spec->cluster.heartbeat_timeout;
+      entry.metric = to_string(spec->metric);
+      entry.heartbeat_timeout_s = spec->cluster.heartbeat_timeout;
     }
-    self->state.experiments[entry->id] = entry;
-    log_line(fmt::format("{}: unfinished; resumes when agents have joined", entry->id));
+    log_line(fmt::format("{}: unfinished; resumes when agents have joined", entry.id));
+    auto id = entry.id;
+    self->state.experiments[id] = std::move(entry);
   }
 }
 
@@ -227,15 +224,15 @@ nlohmann::json status_json(coordinator_ptr self) {
   // What each agent's workers run now, from the experiments' last progress.
   std::map<std::string, nlohmann::json> running_on_agent;
   for (const auto& [id, e] : self->state.experiments) {
-    std::lock_guard<std::mutex> lock(e->mutex);
-    if (e->status != ExperimentStatus::running) continue;
-    const auto& p = e->progress;
+    if (e.status != ExperimentStatus::running) continue;
+    const auto& p = e.progress;
     for (size_t i = 0; i < p.running_units.size() && i < p.running_agents.size(); ++i)
       running_on_agent[p.running_agents[i]].push_back(fmt::format("{}: {}", id, p.running_units[i]));
   }
   nlohmann::json agents = nlohmann::json::array();
   auto now = Clock::now();
   for (const auto& [id, a] : self->state.agents) {
+    Seconds age = now - self->state.liveness.last_heard(id).value_or(now);
     agents.push_back({{"id", id},
                       {"name", a.resources.name},
                       {"node", a.node},
@@ -243,22 +240,21 @@ nlohmann::json status_json(coordinator_ptr self) {
                       {"cores", a.resources.cores},
                       {"memory_bytes", a.resources.memory_bytes},
                       {"speed", a.resources.speed},
-                      {"heartbeat_age_s", std::chrono::duration<double>(now - a.last_heartbeat).count()},
+                      {"heartbeat_age_s", age.count()},
                       {"state", "joined"},
                       {"running", running_on_agent.count(a.resources.name) ? running_on_agent[a.resources.name]
                                                                            : nlohmann::json::array()}});
   }
   nlohmann::json experiments = nlohmann::json::array();
   for (const auto& [id, e] : self->state.experiments) {
-    std::lock_guard<std::mutex> lock(e->mutex);
     experiments.push_back({{"id", id},
-                           {"name", e->name},
-                           {"status", to_string(e->status)},
-                           {"units_done", e->progress.units_done},
-                           {"units_total", e->progress.units_total},
-                           {"epoch_low", e->progress.epoch_low},
-                           {"epoch_high", e->progress.epoch_high},
-                           {"elapsed_s", e->progress.elapsed_s}});
+                           {"name", e.name},
+                           {"status", to_string(e.status)},
+                           {"units_done", e.progress.units_done},
+                           {"units_total", e.progress.units_total},
+                           {"epoch_low", e.progress.epoch_low},
+                           {"epoch_high", e.progress.epoch_high},
+                           {"elapsed_s", e.progress.elapsed_s}});
   }
   return {{"listen", self->state.config.listen},
           {"latest", self->state.latest_experiment},
@@ -271,22 +267,28 @@ GatewayView gateway_view(coordinator_ptr self) {
   return GatewayView{self->state.config.token, [self](const std::string& id) -> std::optional<ExperimentRef> {
                        auto it = self->state.experiments.find(id.empty() ? self->state.latest_experiment : id);
                        if (it == self->state.experiments.end()) return std::nullopt;
-                       std::lock_guard<std::mutex> lock(it->second->mutex);
                        auto run_dir = fs::path(self->state.config.state_dir) / "experiments" / it->first;
-                       return ExperimentRef{it->first, it->second->status, run_dir.string(), it->second->follower};
+                       return ExperimentRef{it->first, it->second.status, run_dir.string(), it->second.follower};
                      }};
 }
 
-caf::behavior coordinator_behavior(coordinator_ptr self, coordinator_config config) {
+// The experiment a runner reports about; null for one this coordinator does
+// not know (cannot happen: runners are spawned for table entries only).
+experiment_entry* reported(coordinator_ptr self, const std::string& experiment) {
+  auto it = self->state.experiments.find(experiment);
+  return it == self->state.experiments.end() ? nullptr : &it->second;
+}
+
+coordinator_actor::behavior_type coordinator_behavior(coordinator_ptr self, coordinator_config config) {
   self->state.config = std::move(config);
+  self->state.liveness = AgentLiveness(Seconds(self->state.config.heartbeat_timeout_s));
   find_unfinished(self);
   self->send(self, tick_atom::value);
   self->set_down_handler([self](caf::down_msg& msg) {
-    for (auto it = self->state.agents.begin(); it != self->state.agents.end(); ++it) {
-      if (it->second.agent.address() == msg.source) {
-        log_line(fmt::format("agent {} left ({})", it->second.resources.name, caf::to_string(msg.reason)));
-        report_lost_agent(self, it->first, it->second.resources.name, -1);
-        self->state.agents.erase(it);
+    for (auto& [id, a] : self->state.agents) {
+      if (a.agent.address() == msg.source) {
+        log_line(fmt::format("agent {} left ({})", a.resources.name, caf::to_string(msg.reason)));
+        forget_agent(self, id);
         return;
       }
     }
@@ -314,17 +316,19 @@ caf::behavior coordinator_behavior(coordinator_ptr self, coordinator_config conf
                               caf::actor{}};
           }
         auto id = self->state.next_agent_id++;
-        self->state.last_join = Clock::now();
+        auto now = Clock::now();
+        self->state.last_join = now;
         self->monitor(r.agent);
-        self->state.agents[id] =
-            agent_entry{id, r.resources, r.agent, std::move(r.workers), node, Clock::now()};
+        self->state.agents[id] = agent_entry{id, r.resources, r.agent, std::move(r.workers), node};
+        self->state.liveness.joined(id, now);
         log_line(fmt::format("agent {} joined: {} workers, {} cores, speed {:.1f}", r.resources.name,
                              r.resources.workers, r.resources.cores, r.resources.speed));
         const auto& joined = self->state.agents[id];
         for (auto& [experiment, entry] : self->state.experiments) {
-          std::lock_guard<std::mutex> lock(entry->mutex);
-          if (entry->status == ExperimentStatus::running && entry->follower)
-            self->send(entry->follower, join_atom::value, joined.resources.name, joined.agent, joined.workers);
+          if (entry.status != ExperimentStatus::running) continue;
+          entry.liveness.joined(id, now);
+          if (entry.follower)
+            caf::anon_send(entry.follower, join_atom::value, joined.resources.name, joined.agent, joined.workers);
         }
         return join_reply{true, "", id, caf::actor_cast<caf::actor>(self)};
       },
@@ -335,7 +339,9 @@ caf::behavior coordinator_behavior(coordinator_ptr self, coordinator_config conf
         if (it == self->state.agents.end() || !self->current_sender() ||
             self->current_sender()->node() != it->second.agent.node())
           return false;
-        it->second.last_heartbeat = Clock::now();
+        auto now = Clock::now();
+        self->state.liveness.heartbeat(id, now);
+        for (auto& [experiment, entry] : self->state.experiments) entry.liveness.heartbeat(id, now);
         return true;
       },
       [self](submit_atom, submit_request& r) -> caf::result<std::string> {
@@ -347,12 +353,11 @@ caf::behavior coordinator_behavior(coordinator_ptr self, coordinator_config conf
         auto spec = parse_spec_string(r.spec_text, r.spec_dir, r.origin);
         if (!spec.ok()) return caf::make_error(caf::sec::runtime_error, spec.error());
         for (auto& [id, existing] : self->state.experiments) {
-          std::lock_guard<std::mutex> lock(existing->mutex);
-          if ((existing->status == ExperimentStatus::running || existing->status == ExperimentStatus::waiting) &&
-              existing->spec_text == spec->source_text) {
+          if ((existing.status == ExperimentStatus::running || existing.status == ExperimentStatus::waiting) &&
+              existing.spec_text == spec->source_text) {
             // The same spec again (e.g. a client whose coordinator restarted):
             // follow the unfinished experiment instead of starting a twin.
-            existing->clients.push_back(caf::actor_cast<caf::actor>(self->current_sender()));
+            existing.clients.push_back(caf::actor_cast<caf::actor>(self->current_sender()));
             log_line(fmt::format("experiment {} resubmitted: the client follows it", id));
             return id;
           }
@@ -363,19 +368,18 @@ caf::behavior coordinator_behavior(coordinator_ptr self, coordinator_config conf
         options.spec = std::move(spec).value();
         options.experiment_id = new_experiment_id(self, options.spec.name);
         options.out_dir = (fs::path(self->state.config.state_dir) / "experiments" / options.experiment_id).string();
-        auto entry = std::make_shared<experiment_entry>();
-        entry->id = options.experiment_id;
-        entry->name = options.spec.name;
-        entry->out_dir = options.out_dir;
-        entry->metric = to_string(options.spec.metric);
-        entry->spec_text = options.spec.source_text;
-        entry->heartbeat_timeout_s = options.spec.cluster.heartbeat_timeout;
-        entry->clients.push_back(caf::actor_cast<caf::actor>(self->current_sender()));
-        self->state.experiments[entry->id] = entry;
-        self->state.latest_experiment = entry->id;
-        log_line(fmt::format("experiment {} submitted", entry->id));
+        auto& entry = self->state.experiments[options.experiment_id];
+        entry.id = options.experiment_id;
+        entry.name = options.spec.name;
+        entry.out_dir = options.out_dir;
+        entry.metric = to_string(options.spec.metric);
+        entry.spec_text = options.spec.source_text;
+        entry.heartbeat_timeout_s = options.spec.cluster.heartbeat_timeout;
+        entry.clients.push_back(caf::actor_cast<caf::actor>(self->current_sender()));
+        self->state.latest_experiment = entry.id;
+        log_line(fmt::format("experiment {} submitted", entry.id));
         start_experiment(self, std::move(options), entry);
-        return entry->id;
+        return entry.id;
       },
       // Follows an experiment: progress from now on and its run files at the
       // end (at once if it has ended). Answers {"status", "metric"} as JSON.
@@ -385,22 +389,16 @@ caf::behavior coordinator_behavior(coordinator_ptr self, coordinator_config conf
         auto it = self->state.experiments.find(experiment);
         if (it == self->state.experiments.end())
           return caf::make_error(caf::sec::runtime_error, fmt::format("no experiment {} on this coordinator", experiment));
-        auto& entry = *it->second;
+        auto& entry = it->second;
         auto client = caf::actor_cast<caf::actor>(self->current_sender());
-        std::lock_guard<std::mutex> lock(entry.mutex);
         if (entry.status == ExperimentStatus::completed || entry.status == ExperimentStatus::failed) {
-          self->send(client, files_atom::value,
-                     files_of(entry, entry.status == ExperimentStatus::failed ? "the experiment failed; see the coordinator's log" : ""));
+          caf::anon_send(client, files_atom::value,
+                     files_of(entry.id, entry.out_dir,
+                              entry.status == ExperimentStatus::failed ? "the experiment failed; see the coordinator's log" : ""));
         } else {
           entry.clients.push_back(client);
         }
         return nlohmann::json{{"status", to_string(entry.status)}, {"metric", entry.metric}}.dump();
-      },
-      [self](tick_atom) { tick(self); },
-      [self](hop_atom, const std::string& token, const std::string& state) -> caf::result<int64_t> {
-        if (!tokens_equal(token, self->state.config.token))
-          return caf::make_error(caf::sec::runtime_error, "wrong token");
-        return static_cast<int64_t>(state.size());
       },
       [self](status_atom, const std::string& token) -> caf::result<std::string> {
         if (!tokens_equal(token, self->state.config.token))
@@ -410,12 +408,44 @@ caf::behavior coordinator_behavior(coordinator_ptr self, coordinator_config conf
       [self](control_atom, control_request& r) -> caf::result<control_reply> {
         return handle_control(self, gateway_view(self), std::move(r));
       },
+      [self](hop_atom, const std::string& token, const std::string& state) -> caf::result<int64_t> {
+        if (!tokens_equal(token, self->state.config.token))
+          return caf::make_error(caf::sec::runtime_error, "wrong token");
+        return static_cast<int64_t>(state.size());
+      },
+      [self](tick_atom) { tick(self); },
+      [self](run_line_atom, const std::string& experiment, const std::string& line) {
+        log_line(fmt::format("{}: {}", experiment, line));
+        auto* entry = reported(self, experiment);
+        if (!entry) return;
+        progress_update p;
+        p.event = line;
+        tell_clients(*entry, progress_atom::value, p);
+      },
+      [self](progress_atom, const std::string& experiment, const progress_update& p) {
+        auto* entry = reported(self, experiment);
+        if (!entry) return;
+        entry->progress = p;
+        tell_clients(*entry, progress_atom::value, p);
+      },
+      [self](run_started_atom, const std::string& experiment, const caf::actor& follower) {
+        if (auto* entry = reported(self, experiment)) entry->follower = follower;
+      },
+      [self](run_ended_atom, const std::string& experiment, bool completed, const run_files& files) {
+        auto* entry = reported(self, experiment);
+        if (!entry) return;
+        entry->follower = caf::actor{};
+        entry->status = completed ? ExperimentStatus::completed : ExperimentStatus::failed;
+        log_line(completed ? fmt::format("{} completed", experiment)
+                           : fmt::format("{} failed: {}", experiment, files.error));
+        tell_clients(*entry, files_atom::value, files);
+      },
   };
 }
 
 }  // namespace
 
-caf::actor spawn_coordinator(caf::actor_system& system, coordinator_config config) {
+coordinator_actor spawn_coordinator(caf::actor_system& system, coordinator_config config) {
   return system.spawn(coordinator_behavior, std::move(config));
 }
 

@@ -31,7 +31,7 @@ Result<std::unique_ptr<StateStore>> open_finished_store(const std::string& run_d
 
 }  // namespace
 
-caf::result<control_reply> handle_control(caf::event_based_actor* self, const GatewayView& view,
+caf::result<control_reply> handle_control(coordinator_actor::pointer self, const GatewayView& view,
                                           control_request request) {
   if (!tokens_equal(request.token, view.token)) return refuse("wrong token");
   const SteeringCommandInfo* command = find_steering_command(request.command);

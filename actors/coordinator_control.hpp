@@ -11,6 +11,7 @@
 
 #include <caf/all.hpp>
 
+#include "actors/coordinator.hpp"
 #include "runtime/base/lifecycle.hpp"
 #include "runtime/net/cluster_messages.hpp"
 
@@ -30,7 +31,7 @@ struct GatewayView {
   std::function<std::optional<ExperimentRef>(const std::string& id)> find;
 };
 
-caf::result<control_reply> handle_control(caf::event_based_actor* self, const GatewayView& view,
+caf::result<control_reply> handle_control(coordinator_actor::pointer self, const GatewayView& view,
                                           control_request request);
 
 // The errors a client gets while the experiment prepares its data, and

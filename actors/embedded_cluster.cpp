@@ -44,7 +44,9 @@ Result<EmbeddedCluster> EmbeddedCluster::start(caf::actor_system& system, const 
   EmbeddedCluster cluster;
   cluster.token_ = random_token();
   cluster.workers_ = options.workers > 0 ? options.workers : default_workers();
-  cluster.gateway_ = spawn_coordinator(system, coordinator_config{cluster.token_, options.state_dir, "embedded"});
+  // Clients reach the gateway through an untyped handle, as they do over the network.
+  cluster.gateway_ = caf::actor_cast<caf::actor>(
+      spawn_coordinator(system, coordinator_config{cluster.token_, options.state_dir, "embedded"}));
   auto local = spawn_agent(system, agent_config{"local", (fs::path(options.state_dir) / "agent").string(),
                                                 cluster.workers_, true});
   cluster.agent_ = local.agent;

@@ -16,6 +16,7 @@
 #include "datasets/manifest.hpp"
 #include "actors/system_config.hpp"
 #include "runtime/net/messages.hpp"
+#include "runtime/run/run_recovery.hpp"  // spec_of_run
 #include "runtime/spec/spec.hpp"
 #include "runtime/store/state_store.hpp"
 #include "runtime/base/status.hpp"
@@ -71,11 +72,6 @@ Result<nlohmann::json> run_embedded(const RunOptions& options, const RunObserver
 // one per worker): what `cerebro prepare` and a run's setup do.
 Result<datasets::Manifest> prepare_dataset(const ExperimentSpec& spec, const std::string& out_dir, int partitions,
                                            const std::function<void(const std::string&)>& line = {});
-
-// The spec a run directory was started with (from its state store). Only
-// one process may have a run's store open at a time.
-Result<ExperimentSpec> spec_of_run(const std::string& run_dir);
-Result<ExperimentSpec> spec_of_run(const StateStore& store, const std::string& run_dir);
 
 // The number of workers a run uses when neither flag nor spec says.
 int default_workers();

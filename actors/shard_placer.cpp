@@ -1,6 +1,5 @@
 #include "actors/shard_placer.hpp"
 
-#include <algorithm>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -17,24 +16,18 @@ ShardPlacer::ShardPlacer(caf::scoped_actor& self, std::string experiment, const 
       experiment_(std::move(experiment)),
       manifest_(manifest),
       data_dir_(std::move(data_dir)),
-      replication_(replication) {
+      layout_(static_cast<int>(manifest.partitions.size()), replication) {
   std::vector<std::string> files;
   for (const auto& p : manifest.partitions) files.push_back(p.file);
   files.push_back(manifest.validation.file);
   source_ = spawn_shard_server(self->system(), experiment_, data_dir_, files);
-  for (size_t p = 0; p < manifest.partitions.size(); ++p) holders_[static_cast<PartitionId>(p)];
 }
 
 ShardPlacer::~ShardPlacer() { self_->send_exit(source_, caf::exit_reason::user_shutdown); }
 
 Result<std::vector<std::vector<PartitionId>>> ShardPlacer::place_all(const ClusterView& cluster) {
-  auto agents = cluster.agents.size();
-  std::vector<std::vector<PartitionId>> holds(agents);
-  int copies = std::min<int>(replication_, static_cast<int>(agents));
-  for (size_t p = 0; p < manifest_.partitions.size(); ++p)
-    for (int r = 0; r < copies; ++r)
-      holds[(p + static_cast<size_t>(r)) % agents].push_back(static_cast<PartitionId>(p));
-  for (size_t a = 0; a < agents; ++a) {
+  auto holds = layout_.initial(cluster.agents.size());
+  for (size_t a = 0; a < cluster.agents.size(); ++a) {
     auto placed = place(cluster.agents[a], holds[a], true);
     if (!placed.ok()) return placed;
   }
@@ -42,53 +35,27 @@ Result<std::vector<std::vector<PartitionId>>> ShardPlacer::place_all(const Clust
 }
 
 Result<std::vector<PartitionId>> ShardPlacer::place_joining(const ClusterView::Agent& agent, size_t agents_now) {
-  std::vector<std::pair<size_t, PartitionId>> by_holders;
-  for (const auto& [p, holders] : holders_) by_holders.emplace_back(holders.size(), p);
-  std::sort(by_holders.begin(), by_holders.end());
-  auto total = manifest_.partitions.size() * static_cast<size_t>(std::max(1, replication_));
-  auto share = std::max<size_t>(1, (total + agents_now - 1) / agents_now);
-  std::vector<PartitionId> chosen;
-  for (size_t i = 0; i < by_holders.size() && i < share; ++i) chosen.push_back(by_holders[i].second);
-  std::sort(chosen.begin(), chosen.end());
+  auto chosen = layout_.share_for_joining(agents_now);
   auto placed = place(agent, chosen, true);
   if (!placed.ok()) return placed;
   return chosen;
 }
 
-void ShardPlacer::forget(const std::string& agent_name) {
-  for (auto& [p, holders] : holders_) holders.erase(agent_name);
-}
-
-std::vector<PartitionId> ShardPlacer::orphans() const {
-  std::vector<PartitionId> out;
-  for (const auto& [p, holders] : holders_)
-    if (holders.empty()) out.push_back(p);
-  return out;
-}
+void ShardPlacer::forget(const std::string& agent_name) { layout_.forget(agent_name); }
 
 std::vector<ShardPlacer::Replacement> ShardPlacer::place_orphans(
     const std::map<std::string, ClusterView::Agent>& live) {
+  std::vector<std::string> names;
+  for (const auto& [name, agent] : live) names.push_back(name);
   std::vector<Replacement> out;
-  for (auto p : orphans()) {
-    Replacement r{p, {}, {}};
-    size_t fewest = SIZE_MAX;
-    for (const auto& [candidate, agent] : live) {
-      auto held = held_by(candidate).size();
-      if (held < fewest) fewest = held, r.agent = candidate;
-    }
+  for (auto p : layout_.orphans()) {
+    Replacement r{p, layout_.emptiest(names), {}};
     if (!r.agent.empty()) {
       auto placed = place(live.at(r.agent), {p}, false);
       if (!placed.ok()) r.error = placed.message();
     }
     out.push_back(std::move(r));
   }
-  return out;
-}
-
-std::vector<PartitionId> ShardPlacer::held_by(const std::string& agent_name) const {
-  std::vector<PartitionId> out;
-  for (const auto& [p, holders] : holders_)
-    if (holders.count(agent_name)) out.push_back(p);
   return out;
 }
 
@@ -106,7 +73,7 @@ Status ShardPlacer::place(const ClusterView::Agent& agent, const std::vector<Par
     self_->request(agent.agent, caf::infinite, place_atom::value, p)
         .receive(
             [&](bool) {
-              if (p.partition >= 0) holders_[p.partition].insert(agent.name);
+              if (p.partition >= 0) layout_.placed(agent.name, p.partition);
             },
             [&](const caf::error& e) {
               failure = Status::error(

@@ -1,9 +1,11 @@
 #pragma once
 // Places an experiment's shards (partitions and the validation set) on the
-// agents of a cluster and remembers which agent holds which partition: the
-// scheduler's availability map comes from here, and so does the repair when
-// agents are lost (a partition whose every holder died is placed again on a
-// live agent, from the coordinator's prepared copy).
+// agents of a cluster: the shell that sends the placements, around
+// runtime/cluster/shard_layout.hpp, which decides where they go and remembers
+// which agent holds which partition. The scheduler's availability map comes
+// from here, and so does the repair when agents are lost (a partition whose
+// every holder died is placed again on a live agent, from the coordinator's
+// prepared copy).
 
 #include <map>
 #include <set>
@@ -16,6 +18,7 @@
 #include "datasets/manifest.hpp"
 #include "runtime/base/ids.hpp"
 #include "runtime/base/status.hpp"
+#include "runtime/cluster/shard_layout.hpp"
 
 namespace cerebro {
 
@@ -41,7 +44,7 @@ class ShardPlacer {
   // The agent is gone: it holds nothing any more.
   void forget(const std::string& agent_name);
   // Partitions no live agent holds.
-  std::vector<PartitionId> orphans() const;
+  std::vector<PartitionId> orphans() const { return layout_.orphans(); }
   // Places every orphan again, each on the live agent holding the fewest
   // partitions, from the prepared copy. One outcome per orphan: `agent` is
   // empty when no agent is live, `error` set when the placement failed.
@@ -52,7 +55,7 @@ class ShardPlacer {
   };
   std::vector<Replacement> place_orphans(const std::map<std::string, ClusterView::Agent>& live);
   // The partitions an agent holds.
-  std::vector<PartitionId> held_by(const std::string& agent_name) const;
+  std::vector<PartitionId> held_by(const std::string& agent_name) const { return layout_.held_by(agent_name); }
 
  private:
   Status place(const ClusterView::Agent& agent, const std::vector<PartitionId>& partitions, bool with_validation);
@@ -61,9 +64,8 @@ class ShardPlacer {
   std::string experiment_;
   const datasets::Manifest& manifest_;
   std::string data_dir_;
-  int replication_;
   caf::actor source_;
-  std::map<PartitionId, std::set<std::string>> holders_;  // partition -> live agents holding it
+  ShardLayout layout_;
 };
 
 }  // namespace cerebro

@@ -9,7 +9,8 @@ cerebro_add_test(test_simulator
     ${CMAKE_CURRENT_LIST_DIR}/test_simulator_policy.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_simulator_runs.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_simulator_command.cpp
-    ${PROJECT_SOURCE_DIR}/tools/simulate_command.cpp
+    ${PROJECT_SOURCE_DIR}/tools/commands/simulate.cpp
+    ${PROJECT_SOURCE_DIR}/tools/command_registry.cpp
   LIBS cerebro_runtime
   TIMEOUT 120
   LABELS scheduling)

@@ -131,3 +131,29 @@ BOOST_AUTO_TEST_CASE(every_subcommand_has_help) {
   }
   BOOST_TEST(run_cerebro("frobnicate").exit_code != 0);
 }
+
+// Each subcommand registers itself from its own file (tools/commands/): all of
+// them are listed, in the order they always had, each with its own help, and
+// the ones that talk to a cluster all carry the shared TLS options.
+BOOST_AUTO_TEST_CASE(help_lists_every_subcommand_in_order) {
+  const std::vector<std::string> subcommands{"run",    "coordinator", "agent", "attach",   "status",
+                                             "prepare", "show",        "bench", "simulate", "repl"};
+  auto top = run_cerebro("--help");
+  BOOST_TEST_INFO(top.text);
+  BOOST_TEST(top.exit_code == 0);
+  size_t previous = top.text.find("Subcommands:");
+  BOOST_TEST_REQUIRE(previous != std::string::npos);
+  for (const auto& sub : subcommands) {
+    auto at = top.text.find("\n  " + sub + " ", previous);
+    BOOST_TEST(at != std::string::npos, sub << " is listed after the one before it");
+    if (at != std::string::npos) previous = at;
+    auto help = run_cerebro(sub + " --help");
+    BOOST_TEST(help.exit_code == 0);
+    BOOST_TEST(help.text.find("Usage: " + cerebro_binary() + " " + sub) != std::string::npos, sub);
+  }
+  for (const char* sub : {"run", "coordinator", "agent", "attach", "status", "repl"}) {
+    auto help = run_cerebro(std::string(sub) + " --help");
+    for (const char* option : {"--tls-cert", "--tls-key", "--tls-ca", "--token-file"})
+      BOOST_TEST(help.text.find(option) != std::string::npos, sub << " has " << option);
+  }
+}

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "models/model.hpp"
+#include "models/trained_models.hpp"
 #include "test/test_models_util.hpp"
 
 namespace cerebro::models::testing {
@@ -132,6 +133,32 @@ BOOST_AUTO_TEST_CASE(export_to_an_unwritable_path_fails_with_the_path) {
   auto s = export_model(mlp, data.shape, *s0, path);
   BOOST_REQUIRE(!s.ok());
   BOOST_TEST(s.message().find(path) != std::string::npos, s.message());
+}
+
+// What finishing a run sees of the models (runtime/run/run_finisher.hpp):
+// the same numbers evaluate_state gives, and a loadable export.
+BOOST_AUTO_TEST_CASE(trained_models_score_on_the_test_set_and_export) {
+  const auto data = make_data({1, 8, 8});
+  TempDir dir;
+  const json mlp = json::parse(R"({"model": "mlp", "hidden": [8]})");
+  const auto state = trained_state(mlp, data);
+  TorchTrainedModels models(data.shape, std::make_shared<const datasets::Dataset>(data.validation));
+  auto score = models.test(mlp, state);
+  BOOST_REQUIRE_MESSAGE(score.ok(), score.error());
+  auto expected = evaluate_state(mlp, data.shape, state, data.validation);
+  BOOST_REQUIRE(expected.ok());
+  BOOST_TEST(score->accuracy == expected->accuracy);
+  BOOST_TEST(score->loss == expected->loss);
+  auto exported = models.export_model(mlp, state, dir.file("best.pt"));
+  BOOST_REQUIRE_MESSAGE(exported.ok(), exported.message());
+  auto loaded = torch::jit::load(dir.file("best.pt"));
+  BOOST_TEST(evaluate_loaded(loaded, data.validation).accuracy == expected->accuracy,
+             boost::test_tools::tolerance(1e-5));
+
+  TorchTrainedModels without_test_set(data.shape, nullptr);
+  auto none = without_test_set.test(mlp, state);
+  BOOST_REQUIRE(!none.ok());
+  BOOST_TEST(none.error().find("no test set") != std::string::npos, none.error());
 }
 
 BOOST_AUTO_TEST_CASE(torchscript_model_from_cpp_trains_and_exports) {

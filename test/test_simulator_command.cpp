@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tools/simulate_command.hpp"
+#include "tools/commands/simulate.hpp"
 
 using namespace cerebro;
 
@@ -20,7 +20,7 @@ struct Outcome {
 // Parses `cerebro simulate ARGS...` and runs it.
 Outcome run_cli(std::vector<std::string> args) {
   CLI::App app{"cerebro"};
-  auto command = add_simulate_command(app);
+  auto command = add_simulate_options(*app.add_subcommand("simulate"));
   args.insert(args.begin(), "simulate");
   std::reverse(args.begin(), args.end());  // CLI11 takes the arguments reversed
   app.parse(args);

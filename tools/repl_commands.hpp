@@ -1,6 +1,6 @@
 #pragma once
 // The REPL's commands: parsing, help, completion candidates, and carrying
-// each out through a cerebro::Client. The session (tools/repl.cpp) reads the
+// each out through a cerebro::Client. The session (tools/commands/repl.cpp) reads the
 // lines and handles a lost coordinator.
 
 #include <string>

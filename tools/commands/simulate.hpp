@@ -25,9 +25,10 @@ struct SimulateCommand {
   bool parsed() const { return command && command->parsed(); }
 };
 
-// Registers the subcommand and its flags on app. The object holds the parsed
-// values, so it must outlive app's parsing.
-std::unique_ptr<SimulateCommand> add_simulate_command(CLI::App& app);
+// Declares the subcommand's flags on `simulate` (it registers itself with
+// tools/command_registry.hpp). The object holds the parsed values, so it must
+// outlive the parsing.
+std::unique_ptr<SimulateCommand> add_simulate_options(CLI::App& simulate);
 // Runs it, printing the report(s) to out; returns the exit code (1 with
 // "error: ..." on err on bad input).
 int run_simulate_command(const SimulateCommand& command, std::ostream& out = std::cout,

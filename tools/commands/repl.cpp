@@ -1,9 +1,12 @@
-#include "tools/repl.hpp"
-
+// `cerebro repl`: steer experiments by hand. Without --cluster it starts an
+// embedded cluster (a coordinator and one local agent) in this process; with
+// it, it attaches to a coordinator. Either way every command goes through
+// the coordinator's gateway with cerebro::Client (actors/client.hpp).
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -12,13 +15,27 @@
 #include "actors/client.hpp"
 #include "actors/embedded_cluster.hpp"
 #include "runtime/net/cluster_validation.hpp"
-#include "tools/cluster_commands.hpp"
+#include "tools/cluster_client.hpp"
+#include "tools/command_registry.hpp"
+#include "tools/command_support.hpp"
 #include "tools/line_editor.hpp"
 #include "tools/repl_commands.hpp"
+#include "tools/shared_options.hpp"
+
+namespace fs = std::filesystem;
 
 namespace cerebro {
 
 namespace {
+
+struct ReplOptions {
+  std::string cluster;     // host:port; empty: an embedded cluster
+  std::string token_file;  // with --cluster
+  std::string state_dir;   // embedded: where experiments and the shard cache go
+  int workers = 0;         // embedded: 0 = one per core
+  double connect_timeout_s = 15;
+  tls_options tls;
+};
 
 constexpr double kReconnectBudgetS = 60;
 
@@ -80,9 +97,12 @@ bool run_line(cli::ReplCommands& commands, Client& client, const std::vector<std
   return false;
 }
 
-}  // namespace
-
-void repl_main(const ReplOptions& o) {
+// Reads commands from a terminal (prompt, editing, history, completion) or,
+// when stdin is not a terminal, line by line without prompts. Ends the
+// process (std::_Exit: an actor system teardown would wait for the embedded
+// cluster's experiments) with 0, or 1 when stdin was not a terminal and a
+// command failed; 1 also when the session cannot start.
+[[noreturn]] void repl_main(const ReplOptions& o) {
   const bool terminal = isatty(STDIN_FILENO) != 0;
   Session session(o);
   if (auto opened = open_session(session, o); !opened.ok()) {
@@ -125,5 +145,26 @@ void repl_main(const ReplOptions& o) {
   std::fflush(stderr);
   std::_Exit(!terminal && failures > 0 ? 1 : 0);
 }
+
+cli::CommandAction setup(CLI::App& repl) {
+  auto o = std::make_shared<ReplOptions>();
+  o->state_dir = (fs::path("runs") / ("repl-" + cli::timestamp())).string();
+  cli::add_optional_cluster_options(
+      repl, o->cluster, o->token_file,
+      "Attach to a coordinator at host:port (default: an embedded cluster in this process)");
+  repl.add_option("--state", o->state_dir,
+                  "Embedded cluster: state directory (experiments, shard cache; default: runs/repl-<time>)");
+  repl.add_option("--workers", o->workers, "Embedded cluster: workers (default: one per core)")
+      ->check(CLI::PositiveNumber);
+  cli::add_connect_timeout_option(repl, o->connect_timeout_s);
+  cli::add_tls_options(repl, o->tls);
+  // Running experiments end with an embedded cluster; attached ones go on.
+  return [o]() -> int { repl_main(*o); };
+}
+
+const cli::CommandRegistrar registrar{
+    {"repl", "Steer experiments by hand: submit, watch, pause, stop, add, clone, export", 100, setup}};
+
+}  // namespace
 
 }  // namespace cerebro

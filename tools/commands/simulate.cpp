@@ -1,18 +1,18 @@
-#include "tools/simulate_command.hpp"
+#include "tools/commands/simulate.hpp"
 
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "runtime/scheduling/scheduling_policy.hpp"
+#include "tools/command_registry.hpp"
 
 namespace cerebro {
 
-std::unique_ptr<SimulateCommand> add_simulate_command(CLI::App& app) {
+std::unique_ptr<SimulateCommand> add_simulate_options(CLI::App& simulate) {
   auto cmd = std::make_unique<SimulateCommand>();
   SimulationOptions& o = cmd->options;
-  CLI::App* sub = app.add_subcommand(
-      "simulate", "Simulate MOP scheduling policies on a synthetic cluster: makespan against a lower bound");
+  CLI::App* sub = &simulate;
   cmd->command = sub;
   sub->add_option("--configs", o.configs, "Configs to train")->capture_default_str();
   sub->add_option("--workers", o.workers, "Workers; one partition each (partitions = workers)")
@@ -88,5 +88,18 @@ int run_simulate_command(const SimulateCommand& cmd, std::ostream& out, std::ost
   if (cmd.json) out << (policies.size() == 1 ? reports[0] : reports).dump(2) << "\n";
   return 0;
 }
+
+namespace {
+
+cli::CommandAction setup(CLI::App& simulate) {
+  std::shared_ptr<SimulateCommand> command = add_simulate_options(simulate);
+  return [command] { return run_simulate_command(*command); };
+}
+
+const cli::CommandRegistrar registrar{
+    {"simulate", "Simulate MOP scheduling policies on a synthetic cluster: makespan against a lower bound", 90,
+     setup}};
+
+}  // namespace
 
 }  // namespace cerebro

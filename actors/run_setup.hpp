@@ -1,0 +1,71 @@
+#pragma once
+// Opening a run for training (inside actors/, used by experiment_runner.cpp):
+// a new run is set up (data prepared, store created, initial states written
+// with their pilot checks); an unfinished one is reopened and recovered
+// (runtime/run/run_recovery.hpp decides; this loads its data).
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "actors/experiment_runner.hpp"
+#include "datasets/prepare.hpp"
+#include "models/unit_trainer.hpp"
+#include "runtime/run/run_control.hpp"
+#include "runtime/scheduling/experiment_control.hpp"
+#include "runtime/search/search_space.hpp"
+
+namespace cerebro {
+
+// A run's data and configs.
+struct Setup {
+  std::vector<ConfigParams> configs;
+  std::string data_dir;  // the prepared partitions (this run's, or reused)
+  datasets::PreparedData data;
+  models::ShapeInfo shape;
+  int workers = 0;
+  int partitions = 0;
+};
+
+// Everything training needs once the run's store is open: for a new run after
+// setup and the initial states, for a resumed one after recovery.
+struct Prepared {
+  ExperimentSpec spec;
+  Setup setup;
+  std::shared_ptr<StateStore> store;
+  std::shared_ptr<ExperimentControl> control;
+  std::map<ConfigId, std::string> params_json;
+};
+
+// Removes the run directory unless the run got far enough to keep it.
+class RunDirGuard {
+ public:
+  explicit RunDirGuard(std::filesystem::path dir) : dir_(std::move(dir)) {}
+  ~RunDirGuard() {
+    if (!keep_) {
+      std::error_code ec;
+      std::filesystem::remove_all(dir_, ec);
+    }
+  }
+  RunDirGuard(const RunDirGuard&) = delete;
+  RunDirGuard& operator=(const RunDirGuard&) = delete;
+  void keep() { keep_ = true; }
+
+ private:
+  std::filesystem::path dir_;
+  bool keep_ = false;
+};
+
+// A new run in the (empty) directory `dir`: keeps the directory (guard.keep())
+// once the store holds a resumable record.
+Result<Prepared> start_new(const RunOptions& options, const ClusterView& cluster, const std::filesystem::path& dir,
+                           const RunObserver& observer, RunDirGuard& guard, const Say& say);
+
+// The unfinished run in `dir`, on its store (opened here unless given: a run
+// recovering from a damaged checkpoint keeps its store open).
+Result<Prepared> reopen(const RunOptions& options, const ClusterView& cluster, const std::filesystem::path& dir,
+                        const Say& say, std::shared_ptr<StateStore> open_store = nullptr);
+
+}  // namespace cerebro

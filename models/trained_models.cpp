@@ -1,0 +1,17 @@
+#include "models/trained_models.hpp"
+
+namespace cerebro::models {
+
+Result<TrainedModels::Score> TorchTrainedModels::test(const nlohmann::json& params, const std::string& state) {
+  if (!test_) return Status::error("the run has no test set to score the best model on");
+  auto evaluation = evaluate_state(params, shape_, state, *test_);
+  if (!evaluation.ok()) return evaluation.status();
+  return Score{evaluation->accuracy, evaluation->loss};
+}
+
+Status TorchTrainedModels::export_model(const nlohmann::json& params, const std::string& state,
+                                        const std::string& path) {
+  return models::export_model(params, shape_, state, path);
+}
+
+}  // namespace cerebro::models

@@ -1,0 +1,26 @@
+#pragma once
+// The LibTorch side of finishing a run (runtime/run/run_finisher.hpp): the
+// test-set score and the TorchScript export of a trained model, for models of
+// one input shape.
+
+#include <memory>
+
+#include "datasets/dataset.hpp"
+#include "models/unit_trainer.hpp"
+#include "runtime/run/run_finisher.hpp"
+
+namespace cerebro::models {
+
+class TorchTrainedModels : public TrainedModels {
+ public:
+  TorchTrainedModels(ShapeInfo shape, std::shared_ptr<const datasets::Dataset> test)
+      : shape_(std::move(shape)), test_(std::move(test)) {}
+  Result<Score> test(const nlohmann::json& params, const std::string& state) override;
+  Status export_model(const nlohmann::json& params, const std::string& state, const std::string& path) override;
+
+ private:
+  ShapeInfo shape_;
+  std::shared_ptr<const datasets::Dataset> test_;
+};
+
+}  // namespace cerebro::models

@@ -1,0 +1,68 @@
+#include "runtime/run/run_control.hpp"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "runtime/scheduling/scheduling_policy.hpp"
+#include "runtime/search/factory.hpp"
+#include "runtime/search/replay.hpp"
+#include "runtime/spec/steering.hpp"
+#include "runtime/store/state_store.hpp"
+
+namespace fs = std::filesystem;
+
+namespace cerebro {
+
+Result<ReplayPolicy::VisitOrder> visit_order_of(const std::string& run_dir) {
+  auto store = StateStore::open((fs::path(run_dir) / "state").string(), false);
+  if (!store.ok()) return store.status();
+  ReplayPolicy::VisitOrder order;
+  for (const auto& e : (*store)->unit_log()) {
+    auto& epochs = order[e.config];
+    if (static_cast<int32_t>(epochs.size()) <= e.epoch) epochs.resize(e.epoch + 1);
+    epochs[e.epoch].push_back(e.partition);
+  }
+  return order;
+}
+
+Result<std::shared_ptr<ExperimentControl>> make_run_control(const ExperimentSpec& spec, const std::string& replay_of,
+                                                            const std::vector<ConfigParams>& configs, int partitions) {
+  std::unique_ptr<SchedulingPolicy> policy;
+  if (!replay_of.empty()) {
+    auto order = visit_order_of(replay_of);
+    if (!order.ok()) return order.status();
+    policy = std::make_unique<ReplayPolicy>(std::move(order).value());
+  } else {
+    try {
+      policy = make_policy(spec.cluster.scheduler, spec.seed);
+    } catch (const Error& e) {
+      return Status::error(std::string("[cluster] scheduler: ") + e.what());
+    }
+  }
+  const Metric metric = spec.metric;
+  std::unique_ptr<SearchProcedure> search;
+  if (!replay_of.empty()) {
+    // The original run's decisions, re-applied in its visit order.
+    auto original = StateStore::open((fs::path(replay_of) / "state").string(), false);
+    if (!original.ok()) return original.status();
+    std::vector<SearchDecision> recorded;
+    for (const auto& d : (*original)->decisions()) {
+      // Steps taken by hand (the REPL) are not the search procedure's to re-make.
+      if (is_user_action(d))
+        return Status::error(fmt::format("{} was steered by hand ({} in its decision records): a replay re-makes "
+                                         "only the search procedure's decisions, so it cannot reproduce this run",
+                                         replay_of, d.value("action", std::string("an action"))));
+      recorded.push_back(search_decision_from_json(d));
+    }
+    search = std::make_unique<ReplayDecisions>(recorded);
+  } else {
+    auto made = make_search_procedure(spec, configs);
+    if (!made.ok()) return made.status();
+    search = std::move(made).value();
+  }
+  return std::make_shared<ExperimentControl>(partitions, spec.seed, metric, spec.cluster.max_unit_retries,
+                                             std::move(policy), std::move(search));
+}
+
+}  // namespace cerebro

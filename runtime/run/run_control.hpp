@@ -1,0 +1,30 @@
+#pragma once
+// The ExperimentControl a run is scheduled by: the spec's scheduling policy
+// and search procedure, or, for a replay, the original run's visit order and
+// recorded decisions. Used when a run starts and again when it resumes.
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/base/status.hpp"
+#include "runtime/scheduling/experiment_control.hpp"
+#include "runtime/scheduling/replay_policy.hpp"
+#include "runtime/search/search_space.hpp"
+#include "runtime/spec/spec.hpp"
+
+namespace cerebro {
+
+// Receives the human lines of a run's setup, recovery and finishing.
+using Say = std::function<void(const std::string&)>;
+
+// `replay_of`: a finished run directory whose visit order and decisions to
+// re-execute; empty for an ordinary run.
+Result<std::shared_ptr<ExperimentControl>> make_run_control(const ExperimentSpec& spec, const std::string& replay_of,
+                                                            const std::vector<ConfigParams>& configs, int partitions);
+
+// The per-config visit order of a finished run, from its unit log.
+Result<ReplayPolicy::VisitOrder> visit_order_of(const std::string& run_dir);
+
+}  // namespace cerebro

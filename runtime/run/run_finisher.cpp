@@ -1,0 +1,68 @@
+#include "runtime/run/run_finisher.hpp"
+
+#include <filesystem>
+
+#include "datasets/file_io.hpp"
+#include "runtime/store/run_summary.hpp"
+
+namespace fs = std::filesystem;
+
+namespace cerebro {
+
+Result<nlohmann::json> finish_run(StateStore& store, const ExperimentControl& control, const ExperimentSpec& spec,
+                                  const FinishedTraining& training, TrainedModels& models, const std::string& run_dir,
+                                  const Say& say) {
+  fs::path dir = run_dir;
+  // A config still "running" in the control has trained its every epoch.
+  for (auto record : store.configs()) {
+    auto it = control.outcomes().find(record.id);
+    if (it != control.outcomes().end()) {
+      record.status = it->second.status == ConfigStatus::running ? ConfigStatus::completed : it->second.status;
+      record.error = it->second.error;
+    }
+    store.put_config(record);
+  }
+  auto log = store.unit_log();
+  auto ranked = rank_configs(store.configs(), log, to_string(spec.metric));
+  nlohmann::json best = nullptr;
+  if (!ranked.empty() && ranked.front().metric) {
+    const auto& top = ranked.front();
+    auto state = store.latest_state(top.id);
+    if (!state.ok()) return state.status();
+    auto test = models.test(top.params, *state);
+    if (!test.ok()) return test.status();
+    auto val = top.epochs.back();
+    best = {{"id", top.id},
+            {"params", top.params},
+            {"val_accuracy", val.val_accuracy},
+            {"val_loss", val.val_loss},
+            {"test_accuracy", test->accuracy},
+            {"test_loss", test->loss},
+            {"model_file", "best_model.pt"}};
+    auto exported = models.export_model(top.params, *state, (dir / "best_model.pt").string());
+    if (!exported.ok()) {
+      best["model_file"] = nullptr;
+      say("the best model could not be exported: " + exported.message());
+    }
+  }
+  double unit_span_s = training.unit_span_s;
+  if (store.get_meta("resumes")) {
+    // Across restarts: dispatch to commit of every committed unit.
+    unit_span_s = 0;
+    for (const auto& e : log) unit_span_s += e.end_s - e.start_s;
+  }
+  RunFacts facts{spec.name,   spec.seed,   training.workers, training.partitions,
+                 spec.epochs, to_string(spec.metric), training.wall_s,  unit_span_s};
+  auto summary = build_summary(facts, ranked, log, best);
+  if (!training.replay_of.empty()) summary["replay_of"] = fs::absolute(training.replay_of).string();
+  if (auto resumes = store.get_meta("resumes")) summary["resumes"] = std::stoi(*resumes);
+  summary["units_rolled_back"] = store.rolled_back_units().size();
+  if (auto st = datasets::write_file_atomically((dir / "summary.json").string(), summary.dump(2) + "\n"); !st.ok())
+    return st;
+  if (auto st = datasets::write_file_atomically((dir / "metrics.csv").string(), metrics_csv(ranked)); !st.ok())
+    return st;
+  store.put_meta("finished", "true");
+  return summary;
+}
+
+}  // namespace cerebro

@@ -1,0 +1,48 @@
+#pragma once
+// Finishing a run once training is over: each config's final status, the
+// leaderboard, the best config's test score and exported model, summary.json
+// and metrics.csv in the run directory, and the store marked finished (so
+// the run is never resumed).
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/base/status.hpp"
+#include "runtime/run/run_control.hpp"
+#include "runtime/store/state_store.hpp"
+
+namespace cerebro {
+
+// What finishing needs of a trained model, which takes LibTorch:
+// models/trained_models.hpp implements it (the core does not link LibTorch).
+class TrainedModels {
+ public:
+  struct Score {
+    double accuracy = 0;
+    double loss = 0;
+  };
+  virtual ~TrainedModels() = default;
+  // The score on the run's test set of the model `params` with weights `state`.
+  virtual Result<Score> test(const nlohmann::json& params, const std::string& state) = 0;
+  // Writes that model as a TorchScript file at `path`.
+  virtual Status export_model(const nlohmann::json& params, const std::string& state, const std::string& path) = 0;
+};
+
+// What the run was, beyond its spec and store.
+struct FinishedTraining {
+  int workers = 0;
+  int partitions = 0;
+  double wall_s = 0;       // the training's wall time (this process)
+  double unit_span_s = 0;  // the scheduler's sum of unit spans (this process)
+  std::string replay_of;   // the run this one replayed, if any
+};
+
+// Returns the summary (also written as summary.json). A failed export is not
+// an error (the summary says model_file null and `say` hears why); a failed
+// test score or write is, and the run stays unfinished.
+Result<nlohmann::json> finish_run(StateStore& store, const ExperimentControl& control, const ExperimentSpec& spec,
+                                  const FinishedTraining& training, TrainedModels& models, const std::string& run_dir,
+                                  const Say& say);
+
+}  // namespace cerebro

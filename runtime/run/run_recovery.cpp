@@ -1,0 +1,96 @@
+#include "runtime/run/run_recovery.hpp"
+
+#include <filesystem>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "runtime/search/spec_loader.hpp"
+#include "runtime/spec/steering.hpp"
+
+namespace fs = std::filesystem;
+
+namespace cerebro {
+
+Result<ExperimentSpec> spec_of_run(const StateStore& store, const std::string& run_dir) {
+  auto text = store.get_meta("spec");
+  if (!text) return Status::error(fmt::format("{}: the run's spec is not in its state store", run_dir));
+  return parse_spec_string(*text, store.get_meta("spec_dir").value_or(""), (fs::path(run_dir) / "spec.toml").string());
+}
+
+Result<ExperimentSpec> spec_of_run(const std::string& run_dir) {
+  auto store = StateStore::open((fs::path(run_dir) / "state").string(), false);
+  if (!store.ok()) return Status::error(store.error() + " (is this a run directory?)");
+  return spec_of_run(**store, run_dir);
+}
+
+Result<ExperimentSpec> resumable_spec(const StateStore& store, const std::string& run_dir) {
+  if (store.get_meta("finished") == std::optional<std::string>("true"))
+    return Status::error(fmt::format("{}: the run has finished; nothing to resume (see cerebro show)", run_dir));
+  return spec_of_run(store, run_dir);
+}
+
+Result<RecoveredRun> recover_run(StateStore& store, const ExperimentSpec& spec, const std::string& replay_of,
+                                 int partitions, const std::string& run_dir, const Say& say) {
+  RecoveredRun r;
+  auto records = store.configs();
+  for (const auto& record : records) r.configs.push_back(ConfigParams{record.id, record.params});
+  store.set_keep_epoch_states(spec.search == SearchKind::pbt);
+  auto control = make_run_control(spec, replay_of, r.configs, partitions);
+  if (!control.ok()) return control.status();
+  r.control = *control;
+
+  std::set<ConfigId> live;
+  for (const auto& record : records) {
+    if (record.status == ConfigStatus::failed) {
+      r.control->reject_config(record.id, record.error);
+      continue;
+    }
+    auto recovered = store.recover_latest_state(record.id);
+    if (!recovered.ok()) {
+      say(fmt::format("warning: config {} cannot resume: {}", record.id, recovered.error()));
+      r.control->reject_config(record.id, recovered.error());
+      continue;
+    }
+    if (recovered->fell_back) {
+      std::vector<std::string> units;
+      for (const auto& e : recovered->rolled_back)
+        units.push_back(fmt::format("seq {} ({})", e.seq, to_string(Unit{e.config, e.partition, e.epoch})));
+      say(fmt::format("warning: config {}: {}; falling back to {}; {} unit(s) run again: {}", record.id,
+                      recovered->problem,
+                      recovered->intact_seq ? fmt::format("its state after seq {}", recovered->intact_seq)
+                                            : std::string("its initial state"),
+                      units.size(), fmt::join(units, ", ")));
+    }
+    r.control->add_config(record.id, spec.epochs);
+    r.params_json[record.id] = record.params.dump();
+    live.insert(record.id);
+  }
+  std::vector<UnitLogEntry> log;
+  for (const auto& e : store.unit_log())
+    if (live.count(e.config)) log.push_back(e);
+  ExperimentControl::Restored restored;
+  try {
+    restored = r.control->restore(log);
+  } catch (const Error& e) {
+    return Status::error(fmt::format("{}: {}", run_dir, e.what()));
+  }
+  r.units_done = restored.units;
+  // Configs a person stopped (the REPL) stay stopped; their committed units
+  // are kept like everyone's.
+  for (const auto& record : records)
+    if (record.status == ConfigStatus::stopped && live.count(record.id)) r.control->stop_config(record.id);
+  r.control->take_user_actions();  // already recorded when they were taken
+  // The search procedure's decisions are re-derived; a person's steps are
+  // history and are kept.
+  std::vector<nlohmann::json> decisions;
+  for (const auto& d : restored.decisions) decisions.push_back(to_json(d));
+  for (const auto& d : store.decisions())
+    if (is_user_action(d)) decisions.push_back(d);
+  if (auto st = store.replace_decisions(decisions); !st.ok()) return st;
+  auto resumes = std::stoi(store.get_meta("resumes").value_or("0")) + 1;
+  store.put_meta("resumes", std::to_string(resumes));
+  return r;
+}
+
+}  // namespace cerebro

@@ -1,0 +1,264 @@
+#define BOOST_TEST_MODULE runtime_run
+// A run's recovery and finishing (runtime/run) on a real state store, without
+// actors or LibTorch: the models' part is a test double of TrainedModels.
+#include <boost/test/unit_test.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "runtime/run/run_finisher.hpp"
+#include "runtime/run/run_recovery.hpp"
+#include "runtime/spec/steering.hpp"
+#include "test/temp_dir.hpp"
+
+using namespace cerebro;
+using cerebro::testing::TempDir;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kPartitions = 2;
+constexpr int kEpochs = 2;
+
+const char* kSpec = R"(
+[experiment]
+name = "recovery"
+epochs = 2
+seed = 5
+
+[data]
+source = "csv"
+train = "t.csv"
+label_column = "y"
+partitions = 2
+
+[space]
+model = "mlp"
+lr = [0.1, 0.2, 0.3]
+)";
+
+UnitLogEntry entry(ConfigId c, PartitionId p, int32_t epoch, double val_accuracy = 0) {
+  UnitLogEntry e;
+  e.config = c;
+  e.partition = p;
+  e.epoch = epoch;
+  e.status = UnitStatus::ok;
+  e.train_loss = 0.5;
+  e.examples = 10;
+  e.start_s = 1;
+  e.end_s = 2;
+  // The config's last partition of the epoch validates.
+  e.has_validation = p == kPartitions - 1;
+  e.val_accuracy = val_accuracy;
+  e.val_loss = 1 - val_accuracy;
+  return e;
+}
+
+// A run directory with a store as a run's setup leaves it: the spec, three
+// configs (0, 1, 2) with their initial states.
+struct RunDir {
+  TempDir dir;
+  std::unique_ptr<StateStore> store;
+  ExperimentSpec spec;
+  std::vector<std::string> said;
+  Say say = [this](const std::string& line) { said.push_back(line); };
+
+  RunDir() {
+    store = StateStore::open((dir.path() / "state").string(), true).take_or_throw();
+    store->put_meta("spec", kSpec);
+    store->put_meta("spec_dir", "/specs");
+    for (ConfigId c = 0; c < 3; ++c) {
+      store->put_config(ConfigRecord{c, {{"model", "mlp"}, {"lr", 0.1 * (c + 1)}}, ConfigStatus::running, ""});
+      store->put_initial_state(c, "initial-" + std::to_string(c));
+    }
+    spec = spec_of_run(*store, run_dir()).take_or_throw();
+  }
+  std::string run_dir() const { return dir.path().string(); }
+  bool said_with(const std::string& part) const {
+    for (const auto& line : said)
+      if (line.find(part) != std::string::npos) return true;
+    return false;
+  }
+};
+
+class FakeModels : public TrainedModels {
+ public:
+  Result<Score> test(const nlohmann::json& params, const std::string& state) override {
+    tested_state = state;
+    tested_params = params;
+    if (!test_error.empty()) return Status::error(test_error);
+    return Score{0.75, 0.6};
+  }
+  Status export_model(const nlohmann::json&, const std::string& state, const std::string& path) override {
+    if (!export_error.empty()) return Status::error(export_error);
+    std::ofstream(path) << "model from " << state;
+    return Status::ok_status();
+  }
+  std::string test_error, export_error, tested_state;
+  nlohmann::json tested_params;
+};
+
+nlohmann::json read_json(const fs::path& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(the_spec_of_a_run_comes_from_its_store) {
+  RunDir run;
+  BOOST_TEST(run.spec.name == "recovery");
+  BOOST_TEST(run.spec.epochs == kEpochs);
+  BOOST_TEST(resumable_spec(*run.store, run.run_dir()).ok());
+}
+
+BOOST_AUTO_TEST_CASE(a_finished_run_cannot_resume) {
+  RunDir run;
+  run.store->put_meta("finished", "true");
+  auto spec = resumable_spec(*run.store, run.run_dir());
+  BOOST_REQUIRE(!spec.ok());
+  BOOST_TEST(spec.error().find("the run has finished") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(recovery_keeps_committed_units_and_counts_each_resume) {
+  RunDir run;
+  run.store->commit_unit(entry(0, 0, 0), "c0-p0");
+  run.store->commit_unit(entry(0, 1, 0, 0.5), "c0-p1");
+  run.store->commit_unit(entry(1, 1, 0), "c1-p1");
+  auto recovered = recover_run(*run.store, run.spec, "", kPartitions, run.run_dir(), run.say);
+  BOOST_REQUIRE_MESSAGE(recovered.ok(), recovered.error());
+  BOOST_TEST(recovered->units_done == 3);
+  BOOST_TEST(recovered->configs.size() == 3u);
+  BOOST_TEST(recovered->params_json.size() == 3u);
+  BOOST_TEST(recovered->control->units_total() == 3 * kPartitions * kEpochs);
+  BOOST_TEST(recovered->control->units_done() == 3);
+  BOOST_TEST(run.store->get_meta("resumes").value_or("") == "1");
+  BOOST_TEST(run.said.empty());  // nothing to warn about
+  // No committed unit is dispatched again.
+  for (const auto& d : recovered->control->dispatch())
+    BOOST_TEST(!(d.unit.config == 0 && d.unit.epoch == 0));
+
+  auto again = recover_run(*run.store, run.spec, "", kPartitions, run.run_dir(), run.say);
+  BOOST_REQUIRE(again.ok());
+  BOOST_TEST(run.store->get_meta("resumes").value_or("") == "2");
+}
+
+BOOST_AUTO_TEST_CASE(a_failed_config_stays_out_and_a_stopped_one_stays_stopped) {
+  RunDir run;
+  run.store->put_config(ConfigRecord{1, {{"model", "mlp"}, {"lr", 0.2}}, ConfigStatus::failed, "pilot check failed"});
+  run.store->put_config(ConfigRecord{2, {{"model", "mlp"}, {"lr", 0.3}}, ConfigStatus::stopped, ""});
+  auto recovered = recover_run(*run.store, run.spec, "", kPartitions, run.run_dir(), run.say);
+  BOOST_REQUIRE_MESSAGE(recovered.ok(), recovered.error());
+  BOOST_TEST(recovered->params_json.count(0) == 1u);
+  BOOST_TEST(recovered->params_json.count(1) == 0u);
+  BOOST_TEST(recovered->params_json.count(2) == 1u);
+  const auto& outcomes = recovered->control->outcomes();
+  BOOST_TEST(outcomes.at(1).status == ConfigStatus::failed);
+  BOOST_TEST(outcomes.at(1).error == "pilot check failed");
+  BOOST_TEST(outcomes.at(2).status == ConfigStatus::stopped);
+  for (const auto& d : recovered->control->dispatch()) BOOST_TEST(d.unit.config == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_damaged_latest_state_falls_back_and_its_units_run_again) {
+  RunDir run;
+  run.store->commit_unit(entry(0, 0, 0), "c0-p0");
+  run.store->commit_unit(entry(0, 1, 0, 0.5), "c0-p1", /*damage_for_test=*/true);
+  auto recovered = recover_run(*run.store, run.spec, "", kPartitions, run.run_dir(), run.say);
+  BOOST_REQUIRE_MESSAGE(recovered.ok(), recovered.error());
+  BOOST_TEST(run.said_with("warning: config 0"));
+  BOOST_TEST(run.said_with("falling back to its state after seq 1"));
+  BOOST_TEST(recovered->units_done == 1);  // the damaged unit runs again
+  BOOST_TEST(run.store->latest_state(0).value() == "c0-p0");
+}
+
+BOOST_AUTO_TEST_CASE(recovery_rederives_search_decisions_and_keeps_a_persons_steps) {
+  RunDir run;
+  auto pause = user_action(SteeringCommand::pause);
+  run.store->put_decision(pause);
+  run.store->put_decision(nlohmann::json{{"kind", "not re-derived"}});
+  auto recovered = recover_run(*run.store, run.spec, "", kPartitions, run.run_dir(), run.say);
+  BOOST_REQUIRE_MESSAGE(recovered.ok(), recovered.error());
+  auto decisions = run.store->decisions();
+  BOOST_REQUIRE(decisions.size() == 1u);  // grid search decides nothing before an epoch ends
+  BOOST_TEST(decisions[0] == pause);
+}
+
+BOOST_AUTO_TEST_CASE(an_unknown_scheduler_fails_recovery_without_writing) {
+  RunDir run;
+  auto spec = run.spec;
+  spec.cluster.scheduler = static_cast<SchedulerKind>(99);  // a kind no policy is made for
+  auto recovered = recover_run(*run.store, spec, "", kPartitions, run.run_dir(), run.say);
+  BOOST_REQUIRE(!recovered.ok());
+  BOOST_TEST(recovered.error().find("[cluster] scheduler") != std::string::npos);
+  BOOST_TEST(!run.store->get_meta("resumes").has_value());
+}
+
+namespace {
+
+// Configs 0 and 1 trained both epochs (1 validating better); 2 was stopped.
+std::shared_ptr<ExperimentControl> trained(RunDir& run) {
+  for (int epoch = 0; epoch < kEpochs; ++epoch)
+    for (ConfigId c = 0; c < 2; ++c)
+      for (PartitionId p = 0; p < kPartitions; ++p)
+        run.store->commit_unit(entry(c, p, epoch, 0.4 + 0.2 * c + 0.1 * epoch),
+                               "c" + std::to_string(c) + "-e" + std::to_string(epoch) + "-p" + std::to_string(p));
+  run.store->put_config(ConfigRecord{2, {{"model", "mlp"}, {"lr", 0.3}}, ConfigStatus::stopped, ""});
+  auto recovered = recover_run(*run.store, run.spec, "", kPartitions, run.run_dir(), run.say);
+  BOOST_REQUIRE_MESSAGE(recovered.ok(), recovered.error());
+  return recovered->control;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(finishing_writes_the_summary_and_metrics_and_marks_the_run_finished) {
+  RunDir run;
+  auto control = trained(run);
+  FakeModels models;
+  FinishedTraining training{3, kPartitions, 12.5, 4.0, ""};
+  auto summary = finish_run(*run.store, *control, run.spec, training, models, run.run_dir(), run.say);
+  BOOST_REQUIRE_MESSAGE(summary.ok(), summary.error());
+  BOOST_TEST(run.store->get_meta("finished").value_or("") == "true");
+  BOOST_TEST(!resumable_spec(*run.store, run.run_dir()).ok());
+  // The best config (1) was scored on its latest state and exported.
+  BOOST_TEST(models.tested_state == "c1-e1-p1");
+  BOOST_TEST((*summary)["best"]["id"] == 1);
+  BOOST_TEST((*summary)["best"]["test_accuracy"] == 0.75);
+  BOOST_TEST((*summary)["best"]["model_file"] == "best_model.pt");
+  BOOST_TEST(fs::exists(run.dir.path() / "best_model.pt"));
+  BOOST_TEST(read_json(run.dir.path() / "summary.json") == *summary);
+  BOOST_TEST(fs::file_size(run.dir.path() / "metrics.csv") > 0u);
+  // Final statuses: the trained configs completed, the stopped one stays stopped.
+  std::map<ConfigId, ConfigStatus> status;
+  for (const auto& record : run.store->configs()) status[record.id] = record.status;
+  BOOST_TEST(status[0] == ConfigStatus::completed);
+  BOOST_TEST(status[1] == ConfigStatus::completed);
+  BOOST_TEST(status[2] == ConfigStatus::stopped);
+  // A resumed run's unit span is the sum over its log (8 units of 1 s).
+  BOOST_TEST((*summary)["resumes"] == 1);
+}
+
+BOOST_AUTO_TEST_CASE(a_failed_export_is_said_and_the_run_still_finishes) {
+  RunDir run;
+  auto control = trained(run);
+  FakeModels models;
+  models.export_error = "disk full";
+  auto summary = finish_run(*run.store, *control, run.spec, FinishedTraining{1, kPartitions, 1, 1, ""}, models,
+                            run.run_dir(), run.say);
+  BOOST_REQUIRE_MESSAGE(summary.ok(), summary.error());
+  BOOST_TEST((*summary)["best"]["model_file"].is_null());
+  BOOST_TEST(run.said_with("the best model could not be exported: disk full"));
+  BOOST_TEST(run.store->get_meta("finished").value_or("") == "true");
+}
+
+BOOST_AUTO_TEST_CASE(a_failed_test_score_leaves_the_run_unfinished) {
+  RunDir run;
+  auto control = trained(run);
+  FakeModels models;
+  models.test_error = "cannot load the state";
+  auto summary = finish_run(*run.store, *control, run.spec, FinishedTraining{1, kPartitions, 1, 1, ""}, models,
+                            run.run_dir(), run.say);
+  BOOST_REQUIRE(!summary.ok());
+  BOOST_TEST(summary.error().find("cannot load the state") != std::string::npos);
+  BOOST_TEST(!run.store->get_meta("finished").has_value());
+  BOOST_TEST(!fs::exists(run.dir.path() / "summary.json"));
+}

@@ -1,0 +1,128 @@
+// `cerebro coordinator`: a cluster coordinator that agents join and clients
+// submit experiments to; runs until SIGINT or SIGTERM.
+#include <filesystem>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include <caf/openssl/all.hpp>
+
+#include "actors/actors.hpp"
+#include "actors/coordinator.hpp"
+#include "actors/system_config.hpp"
+#include "runtime/net/frame_guard.hpp"
+#include "tools/cluster_client.hpp"
+#include "tools/command_registry.hpp"
+#include "tools/command_support.hpp"
+#include "tools/shared_options.hpp"
+#include "tools/stop_signals.hpp"
+
+namespace fs = std::filesystem;
+
+namespace cerebro::cli {
+
+namespace {
+
+struct CoordinatorOptions {
+  std::string listen = "127.0.0.1:7070";
+  std::string state_dir;
+  std::string token_file;
+  double heartbeat_timeout_s = 10;
+  // Without TLS, the largest message a peer may send (the frame guard's limit).
+  int max_message_mb = 1024;
+  tls_options tls;
+};
+
+// What the coordinator listens through: the guard when TLS is off (kept alive
+// for the process's lifetime), the middleman itself with TLS.
+struct Listening {
+  uint16_t port = 0;
+  std::unique_ptr<FrameGuard> guard;
+};
+
+Result<Listening> publish_with_tls(caf::actor_system& system, const caf::actor& coordinator, const Endpoint& at) {
+  // reuse: a restarted coordinator must get its port back while old
+  // connections linger in TIME_WAIT (a live listener still blocks it).
+  auto port = caf::openssl::publish(coordinator, at.port, at.host.c_str(), true);
+  if (!port) return Status::error(fmt::format("cannot listen on {}:{}: {}", at.host, at.port, system.render(port.error())));
+  return Listening{*port, nullptr};
+}
+
+Result<Listening> publish_guarded(caf::actor_system& system, const caf::actor& coordinator, const Endpoint& at,
+                                  const CoordinatorOptions& o) {
+  // An ephemeral loopback port only this process knows: the guard's relay.
+  auto inner = system.middleman().publish(coordinator, 0, "127.0.0.1", true);
+  if (!inner) return Status::error(fmt::format("cannot listen on 127.0.0.1 (internal): {}", system.render(inner.error())));
+  FrameGuardConfig guard{at.host, at.port, *inner, static_cast<uint64_t>(o.max_message_mb) * 1024 * 1024};
+  auto started = FrameGuard::start(guard, [](const std::string& line) {
+    fmt::print(stderr, "{}\n", line);
+    std::fflush(stderr);
+  });
+  if (!started.ok()) return started.status();
+  auto port = started.value()->port();
+  return Listening{port, std::move(started).value()};
+}
+
+int coordinator_main(const CoordinatorOptions& o) {
+  auto token = read_cluster_token(o.token_file);
+  if (!token.ok()) return fail(token.error());
+  if (o.state_dir.empty()) return fail("--state DIR is required");
+  std::error_code ec;
+  fs::create_directories(fs::path(o.state_dir) / "experiments", ec);
+  if (ec) return fail(fmt::format("--state {}: cannot create: {}", o.state_dir, ec.message()));
+  auto at = parse_endpoint(o.listen);
+  block_stop_signals();
+  if (auto p = o.tls.problem(); !p.empty()) return fail(p);
+  cerebro_system_config config(system_role::coordinator, o.tls);
+  caf::actor_system system(config);
+  // Published untyped: CAF's remote_actor<caf::actor> (find_gateway in
+  // actors/client.cpp, for clients and agents) accepts only an actor
+  // published without an interface.
+  auto coordinator = caf::actor_cast<caf::actor>(
+      spawn_coordinator(system, coordinator_config{*token, o.state_dir, o.listen, o.heartbeat_timeout_s}));
+  // Without TLS, peers reach the middleman only through the frame guard,
+  // which refuses oversized BASP frames before CAF allocates them; with TLS
+  // only certificate holders can connect at all.
+  auto listening = o.tls.enabled() ? publish_with_tls(system, coordinator, at) : publish_guarded(system, coordinator, at, o);
+  if (!listening.ok()) {
+    caf::anon_send_exit(coordinator, caf::exit_reason::user_shutdown);
+    return fail(listening.error());
+  }
+  auto port = listening->port;
+  fmt::print("listening on {}:{}{}\n", at.host, port, o.tls.enabled() ? " (TLS)" : "");
+  std::fflush(stdout);
+  wait_for_stop_signal();
+  fmt::print(stderr, "coordinator: stopping\n");
+  // Units are durable when acknowledged: nothing to flush. Leave at once, even
+  // with experiments running (they resume from the state store).
+  std::_Exit(0);
+}
+
+CommandAction setup(CLI::App& coordinator) {
+  auto o = std::make_shared<CoordinatorOptions>();
+  coordinator.add_option("--listen", o->listen, "host:port to listen on (port 0: any free port)")
+      ->capture_default_str();
+  coordinator.add_option("--state", o->state_dir, "State directory (experiments, RocksDB)")->required();
+  coordinator
+      .add_option("--token-file", o->token_file,
+                  "File holding the shared token agents and clients must present (chmod 600)")
+      ->required();
+  coordinator
+      .add_option("--heartbeat-timeout", o->heartbeat_timeout_s,
+                  "Seconds without a heartbeat before an agent is dropped (it rejoins when it answers)")
+      ->check(CLI::Range(1.0, 3600.0))
+      ->capture_default_str();
+  coordinator
+      .add_option("--max-message-mb", o->max_message_mb,
+                  "Without TLS: the largest message (MiB) a peer may send; a larger one closes its connection")
+      ->check(CLI::Range(1, 4095))
+      ->capture_default_str();
+  add_tls_options(coordinator, o->tls);
+  return [o] { return coordinator_main(*o); };
+}
+
+const CommandRegistrar registrar{{"coordinator", "Run a cluster coordinator that agents join", 20, setup}};
+
+}  // namespace
+
+}  // namespace cerebro::cli
