@@ -20,13 +20,13 @@ using shard_key = std::pair<std::string, PartitionId>;
 
 struct agent_state {
   agent_config config;
-  std::vector<caf::actor> workers;
-  std::map<shard_key, caf::actor> partitions;   // data-partition actors
+  std::vector<worker_actor> workers;
+  std::map<shard_key, data_partition_actor> partitions;
   std::map<shard_key, std::string> checksums;
   static inline const char* name = "cerebro.agent";
 };
 
-using agent_ptr = caf::stateful_actor<agent_state>*;
+using agent_ptr = agent_actor::stateful_pointer<agent_state>;
 
 // Loads a verified shard file and hands it to a new data-partition actor.
 Status hold(agent_ptr self, const shard_placement& p, const std::string& path) {
@@ -96,10 +96,10 @@ void fetch(agent_ptr self, shard_placement p, caf::typed_response_promise<bool> 
           });
 }
 
-caf::behavior agent_behavior(agent_ptr self, agent_config config) {
+agent_actor::behavior_type agent_behavior(agent_ptr self, agent_config config) {
   self->state.config = std::move(config);
   return {
-      [self](borrow_atom, const std::string& experiment, PartitionId id) -> caf::result<caf::message> {
+      [self](borrow_atom, const std::string& experiment, PartitionId id) -> caf::result<partition_lease> {
         auto it = self->state.partitions.find({experiment, id});
         if (it == self->state.partitions.end())
           return caf::make_error(caf::sec::runtime_error,
@@ -153,16 +153,16 @@ caf::behavior agent_behavior(agent_ptr self, agent_config config) {
         }
         for (auto& w : self->state.workers) self->send(w, release_atom::value, experiment);
       },
-      [self](std::vector<caf::actor>& workers) { self->state.workers = std::move(workers); },
+      [self](std::vector<worker_actor>& workers) { self->state.workers = std::move(workers); },
       // The node's supervisor replaces a worker that died (same index).
-      [self](respawn_atom, const caf::actor& old) -> caf::result<caf::actor> {
+      [self](respawn_atom, caf::actor_id old) -> caf::result<worker_actor> {
         auto& workers = self->state.workers;
-        auto it = std::find(workers.begin(), workers.end(), old);
+        auto it = std::find_if(workers.begin(), workers.end(), [old](const worker_actor& w) { return w.id() == old; });
         if (it == workers.end())
           return caf::make_error(caf::sec::runtime_error,
                                  fmt::format("node {} has no such worker", self->state.config.name));
         auto index = static_cast<WorkerId>(it - workers.begin());
-        *it = spawn_worker(self->system(), worker_config{index, caf::actor_cast<caf::actor>(self)});
+        *it = spawn_worker(self->system(), worker_config{index, caf::actor_cast<agent_actor>(self)});
         fmt::print(stderr, "agent {}: worker {} died; respawned it\n", self->state.config.name, index);
         return *it;
       },

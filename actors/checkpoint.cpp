@@ -31,10 +31,10 @@ UnitLogEntry entry_of(const unit_result& r, uint64_t seed, double start_s, doubl
   return e;
 }
 
-caf::behavior checkpoint_behavior(caf::event_based_actor*, std::shared_ptr<StateStore> store) {
+checkpoint_actor::behavior_type checkpoint_behavior(checkpoint_actor::pointer, std::shared_ptr<StateStore> store) {
   return {
       [store](commit_atom, const unit_result& r, uint64_t seed, double start_s,
-                       double end_s) -> caf::result<std::string> {
+              double end_s) -> caf::result<UnitLogEntry> {
         FaultInjection::instance().crash_point("before_commit");
         // Counted per process: a run that recovers in place spawns a new
         // checkpoint actor and must not be damaged again at the same count.
@@ -44,16 +44,26 @@ caf::behavior checkpoint_behavior(caf::event_based_actor*, std::shared_ptr<State
         if (!stored.ok()) return caf::make_error(caf::sec::runtime_error, stored.error());
         // A test may stop here: the unit is durable but not yet acknowledged.
         FaultInjection::instance().crash_point("after_commit");
-        return to_json(*stored).dump();
+        return std::move(stored).value();
       },
-      [store](copy_atom, ConfigId from, int32_t from_epoch, ConfigId to,
-              const std::string& params_json) -> caf::result<bool> {
-        auto copied = store->copy_epoch_state(from, from_epoch, to, nlohmann::json::parse(params_json));
+      [store](copy_atom, const state_copy& copy) -> caf::result<bool> {
+        auto params = nlohmann::json::parse(copy.params_json, nullptr, false);
+        if (params.is_discarded())
+          return caf::make_error(caf::sec::runtime_error,
+                                 fmt::format("config {}: the copy's hyper-parameters are not JSON", copy.to));
+        auto copied = store->copy_epoch_state(copy.from, copy.from_epoch, copy.to, params);
         if (!copied.ok()) return caf::make_error(caf::sec::runtime_error, copied.message());
         return true;
       },
-      [store](decision_atom, const std::string& decision_json) -> caf::result<bool> {
-        auto stored = store->put_decision(nlohmann::json::parse(decision_json));
+      [store](decision_atom, const SearchDecision& decision) -> caf::result<bool> {
+        auto stored = store->put_decision(to_json(decision));
+        if (!stored.ok()) return caf::make_error(caf::sec::runtime_error, stored.message());
+        return true;
+      },
+      [store](decision_atom, const std::string& user_action_json) -> caf::result<bool> {
+        auto record = nlohmann::json::parse(user_action_json, nullptr, false);
+        if (record.is_discarded()) return caf::make_error(caf::sec::runtime_error, "a user action record is not JSON");
+        auto stored = store->put_decision(record);
         if (!stored.ok()) return caf::make_error(caf::sec::runtime_error, stored.message());
         return true;
       },
@@ -68,7 +78,7 @@ caf::behavior checkpoint_behavior(caf::event_based_actor*, std::shared_ptr<State
 
 }  // namespace
 
-caf::actor spawn_checkpoint(caf::actor_system& system, std::shared_ptr<StateStore> store) {
+checkpoint_actor spawn_checkpoint(caf::actor_system& system, std::shared_ptr<StateStore> store) {
   return system.spawn<caf::detached>(checkpoint_behavior, std::move(store));
 }
 

@@ -29,8 +29,8 @@ using Seconds = AgentLiveness::Duration;
 struct agent_entry {
   int32_t id = 0;
   agent_resources resources;
-  caf::actor agent;
-  std::vector<caf::actor> workers;
+  agent_actor agent;
+  std::vector<worker_actor> workers;
   std::string node;
 };
 

@@ -71,8 +71,9 @@ Result<EmbeddedCluster> EmbeddedCluster::start(caf::actor_system& system, const 
 }
 
 void EmbeddedCluster::stop() {
-  for (auto* a : {&heartbeat_, &gateway_, &agent_})
+  for (auto* a : {&heartbeat_, &gateway_})
     if (*a) caf::anon_send_exit(*a, caf::exit_reason::user_shutdown);
+  if (agent_) caf::anon_send_exit(agent_, caf::exit_reason::user_shutdown);
   for (auto& w : workers_list_) caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
 }
 

@@ -10,6 +10,7 @@
 #include <caf/all.hpp>
 
 #include "runtime/base/status.hpp"
+#include "runtime/net/interfaces.hpp"
 
 namespace cerebro {
 
@@ -33,8 +34,8 @@ class EmbeddedCluster {
 
  private:
   caf::actor gateway_;
-  caf::actor agent_;
-  std::vector<caf::actor> workers_list_;
+  agent_actor agent_;
+  std::vector<worker_actor> workers_list_;
   caf::actor heartbeat_;
   std::string token_;
   int workers_ = 0;

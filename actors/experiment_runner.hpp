@@ -15,6 +15,7 @@
 
 #include "datasets/manifest.hpp"
 #include "actors/system_config.hpp"
+#include "runtime/net/interfaces.hpp"
 #include "runtime/net/messages.hpp"
 #include "runtime/run/run_recovery.hpp"  // spec_of_run
 #include "runtime/spec/spec.hpp"
@@ -48,8 +49,8 @@ struct RunObserver {
 struct ClusterView {
   struct Agent {
     std::string name;
-    caf::actor agent;
-    std::vector<caf::actor> workers;
+    agent_actor agent;
+    std::vector<worker_actor> workers;
   };
   std::vector<Agent> agents;
   int total_workers() const {

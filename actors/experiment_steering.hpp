@@ -16,6 +16,7 @@
 #include "datasets/dataset.hpp"
 #include "models/unit_trainer.hpp"
 #include "runtime/net/cluster_messages.hpp"
+#include "runtime/net/interfaces.hpp"
 #include "runtime/store/state_store.hpp"
 #include "runtime/base/status.hpp"
 
@@ -34,7 +35,7 @@ Result<control_reply> answer_from_store(const StateStore& store, const control_r
 
 struct SteeringContext {
   std::shared_ptr<StateStore> store;
-  caf::actor scheduler;  // takes (control_atom, command, config, params_json, epochs, cloned_from) -> bool
+  scheduler_actor scheduler;
   models::ShapeInfo shape;
   std::shared_ptr<const datasets::Dataset> pilot;       // a new config's pilot forward pass
   std::shared_ptr<const datasets::Dataset> validation;  // a clone's state must load and evaluate

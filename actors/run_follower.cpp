@@ -67,7 +67,7 @@ Result<experiment_done> train(caf::actor_system& system, const RunOptions& optio
       r.control->add_worker(id, (*shards)[a]);
     }
   }
-  sc.listener = self;
+  sc.listener = caf::actor_cast<scheduler_listener_actor>(self);
   for (const auto& e : r.store->unit_log()) sc.clock_offset_s = std::max(sc.clock_offset_s, e.end_s);
   for (const auto& e : r.store->rolled_back_units()) sc.clock_offset_s = std::max(sc.clock_offset_s, e.end_s);
   auto scheduler = spawn_scheduler(system, sc);
@@ -114,7 +114,7 @@ Result<experiment_done> train(caf::actor_system& system, const RunOptions& optio
         }
         if (observer.progress) observer.progress(p);
       },
-      [&](join_atom, const std::string& name, const caf::actor& agent, const std::vector<caf::actor>& workers) {
+      [&](join_atom, const std::string& name, const agent_actor& agent, const std::vector<worker_actor>& workers) {
         // Elastic join (or a lost agent back): the node gets replicas, then
         // its workers take units.
         if (live.agents.count(name)) lose_agent(name, "it joined again");
@@ -135,19 +135,19 @@ Result<experiment_done> train(caf::actor_system& system, const RunOptions& optio
         for (const auto& [name, agent] : live.agents)
           if (agent.agent.address() == down.source) return lose_agent(name, "it is gone: " + caf::to_string(down.reason));
       },
-      [&](worker_lost_atom, WorkerId id, const caf::actor& worker) {
+      [&](worker_lost_atom, WorkerId id, const worker_actor& worker) {
         // Give a dead agent's down message time to arrive first: only a live
         // agent is asked to respawn.
         self->delayed_send(self, std::chrono::milliseconds(250), respawn_atom::value, id, worker);
       },
-      [&](respawn_atom, WorkerId id, const caf::actor& worker) {
+      [&](respawn_atom, WorkerId id, const worker_actor& worker) {
         // The node's agent supervises its workers: it replaces a dead one.
         auto owner = live.agent_of.find(id);
         if (owner == live.agent_of.end() || !live.agents.count(owner->second)) return;
         auto name = owner->second;
-        self->request(live.agents[name].agent, std::chrono::seconds(10), respawn_atom::value, worker)
+        self->request(live.agents[name].agent, std::chrono::seconds(10), respawn_atom::value, worker.id())
             .receive(
-                [&](const caf::actor& fresh) {
+                [&](const worker_actor& fresh) {
                   auto fresh_id = live.add_worker(name);
                   say(fmt::format("agent {} respawned worker {} as worker {}", name, id, fresh_id));
                   self->send(scheduler, add_worker_atom::value, fresh_id, fresh, placer.held_by(name));

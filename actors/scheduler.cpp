@@ -13,7 +13,7 @@ using Clock = std::chrono::steady_clock;
 struct scheduler_state {
   scheduler_config config;
   std::map<caf::actor_addr, WorkerId> worker_ids;
-  std::map<WorkerId, caf::actor> workers;
+  std::map<WorkerId, worker_actor> workers;
   Clock::time_point started;
   bool finished = false;
   double unit_span_s = 0;  // dispatch to durable acknowledgement, committed units
@@ -24,34 +24,11 @@ struct scheduler_state {
   }
 };
 
-using scheduler_ptr = caf::stateful_actor<scheduler_state>*;
+using scheduler_ptr = scheduler_actor::stateful_pointer<scheduler_state>;
 
 void report(scheduler_ptr self, const std::string& event) {
-  auto& control = *self->state.config.control;
-  progress_update p;
-  p.units_done = control.units_done();
-  p.units_total = control.units_total();
-  p.elapsed_s = self->state.elapsed();
-  if (auto best = control.best()) {
-    p.best_config = best->first;
-    p.best_metric = best->second;
-  }
+  auto p = self->state.config.control->progress(self->state.elapsed());
   p.event = event;
-  const auto& book = control.book();
-  bool first = true;
-  for (auto c : book.configs()) {
-    auto state = book.state(c);
-    if (state != ConfigState::pending_epoch && state != ConfigState::awaiting_decision) continue;
-    p.epoch_low = first ? book.epoch(c) : std::min(p.epoch_low, book.epoch(c));
-    p.epoch_high = first ? book.epoch(c) : std::max(p.epoch_high, book.epoch(c));
-    first = false;
-  }
-  for (const auto& [id, worker] : self->state.workers) {
-    auto unit = book.has_worker(id) ? book.running_on(id) : std::nullopt;
-    if (!unit) continue;
-    p.running_workers.push_back(id);
-    p.running_units.push_back(to_string(*unit));
-  }
   self->send(self->state.config.listener, progress_atom::value, std::move(p));
 }
 
@@ -69,12 +46,12 @@ void dispatch(scheduler_ptr self);
 void apply_search(scheduler_ptr self) {
   auto& control = *self->state.config.control;
   for (const auto& d : control.take_decisions())
-    self->request(self->state.config.checkpoint, caf::infinite, decision_atom::value, to_json(d).dump())
+    self->request(self->state.config.checkpoint, caf::infinite, decision_atom::value, d)
         .then([](bool) {}, [self](const caf::error& e) { report(self, "cannot record a decision: " + caf::to_string(e)); });
   for (const auto& copy : control.take_state_copies()) {
     auto params = copy.params.dump();
-    self->request(self->state.config.checkpoint, caf::infinite, copy_atom::value, copy.from, copy.from_epoch, copy.to,
-                  params)
+    self->request(self->state.config.checkpoint, caf::infinite, copy_atom::value,
+                  state_copy{copy.from, copy.from_epoch, copy.to, params})
         .then(
             [self, copy, params](bool) {
               self->state.config.params_json[copy.to] = params;
@@ -110,9 +87,8 @@ void on_result(scheduler_ptr self, const Dispatch& d, double start_s, unit_resul
   self->request(self->state.config.checkpoint, caf::infinite, commit_atom::value, std::move(r), d.seed, start_s,
                 self->state.elapsed())
       .then(
-          [self, d, start_s](const std::string& entry_json) {
+          [self, d, start_s](const UnitLogEntry& entry) {
             self->state.unit_span_s += self->state.elapsed() - start_s;
-            auto entry = unit_log_entry_from_json(nlohmann::json::parse(entry_json));
             auto event = self->state.config.control->on_committed(d.worker, entry);
             report(self, event);
             apply_search(self);
@@ -189,7 +165,7 @@ void forget_worker(scheduler_ptr self, WorkerId id, const std::string& why, bool
   auto it = self->state.workers.find(id);
   if (it == self->state.workers.end()) return;
   self->state.worker_ids.erase(it->second.address());
-  self->demonitor(it->second);
+  self->demonitor(it->second.address());
   self->state.workers.erase(it);
   auto& control = *self->state.config.control;
   std::string attempt;
@@ -239,7 +215,7 @@ caf::result<bool> steer(scheduler_ptr self, SteeringCommand command, ConfigId co
   return true;
 }
 
-caf::behavior scheduler_behavior(scheduler_ptr self, scheduler_config config) {
+scheduler_actor::behavior_type scheduler_behavior(scheduler_ptr self, scheduler_config config) {
   self->state.config = std::move(config);
   for (auto& [id, worker] : self->state.config.workers) {
     self->state.worker_ids[worker.address()] = id;
@@ -259,7 +235,7 @@ caf::behavior scheduler_behavior(scheduler_ptr self, scheduler_config config) {
     if (!self->state.finished) self->send(self->state.config.listener, worker_lost_atom::value, id, worker);
   });
   return {
-      [self](add_worker_atom, WorkerId id, caf::actor worker, std::vector<PartitionId> holds) {
+      [self](add_worker_atom, WorkerId id, worker_actor worker, std::vector<PartitionId> holds) {
         if (self->state.finished || self->state.workers.count(id)) return;
         self->state.worker_ids[worker.address()] = id;
         self->state.workers[id] = worker;
@@ -292,7 +268,7 @@ caf::behavior scheduler_behavior(scheduler_ptr self, scheduler_config config) {
 
 }  // namespace
 
-caf::actor spawn_scheduler(caf::actor_system& system, scheduler_config config) {
+scheduler_actor spawn_scheduler(caf::actor_system& system, scheduler_config config) {
   return system.spawn(scheduler_behavior, std::move(config));
 }
 

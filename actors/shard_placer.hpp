@@ -16,6 +16,7 @@
 
 #include "actors/experiment_runner.hpp"
 #include "datasets/manifest.hpp"
+#include "runtime/net/interfaces.hpp"
 #include "runtime/base/ids.hpp"
 #include "runtime/base/status.hpp"
 #include "runtime/cluster/shard_layout.hpp"
@@ -64,7 +65,7 @@ class ShardPlacer {
   std::string experiment_;
   const datasets::Manifest& manifest_;
   std::string data_dir_;
-  caf::actor source_;
+  shard_server_actor source_;
   ShardLayout layout_;
 };
 

@@ -7,10 +7,10 @@
 
 namespace cerebro {
 
-caf::actor spawn_shard_server(caf::actor_system& system, std::string experiment, std::string data_dir,
-                              std::vector<std::string> files) {
+shard_server_actor spawn_shard_server(caf::actor_system& system, std::string experiment, std::string data_dir,
+                                      std::vector<std::string> files) {
   std::set<std::string> allowed(files.begin(), files.end());
-  return system.spawn<caf::detached>([experiment, data_dir, allowed](caf::event_based_actor*) -> caf::behavior {
+  return system.spawn<caf::detached>([experiment, data_dir, allowed]() -> shard_server_actor::behavior_type {
     return {
         [=](fetch_atom, const std::string& exp, const std::string& file, int64_t offset,
             int64_t length) -> caf::result<std::string> {

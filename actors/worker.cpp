@@ -75,7 +75,9 @@ unit_result run_unit(const worker_state& st, const unit_task& task) {
 // Called with an empty string once the leases are in, or with the error.
 using LeaseCallback = std::function<void(const std::string& error)>;
 
-void with_leases(caf::stateful_actor<worker_state>* self, const unit_task& task, LeaseCallback then) {
+using worker_ptr = worker_actor::stateful_pointer<worker_state>;
+
+void with_leases(worker_ptr self, const unit_task& task, LeaseCallback then) {
   std::vector<PartitionId> needed{task.partition};
   if (task.validate) needed.push_back(validation_partition);
   for (auto id : needed) {
@@ -92,7 +94,7 @@ void with_leases(caf::stateful_actor<worker_state>* self, const unit_task& task,
   then(std::string());
 }
 
-caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, worker_config config) {
+worker_actor::behavior_type worker_behavior(worker_ptr self, worker_config config) {
   self->state.config = std::move(config);
   return {
       [self](train_atom, unit_task& task) -> caf::result<unit_result> {
@@ -127,7 +129,7 @@ caf::behavior worker_behavior(caf::stateful_actor<worker_state>* self, worker_co
 
 }  // namespace
 
-caf::actor spawn_worker(caf::actor_system& system, worker_config config) {
+worker_actor spawn_worker(caf::actor_system& system, worker_config config) {
   return system.spawn<caf::detached>(worker_behavior, std::move(config));
 }
 

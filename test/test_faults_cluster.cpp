@@ -149,6 +149,20 @@ BOOST_AUTO_TEST_CASE(an_agent_killed_mid_unit_has_its_units_requeued_on_replicas
   BOOST_TEST(f.cluster.coordinator->log().find("agent node2 left") != std::string::npos, f.logs());
 }
 
+// A worker actor that dies on a remote node is replaced by that node's agent:
+// the runner asks the agent across the network and gets the new worker's
+// (typed) handle back, which then takes units.
+BOOST_AUTO_TEST_CASE(a_worker_that_dies_on_a_remote_agent_is_respawned_there) {
+  Fixture f;
+  f.start({}, {}, {"CEREBRO_FAULT_INJECTION_ENABLE=i-am-a-test", "CEREBRO_FAULTS=worker_exit=1:0:0"});
+  f.submit(spec(f.tmp, 2));
+  f.finish();
+  const auto& coordinator = f.cluster.coordinator->log();
+  BOOST_TEST(f.client->log().find("injected worker exit") != std::string::npos, f.logs());
+  BOOST_TEST(coordinator.find("respawned worker") != std::string::npos, f.logs());
+  BOOST_TEST(coordinator.find("could not respawn") == std::string::npos, f.logs());
+}
+
 BOOST_AUTO_TEST_CASE(a_hung_agent_is_dropped_by_heartbeat_timeout_and_rejoins_when_it_wakes) {
   Fixture f;
   f.start({"--heartbeat-timeout", "4"});

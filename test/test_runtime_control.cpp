@@ -263,3 +263,49 @@ BOOST_AUTO_TEST_CASE(diverged_failed_and_rejected_configs_leave_the_search) {
   BOOST_TEST(control.all_done());
   BOOST_TEST((procedure->ended == std::vector<ConfigId>{2, ds[0].unit.config, 1 - ds[0].unit.config}));
 }
+
+BOOST_AUTO_TEST_CASE(progress_says_units_done_best_epochs_and_what_runs_where) {
+  auto control = make_control(2);
+  control.add_worker(0, {0, 1});
+  control.add_worker(1, {0, 1});
+  control.add_config(0, 2);
+  control.add_config(1, 2);
+  auto p = control.progress(12.5);
+  BOOST_TEST(p.units_done == 0);
+  BOOST_TEST(p.units_total == 8);
+  BOOST_TEST(p.elapsed_s == 12.5);
+  BOOST_TEST(p.best_config == -1);
+  BOOST_TEST(p.epoch_low == 0);
+  BOOST_TEST(p.epoch_high == 0);
+  BOOST_TEST(p.running_workers.empty());
+  BOOST_TEST(p.event.empty());
+
+  // Both workers busy, one config each (isolation).
+  std::map<WorkerId, Dispatch> running;
+  for (const auto& d : control.dispatch()) running[d.worker] = d;
+  BOOST_REQUIRE_EQUAL(running.size(), 2u);
+  p = control.progress(13);
+  BOOST_TEST(p.running_workers == std::vector<int32_t>({0, 1}));
+  BOOST_TEST(p.running_units == std::vector<std::string>({to_string(running[0].unit), to_string(running[1].unit)}));
+
+  // Config 0 finishes its first epoch while config 1's first unit still runs.
+  WorkerId slow = running[0].unit.config == 1 ? 0 : 1;
+  WorkerId fast = 1 - slow;
+  Dispatch d = running[fast];
+  for (;;) {
+    control.on_committed(fast, committed(d, 0.8));
+    if (control.book().epoch(0) == 1) break;
+    auto next = control.dispatch();
+    BOOST_REQUIRE_EQUAL(next.size(), 1u);
+    BOOST_REQUIRE_EQUAL(next[0].worker, fast);
+    d = next[0];
+  }
+  p = control.progress(20);
+  BOOST_TEST(p.units_done == 2);
+  BOOST_TEST(p.best_config == 0);
+  BOOST_TEST(p.best_metric == 0.8);
+  BOOST_TEST(p.epoch_low == 0);
+  BOOST_TEST(p.epoch_high == 1);
+  BOOST_TEST(p.running_workers == std::vector<int32_t>({slow}));
+  BOOST_TEST(p.running_units == std::vector<std::string>({to_string(running[slow].unit)}));
+}

@@ -200,6 +200,34 @@ BOOST_AUTO_TEST_CASE(messages_round_trip_through_caf_serialization) {
   BOOST_TEST(round_trip(sys, d).error == "why");
 }
 
+BOOST_AUTO_TEST_CASE(checkpoint_payloads_round_trip_through_caf_serialization) {
+  system_config cfg;
+  caf::actor_system sys{cfg};
+  auto e = entry(7, 2, 3);
+  e.seq = 42;
+  e.seed = 0xfedcba9876543210ULL;
+  e.has_validation = true;
+  e.val_accuracy = 0.875;
+  e.end_s = 9.5;
+  e.state_checksum = "crc32:0badf00d";
+  e.state_bytes = 1234;
+  e.rolled_back = true;
+  auto back = round_trip(sys, e);
+  BOOST_TEST(to_json(back) == to_json(e));  // every field
+
+  auto exploit = SearchDecision::exploit(3, 1, 0, 1, nlohmann::json{{"lr", 0.01}, {"model", "mlp"}}, "pbt exploit");
+  BOOST_TEST((round_trip(sys, exploit) == exploit));
+  auto plain = SearchDecision::continue_training(4, 0);
+  BOOST_TEST((round_trip(sys, plain) == plain));
+
+  state_copy copy{0, 2, 5, R"({"lr":0.1})"};
+  auto c = round_trip(sys, copy);
+  BOOST_TEST(c.from == 0);
+  BOOST_TEST(c.from_epoch == 2);
+  BOOST_TEST(c.to == 5);
+  BOOST_TEST(c.params_json == copy.params_json);
+}
+
 BOOST_AUTO_TEST_CASE(fault_rules_parse_and_reject_malformed_ones) {
   auto f = FaultInjection::parse("fail_unit=1:0:2;fail_unit=3:1:0:-1;slow_worker=1:3.5;crash=after_commit:2");
   BOOST_REQUIRE(f.ok());

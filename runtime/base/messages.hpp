@@ -27,7 +27,9 @@ struct unit_task {
   int32_t attempt = 0;
   uint64_t seed = 0;        // batch order and dropout of this unit
   bool validate = false;    // the config's last unit of its epoch: evaluate after
-  std::string params_json;  // the config's hyper-parameters
+  // The config's hyper-parameters as JSON text: user data with arbitrary
+  // keys and value types (runtime/spec/param_value.hpp), read by the trainer.
+  std::string params_json;
   StateBytes state;         // the state to start from
 };
 
@@ -76,6 +78,17 @@ struct experiment_done {
   // A checkpoint was found damaged while training: the run stopped so that
   // it resumes from the newest intact states (the runner does so at once).
   bool damaged_state = false;
+};
+
+// PBT's exploit step for the checkpoint actor: config `to`'s latest state
+// becomes the state `from` had at the end of its epoch `from_epoch`, and `to`
+// trains with hyper-parameters `params_json` (JSON text, like unit_task's)
+// from now on.
+struct state_copy {
+  ConfigId from = 0;
+  int32_t from_epoch = 0;
+  ConfigId to = 0;
+  std::string params_json;
 };
 
 // Marks a checkpoint actor's error for a state that fails its checksum.

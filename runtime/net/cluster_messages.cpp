@@ -12,6 +12,11 @@ void register_cluster_message_types(caf::actor_system_config& config) {
   config.add_message_type<control_request>("control_request");
   config.add_message_type<control_reply>("control_reply");
   config.add_message_type<std::vector<caf::actor>>("std::vector<caf::actor>");
+  // Typed handles sent on their own (a respawned worker crosses the network
+  // in the agent's answer); inside the structs above they need no entry.
+  config.add_message_type<worker_actor>("cerebro::worker_actor");
+  config.add_message_type<std::vector<worker_actor>>("std::vector<cerebro::worker_actor>");
+  config.add_message_type<agent_actor>("cerebro::agent_actor");
 }
 
 std::string error_text(const caf::error& error) {

@@ -11,6 +11,8 @@
 
 #include "runtime/spec/steering_command.hpp"
 #include "runtime/base/ids.hpp"
+#include "runtime/net/atoms.hpp"
+#include "runtime/net/interfaces.hpp"
 
 namespace cerebro {
 
@@ -33,8 +35,8 @@ typename Inspector::result_type inspect(Inspector& f, agent_resources& x) {
 struct join_request {
   std::string token;
   agent_resources resources;
-  caf::actor agent;
-  std::vector<caf::actor> workers;
+  agent_actor agent;
+  std::vector<worker_actor> workers;
 };
 
 template <class Inspector>
@@ -63,7 +65,7 @@ struct shard_placement {
   int64_t bytes = 0;
   std::string checksum;       // "crc32:xxxxxxxx"
   std::string local_path;     // where the coordinator has it (agents on a shared filesystem read it there)
-  caf::actor source;          // serves (fetch_atom, experiment, file, offset, length)
+  shard_server_actor source;  // serves the file in chunks
 };
 
 template <class Inspector>
@@ -132,37 +134,6 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, control_reply& x) {
   return f(caf::meta::type_name("control_reply"), x.experiment, x.json, x.file);
 }
-
-using join_atom = caf::atom_constant<caf::atom("join")>;
-using place_atom = caf::atom_constant<caf::atom("place")>;
-using fetch_atom = caf::atom_constant<caf::atom("fetch")>;
-using release_atom = caf::atom_constant<caf::atom("release")>;
-using heartbeat_atom = caf::atom_constant<caf::atom("heartbeat")>;
-using submit_atom = caf::atom_constant<caf::atom("submit")>;
-using status_atom = caf::atom_constant<caf::atom("status")>;
-using files_atom = caf::atom_constant<caf::atom("files")>;
-using add_worker_atom = caf::atom_constant<caf::atom("addworker")>;
-// Failure handling (see docs/RELIABILITY.md):
-// (remove_worker_atom, WorkerId) to a scheduler: the worker is lost (its agent
-// stopped answering); its unit goes back to the queue.
-using remove_worker_atom = caf::atom_constant<caf::atom("rmworker")>;
-// (holds_atom, WorkerId, partitions) to a scheduler: the worker now holds these.
-using holds_atom = caf::atom_constant<caf::atom("holds")>;
-// (worker_lost_atom, WorkerId, actor) from a scheduler to its listener: the
-// worker actor died while its agent may live on (the agent may respawn it).
-using worker_lost_atom = caf::atom_constant<caf::atom("wlost")>;
-// (respawn_atom, old worker) -> new worker: an agent replaces a dead worker.
-using respawn_atom = caf::atom_constant<caf::atom("respawn")>;
-// (agent_lost_atom, name) to an experiment's follower: the agent is dead or hung.
-using agent_lost_atom = caf::atom_constant<caf::atom("alost")>;
-// (attach_atom, token, experiment) -> status: follow a running experiment.
-using attach_atom = caf::atom_constant<caf::atom("attach")>;
-// The coordinator's periodic check of agent heartbeats and pending resumes.
-using tick_atom = caf::atom_constant<caf::atom("tick")>;
-// (hop_atom, token, bytes) -> int64 size: measures moving a model state.
-using hop_atom = caf::atom_constant<caf::atom("hop")>;
-// (control_atom, control_request) -> control_reply: gateway -> experiment runner.
-using control_atom = caf::atom_constant<caf::atom("control")>;
 
 void register_cluster_message_types(caf::actor_system_config& config);
 

@@ -5,9 +5,13 @@
 // middleman.
 
 #include <caf/all.hpp>
+#include <nlohmann/json.hpp>
 
 #include "runtime/base/messages.hpp"
+#include "runtime/net/atoms.hpp"
+#include "runtime/search/search_procedure.hpp"
 #include "runtime/store/experiment_result.hpp"
+#include "runtime/store/state_store.hpp"
 
 namespace cerebro {
 
@@ -35,15 +39,32 @@ typename Inspector::result_type inspect(Inspector& f, experiment_done& x) {
   return f(caf::meta::type_name("experiment_done"), x.wall_s, x.unit_span_s, x.error, x.damaged_state);
 }
 
-using train_atom = caf::atom_constant<caf::atom("train")>;
-using commit_atom = caf::atom_constant<caf::atom("commit")>;
-using latest_atom = caf::atom_constant<caf::atom("latest")>;
-using borrow_atom = caf::atom_constant<caf::atom("borrow")>;
-using start_atom = caf::atom_constant<caf::atom("start")>;
-using progress_atom = caf::atom_constant<caf::atom("progress")>;
-using done_atom = caf::atom_constant<caf::atom("done")>;
-using copy_atom = caf::atom_constant<caf::atom("copy")>;
-using decision_atom = caf::atom_constant<caf::atom("decision")>;
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, state_copy& x) {
+  return f(caf::meta::type_name("state_copy"), x.from, x.from_epoch, x.to, x.params_json);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, UnitLogEntry& x) {
+  return f(caf::meta::type_name("unit_log_entry"), x.seq, x.config, x.partition, x.epoch, x.worker, x.status, x.seed,
+           x.train_loss, x.examples, x.has_validation, x.val_loss, x.val_accuracy, x.start_s, x.end_s, x.train_s,
+           x.validate_s, x.restore_s, x.save_s, x.state_checksum, x.state_bytes, x.rolled_back);
+}
+
+// An exploit decision's hyper-parameters (user data with arbitrary keys, see
+// unit_task::params_json) travel as JSON text.
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, SearchDecision& x) {
+  std::string params;
+  if constexpr (Inspector::reads_state) params = x.params.dump();
+  auto load = caf::meta::load_callback([&x, &params]() -> caf::error {
+    x.params = nlohmann::json::parse(params, nullptr, false);
+    if (x.params.is_discarded()) return caf::make_error(caf::sec::invalid_argument, "a decision's params are not JSON");
+    return caf::none;
+  });
+  return f(caf::meta::type_name("search_decision"), x.config, x.epoch, x.kind, x.reason, x.source, x.source_epoch,
+           params, load);
+}
 
 // Registers every message type above with an actor system config.
 void register_message_types(caf::actor_system_config& config);

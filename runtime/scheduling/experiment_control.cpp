@@ -1,5 +1,6 @@
 #include "runtime/scheduling/experiment_control.hpp"
 
+#include <algorithm>
 #include <limits>
 
 #include <fmt/format.h>
@@ -245,6 +246,32 @@ std::optional<std::pair<ConfigId, double>> ExperimentControl::best() const {
     if (!best || better(m, best->second)) best = std::make_pair(c, m);
   }
   return best;
+}
+
+progress_update ExperimentControl::progress(double elapsed_s) const {
+  progress_update p;
+  p.units_done = units_done();
+  p.units_total = units_total();
+  p.elapsed_s = elapsed_s;
+  if (auto b = best()) {
+    p.best_config = b->first;
+    p.best_metric = b->second;
+  }
+  bool first = true;
+  for (auto c : book_.configs()) {
+    auto state = book_.state(c);
+    if (state != ConfigState::pending_epoch && state != ConfigState::awaiting_decision) continue;
+    p.epoch_low = first ? book_.epoch(c) : std::min(p.epoch_low, book_.epoch(c));
+    p.epoch_high = first ? book_.epoch(c) : std::max(p.epoch_high, book_.epoch(c));
+    first = false;
+  }
+  for (auto w : book_.workers()) {
+    auto unit = book_.running_on(w);
+    if (!unit) continue;
+    p.running_workers.push_back(w);
+    p.running_units.push_back(to_string(*unit));
+  }
+  return p;
 }
 
 Status ExperimentControl::pause() {

@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runtime/base/ids.hpp"
+#include "runtime/base/messages.hpp"
 #include "runtime/scheduling/mop_book.hpp"
 #include "runtime/scheduling/scheduling_policy.hpp"
 #include "runtime/search/search_procedure.hpp"
@@ -106,6 +107,11 @@ class ExperimentControl {
   int64_t units_done() const { return book_.units_done(); }
   int64_t units_total() const { return book_.units_total(); }
   std::optional<std::pair<ConfigId, double>> best() const;
+  // Where the experiment stands, for whoever follows it: units done of all,
+  // the best config so far, the epochs the live configs are in and what runs
+  // on which worker. `elapsed_s` is the run's clock. The event line and the
+  // workers' agents are the shell's to fill in.
+  progress_update progress(double elapsed_s) const;
   const std::map<ConfigId, ConfigOutcome>& outcomes() const { return outcomes_; }
   bool better(double a, double b) const;  // is metric value a better than b
   const MopBook& book() const { return book_; }

@@ -220,6 +220,13 @@ std::vector<WorkerId> MopBook::idle_workers() const {
   return out;
 }
 
+std::vector<WorkerId> MopBook::workers() const {
+  std::vector<WorkerId> out;
+  out.reserve(present_workers_.size());
+  for (const auto& [id, slot] : present_workers_) out.push_back(id);
+  return out;
+}
+
 void MopBook::bad_position(int32_t position) const {
   misuse("config_needing_at", fmt::format("position {} outside 0..{}", position, configs_.size() - 1));
 }

@@ -87,6 +87,8 @@ class MopBook {
   std::vector<Unit> eligible_units(WorkerId w) const;
   // Known workers with no running unit, ascending.
   std::vector<WorkerId> idle_workers() const;
+  // Known workers, ascending.
+  std::vector<WorkerId> workers() const;
 
   // Fast queries for policies and simulators that cannot afford eligible_units().
   // The configs in pending_epoch whose current epoch still needs partition p

@@ -1,0 +1,57 @@
+#pragma once
+// The atoms that name the messages between the runtime's actors and across
+// the cluster: the typed actor interfaces (runtime/net/interfaces.hpp) and
+// the message headers use them. (The atoms a runner sends its coordinator in
+// one process are beside the coordinator's interface, actors/coordinator.hpp.)
+// CAF 0.17 atoms have at most 10 characters.
+
+#include <caf/atom.hpp>
+
+namespace cerebro {
+
+// Training and checkpoints (runtime/net/interfaces.hpp says who takes which).
+using train_atom = caf::atom_constant<caf::atom("train")>;
+using commit_atom = caf::atom_constant<caf::atom("commit")>;
+using latest_atom = caf::atom_constant<caf::atom("latest")>;
+using borrow_atom = caf::atom_constant<caf::atom("borrow")>;
+using start_atom = caf::atom_constant<caf::atom("start")>;
+using progress_atom = caf::atom_constant<caf::atom("progress")>;
+using done_atom = caf::atom_constant<caf::atom("done")>;
+using copy_atom = caf::atom_constant<caf::atom("copy")>;
+using decision_atom = caf::atom_constant<caf::atom("decision")>;
+
+// The cluster: agents, the coordinator gateway, clients.
+using join_atom = caf::atom_constant<caf::atom("join")>;
+using place_atom = caf::atom_constant<caf::atom("place")>;
+using fetch_atom = caf::atom_constant<caf::atom("fetch")>;
+using release_atom = caf::atom_constant<caf::atom("release")>;
+using heartbeat_atom = caf::atom_constant<caf::atom("heartbeat")>;
+using submit_atom = caf::atom_constant<caf::atom("submit")>;
+using status_atom = caf::atom_constant<caf::atom("status")>;
+using files_atom = caf::atom_constant<caf::atom("files")>;
+using add_worker_atom = caf::atom_constant<caf::atom("addworker")>;
+// Failure handling (see docs/RELIABILITY.md):
+// (remove_worker_atom, WorkerId) to a scheduler: the worker is lost (its agent
+// stopped answering); its unit goes back to the queue.
+using remove_worker_atom = caf::atom_constant<caf::atom("rmworker")>;
+// (holds_atom, WorkerId, partitions) to a scheduler: the worker now holds these.
+using holds_atom = caf::atom_constant<caf::atom("holds")>;
+// (worker_lost_atom, WorkerId, worker) from a scheduler to its listener: the
+// worker actor died while its agent may live on (the agent may respawn it).
+using worker_lost_atom = caf::atom_constant<caf::atom("wlost")>;
+// (respawn_atom, old worker's actor id) -> new worker: an agent replaces a
+// dead worker.
+using respawn_atom = caf::atom_constant<caf::atom("respawn")>;
+// (agent_lost_atom, name) to an experiment's follower: the agent is dead or hung.
+using agent_lost_atom = caf::atom_constant<caf::atom("alost")>;
+// (attach_atom, token, experiment) -> status: follow a running experiment.
+using attach_atom = caf::atom_constant<caf::atom("attach")>;
+// The coordinator's periodic check of agent heartbeats and pending resumes.
+using tick_atom = caf::atom_constant<caf::atom("tick")>;
+// (hop_atom, token, bytes) -> int64 size: measures moving a model state.
+using hop_atom = caf::atom_constant<caf::atom("hop")>;
+// (control_atom, control_request) -> control_reply: gateway -> experiment
+// runner; (control_atom, command, ...) -> bool: runner -> scheduler.
+using control_atom = caf::atom_constant<caf::atom("control")>;
+
+}  // namespace cerebro

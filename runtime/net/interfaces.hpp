@@ -1,0 +1,126 @@
+#pragma once
+// The typed interfaces of the MOP runtime's actors: every message each one
+// takes and what it answers, checked by the compiler at every send, request
+// and behavior. The actors themselves are in actors/ (spawn functions in
+// actors/actors.hpp).
+//
+// They live in the networking layer, not in actors/, because handles of the
+// agent, its workers and the shard server cross the network inside cluster
+// messages (join_request, shard_placement in runtime/net/cluster_messages.hpp).
+// A handle received from another node is trusted to have the interface its
+// type says: CAF cannot check a remote actor's interface.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <caf/all.hpp>
+
+#include "runtime/base/ids.hpp"
+#include "runtime/base/messages.hpp"
+#include "runtime/net/atoms.hpp"
+#include "runtime/search/search_procedure.hpp"
+#include "runtime/store/state_store.hpp"
+
+namespace cerebro {
+
+namespace datasets {
+struct Dataset;
+}
+
+struct shard_placement;  // runtime/net/cluster_messages.hpp
+
+// A partition lent by a data-partition actor to a worker of the same process:
+// a reference to the partition's memory, never a copy. Local only (peers on
+// other nodes receive shards in chunks instead), hence not serializable.
+struct partition_lease {
+  PartitionId partition = 0;
+  std::shared_ptr<const datasets::Dataset> data;
+};
+
+}  // namespace cerebro
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cerebro::partition_lease)
+
+namespace cerebro {
+
+// Owns one partition's tensors on a node and lends them.
+using data_partition_actor = caf::typed_actor<caf::replies_to<borrow_atom>::with<partition_lease>>;
+
+// Trains one unit at a time with LibTorch (detached: training blocks for
+// seconds).
+using worker_actor = caf::typed_actor<
+    // Train the task's config on its partition from the task's state; the
+    // answer has the new state and the unit's metrics and timings (status
+    // failed, not an error, when training itself failed).
+    caf::replies_to<train_atom, unit_task>::with<unit_result>,
+    // Drop the leases of that experiment's partitions.
+    caf::reacts_to<release_atom, std::string>>;
+
+// A node agent (one per machine): hosts the node's workers and data-partition
+// actors and supervises the workers.
+using agent_actor = caf::typed_actor<
+    // (experiment, partition): a local worker borrows a partition.
+    caf::replies_to<borrow_atom, std::string, PartitionId>::with<partition_lease>,
+    // Hold that shard (from the local cache, a shared filesystem, or fetched
+    // in bounded chunks from placement.source), verified against its
+    // checksum; true once held.
+    caf::replies_to<place_atom, shard_placement>::with<bool>,
+    // Drop the experiment's partitions; the workers drop their leases.
+    caf::reacts_to<release_atom, std::string>,
+    // The workers it hosts (sent once, by spawn_agent).
+    caf::reacts_to<std::vector<worker_actor>>,
+    // Replace a dead worker (same index), named by its actor id: a handle
+    // to a dead actor cannot be sent back to its own node (it arrives
+    // empty). Answers the new worker.
+    caf::replies_to<respawn_atom, caf::actor_id>::with<worker_actor>>;
+
+// Serves one experiment's shard files to agents in bounded chunks:
+// (experiment, file, offset, length) -> the bytes (at most max_chunk_bytes).
+using shard_server_actor =
+    caf::typed_actor<caf::replies_to<fetch_atom, std::string, std::string, int64_t, int64_t>::with<std::string>>;
+
+// Persists completed units and answers for latest states (detached: commits
+// are synced writes).
+using checkpoint_actor = caf::typed_actor<
+    // (result, seed, start_s, end_s): the unit's state and log entry made
+    // durable; answers the entry as stored (with its seq and checksum).
+    caf::replies_to<commit_atom, unit_result, uint64_t, double, double>::with<UnitLogEntry>,
+    // The config's latest state (weights, buffers and optimizer state).
+    caf::replies_to<latest_atom, ConfigId>::with<StateBytes>,
+    // PBT's exploit: a config takes another's epoch-end state.
+    caf::replies_to<copy_atom, state_copy>::with<bool>,
+    // A search procedure's epoch-boundary decision, kept next to the unit log.
+    caf::replies_to<decision_atom, SearchDecision>::with<bool>,
+    // A person's steering action, kept with the decisions: the JSON record
+    // made by runtime/spec/steering.hpp user_action() (its fields depend on
+    // the action), as text.
+    caf::replies_to<decision_atom, std::string>::with<bool>>;
+
+// Whoever follows a scheduler (the experiment runner).
+using scheduler_listener_actor = caf::typed_actor<
+    // After each committed unit, config epoch and change of what runs where.
+    caf::reacts_to<progress_atom, progress_update>,
+    // Once, when the experiment ended (or cannot go on).
+    caf::reacts_to<done_atom, experiment_done>,
+    // (id, worker): the worker actor died while its agent may live on (the
+    // agent may respawn it).
+    caf::reacts_to<worker_lost_atom, WorkerId, worker_actor>>;
+
+// Owns the experiment's unit queue (through ExperimentControl) and monitors
+// its workers: a worker that dies has its unit requeued.
+using scheduler_actor = caf::typed_actor<
+    // Begin dispatching.
+    caf::reacts_to<start_atom>,
+    // (id, worker, partitions it holds): a worker joins mid-run.
+    caf::reacts_to<add_worker_atom, WorkerId, worker_actor, std::vector<PartitionId>>,
+    // The worker is lost (its agent is dead or stopped answering): its unit
+    // goes back to the queue.
+    caf::reacts_to<remove_worker_atom, WorkerId>,
+    // (id, partitions): the worker now holds these.
+    caf::reacts_to<holds_atom, WorkerId, std::vector<PartitionId>>,
+    // Steering by a person: (command, config, params_json, epochs,
+    // cloned_from), see actors/experiment_steering.hpp; true once applied.
+    caf::replies_to<control_atom, std::string, ConfigId, std::string, int32_t, ConfigId>::with<bool>>;
+
+}  // namespace cerebro
