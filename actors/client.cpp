@@ -268,33 +268,33 @@ Result<nlohmann::json> Client::control_json(control_request request) {
 }
 
 Result<nlohmann::json> Client::pause(const std::string& experiment) {
-  return control_json({"", experiment, "pause", -1, {}, 0});
+  return control_json({"", experiment, SteeringCommand::pause, -1, {}, 0});
 }
 Result<nlohmann::json> Client::resume(const std::string& experiment) {
-  return control_json({"", experiment, "resume", -1, {}, 0});
+  return control_json({"", experiment, SteeringCommand::resume, -1, {}, 0});
 }
 Result<nlohmann::json> Client::stop(const std::string& experiment, ConfigId config) {
-  return control_json({"", experiment, "stop", config, {}, 0});
+  return control_json({"", experiment, SteeringCommand::stop, config, {}, 0});
 }
 Result<nlohmann::json> Client::add(const std::string& experiment, const std::vector<std::string>& settings) {
-  return control_json({"", experiment, "add", -1, settings, 0});
+  return control_json({"", experiment, SteeringCommand::add, -1, settings, 0});
 }
 Result<nlohmann::json> Client::clone(const std::string& experiment, ConfigId config,
                                      const std::vector<std::string>& settings) {
-  return control_json({"", experiment, "clone", config, settings, 0});
+  return control_json({"", experiment, SteeringCommand::clone, config, settings, 0});
 }
 Result<nlohmann::json> Client::show(const std::string& experiment, ConfigId config) {
-  return control_json({"", experiment, "show", config, {}, 0});
+  return control_json({"", experiment, SteeringCommand::show, config, {}, 0});
 }
 Result<nlohmann::json> Client::top(const std::string& experiment, int32_t rows) {
-  return control_json({"", experiment, "top", -1, {}, rows});
+  return control_json({"", experiment, SteeringCommand::top, -1, {}, rows});
 }
 Result<nlohmann::json> Client::configs(const std::string& experiment) {
-  return control_json({"", experiment, "configs", -1, {}, 0});
+  return control_json({"", experiment, SteeringCommand::configs, -1, {}, 0});
 }
 
 Result<nlohmann::json> Client::export_model(const std::string& experiment, ConfigId config, const std::string& path) {
-  auto reply = control({"", experiment, "export", config, {}, 0}, std::max(request_timeout_s, 120.0));
+  auto reply = control({"", experiment, SteeringCommand::export_model, config, {}, 0}, std::max(request_timeout_s, 120.0));
   if (!reply.ok()) return reply.status();
   if (auto written = write_file_atomically(path, reply->file); !written.ok())
     return written.with_context("cannot write the model file");

@@ -13,6 +13,7 @@
 #include "runtime/base/time_format.hpp"
 #include "runtime/cluster/agent_liveness.hpp"
 #include "runtime/net/cluster_validation.hpp"
+#include "runtime/search/spec_loader.hpp"
 #include "runtime/spec/spec.hpp"
 #include "runtime/store/state_store.hpp"
 
@@ -39,7 +40,7 @@ struct experiment_entry {
   std::string out_dir;
   std::string metric = "val_accuracy";
   std::string spec_text;  // a resubmission of the same spec follows this experiment
-  std::string status = "running";  // waiting (to resume) | running | completed | failed
+  ExperimentStatus status = ExperimentStatus::running;
   progress_update progress;        // the last one its runner reported
   double heartbeat_timeout_s = 10;
   // The agents of the run, against the spec's heartbeat timeout: one that
@@ -107,7 +108,7 @@ void tell_clients(const experiment_entry& entry, const Ts&... xs) {
 // responsive. The runner shares nothing with the gateway: it reports by
 // message, and the gateway keeps the status table and tells the clients.
 void start_experiment(coordinator_ptr self, RunOptions options, experiment_entry& entry) {
-  entry.status = "running";
+  entry.status = ExperimentStatus::running;
   entry.follower = caf::actor{};
   entry.liveness = AgentLiveness(Seconds(entry.heartbeat_timeout_s));
   for (const auto& [id, a] : self->state.agents)
@@ -131,7 +132,7 @@ void start_experiment(coordinator_ptr self, RunOptions options, experiment_entry
 // dropped), unless it was told already or has no follower yet.
 void tell_lost(coordinator_ptr self, experiment_entry& entry, int32_t id) {
   auto it = self->state.agents.find(id);
-  if (entry.status != "running" || !entry.follower || it == self->state.agents.end()) return;
+  if (entry.status != ExperimentStatus::running || !entry.follower || it == self->state.agents.end()) return;
   caf::anon_send(entry.follower, agent_lost_atom::value, it->second.resources.name);
 }
 
@@ -157,7 +158,7 @@ void tick(coordinator_ptr self) {
   for (auto& [experiment, entry] : self->state.experiments) {
     // Only a run that is being followed can lose agents; until then its
     // clock keeps running and it hears of them at its first chance.
-    if (entry.status != "running" || !entry.follower) continue;
+    if (entry.status != ExperimentStatus::running || !entry.follower) continue;
     for (const auto& lost : entry.liveness.tick(now)) tell_lost(self, entry, lost.agent);
   }
   for (const auto& lost : self->state.liveness.tick(now)) {
@@ -170,7 +171,7 @@ void tick(coordinator_ptr self) {
   constexpr auto kRejoinGrace = std::chrono::seconds(3);
   if (!self->state.agents.empty() && now - self->state.last_join > kRejoinGrace) {
     for (auto& [id, entry] : self->state.experiments) {
-      if (entry.status != "waiting") continue;
+      if (entry.status != ExperimentStatus::waiting) continue;
       RunOptions options;
       options.experiment_id = entry.id;
       options.out_dir = entry.out_dir;
@@ -200,9 +201,9 @@ void find_unfinished(coordinator_ptr self) {
     entry.name = spec.ok() ? spec->name : entry.id;
     entry.out_dir = dir.path().string();
     entry.spec_text = (*store)->get_meta("spec").value_or("");
-    entry.status = "waiting";
+    entry.status = ExperimentStatus::waiting;
     if (spec.ok()) {
-      entry.metric = spec->metric;
+      entry.metric = to_string(spec->metric);
       entry.heartbeat_timeout_s = spec->cluster.heartbeat_timeout;
     }
     log_line(fmt::format("{}: unfinished; resumes when agents have joined", entry.id));
@@ -215,7 +216,7 @@ nlohmann::json status_json(coordinator_ptr self) {
   // What each agent's workers run now, from the experiments' last progress.
   std::map<std::string, nlohmann::json> running_on_agent;
   for (const auto& [id, e] : self->state.experiments) {
-    if (e.status != "running") continue;
+    if (e.status != ExperimentStatus::running) continue;
     const auto& p = e.progress;
     for (size_t i = 0; i < p.running_units.size() && i < p.running_agents.size(); ++i)
       running_on_agent[p.running_agents[i]].push_back(fmt::format("{}: {}", id, p.running_units[i]));
@@ -240,7 +241,7 @@ nlohmann::json status_json(coordinator_ptr self) {
   for (const auto& [id, e] : self->state.experiments) {
     experiments.push_back({{"id", id},
                            {"name", e.name},
-                           {"status", e.status},
+                           {"status", to_string(e.status)},
                            {"units_done", e.progress.units_done},
                            {"units_total", e.progress.units_total},
                            {"epoch_low", e.progress.epoch_low},
@@ -316,7 +317,7 @@ coordinator_actor::behavior_type coordinator_behavior(coordinator_ptr self, coor
                              r.resources.workers, r.resources.cores, r.resources.speed));
         const auto& joined = self->state.agents[id];
         for (auto& [experiment, entry] : self->state.experiments) {
-          if (entry.status != "running") continue;
+          if (entry.status != ExperimentStatus::running) continue;
           entry.liveness.joined(id, now);
           if (entry.follower)
             caf::anon_send(entry.follower, join_atom::value, joined.resources.name, joined.agent, joined.workers);
@@ -344,7 +345,7 @@ coordinator_actor::behavior_type coordinator_behavior(coordinator_ptr self, coor
         auto spec = parse_spec_string(r.spec_text, r.spec_dir, r.origin);
         if (!spec.ok()) return caf::make_error(caf::sec::runtime_error, spec.error());
         for (auto& [id, existing] : self->state.experiments) {
-          if ((existing.status == "running" || existing.status == "waiting") &&
+          if ((existing.status == ExperimentStatus::running || existing.status == ExperimentStatus::waiting) &&
               existing.spec_text == spec->source_text) {
             // The same spec again (e.g. a client whose coordinator restarted):
             // follow the unfinished experiment instead of starting a twin.
@@ -363,7 +364,7 @@ coordinator_actor::behavior_type coordinator_behavior(coordinator_ptr self, coor
         entry.id = options.experiment_id;
         entry.name = options.spec.name;
         entry.out_dir = options.out_dir;
-        entry.metric = options.spec.metric;
+        entry.metric = to_string(options.spec.metric);
         entry.spec_text = options.spec.source_text;
         entry.heartbeat_timeout_s = options.spec.cluster.heartbeat_timeout;
         entry.clients.push_back(caf::actor_cast<caf::actor>(self->current_sender()));
@@ -382,14 +383,14 @@ coordinator_actor::behavior_type coordinator_behavior(coordinator_ptr self, coor
           return caf::make_error(caf::sec::runtime_error, fmt::format("no experiment {} on this coordinator", experiment));
         auto& entry = it->second;
         auto client = caf::actor_cast<caf::actor>(self->current_sender());
-        if (entry.status == "completed" || entry.status == "failed") {
+        if (entry.status == ExperimentStatus::completed || entry.status == ExperimentStatus::failed) {
           caf::anon_send(client, files_atom::value,
                      files_of(entry.id, entry.out_dir,
-                              entry.status == "failed" ? "the experiment failed; see the coordinator's log" : ""));
+                              entry.status == ExperimentStatus::failed ? "the experiment failed; see the coordinator's log" : ""));
         } else {
           entry.clients.push_back(client);
         }
-        return nlohmann::json{{"status", entry.status}, {"metric", entry.metric}}.dump();
+        return nlohmann::json{{"status", to_string(entry.status)}, {"metric", entry.metric}}.dump();
       },
       [self](status_atom, const std::string& token) -> caf::result<std::string> {
         if (!tokens_equal(token, self->state.config.token))
@@ -426,7 +427,7 @@ coordinator_actor::behavior_type coordinator_behavior(coordinator_ptr self, coor
         auto* entry = reported(self, experiment);
         if (!entry) return;
         entry->follower = caf::actor{};
-        entry->status = completed ? "completed" : "failed";
+        entry->status = completed ? ExperimentStatus::completed : ExperimentStatus::failed;
         log_line(completed ? fmt::format("{} completed", experiment)
                            : fmt::format("{} failed: {}", experiment, files.error));
         tell_clients(*entry, files_atom::value, files);

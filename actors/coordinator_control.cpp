@@ -22,10 +22,6 @@ caf::error refuse(const std::string& text) { return caf::make_error(caf::sec::ru
 // A refusal the client may retry in a moment (actors/client.cpp keys on the code).
 caf::error not_yet(const std::string& text) { return make_error(StatusCode::unavailable, text); }
 
-bool read_only(const std::string& command) {
-  return command == "show" || command == "top" || command == "export" || command == "configs";
-}
-
 // A finished run's store: the runner may still be closing it for a moment.
 Result<std::unique_ptr<StateStore>> open_finished_store(const std::string& run_dir) {
   Result<std::unique_ptr<StateStore>> store = Status::error("not opened");
@@ -42,9 +38,8 @@ Result<std::unique_ptr<StateStore>> open_finished_store(const std::string& run_d
 caf::result<control_reply> handle_control(coordinator_actor::pointer self, const GatewayView& view,
                                           control_request request) {
   if (!tokens_equal(request.token, view.token)) return refuse("wrong token");
-  static const char* commands[] = {"pause", "resume", "stop", "add", "clone", "show", "top", "export", "configs"};
-  if (std::find(std::begin(commands), std::end(commands), request.command) == std::end(commands))
-    return refuse(fmt::format("unknown command \"{}\"", request.command.substr(0, 40)));
+  const SteeringCommandInfo* command = find_steering_command(request.command);
+  if (!command) return refuse(fmt::format("unknown command {}", static_cast<int>(request.command)));
   if (request.settings.size() > 64) return refuse("too many settings");
   auto found = view.find(request.experiment);
   if (!found)
@@ -52,7 +47,7 @@ caf::result<control_reply> handle_control(coordinator_actor::pointer self, const
                                              : fmt::format("no experiment {}", request.experiment.substr(0, 80)));
   auto experiment = std::move(*found);
   request.experiment = experiment.id;
-  if (experiment.status == "running") {
+  if (experiment.status == ExperimentStatus::running) {
     if (!experiment.follower) return not_yet(fmt::format("experiment {} {}", experiment.id, still_setting_up));
     // The runner blocks for pilot checks of added configs: give it time.
     auto promise = self->make_response_promise<control_reply>();
@@ -66,9 +61,11 @@ caf::result<control_reply> handle_control(coordinator_actor::pointer self, const
               });
     return promise;
   }
-  if (!read_only(request.command))
-    return refuse(fmt::format("experiment {} has ended ({}): it cannot be {}", experiment.id, experiment.status,
-                              request.command == "add" || request.command == "clone" ? "added to" : "steered"));
+  if (!command->reads_store) {
+    const bool adds = request.command == SteeringCommand::add || request.command == SteeringCommand::clone;
+    return refuse(fmt::format("experiment {} has ended ({}): it cannot be {}", experiment.id,
+                              to_string(experiment.status), adds ? "added to" : "steered"));
+  }
   // A quick read of a finished run's store, in the gateway itself.
   auto store = open_finished_store(experiment.run_dir);
   if (!store.ok()) return refuse(store.error());

@@ -12,6 +12,7 @@
 #include <caf/all.hpp>
 
 #include "actors/coordinator.hpp"
+#include "runtime/base/lifecycle.hpp"
 #include "runtime/net/cluster_messages.hpp"
 
 namespace cerebro {
@@ -19,7 +20,7 @@ namespace cerebro {
 // What the handler needs to know of one experiment of the coordinator.
 struct ExperimentRef {
   std::string id;
-  std::string status;  // running | completed | failed
+  ExperimentStatus status = ExperimentStatus::running;
   std::string run_dir;
   caf::actor follower;  // the runner, once training started (empty before and after)
 };

@@ -33,8 +33,9 @@
 #include "datasets/dataset_source.hpp"
 #include "runtime/store/experiment_result.hpp"
 #include "runtime/net/messages.hpp"
+#include "runtime/search/spec_loader.hpp"
 #include "runtime/spec/spec.hpp"
-#include "runtime/spec/spec_builder.hpp"
+#include "runtime/search/spec_builder.hpp"
 #include "runtime/base/status.hpp"
 
 namespace cerebro {

@@ -59,7 +59,7 @@ nlohmann::json show_json(const StateStore& store, const ConfigRecord& record) {
     if (is_user_action(d) && d.value("config", -1) == record.id) actions.push_back(d);
   return {{"config", record.id},
           {"params", record.params},
-          {"status", record.status},
+          {"status", to_string(record.status)},
           {"error", record.error},
           {"metric", store.get_meta("metric").value_or("val_accuracy")},
           {"epochs", epochs},
@@ -75,7 +75,7 @@ nlohmann::json top_json(const StateStore& store, int32_t rows, bool paused) {
     if (rows > 0 && rank >= rows) break;
     out.push_back({{"rank", ++rank},
                    {"config", s.id},
-                   {"status", s.status},
+                   {"status", to_string(s.status)},
                    {"epochs", s.epochs.size()},
                    {"metric", s.metric ? nlohmann::json(*s.metric) : nlohmann::json(nullptr)},
                    {"params", s.params}});
@@ -108,21 +108,21 @@ Result<control_reply> export_config(const StateStore& store, const ConfigRecord&
 Result<control_reply> answer_from_store(const StateStore& store, const control_request& r,
                                         const std::string& scratch_dir, bool paused) {
   control_reply reply;
-  if (r.command == "top") {
+  if (r.command == SteeringCommand::top) {
     reply.json = top_json(store, r.rows, paused).dump();
     return reply;
   }
-  if (r.command == "configs") {
+  if (r.command == SteeringCommand::configs) {
     nlohmann::json ids = nlohmann::json::array();
     for (const auto& c : store.configs()) ids.push_back(c.id);
     reply.json = nlohmann::json{{"configs", ids}}.dump();
     return reply;
   }
-  if (r.command != "show" && r.command != "export")
-    return Status::error(fmt::format("\"{}\" is not a read-only command", r.command));
+  if (r.command != SteeringCommand::show && r.command != SteeringCommand::export_model)
+    return Status::error(fmt::format("\"{}\" is not a read-only command", to_string(r.command)));
   auto record = find_config(store, r.config);
   if (!record.ok()) return record.status();
-  if (r.command == "export") return export_config(store, *record, scratch_dir);
+  if (r.command == SteeringCommand::export_model) return export_config(store, *record, scratch_dir);
   reply.json = show_json(store, *record).dump();
   return reply;
 }
@@ -133,7 +133,7 @@ ExperimentSteering::ExperimentSteering(SteeringContext context) : context_(std::
                                         .dump());
 }
 
-Status ExperimentSteering::tell_scheduler(caf::blocking_actor* self, const std::string& command, ConfigId config,
+Status ExperimentSteering::tell_scheduler(caf::blocking_actor* self, SteeringCommand command, ConfigId config,
                                           const std::string& params_json, ConfigId cloned_from) {
   Status result;
   self->request(context_.scheduler, std::chrono::seconds(30), control_atom::value, command, config, params_json,
@@ -144,29 +144,30 @@ Status ExperimentSteering::tell_scheduler(caf::blocking_actor* self, const std::
 }
 
 Result<control_reply> ExperimentSteering::handle(caf::blocking_actor* self, const control_request& r) {
-  const auto& cmd = r.command;
-  if (cmd == "show" || cmd == "top" || cmd == "export" || cmd == "configs")
-    return answer_from_store(*context_.store, r, context_.run_dir, paused_);
+  const SteeringCommand cmd = r.command;
+  const SteeringCommandInfo* info = find_steering_command(cmd);
+  if (!info) return Status::error(fmt::format("unknown command {}", static_cast<int>(cmd)));
+  if (info->reads_store) return answer_from_store(*context_.store, r, context_.run_dir, paused_);
   control_reply reply;
-  if (cmd == "pause" || cmd == "resume") {
+  if (cmd == SteeringCommand::pause || cmd == SteeringCommand::resume) {
     auto done = tell_scheduler(self, cmd, -1);
     if (!done.ok()) return done;
-    paused_ = cmd == "pause";
+    paused_ = cmd == SteeringCommand::pause;
     reply.json = nlohmann::json{{"paused", paused_}}.dump();
     return reply;
   }
-  if (cmd == "stop") {
+  if (cmd == SteeringCommand::stop) {
     auto record = find_config(*context_.store, r.config);
     if (!record.ok()) return record.status();
     auto done = tell_scheduler(self, cmd, r.config);
     if (!done.ok()) return done;
-    record->status = "stopped";
+    record->status = ConfigStatus::stopped;
     context_.store->put_config(*record);
-    reply.json = nlohmann::json{{"config", r.config}, {"status", "stopped"}}.dump();
+    reply.json = nlohmann::json{{"config", r.config}, {"status", to_string(ConfigStatus::stopped)}}.dump();
     return reply;
   }
-  if (cmd == "add" || cmd == "clone") return add(self, r);
-  return Status::error(fmt::format("unknown command \"{}\"", cmd));
+  if (cmd == SteeringCommand::add || cmd == SteeringCommand::clone) return add(self, r);
+  return Status::error(fmt::format("\"{}\" is not a steering command", to_string(cmd)));
 }
 
 // add: a fresh config (the experiment's first config's parameters with the
@@ -177,7 +178,7 @@ Result<control_reply> ExperimentSteering::add(caf::blocking_actor* self, const c
   if (!context_.can_add)
     return Status::error("configs can be added to grid and random searches only; this experiment's search "
                          "procedure plans its configs up front");
-  const bool clone = r.command == "clone";
+  const bool clone = r.command == SteeringCommand::clone;
   auto configs = context_.store->configs();
   if (configs.empty()) return Status::error("the experiment has no config to start from");
   ConfigRecord base = configs.front();
@@ -205,12 +206,13 @@ Result<control_reply> ExperimentSteering::add(caf::blocking_actor* self, const c
     if (!state.ok()) return Status::error("the new config failed its pilot check: " + state.error());
   }
   if (auto st = context_.store->put_initial_state(id, *state); !st.ok()) return st;
-  ConfigRecord record{id, *params, "running", ""};
+  ConfigRecord record{id, *params, ConfigStatus::running, ""};
   if (auto st = context_.store->put_config(record); !st.ok()) return st;
   ++context_.next_config;
-  auto done = tell_scheduler(self, "add", id, params->dump(), clone ? base.id : -1);
+  // A clone is an add for the scheduler: it starts from the state stored above.
+  auto done = tell_scheduler(self, SteeringCommand::add, id, params->dump(), clone ? base.id : -1);
   if (!done.ok()) {
-    record.status = "failed";
+    record.status = ConfigStatus::failed;
     record.error = "not added: " + done.message();
     context_.store->put_config(record);
     return done;

@@ -58,7 +58,7 @@ class ExperimentSteering {
 
  private:
   Result<control_reply> add(caf::blocking_actor* self, const control_request& r);
-  Status tell_scheduler(caf::blocking_actor* self, const std::string& command, ConfigId config,
+  Status tell_scheduler(caf::blocking_actor* self, SteeringCommand command, ConfigId config,
                         const std::string& params_json = "{}", ConfigId cloned_from = -1);
 
   SteeringContext context_;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "runtime/search/search_registry.hpp"
 #include "actors/actors.hpp"
 #include "actors/experiment_steering.hpp"
 #include "actors/shard_placer.hpp"
@@ -74,7 +75,7 @@ Result<experiment_done> train(caf::actor_system& system, const RunOptions& optio
   for (const auto& c : r.store->configs()) next_config = std::max(next_config, c.id + 1);
   ExperimentSteering steering(SteeringContext{r.store, scheduler, s.shape, s.data.partitions.at(0), s.data.validation,
                                               r.spec.epochs, r.spec.seed,
-                                              r.spec.search == "grid" || r.spec.search == "random",
+                                              search_info(r.spec.search).takes_added_configs,
                                               options.out_dir, next_config});
   self->send(scheduler, start_atom::value);
   if (observer.started) observer.started(caf::actor_cast<caf::actor>(self));

@@ -107,9 +107,9 @@ Result<Prepared> start_new(const RunOptions& options, const ClusterView& cluster
   if (auto st = write_file_atomically((dir / "spec.toml").string(), spec.source_text); !st.ok()) return st;
   r.store->put_meta("spec", spec.source_text);
   r.store->put_meta("spec_dir", spec.spec_dir);
-  r.store->put_meta("metric", spec.metric);
+  r.store->put_meta("metric", to_string(spec.metric));
   r.store->put_meta("experiment_id", options.experiment_id);
-  r.store->set_keep_epoch_states(spec.search == "pbt");
+  r.store->set_keep_epoch_states(spec.search == SearchKind::pbt);
   auto control = make_run_control(spec, options.replay_of, s.configs, s.partitions);
   if (!control.ok()) return control.status();
   r.control = *control;
@@ -117,14 +117,14 @@ Result<Prepared> start_new(const RunOptions& options, const ClusterView& cluster
   // Initial states, one config at a time (initialisation draws from torch's
   // global generator): the pilot forward pass rejects configs that do not fit.
   for (const auto& c : s.configs) {
-    ConfigRecord record{c.id, c.params, "running", ""};
+    ConfigRecord record{c.id, c.params, ConfigStatus::running, ""};
     auto init = models::initial_state(c.params, s.shape, *s.data.partitions.at(0), unit_seed(spec.seed, {c.id, -1, -1}));
     if (init.ok()) {
       r.store->put_initial_state(c.id, *init);
       r.control->add_config(c.id, spec.epochs);
       r.params_json[c.id] = c.params.dump();
     } else {
-      record.status = "failed";
+      record.status = ConfigStatus::failed;
       record.error = init.error();
       r.control->reject_config(c.id, init.error());
       say(fmt::format("config {} ({}) failed its pilot check: {}", c.id, describe_params(c.params), init.error()));

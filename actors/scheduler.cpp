@@ -106,7 +106,7 @@ void on_result(scheduler_ptr self, const Dispatch& d, double start_s, unit_resul
     report(self, fmt::format("late result of {} from lost worker {} dropped", to_string(d.unit), d.worker));
     return;
   }
-  if (r.status == "failed") {
+  if (r.status == UnitStatus::failed) {
     report(self, control.on_failed(d.worker, d.unit, r.error));
     apply_search(self);
     dispatch(self);
@@ -238,24 +238,27 @@ void leave_book(scheduler_ptr self, WorkerId id, const std::string& why, bool un
 
 // A person's steering (actors/experiment_steering.cpp sends it): applied to
 // the control, its record persisted with the decisions, then dispatch.
-caf::result<bool> steer(scheduler_ptr self, const std::string& command, ConfigId config,
+caf::result<bool> steer(scheduler_ptr self, SteeringCommand command, ConfigId config,
                         const std::string& params_json, int32_t epochs, ConfigId cloned_from) {
   auto& control = *self->state.config.control;
-  Status applied = Status::error(fmt::format("unknown steering command \"{}\"", command));
-  if (command == "pause") applied = control.pause();
-  if (command == "resume") applied = control.resume();
-  if (command == "stop") applied = control.stop_config(config);
-  if (command == "add") {
-    applied = control.add_config_by_user(config, epochs, nlohmann::json::parse(params_json), cloned_from);
-    if (applied.ok()) self->state.config.params_json[config] = params_json;
+  Status applied = Status::error(fmt::format("\"{}\" does not change the schedule", to_string(command)));
+  switch (command) {
+    case SteeringCommand::pause: applied = control.pause(); break;
+    case SteeringCommand::resume: applied = control.resume(); break;
+    case SteeringCommand::stop: applied = control.stop_config(config); break;
+    case SteeringCommand::add:  // a clone arrives as an add with cloned_from
+      applied = control.add_config_by_user(config, epochs, nlohmann::json::parse(params_json), cloned_from);
+      if (applied.ok()) self->state.config.params_json[config] = params_json;
+      break;
+    default: break;
   }
   if (!applied.ok()) return caf::make_error(caf::sec::runtime_error, applied.message());
   for (const auto& record : control.take_user_actions())
     self->request(self->state.config.checkpoint, caf::infinite, decision_atom::value, record.dump())
         .then([](bool) {}, [self](const caf::error& e) { report(self, "cannot record a user action: " + caf::to_string(e)); });
-  report(self, command == "stop" ? fmt::format("config {} stopped by the user", config)
-               : command == "add" ? fmt::format("config {} added by the user", config)
-                                  : command + "d by the user");
+  report(self, command == SteeringCommand::stop ? fmt::format("config {} stopped by the user", config)
+               : command == SteeringCommand::add ? fmt::format("config {} added by the user", config)
+                                                 : to_string(command) + "d by the user");
   apply_search(self);  // a stop may unblock the procedure's waiting decisions
   dispatch(self);
   return true;
@@ -310,7 +313,7 @@ scheduler_actor::behavior_type scheduler_behavior(scheduler_ptr self, scheduler_
         apply_search(self);  // decisions about configs rejected at setup
         dispatch(self);
       },
-      [self](control_atom, const std::string& command, ConfigId config, const std::string& params_json,
+      [self](control_atom, SteeringCommand command, ConfigId config, const std::string& params_json,
              int32_t epochs, ConfigId cloned_from) -> caf::result<bool> {
         if (self->state.finished) return caf::make_error(caf::sec::runtime_error, "the experiment has finished");
         return steer(self, command, config, params_json, epochs, cloned_from);

@@ -27,7 +27,7 @@ unit_result run_unit(const worker_state& st, const unit_task& task) {
   try {
     params = nlohmann::json::parse(task.params_json);
   } catch (const std::exception& e) {
-    r.status = "failed";
+    r.status = UnitStatus::failed;
     r.error = fmt::format("bad hyper-parameters in the task: {}", e.what());
     return r;
   }
@@ -40,17 +40,17 @@ unit_result run_unit(const worker_state& st, const unit_task& task) {
   in.seed = task.seed;
   const auto& faults = FaultInjection::instance();
   if (faults.fail_unit(task.config, task.partition, task.epoch, task.attempt)) {
-    r.status = "failed";
+    r.status = UnitStatus::failed;
     r.error = "injected fault (test)";
     return r;
   }
   auto out = models::train_unit(in);
   if (!out.ok()) {
-    r.status = "failed";
+    r.status = UnitStatus::failed;
     r.error = out.error();
     return r;
   }
-  r.status = out->diverged ? "diverged" : "ok";
+  r.status = out->diverged ? UnitStatus::diverged : UnitStatus::ok;
   r.state = std::move(out->state);
   r.train_loss = out->train_loss;
   r.examples = out->examples;
@@ -111,7 +111,7 @@ worker_actor::behavior_type worker_behavior(worker_ptr self, worker_config confi
             r.partition = task.partition;
             r.epoch = task.epoch;
             r.worker = self->state.config.id;
-            r.status = "failed";
+            r.status = UnitStatus::failed;
             r.error = error;
             promise.deliver(std::move(r));
             return;

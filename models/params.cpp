@@ -54,6 +54,22 @@ bool ParamReader::boolean(const std::string& key, bool fallback) {
   return v->get<bool>();
 }
 
+std::string to_string(OptimizerKind kind) {
+  switch (kind) {
+    case OptimizerKind::sgd: return "sgd";
+    case OptimizerKind::adam: return "adam";
+    case OptimizerKind::adamw: return "adamw";
+  }
+  return "unknown";
+}
+
+std::optional<OptimizerKind> parse_optimizer_kind(const std::string& name) {
+  for (OptimizerKind kind : {OptimizerKind::sgd, OptimizerKind::adam, OptimizerKind::adamw}) {
+    if (to_string(kind) == name) return kind;
+  }
+  return std::nullopt;
+}
+
 std::string ParamReader::string(const std::string& key, const std::string& fallback) {
   const auto* v = find(key);
   if (!v) return fallback;
@@ -97,15 +113,16 @@ TrainingParams TrainingParams::read(ParamReader& r) {
   if (p.model.empty()) throw ParamError("model is missing: name a zoo model (mlp, cnn, resnet) or a .pt file");
   p.lr = r.positive_number("lr", p.lr);
   p.batch_size = r.integer("batch_size", p.batch_size, 1);
-  p.optimizer = r.string("optimizer", p.optimizer);
-  if (p.optimizer != "sgd" && p.optimizer != "adam" && p.optimizer != "adamw")
-    throw ParamError(fmt::format("optimizer must be one of sgd, adam, adamw; got \"{}\"", p.optimizer));
-  p.weight_decay = r.number("weight_decay", p.optimizer == "adamw" ? 0.01 : 0.0);
+  const std::string optimizer = r.string("optimizer", to_string(p.optimizer));
+  const std::optional<OptimizerKind> kind = parse_optimizer_kind(optimizer);
+  if (!kind) throw ParamError(fmt::format("optimizer must be one of sgd, adam, adamw; got \"{}\"", optimizer));
+  p.optimizer = *kind;
+  p.weight_decay = r.number("weight_decay", p.optimizer == OptimizerKind::adamw ? 0.01 : 0.0);
   if (p.weight_decay < 0) throw ParamError("weight_decay must be >= 0");
   p.momentum = r.number("momentum", p.momentum);
   if (p.momentum < 0 || p.momentum >= 1) throw ParamError("momentum must be in [0, 1)");
   p.nesterov = r.boolean("nesterov", p.nesterov);
-  if (p.nesterov && p.optimizer != "sgd") throw ParamError("nesterov applies to optimizer = \"sgd\" only");
+  if (p.nesterov && p.optimizer != OptimizerKind::sgd) throw ParamError("nesterov applies to optimizer = \"sgd\" only");
   if (p.nesterov && p.momentum <= 0) throw ParamError("nesterov needs momentum > 0");
   return p;
 }

@@ -3,6 +3,7 @@
 // Torch-free so the CLI can validate a whole grid before anything is written.
 
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -44,12 +45,18 @@ class ParamReader {
   std::set<std::string> read_;
 };
 
+// The `optimizer` hyper-parameter; its name ("sgd", "adam", "adamw") is read
+// only by TrainingParams::read.
+enum class OptimizerKind { sgd, adam, adamw };
+std::string to_string(OptimizerKind kind);
+std::optional<OptimizerKind> parse_optimizer_kind(const std::string& name);
+
 // The hyper-parameters every config has, whatever its model.
 struct TrainingParams {
   std::string model;
   double lr = 1e-3;
   int64_t batch_size = 64;
-  std::string optimizer = "adam";  // sgd | adam | adamw
+  OptimizerKind optimizer = OptimizerKind::adam;
   double weight_decay = 0.0;       // adamw defaults to 0.01, as in torch
   double momentum = 0.0;           // sgd only
   bool nesterov = false;           // sgd only

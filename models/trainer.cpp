@@ -29,11 +29,14 @@ struct Trainee {
 };
 
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainingParams& p, std::vector<torch::Tensor> params) {
-  if (p.optimizer == "sgd")
-    return std::make_unique<torch::optim::SGD>(
-        params, torch::optim::SGDOptions(p.lr).momentum(p.momentum).nesterov(p.nesterov).weight_decay(p.weight_decay));
-  if (p.optimizer == "adamw")
-    return std::make_unique<torch::optim::AdamW>(params, torch::optim::AdamWOptions(p.lr).weight_decay(p.weight_decay));
+  switch (p.optimizer) {
+    case OptimizerKind::sgd:
+      return std::make_unique<torch::optim::SGD>(
+          params, torch::optim::SGDOptions(p.lr).momentum(p.momentum).nesterov(p.nesterov).weight_decay(p.weight_decay));
+    case OptimizerKind::adamw:
+      return std::make_unique<torch::optim::AdamW>(params, torch::optim::AdamWOptions(p.lr).weight_decay(p.weight_decay));
+    case OptimizerKind::adam: break;
+  }
   return std::make_unique<torch::optim::Adam>(params, torch::optim::AdamOptions(p.lr).weight_decay(p.weight_decay));
 }
 

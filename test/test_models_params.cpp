@@ -3,6 +3,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "models/model.hpp"
+#include "models/params.hpp"
 #include "test/test_models_util.hpp"
 
 namespace cerebro::models::testing {
@@ -74,6 +75,19 @@ BOOST_AUTO_TEST_CASE(bad_optimizer_and_model_names) {
   BOOST_TEST(contains(e, "model"), e);
   e = params_error(R"([1, 2])");
   BOOST_TEST(e != "");
+}
+
+BOOST_AUTO_TEST_CASE(optimizer_kinds_round_trip_and_are_read_once) {
+  for (OptimizerKind kind : {OptimizerKind::sgd, OptimizerKind::adam, OptimizerKind::adamw}) {
+    BOOST_TEST((parse_optimizer_kind(to_string(kind)) == kind));
+  }
+  BOOST_TEST(!parse_optimizer_kind("rmsprop").has_value());
+  BOOST_TEST(!parse_optimizer_kind("Adam").has_value());
+  json params = json::parse(R"({"model": "mlp", "optimizer": "adamw"})");
+  ParamReader reader(params);
+  const TrainingParams p = TrainingParams::read(reader);
+  BOOST_TEST((p.optimizer == OptimizerKind::adamw));
+  BOOST_TEST(p.weight_decay == 0.01);  // adamw's default, as in torch
 }
 
 BOOST_AUTO_TEST_CASE(nesterov_needs_sgd_with_momentum) {

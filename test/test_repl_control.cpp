@@ -28,7 +28,7 @@ UnitLogEntry committed(const Dispatch& d) {
   e.partition = d.unit.partition;
   e.epoch = d.unit.epoch;
   e.worker = d.worker;
-  e.status = "ok";
+  e.status = UnitStatus::ok;
   e.examples = 10;
   e.train_loss = 1;
   e.has_validation = d.validate;
@@ -74,7 +74,7 @@ BOOST_AUTO_TEST_CASE(pause_dispatches_nothing_new_and_resume_continues) {
   BOOST_TEST(!control.resume().ok(), "resuming a running experiment is refused");
   auto units = run_to_end(control);
   BOOST_TEST(units[0] + units[1] == 6);  // 8 units in all, 2 ran before the pause
-  BOOST_TEST(control.outcomes().at(0).status == "completed");
+  BOOST_TEST(control.outcomes().at(0).status == ConfigStatus::completed);
   auto actions = control.take_user_actions();
   BOOST_REQUIRE_EQUAL(actions.size(), 2u);
   BOOST_TEST(actions[0]["action"] == "pause");
@@ -98,8 +98,8 @@ BOOST_AUTO_TEST_CASE(a_stopped_config_gets_no_more_units) {
   auto units = run_to_end(control);
   BOOST_TEST(units.count(1) == 0u, "config 1 ran units after its stop");
   BOOST_TEST(units[0] == 5);
-  BOOST_TEST(control.outcomes().at(1).status == "stopped");
-  BOOST_TEST(control.outcomes().at(0).status == "completed");
+  BOOST_TEST(control.outcomes().at(1).status == ConfigStatus::stopped);
+  BOOST_TEST(control.outcomes().at(0).status == ConfigStatus::completed);
   auto actions = control.take_user_actions();
   BOOST_REQUIRE_EQUAL(actions.size(), 1u);
   BOOST_TEST(actions[0]["action"] == "stop");
@@ -123,7 +123,7 @@ BOOST_AUTO_TEST_CASE(an_added_config_completes_all_its_epochs) {
   BOOST_TEST(control.add_config_by_user(5, 2, {{"lr", 0.01}}).ok());
   auto units = run_to_end(control);
   BOOST_TEST(units[5] == 6, "the added config trained every partition in each of its 2 epochs");
-  BOOST_TEST(control.outcomes().at(5).status == "completed");
+  BOOST_TEST(control.outcomes().at(5).status == ConfigStatus::completed);
   BOOST_TEST(control.units_total() == 12);
   auto actions = control.take_user_actions();
   BOOST_REQUIRE_EQUAL(actions.size(), 1u);

@@ -15,7 +15,7 @@ ExperimentControl make_control(int partitions, int retries = 3) {
                            make_policy("randomized", 1), std::make_unique<FixedEpochsProcedure>());
 }
 
-UnitLogEntry committed(const Dispatch& d, double accuracy = 0.5, const std::string& status = "ok") {
+UnitLogEntry committed(const Dispatch& d, double accuracy = 0.5, UnitStatus status = UnitStatus::ok) {
   UnitLogEntry e;
   e.config = d.unit.config;
   e.partition = d.unit.partition;
@@ -53,7 +53,7 @@ BOOST_AUTO_TEST_CASE(last_unit_of_an_epoch_validates_and_configs_complete) {
     }
   }
   BOOST_TEST(validations == 2);
-  BOOST_TEST(control.outcomes().at(0).status == "completed");
+  BOOST_TEST(control.outcomes().at(0).status == ConfigStatus::completed);
   BOOST_TEST(control.best()->first == 0);
   BOOST_TEST(control.units_done() == 4);
 }
@@ -69,7 +69,7 @@ BOOST_AUTO_TEST_CASE(failed_units_are_retried_then_fail_their_config) {
     control.on_failed(0, ds[0].unit, "boom");
   }
   BOOST_TEST(control.all_done());
-  BOOST_TEST(control.outcomes().at(0).status == "failed");
+  BOOST_TEST(control.outcomes().at(0).status == ConfigStatus::failed);
   BOOST_TEST(control.outcomes().at(0).error == "boom");
 }
 
@@ -81,10 +81,10 @@ BOOST_AUTO_TEST_CASE(a_diverged_unit_ends_its_config_and_is_not_the_best) {
   control.add_config(1, 1);
   while (!control.all_done()) {
     for (const auto& d : control.dispatch())
-      control.on_committed(d.worker, committed(d, 0.9, d.unit.config == 1 ? "diverged" : "ok"));
+      control.on_committed(d.worker, committed(d, 0.9, d.unit.config == 1 ? UnitStatus::diverged : UnitStatus::ok));
   }
-  BOOST_TEST(control.outcomes().at(1).status == "diverged");
-  BOOST_TEST(control.outcomes().at(0).status == "completed");
+  BOOST_TEST(control.outcomes().at(1).status == ConfigStatus::diverged);
+  BOOST_TEST(control.outcomes().at(0).status == ConfigStatus::completed);
   BOOST_TEST(control.best()->first == 0);
 }
 
@@ -172,11 +172,11 @@ BOOST_AUTO_TEST_CASE(a_stop_frees_the_configs_units_at_once) {
     }
   }
   BOOST_TEST(control.units_total() == 8 + 2);  // config 1 counts only its two done units
-  BOOST_TEST(control.outcomes().at(1).status == "stopped");
+  BOOST_TEST(control.outcomes().at(1).status == ConfigStatus::stopped);
   BOOST_TEST(line.find("config 1 epoch 0: stop (not promising)") != std::string::npos);
   while (!control.all_done()) run_round(control);
   BOOST_TEST(control.units_done() == 10);
-  BOOST_TEST(control.outcomes().at(0).status == "completed");
+  BOOST_TEST(control.outcomes().at(0).status == ConfigStatus::completed);
 }
 
 BOOST_AUTO_TEST_CASE(an_exploit_holds_its_config_until_the_copy_is_confirmed) {
@@ -210,7 +210,7 @@ BOOST_AUTO_TEST_CASE(an_exploit_holds_its_config_until_the_copy_is_confirmed) {
   BOOST_TEST((next[0].unit == Unit{1, 0, 1}));  // its own epoch count goes on
   control.on_committed(next[0].worker, committed(next[0]));
   while (!control.all_done()) run_round(control);
-  BOOST_TEST(control.outcomes().at(1).status == "completed");
+  BOOST_TEST(control.outcomes().at(1).status == ConfigStatus::completed);
   auto decisions = control.take_decisions();
   BOOST_TEST(std::count_if(decisions.begin(), decisions.end(), [](const SearchDecision& d) {
                return d.kind == SearchDecision::Kind::exploit;
@@ -226,7 +226,7 @@ BOOST_AUTO_TEST_CASE(a_failed_copy_fails_its_config) {
   control.add_config(1, 2);
   while (!control.copy_pending(1)) run_round(control);
   BOOST_TEST(control.on_state_copy_failed(1, "state of config 0 missing").find("config 1 failed") == 0u);
-  BOOST_TEST(control.outcomes().at(1).status == "failed");
+  BOOST_TEST(control.outcomes().at(1).status == ConfigStatus::failed);
   BOOST_TEST((procedure->ended == std::vector<ConfigId>{1}));
   while (!control.all_done()) run_round(control);
 }
@@ -254,7 +254,7 @@ BOOST_AUTO_TEST_CASE(diverged_failed_and_rejected_configs_leave_the_search) {
   control.add_config(1, 1);
   control.reject_config(2, "pilot check failed");
   auto ds = control.dispatch();
-  control.on_committed(ds[0].worker, committed(ds[0], 0.5, "diverged"));
+  control.on_committed(ds[0].worker, committed(ds[0], 0.5, UnitStatus::diverged));
   for (int attempt = 0; attempt < 3; ++attempt) {
     auto again = control.dispatch();
     BOOST_REQUIRE_EQUAL(again.size(), 1u);

@@ -42,7 +42,7 @@ UnitLogEntry committed(const Dispatch& d, int64_t seq) {
   e.partition = d.unit.partition;
   e.epoch = d.unit.epoch;
   e.worker = d.worker;
-  e.status = "ok";
+  e.status = UnitStatus::ok;
   e.examples = 10;
   e.train_loss = 1.0 / (1 + d.unit.epoch);
   e.has_validation = d.validate;
@@ -114,7 +114,7 @@ BOOST_AUTO_TEST_CASE(a_restored_control_reruns_no_committed_unit_and_rederives_d
       BOOST_TEST(first_visit);
     }
     for (const auto& [key, partitions] : visits) BOOST_TEST(partitions.size() == static_cast<size_t>(kPartitions));
-    for (ConfigId c = 0; c < kConfigs; ++c) BOOST_TEST(resumed.outcomes().at(c).status != "running");
+    for (ConfigId c = 0; c < kConfigs; ++c) BOOST_TEST(resumed.outcomes().at(c).status != ConfigStatus::running);
   }
 }
 
@@ -134,7 +134,7 @@ UnitLogEntry unit(ConfigId c, PartitionId p) {
   UnitLogEntry e;
   e.config = c;
   e.partition = p;
-  e.status = "ok";
+  e.status = UnitStatus::ok;
   e.examples = 1;
   return e;
 }

@@ -42,7 +42,7 @@ UnitLogEntry entry(ConfigId c, PartitionId p, int32_t epoch, double val_accuracy
   e.config = c;
   e.partition = p;
   e.epoch = epoch;
-  e.status = "ok";
+  e.status = UnitStatus::ok;
   e.train_loss = 0.5;
   e.examples = 10;
   e.start_s = 1;
@@ -68,7 +68,7 @@ struct RunDir {
     store->put_meta("spec", kSpec);
     store->put_meta("spec_dir", "/specs");
     for (ConfigId c = 0; c < 3; ++c) {
-      store->put_config(ConfigRecord{c, {{"model", "mlp"}, {"lr", 0.1 * (c + 1)}}, "running", ""});
+      store->put_config(ConfigRecord{c, {{"model", "mlp"}, {"lr", 0.1 * (c + 1)}}, ConfigStatus::running, ""});
       store->put_initial_state(c, "initial-" + std::to_string(c));
     }
     spec = spec_of_run(*store, run_dir()).take_or_throw();
@@ -145,17 +145,17 @@ BOOST_AUTO_TEST_CASE(recovery_keeps_committed_units_and_counts_each_resume) {
 
 BOOST_AUTO_TEST_CASE(a_failed_config_stays_out_and_a_stopped_one_stays_stopped) {
   RunDir run;
-  run.store->put_config(ConfigRecord{1, {{"model", "mlp"}, {"lr", 0.2}}, "failed", "pilot check failed"});
-  run.store->put_config(ConfigRecord{2, {{"model", "mlp"}, {"lr", 0.3}}, "stopped", ""});
+  run.store->put_config(ConfigRecord{1, {{"model", "mlp"}, {"lr", 0.2}}, ConfigStatus::failed, "pilot check failed"});
+  run.store->put_config(ConfigRecord{2, {{"model", "mlp"}, {"lr", 0.3}}, ConfigStatus::stopped, ""});
   auto recovered = recover_run(*run.store, run.spec, "", kPartitions, run.run_dir(), run.say);
   BOOST_REQUIRE_MESSAGE(recovered.ok(), recovered.error());
   BOOST_TEST(recovered->params_json.count(0) == 1u);
   BOOST_TEST(recovered->params_json.count(1) == 0u);
   BOOST_TEST(recovered->params_json.count(2) == 1u);
   const auto& outcomes = recovered->control->outcomes();
-  BOOST_TEST(outcomes.at(1).status == "failed");
+  BOOST_TEST(outcomes.at(1).status == ConfigStatus::failed);
   BOOST_TEST(outcomes.at(1).error == "pilot check failed");
-  BOOST_TEST(outcomes.at(2).status == "stopped");
+  BOOST_TEST(outcomes.at(2).status == ConfigStatus::stopped);
   for (const auto& d : recovered->control->dispatch()) BOOST_TEST(d.unit.config == 0);
 }
 
@@ -173,7 +173,7 @@ BOOST_AUTO_TEST_CASE(a_damaged_latest_state_falls_back_and_its_units_run_again) 
 
 BOOST_AUTO_TEST_CASE(recovery_rederives_search_decisions_and_keeps_a_persons_steps) {
   RunDir run;
-  auto pause = user_action("pause");
+  auto pause = user_action(SteeringCommand::pause);
   run.store->put_decision(pause);
   run.store->put_decision(nlohmann::json{{"kind", "not re-derived"}});
   auto recovered = recover_run(*run.store, run.spec, "", kPartitions, run.run_dir(), run.say);
@@ -186,7 +186,7 @@ BOOST_AUTO_TEST_CASE(recovery_rederives_search_decisions_and_keeps_a_persons_ste
 BOOST_AUTO_TEST_CASE(an_unknown_scheduler_fails_recovery_without_writing) {
   RunDir run;
   auto spec = run.spec;
-  spec.cluster.scheduler = "no-such-scheduler";
+  spec.cluster.scheduler = static_cast<SchedulerKind>(99);  // a kind no policy is made for
   auto recovered = recover_run(*run.store, spec, "", kPartitions, run.run_dir(), run.say);
   BOOST_REQUIRE(!recovered.ok());
   BOOST_TEST(recovered.error().find("[cluster] scheduler") != std::string::npos);
@@ -202,7 +202,7 @@ std::shared_ptr<ExperimentControl> trained(RunDir& run) {
       for (PartitionId p = 0; p < kPartitions; ++p)
         run.store->commit_unit(entry(c, p, epoch, 0.4 + 0.2 * c + 0.1 * epoch),
                                "c" + std::to_string(c) + "-e" + std::to_string(epoch) + "-p" + std::to_string(p));
-  run.store->put_config(ConfigRecord{2, {{"model", "mlp"}, {"lr", 0.3}}, "stopped", ""});
+  run.store->put_config(ConfigRecord{2, {{"model", "mlp"}, {"lr", 0.3}}, ConfigStatus::stopped, ""});
   auto recovered = recover_run(*run.store, run.spec, "", kPartitions, run.run_dir(), run.say);
   BOOST_REQUIRE_MESSAGE(recovered.ok(), recovered.error());
   return recovered->control;
@@ -228,11 +228,11 @@ BOOST_AUTO_TEST_CASE(finishing_writes_the_summary_and_metrics_and_marks_the_run_
   BOOST_TEST(read_json(run.dir.path() / "summary.json") == *summary);
   BOOST_TEST(fs::file_size(run.dir.path() / "metrics.csv") > 0u);
   // Final statuses: the trained configs completed, the stopped one stays stopped.
-  std::map<ConfigId, std::string> status;
+  std::map<ConfigId, ConfigStatus> status;
   for (const auto& record : run.store->configs()) status[record.id] = record.status;
-  BOOST_TEST(status[0] == "completed");
-  BOOST_TEST(status[1] == "completed");
-  BOOST_TEST(status[2] == "stopped");
+  BOOST_TEST(status[0] == ConfigStatus::completed);
+  BOOST_TEST(status[1] == ConfigStatus::completed);
+  BOOST_TEST(status[2] == ConfigStatus::stopped);
   // A resumed run's unit span is the sum over its log (8 units of 1 s).
   BOOST_TEST((*summary)["resumes"] == 1);
 }

@@ -29,7 +29,7 @@ UnitLogEntry entry(ConfigId c, PartitionId p, int32_t epoch) {
   e.config = c;
   e.partition = p;
   e.epoch = epoch;
-  e.status = "ok";
+  e.status = UnitStatus::ok;
   e.train_loss = 0.5;
   e.examples = 10;
   return e;
@@ -76,7 +76,7 @@ BOOST_AUTO_TEST_CASE(log_survives_reopen_and_sequence_continues) {
     store->put_initial_state(0, "s");
     store->commit_unit(entry(0, 0, 0), "x");
     store->commit_unit(entry(0, 1, 0), "y");
-    store->put_config(ConfigRecord{0, {{"model", "mlp"}}, "completed", ""});
+    store->put_config(ConfigRecord{0, {{"model", "mlp"}}, ConfigStatus::completed, ""});
     store->put_meta("k", "v");
   }
   auto store = StateStore::open(dir.path.string(), false).take_or_throw();
@@ -84,7 +84,7 @@ BOOST_AUTO_TEST_CASE(log_survives_reopen_and_sequence_continues) {
   BOOST_REQUIRE_EQUAL(log.size(), 2u);
   BOOST_TEST(log[1].partition == 1);
   BOOST_TEST(store->commit_unit(entry(0, 0, 1), "z")->seq == 3);
-  BOOST_TEST(store->configs().at(0).status == "completed");
+  BOOST_TEST(store->configs().at(0).status == ConfigStatus::completed);
   BOOST_TEST(store->configs().at(0).params["model"] == "mlp");
   BOOST_TEST(*store->get_meta("k") == "v");
   BOOST_TEST(!store->get_meta("absent").has_value());
@@ -228,12 +228,12 @@ BOOST_AUTO_TEST_CASE(messages_round_trip_through_caf_serialization) {
 
   unit_result result;
   result.config = 5;
-  result.status = "diverged";
+  result.status = UnitStatus::diverged;
   result.state = "abc";
   result.val_accuracy = 0.5;
   result.train_s = 1.25;
   auto r = round_trip(sys, result);
-  BOOST_TEST(r.status == "diverged");
+  BOOST_TEST(r.status == UnitStatus::diverged);
   BOOST_TEST(r.val_accuracy == 0.5);
   BOOST_TEST(r.train_s == 1.25);
 

@@ -146,12 +146,12 @@ BOOST_AUTO_TEST_CASE(simulated_clusters_keep_the_mop_invariants) {
       for (ConfigId c : ids) {
         const auto& outcome = sim.control().outcomes().at(c);
         const int32_t trained = sim.epochs_completed(c);
-        if (outcome.status == "completed") BOOST_TEST(trained == max_epochs);
-        if (outcome.status == "stopped") {
+        if (outcome.status == ConfigStatus::completed) BOOST_TEST(trained == max_epochs);
+        if (outcome.status == ConfigStatus::stopped) {
           BOOST_TEST((std::find(rungs.begin(), rungs.end(), trained) != rungs.end()), "config " << c << " stopped after " << trained);
         }
         for (size_t k = 0; k < rungs.size(); ++k) {
-          if (trained >= rungs[k] && outcome.status != "diverged") ++reached[k];
+          if (trained >= rungs[k] && outcome.status != ConfigStatus::diverged) ++reached[k];
         }
       }
       for (size_t k = 0; k < rungs.size(); ++k) {

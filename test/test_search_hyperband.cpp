@@ -161,7 +161,7 @@ BOOST_AUTO_TEST_CASE(simulated_clusters_run_the_brackets) {
       if (!faults) {
         for (ConfigId c : all) {
           const auto& status = sim.control().outcomes().at(c).status;
-          BOOST_TEST((status == "completed") == (sim.epochs_completed(c) == options.max_epochs));
+          BOOST_TEST((status == ConfigStatus::completed) == (sim.epochs_completed(c) == options.max_epochs));
         }
       }
     }

@@ -192,8 +192,8 @@ BOOST_AUTO_TEST_CASE(simulated_clusters_copy_states_exactly) {
       copies += static_cast<int64_t>(exploit_count);
       for (ConfigId c : ids) {
         const auto& status = sim.control().outcomes().at(c).status;
-        if (status != "failed") BOOST_TEST(status == "completed");
-        if (status == "completed") BOOST_TEST(sim.epochs_completed(c) == options.epochs);
+        if (status != ConfigStatus::failed) BOOST_TEST(status == ConfigStatus::completed);
+        if (status == ConfigStatus::completed) BOOST_TEST(sim.epochs_completed(c) == options.epochs);
       }
     }
   }

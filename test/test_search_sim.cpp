@@ -168,7 +168,7 @@ void SearchSimulation::finish_unit(const Attempt& a) {
   e.partition = u.partition;
   e.epoch = u.epoch;
   e.worker = a.dispatch.worker;
-  e.status = a.diverges ? "diverged" : "ok";
+  e.status = a.diverges ? UnitStatus::diverged : UnitStatus::ok;
   e.examples = 10;
   e.train_loss = 1.0 / (1.0 + state.skill);
   e.has_validation = a.dispatch.validate;

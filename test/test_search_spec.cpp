@@ -10,6 +10,7 @@
 #include "runtime/search/hyperband.hpp"
 #include "runtime/search/pbt.hpp"
 #include "runtime/search/search_space.hpp"
+#include "runtime/search/spec_loader.hpp"
 #include "runtime/spec/spec.hpp"
 
 using namespace cerebro;
@@ -43,7 +44,7 @@ BOOST_AUTO_TEST_SUITE(search_spec)
 
 BOOST_AUTO_TEST_CASE(asha_keys_parse_and_build_the_procedure) {
   auto spec = parse("search = \"asha\"\nsamples = 27\nmax_epochs = 9\neta = 3\nmin_epochs = 1\n");
-  BOOST_TEST(spec.search == "asha");
+  BOOST_TEST(spec.search == SearchKind::asha);
   BOOST_TEST(spec.samples == 27);
   BOOST_TEST(spec.max_epochs == 9);
   BOOST_TEST(spec.epochs == 9);  // every config is planned for R epochs

@@ -41,8 +41,8 @@ inline void check_one_decision_per_epoch_end(const SearchSimulation& sim, const 
     BOOST_TEST(key.second < sim.epochs_completed(key.first), "decision for an epoch that never ended");
   }
   for (ConfigId c : configs) {
-    const std::string& status = sim.control().outcomes().at(c).status;
-    if (status == "diverged" || status == "failed") continue;
+    const ConfigStatus status = sim.control().outcomes().at(c).status;
+    if (status == ConfigStatus::diverged || status == ConfigStatus::failed) continue;
     for (int32_t e = 0; e < sim.epochs_completed(c); ++e) {
       BOOST_TEST(count.count({c, e}) == 1u, "config " << c << " epoch " << e << " (" << status << ") has no decision");
     }

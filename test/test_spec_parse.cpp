@@ -6,6 +6,7 @@
 #include <random>
 
 #include "runtime/search/search_space.hpp"
+#include "runtime/search/spec_loader.hpp"
 #include "runtime/spec/spec.hpp"
 #include "test/temp_dir.hpp"
 
@@ -13,6 +14,8 @@ namespace fs = std::filesystem;
 using cerebro::ExperimentSpec;
 using cerebro::parse_spec_file;
 using cerebro::parse_spec_string;
+using cerebro::SchedulerKind;
+using cerebro::SearchKind;
 using nlohmann::json;
 
 namespace {
@@ -69,9 +72,9 @@ BOOST_AUTO_TEST_CASE(full_spec_parses_every_field) {
   BOOST_TEST(spec.name == "full");
   BOOST_TEST(spec.epochs == 7);
   BOOST_TEST(spec.seed == 1234u);
-  BOOST_TEST(spec.search == "random");
+  BOOST_TEST(spec.search == SearchKind::random);
   BOOST_TEST(spec.samples == 5);
-  BOOST_TEST(spec.metric == "val_loss");
+  BOOST_TEST(spec.metric == cerebro::Metric::val_loss);
   BOOST_TEST(spec.data.source == "csv");
   BOOST_TEST(spec.data.train == "/experiments/iris/data/train.csv");
   BOOST_TEST(spec.data.test == "/experiments/shared/test.csv");
@@ -83,7 +86,7 @@ BOOST_AUTO_TEST_CASE(full_spec_parses_every_field) {
   BOOST_TEST(spec.cluster.workers == 3);
   BOOST_TEST(spec.cluster.threads_per_worker == 2);
   BOOST_TEST(spec.cluster.max_unit_retries == 5);
-  BOOST_TEST(spec.cluster.scheduler == "randomized");
+  BOOST_TEST(spec.cluster.scheduler == SchedulerKind::randomized);
   BOOST_TEST(spec.spec_dir == "/experiments/iris");
   BOOST_TEST(spec.source_text == kFullSpec);
 
@@ -109,9 +112,9 @@ BOOST_AUTO_TEST_CASE(defaults_apply_to_a_minimal_spec) {
   BOOST_TEST(spec.name == "minimal");  // the origin's stem
   BOOST_TEST(spec.epochs == 3);
   BOOST_TEST(spec.seed == 42u);
-  BOOST_TEST(spec.search == "grid");
+  BOOST_TEST(spec.search == SearchKind::grid);
   BOOST_TEST(spec.samples == 0);
-  BOOST_TEST(spec.metric == "val_accuracy");
+  BOOST_TEST(spec.metric == cerebro::Metric::val_accuracy);
   BOOST_TEST(spec.data.validation_fraction == 0.1);
   BOOST_TEST(spec.data.test_fraction == 0.1);
   BOOST_TEST(spec.data.partitions == 0);
@@ -121,10 +124,10 @@ BOOST_AUTO_TEST_CASE(defaults_apply_to_a_minimal_spec) {
   BOOST_TEST(spec.cluster.workers == 0);
   BOOST_TEST(spec.cluster.threads_per_worker == 1);
   BOOST_TEST(spec.cluster.max_unit_retries == 3);
-  BOOST_TEST(spec.cluster.scheduler == "critical_path");
+  BOOST_TEST(spec.cluster.scheduler == SchedulerKind::critical_path);
   BOOST_TEST(spec.spec_dir == "");
   BOOST_TEST(spec.space == json::parse(R"({"model": ["mlp"]})"));
-  BOOST_TEST(cerebro::metric_higher_is_better(spec.metric));
+  BOOST_TEST(cerebro::higher_is_better(spec.metric));
   BOOST_TEST(!cerebro::metric_higher_is_better("val_loss"));
 
   auto unnamed = parse_spec_string("[data]\nsource = \"idx\"\npath = \"/d\"\n[space]\nmodel = \"mlp\"\n",

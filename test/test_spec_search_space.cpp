@@ -161,7 +161,7 @@ BOOST_AUTO_TEST_CASE(configs_for_dispatches_on_the_search_kind) {
   auto grid = cerebro::configs_for(spec);
   BOOST_REQUIRE(grid.ok());
   BOOST_TEST(grid->size() == 4u);
-  spec.search = "random";
+  spec.search = cerebro::SearchKind::random;
   spec.samples = 3;
   spec.seed = 5;
   auto random = cerebro::configs_for(spec);

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "runtime/search/spec_loader.hpp"
 #include "runtime/net/cluster_validation.hpp"
 #include "runtime/spec/spec.hpp"
 #include "tools/command_support.hpp"
@@ -93,7 +94,7 @@ int run_on_cluster(const ClientOptions& o, const std::string& spec_path, const s
   ClientSession session(o, *token);
   if (!session.error.empty()) return fail(session.error);
   std::string experiment;
-  auto result = follow(spec->metric, [&](const Client::Progress& progress) {
+  auto result = follow(to_string(spec->metric), [&](const Client::Progress& progress) {
     return session.client->run(
         spec->source_text, spec->spec_dir, spec_path,
         [&](const std::string& id) {

@@ -10,7 +10,9 @@
 
 #include <fmt/format.h>
 
+#include "runtime/search/spec_loader.hpp"
 #include "runtime/spec/spec.hpp"
+#include "runtime/spec/steering_command.hpp"
 #include "tools/status_format.hpp"
 
 namespace cerebro::cli {
@@ -62,44 +64,31 @@ const std::vector<CommandInfo>& repl_commands() {
        "Waits until the experiment (default: the current one) completes or fails, showing its progress on a\n"
        "terminal. Fails if the experiment failed.",
        true},
-      {"top", "top [EXPERIMENT] [N]", "leaderboard by the experiment's metric (live on a terminal)",
-       "Ranks the configs by the metric after their last validated epoch, best first (N rows, default 10). On\n"
-       "a terminal it refreshes every 2 s while the experiment runs; press Enter to return.",
-       true},
-      {"show", "show CONFIG", "a config's parameters, status, per-epoch metrics and learning curve",
-       "CONFIG is a config id of the current experiment (e.g. 3) or EXPERIMENT/ID. Prints its parameters,\n"
-       "status, what was done to it by hand, its metrics after each epoch and sparklines of its curves.",
-       true},
-      {"pause", "pause [EXPERIMENT]", "dispatch no new units (running units finish, nothing is lost)",
-       "Pauses the experiment at unit boundaries: units already running finish and are committed; no new\n"
-       "unit starts until resume.",
-       false},
-      {"resume", "resume [EXPERIMENT]", "continue a paused experiment", "Dispatches units again after pause.",
-       false},
-      {"stop", "stop CONFIG", "end a config now, keeping its last checkpoint",
-       "Ends the config at once: it gets no more units (a unit of it still running is discarded) and its last\n"
-       "committed state stays its checkpoint (show and export still work).",
-       false},
-      {"add", "add [EXPERIMENT] key=value ...", "add a config that starts at its first epoch",
-       "Adds a config to a running grid or random search: the experiment's first config's parameters with\n"
-       "the given ones changed (e.g. add lr=0.003 hidden=[128]). It trains all the experiment's epochs.",
-       false},
-      {"clone", "clone CONFIG key=value ...", "a new config from CONFIG's latest weights and optimizer state",
-       "Adds a config that starts from CONFIG's latest state (weights and optimizer state) with the given\n"
-       "training hyper-parameters changed (e.g. clone 2 lr=0.0005), then trains the experiment's epochs.\n"
-       "Parameters that change the model (its layers) cannot be changed by a clone.",
-       false},
-      {"export", "export CONFIG PATH", "write the config's model as a TorchScript file",
-       "Writes CONFIG's latest model to PATH (on this machine) as TorchScript: torch::jit::load(PATH) in plain\n"
-       "LibTorch (or torch.jit.load in Python) loads it.",
-       false},
+  };
+  static const std::vector<CommandInfo> session = {
       {"help", "help [COMMAND]", "list the commands, or explain one", "", true},
       {"quit", "quit", "leave the REPL (experiments on a cluster go on)",
        "Leaves the REPL. With --cluster the experiments go on on the coordinator; an embedded cluster ends\n"
        "with the REPL.",
        true},
   };
-  return commands;
+  // The cluster's commands, then the steering commands (one table with the
+  // gateway's, runtime/spec/steering_command.hpp), then the session's.
+  static const std::vector<CommandInfo> all = [] {
+    std::vector<CommandInfo> out = commands;
+    for (const SteeringCommandInfo& s : steering_commands()) {
+      if (!s.usage.empty()) out.push_back({s.name, s.usage, s.summary, s.details, s.repeatable});
+    }
+    out.insert(out.end(), session.begin(), session.end());
+    return out;
+  }();
+  return all;
+}
+
+// What a steering command's first argument names; none for every other word.
+static SteeringTarget target_of(const std::string& word) {
+  auto command = parse_steering_command(word);
+  return command ? find_steering_command(*command)->target : SteeringTarget::none;
 }
 
 const CommandInfo* find_command(const std::string& name) {
@@ -151,16 +140,23 @@ bool ReplCommands::run(const std::vector<std::string>& words) {
     return error(fmt::format("unknown command \"{}\"; commands: {} (help CMD explains one)", name,
                              fmt::join(names, ", ")));
   }
+  if (auto steering = parse_steering_command(name)) {
+    switch (*steering) {
+      case SteeringCommand::top: return top(args);
+      case SteeringCommand::show: return show(args);
+      case SteeringCommand::pause:
+      case SteeringCommand::resume: return pause_resume(*steering, args);
+      case SteeringCommand::stop: return stop(args);
+      case SteeringCommand::add: return add(args);
+      case SteeringCommand::clone: return clone(args);
+      case SteeringCommand::export_model: return export_config(args);
+      case SteeringCommand::configs: break;  // not a REPL command: find_command has refused it
+    }
+    return true;
+  }
   if (name == "status") return args.empty() ? status() : usage_error(name, "takes no arguments");
   if (name == "submit") return submit(args);
   if (name == "wait") return wait(args);
-  if (name == "top") return top(args);
-  if (name == "show") return show(args);
-  if (name == "pause" || name == "resume") return pause_resume(name, args);
-  if (name == "stop") return stop(args);
-  if (name == "add") return add(args);
-  if (name == "clone") return clone(args);
-  if (name == "export") return export_config(args);
   if (name == "help") return help(args);
   return true;  // quit: the session ends the loop
 }
@@ -259,13 +255,14 @@ bool ReplCommands::show(const std::vector<std::string>& args) {
   return true;
 }
 
-bool ReplCommands::pause_resume(const std::string& command, const std::vector<std::string>& args) {
-  if (args.size() > 1) return usage_error(command, "give at most one experiment");
+bool ReplCommands::pause_resume(SteeringCommand command, const std::vector<std::string>& args) {
+  const bool pause = command == SteeringCommand::pause;
+  if (args.size() > 1) return usage_error(to_string(command), "give at most one experiment");
   auto experiment = args.empty() ? current_ : experiment_arg(args[0]);
-  auto done = command == "pause" ? client_.pause(experiment) : client_.resume(experiment);
+  auto done = pause ? client_.pause(experiment) : client_.resume(experiment);
   if (!done.ok()) return error(done.error());
   fmt::print("experiment {} {}\n", (*done)["experiment"].get<std::string>(),
-             command == "pause" ? "paused: running units finish, no new unit starts" : "resumed");
+             pause ? "paused: running units finish, no new unit starts" : "resumed");
   return true;
 }
 
@@ -350,10 +347,9 @@ std::vector<std::string> ReplCommands::complete(const std::vector<std::string>& 
   const bool first_arg = words.size() == 1;
   if (command == "help" && first_arg) {
     for (const auto& c : repl_commands()) out.push_back(c.name);
-  } else if ((command == "wait" || command == "top" || command == "pause" || command == "resume" ||
-              command == "add") && first_arg) {
+  } else if ((command == "wait" || target_of(command) == SteeringTarget::experiment) && first_arg) {
     experiments();
-  } else if ((command == "show" || command == "stop" || command == "clone" || command == "export") && first_arg) {
+  } else if (target_of(command) == SteeringTarget::config && first_arg) {
     if (auto slash = prefix.rfind('/'); slash != std::string::npos) {
       config_ids(prefix.substr(0, slash), prefix.substr(0, slash + 1));
     } else {

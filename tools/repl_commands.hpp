@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "actors/client.hpp"
+#include "runtime/spec/steering_command.hpp"
 
 namespace cerebro::cli {
 
@@ -55,7 +56,7 @@ class ReplCommands {
   bool wait(const std::vector<std::string>& args);
   bool top(const std::vector<std::string>& args);
   bool show(const std::vector<std::string>& args);
-  bool pause_resume(const std::string& command, const std::vector<std::string>& args);
+  bool pause_resume(SteeringCommand command, const std::vector<std::string>& args);
   bool stop(const std::vector<std::string>& args);
   bool add(const std::vector<std::string>& args);
   bool clone(const std::vector<std::string>& args);

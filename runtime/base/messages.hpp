@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "runtime/base/ids.hpp"
+#include "runtime/base/lifecycle.hpp"
 
 namespace cerebro {
 
@@ -38,7 +39,7 @@ struct unit_result {
   PartitionId partition = 0;
   int32_t epoch = 0;
   WorkerId worker = 0;
-  std::string status;  // ok | diverged | failed
+  UnitStatus status = UnitStatus::ok;
   std::string error;   // for failed
   StateBytes state;
   double train_loss = 0;

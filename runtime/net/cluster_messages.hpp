@@ -9,6 +9,7 @@
 
 #include <caf/all.hpp>
 
+#include "runtime/spec/steering_command.hpp"
 #include "runtime/base/ids.hpp"
 #include "runtime/net/atoms.hpp"
 #include "runtime/net/interfaces.hpp"
@@ -102,13 +103,15 @@ typename Inspector::result_type inspect(Inspector& f, run_files& x) {
 }
 
 // A client steers or inspects one experiment through the gateway (the REPL,
-// actors/client.hpp). `command` is one of: pause, resume, stop (config), add
-// (settings), clone (config, settings), show (config), top (rows), export
-// (config), configs. An empty `experiment` means the most recently submitted.
+// actors/client.hpp). `command` (runtime/spec/steering_command.hpp) is one of:
+// pause, resume, stop (config), add (settings), clone (config, settings), show
+// (config), top (rows), export (config), configs; it travels as its enum's
+// integer, and a value outside the enum is refused by the gateway. An empty
+// `experiment` means the most recently submitted.
 struct control_request {
   std::string token;
   std::string experiment;
-  std::string command;
+  SteeringCommand command = SteeringCommand::show;
   ConfigId config = -1;
   std::vector<std::string> settings;  // "key=value" hyper-parameter overrides
   int32_t rows = 0;

@@ -20,6 +20,7 @@
 #include "runtime/base/messages.hpp"
 #include "runtime/net/atoms.hpp"
 #include "runtime/search/search_procedure.hpp"
+#include "runtime/spec/steering_command.hpp"
 #include "runtime/store/state_store.hpp"
 
 namespace cerebro {
@@ -121,6 +122,7 @@ using scheduler_actor = caf::typed_actor<
     caf::reacts_to<holds_atom, WorkerId, std::vector<PartitionId>>,
     // Steering by a person: (command, config, params_json, epochs,
     // cloned_from), see actors/experiment_steering.hpp; true once applied.
-    caf::replies_to<control_atom, std::string, ConfigId, std::string, int32_t, ConfigId>::with<bool>>;
+    // The command is pause, resume, stop or add (a clone is an add).
+    caf::replies_to<control_atom, SteeringCommand, ConfigId, std::string, int32_t, ConfigId>::with<bool>>;
 
 }  // namespace cerebro

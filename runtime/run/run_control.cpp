@@ -40,8 +40,7 @@ Result<std::shared_ptr<ExperimentControl>> make_run_control(const ExperimentSpec
       return Status::error(std::string("[cluster] scheduler: ") + e.what());
     }
   }
-  auto metric = spec.metric == "val_loss" ? ExperimentControl::Metric::val_loss
-                                          : ExperimentControl::Metric::val_accuracy;
+  const Metric metric = spec.metric;
   std::unique_ptr<SearchProcedure> search;
   if (!replay_of.empty()) {
     // The original run's decisions, re-applied in its visit order.

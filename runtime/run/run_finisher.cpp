@@ -17,13 +17,13 @@ Result<nlohmann::json> finish_run(StateStore& store, const ExperimentControl& co
   for (auto record : store.configs()) {
     auto it = control.outcomes().find(record.id);
     if (it != control.outcomes().end()) {
-      record.status = it->second.status == "running" ? "completed" : it->second.status;
+      record.status = it->second.status == ConfigStatus::running ? ConfigStatus::completed : it->second.status;
       record.error = it->second.error;
     }
     store.put_config(record);
   }
   auto log = store.unit_log();
-  auto ranked = rank_configs(store.configs(), log, spec.metric);
+  auto ranked = rank_configs(store.configs(), log, to_string(spec.metric));
   nlohmann::json best = nullptr;
   if (!ranked.empty() && ranked.front().metric) {
     const auto& top = ranked.front();
@@ -52,7 +52,7 @@ Result<nlohmann::json> finish_run(StateStore& store, const ExperimentControl& co
     for (const auto& e : log) unit_span_s += e.end_s - e.start_s;
   }
   RunFacts facts{spec.name,   spec.seed,   training.workers, training.partitions,
-                 spec.epochs, spec.metric, training.wall_s,  unit_span_s};
+                 spec.epochs, to_string(spec.metric), training.wall_s,  unit_span_s};
   auto summary = build_summary(facts, ranked, log, best);
   if (!training.replay_of.empty()) summary["replay_of"] = fs::absolute(training.replay_of).string();
   if (auto resumes = store.get_meta("resumes")) summary["resumes"] = std::stoi(*resumes);

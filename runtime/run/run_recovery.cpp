@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "runtime/search/spec_loader.hpp"
 #include "runtime/spec/steering.hpp"
 
 namespace fs = std::filesystem;
@@ -34,14 +35,14 @@ Result<RecoveredRun> recover_run(StateStore& store, const ExperimentSpec& spec, 
   RecoveredRun r;
   auto records = store.configs();
   for (const auto& record : records) r.configs.push_back(ConfigParams{record.id, record.params});
-  store.set_keep_epoch_states(spec.search == "pbt");
+  store.set_keep_epoch_states(spec.search == SearchKind::pbt);
   auto control = make_run_control(spec, replay_of, r.configs, partitions);
   if (!control.ok()) return control.status();
   r.control = *control;
 
   std::set<ConfigId> live;
   for (const auto& record : records) {
-    if (record.status == "failed") {
+    if (record.status == ConfigStatus::failed) {
       r.control->reject_config(record.id, record.error);
       continue;
     }
@@ -78,7 +79,7 @@ Result<RecoveredRun> recover_run(StateStore& store, const ExperimentSpec& spec, 
   // Configs a person stopped (the REPL) stay stopped; their committed units
   // are kept like everyone's.
   for (const auto& record : records)
-    if (record.status == "stopped" && live.count(record.id)) r.control->stop_config(record.id);
+    if (record.status == ConfigStatus::stopped && live.count(record.id)) r.control->stop_config(record.id);
   r.control->take_user_actions();  // already recorded when they were taken
   // The search procedure's decisions are re-derived; a person's steps are
   // history and are kept.

@@ -51,7 +51,7 @@ void ExperimentControl::add_config(ConfigId c, int32_t epochs) {
 }
 
 void ExperimentControl::reject_config(ConfigId c, const std::string& error) {
-  outcomes_[c] = ConfigOutcome{"failed", error};
+  outcomes_[c] = ConfigOutcome{ConfigStatus::failed, error};
   config_ended(c);
 }
 
@@ -117,11 +117,11 @@ std::string ExperimentControl::commit(WorkerId w, const UnitLogEntry& e) {
   loss.second += e.examples;
   bool epoch_ended = book_.complete(w, u);
   auto& outcome = outcomes_[e.config];
-  if (e.status == "diverged") {
+  if (e.status == UnitStatus::diverged) {
     auto state = book_.state(e.config);
     const bool live = state == ConfigState::pending_epoch || state == ConfigState::awaiting_decision;
     if (live) book_.stop(e.config);
-    outcome = ConfigOutcome{"diverged", fmt::format("loss became NaN/inf in epoch {} on partition {}", e.epoch,
+    outcome = ConfigOutcome{ConfigStatus::diverged, fmt::format("loss became NaN/inf in epoch {} on partition {}", e.epoch,
                                                     e.partition)};
     std::string line = fmt::format("config {} diverged (loss NaN/inf) in epoch {}", e.config, e.epoch);
     return live ? line + config_ended(e.config) : line;
@@ -151,11 +151,11 @@ std::string ExperimentControl::apply(const std::vector<SearchDecision>& decision
     switch (d.kind) {
       case SearchDecision::Kind::continue_training:
         book_.advance(d.config);
-        if (book_.state(d.config) == ConfigState::finished) outcome.status = "completed";
+        if (book_.state(d.config) == ConfigState::finished) outcome.status = ConfigStatus::completed;
         break;
       case SearchDecision::Kind::stop:
         book_.stop(d.config);
-        outcome.status = "stopped";
+        outcome.status = ConfigStatus::stopped;
         break;
       case SearchDecision::Kind::exploit:
         if (d.source == d.config || !outcomes_.count(d.source) || d.source_epoch < 0 || !d.params.is_object()) {
@@ -197,7 +197,7 @@ std::string ExperimentControl::on_state_copied(ConfigId to) {
   const SearchDecision d = it->second;
   pending_copies_.erase(it);
   book_.advance(to);
-  if (book_.state(to) == ConfigState::finished) outcomes_[to].status = "completed";
+  if (book_.state(to) == ConfigState::finished) outcomes_[to].status = ConfigStatus::completed;
   return fmt::format("config {} took config {}'s state after epoch {}, now {}", to, d.source, d.source_epoch,
                      describe_params(d.params));
 }
@@ -210,7 +210,7 @@ std::string ExperimentControl::on_state_copy_failed(ConfigId to, const std::stri
   const SearchDecision d = it->second;
   pending_copies_.erase(it);
   book_.fail(to);
-  outcomes_[to] = ConfigOutcome{"failed", error};
+  outcomes_[to] = ConfigOutcome{ConfigStatus::failed, error};
   return fmt::format("config {} failed: copying config {}'s state after epoch {} failed: {}", to, d.source,
                      d.source_epoch, error) +
          config_ended(to);
@@ -234,7 +234,7 @@ std::string ExperimentControl::count_failure(const Unit& u, const std::string& e
   if (failures < max_unit_retries_ || book_.state(u.config) != ConfigState::pending_epoch)
     return fmt::format("{} failed (attempt {} of {}): {}", to_string(u), failures, max_unit_retries_, error);
   book_.fail(u.config);
-  outcomes_[u.config] = ConfigOutcome{"failed", error};
+  outcomes_[u.config] = ConfigOutcome{ConfigStatus::failed, error};
   return fmt::format("config {} failed after {} attempts of {}: {}", u.config, failures, to_string(u), error) +
          config_ended(u.config);
 }
@@ -242,7 +242,7 @@ std::string ExperimentControl::count_failure(const Unit& u, const std::string& e
 std::optional<std::pair<ConfigId, double>> ExperimentControl::best() const {
   std::optional<std::pair<ConfigId, double>> best;
   for (const auto& [c, m] : last_metric_) {
-    if (outcomes_.at(c).status == "diverged" || outcomes_.at(c).status == "failed") continue;
+    if (config_failed(outcomes_.at(c).status)) continue;
     if (!best || better(m, best->second)) best = std::make_pair(c, m);
   }
   return best;
@@ -277,14 +277,14 @@ progress_update ExperimentControl::progress(double elapsed_s) const {
 Status ExperimentControl::pause() {
   if (paused_) return Status::error("the experiment is already paused");
   paused_ = true;
-  user_actions_.push_back(user_action("pause"));
+  user_actions_.push_back(user_action(SteeringCommand::pause));
   return Status::ok_status();
 }
 
 Status ExperimentControl::resume() {
   if (!paused_) return Status::error("the experiment is not paused");
   paused_ = false;
-  user_actions_.push_back(user_action("resume"));
+  user_actions_.push_back(user_action(SteeringCommand::resume));
   return Status::ok_status();
 }
 
@@ -292,14 +292,14 @@ Status ExperimentControl::stop_config(ConfigId c) {
   if (!outcomes_.count(c)) return Status::error(fmt::format("the experiment has no config {}", c));
   const auto state = book_.state(c);
   if (state != ConfigState::pending_epoch && state != ConfigState::awaiting_decision)
-    return Status::error(fmt::format("config {} has already ended ({})", c, outcomes_.at(c).status));
+    return Status::error(fmt::format("config {} has already ended ({})", c, to_string(outcomes_.at(c).status)));
   if (copy_pending(c))
     return Status::error(fmt::format("config {} is taking another config's state (PBT); stop it after that", c));
-  auto record = user_action("stop");
+  auto record = user_action(SteeringCommand::stop);
   record["config"] = c;
   record["epoch"] = book_.epoch(c);
   book_.stop(c);
-  outcomes_[c] = ConfigOutcome{"stopped", "stopped by the user"};
+  outcomes_[c] = ConfigOutcome{ConfigStatus::stopped, "stopped by the user"};
   user_actions_.push_back(std::move(record));
   // The procedure may have been waiting for this config (a rung): tell it.
   config_ended(c);
@@ -308,7 +308,7 @@ Status ExperimentControl::stop_config(ConfigId c) {
 
 Status ExperimentControl::add_config_by_user(ConfigId c, int32_t epochs, const nlohmann::json& params,
                                              ConfigId cloned_from) {
-  if (search_->name() != "fixed")
+  if (!search_->takes_added_configs())
     return Status::error(fmt::format("configs can be added to grid and random searches only; this experiment "
                                      "runs {}, which plans its configs up front",
                                      search_->name()));
@@ -318,7 +318,7 @@ Status ExperimentControl::add_config_by_user(ConfigId c, int32_t epochs, const n
     return Status::error(fmt::format("the experiment has no config {} to clone", cloned_from));
   book_.add_config(c, epochs);
   outcomes_[c] = ConfigOutcome{};
-  auto record = user_action("add");
+  auto record = user_action(SteeringCommand::add);
   record["config"] = c;
   record["params"] = params;
   record["epochs"] = epochs;

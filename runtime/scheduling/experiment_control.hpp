@@ -51,7 +51,7 @@ struct StateCopy {
 };
 
 struct ConfigOutcome {
-  std::string status = "running";  // running | completed | diverged | failed | stopped
+  ConfigStatus status = ConfigStatus::running;
   std::string error;
 };
 
@@ -61,7 +61,7 @@ uint64_t unit_seed(uint64_t experiment_seed, const Unit& unit);
 
 class ExperimentControl {
  public:
-  enum class Metric { val_accuracy, val_loss };
+  using Metric = cerebro::Metric;  // runtime/spec/metric.hpp
 
   ExperimentControl(int32_t num_partitions, uint64_t seed, Metric metric, int max_unit_retries,
                     std::unique_ptr<SchedulingPolicy> policy, std::unique_ptr<SearchProcedure> search);

@@ -61,16 +61,18 @@ std::optional<Unit> RandomizedPolicy::choose(WorkerId w, const MopBook& book) {
   return std::nullopt;  // not reached: index < idle_pairs
 }
 
-// The factory of the policies constructible from a name alone.
-std::unique_ptr<SchedulingPolicy> make_policy(const std::string& name, uint64_t seed) {
-  if (name == "randomized") return std::make_unique<RandomizedPolicy>(seed);
-  if (name == "critical_path") return std::make_unique<CriticalPathPolicy>(seed);
-  throw Error(fmt::format("unknown scheduling policy '{}' (known: {})", name, fmt::join(policy_names(), ", ")));
+// The factory of the policies constructible from their kind alone.
+std::unique_ptr<SchedulingPolicy> make_policy(SchedulerKind kind, uint64_t seed) {
+  switch (kind) {
+    case SchedulerKind::randomized: return std::make_unique<RandomizedPolicy>(seed);
+    case SchedulerKind::critical_path: return std::make_unique<CriticalPathPolicy>(seed);
+  }
+  throw Error(fmt::format("scheduling policy {} has no factory", static_cast<int>(kind)));
 }
 
-const std::vector<std::string>& policy_names() {
-  static const std::vector<std::string> names = {"randomized", "critical_path"};
-  return names;
+std::unique_ptr<SchedulingPolicy> make_policy(const std::string& name, uint64_t seed) {
+  if (auto kind = parse_scheduler_kind(name)) return make_policy(*kind, seed);
+  throw Error(fmt::format("unknown scheduling policy '{}' (known: {})", name, fmt::join(policy_names(), ", ")));
 }
 
 }  // namespace cerebro

@@ -12,6 +12,7 @@
 
 #include "runtime/base/ids.hpp"
 #include "runtime/scheduling/mop_book.hpp"
+#include "runtime/spec/scheduler_kind.hpp"
 
 namespace cerebro {
 
@@ -41,13 +42,14 @@ class SchedulingPolicy {
   virtual std::optional<Unit> choose(WorkerId w, const MopBook& book) = 0;
 };
 
-// Policies constructible from a name alone: "randomized" (the paper's
-// Algorithm 1, runtime/randomized_policy.hpp) and "critical_path" (learns
-// worker speeds and config costs, longest remaining chain first;
-// runtime/critical_path_policy.hpp). Throws cerebro::Error naming the known
-// policies otherwise.
+// Policies constructible from their kind alone (runtime/spec/scheduler_kind.hpp
+// scheduler_registry(), which also gives policy_names()): randomized (the
+// paper's Algorithm 1, randomized_policy.hpp) and critical_path (learns worker
+// speeds and config costs, longest remaining chain first;
+// critical_path_policy.hpp).
+std::unique_ptr<SchedulingPolicy> make_policy(SchedulerKind kind, uint64_t seed);
+// The same by name, for the command line: throws cerebro::Error naming the
+// known policies for any other name.
 std::unique_ptr<SchedulingPolicy> make_policy(const std::string& name, uint64_t seed);
-// The names make_policy knows, in that order.
-const std::vector<std::string>& policy_names();
 
 }  // namespace cerebro

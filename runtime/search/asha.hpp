@@ -44,6 +44,7 @@ class AshaProcedure : public SearchProcedure {
   explicit AshaProcedure(AshaOptions options);
 
   std::string name() const override { return "asha"; }
+  bool takes_added_configs() const override { return false; }
   std::vector<SearchDecision> decide(const EpochOutcome& outcome) override;
 
   const std::vector<int32_t>& rungs() const { return rungs_; }

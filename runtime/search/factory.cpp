@@ -18,45 +18,45 @@ constexpr uint64_t kPbtSeedSalt = 0x7062742d64726177ULL;  // "pbt-draw"
 
 Result<std::unique_ptr<SearchProcedure>> make_search_procedure(const ExperimentSpec& spec,
                                                                const std::vector<ConfigParams>& configs) {
-  const SearchMetric metric = spec.metric == "val_loss" ? SearchMetric::val_loss : SearchMetric::val_accuracy;
+  const SearchMetric metric = spec.metric;
   try {
-    if (spec.search == "grid" || spec.search == "random") {
-      return std::unique_ptr<SearchProcedure>(std::make_unique<FixedEpochsProcedure>());
-    }
-    if (spec.search == "asha") {
-      return std::unique_ptr<SearchProcedure>(
-          std::make_unique<AshaProcedure>(AshaOptions{spec.max_epochs, spec.min_epochs, spec.eta, metric}));
-    }
-    if (spec.search == "hyperband") {
-      const int64_t needed = hyperband_config_count(spec.max_epochs, spec.eta, spec.brackets);
-      if (static_cast<int64_t>(configs.size()) != needed) {
-        return Status::invalid_argument(fmt::format(
-            "[experiment] search = \"hyperband\" needs {} configs for max_epochs {} and eta {}, got {}", needed,
-            spec.max_epochs, spec.eta, configs.size()));
+    switch (spec.search) {
+      case SearchKind::grid:
+      case SearchKind::random: return std::unique_ptr<SearchProcedure>(std::make_unique<FixedEpochsProcedure>());
+      case SearchKind::asha:
+        return std::unique_ptr<SearchProcedure>(
+            std::make_unique<AshaProcedure>(AshaOptions{spec.max_epochs, spec.min_epochs, spec.eta, metric}));
+      case SearchKind::hyperband: {
+        const int64_t needed = hyperband_config_count(spec.max_epochs, spec.eta, spec.brackets);
+        if (static_cast<int64_t>(configs.size()) != needed) {
+          return Status::invalid_argument(fmt::format(
+              "[experiment] search = \"hyperband\" needs {} configs for max_epochs {} and eta {}, got {}", needed,
+              spec.max_epochs, spec.eta, configs.size()));
+        }
+        std::vector<ConfigId> ids;
+        for (const auto& c : configs) ids.push_back(c.id);
+        return std::unique_ptr<SearchProcedure>(std::make_unique<HyperbandProcedure>(
+            HyperbandOptions{spec.max_epochs, spec.eta, spec.brackets, metric}, std::move(ids)));
       }
-      std::vector<ConfigId> ids;
-      for (const auto& c : configs) ids.push_back(c.id);
-      return std::unique_ptr<SearchProcedure>(std::make_unique<HyperbandProcedure>(
-          HyperbandOptions{spec.max_epochs, spec.eta, spec.brackets, metric}, std::move(ids)));
-    }
-    if (spec.search == "pbt") {
-      auto ranges = perturb_ranges(spec.space, spec.perturb_keys);
-      if (!ranges.ok()) return ranges.status();
-      PbtOptions options;
-      options.epochs = spec.epochs;
-      options.ready = spec.ready;
-      options.exploit_fraction = spec.exploit_fraction;
-      options.perturb = spec.perturb;
-      options.ranges = std::move(ranges).value();
-      options.metric = metric;
-      options.seed = spec.seed ^ kPbtSeedSalt;
-      return std::unique_ptr<SearchProcedure>(std::make_unique<PbtProcedure>(std::move(options), configs));
+      case SearchKind::pbt: {
+        auto ranges = perturb_ranges(spec.space, spec.perturb_keys);
+        if (!ranges.ok()) return ranges.status();
+        PbtOptions options;
+        options.epochs = spec.epochs;
+        options.ready = spec.ready;
+        options.exploit_fraction = spec.exploit_fraction;
+        options.perturb = spec.perturb;
+        options.ranges = std::move(ranges).value();
+        options.metric = metric;
+        options.seed = spec.seed ^ kPbtSeedSalt;
+        return std::unique_ptr<SearchProcedure>(std::make_unique<PbtProcedure>(std::move(options), configs));
+      }
     }
   } catch (const Error& e) {
-    return Status::invalid_argument(fmt::format("[experiment] search = \"{}\": {}", spec.search, e.what()));
+    return Status::invalid_argument(fmt::format("[experiment] search = \"{}\": {}", to_string(spec.search), e.what()));
   }
-  return Status::invalid_argument(fmt::format("[experiment] search must be {}, got \"{}\"", quoted_alternatives(search_names()),
-                                              spec.search));
+  return Status::invalid_argument(fmt::format("[experiment] search must be {}, got kind {}", quoted_alternatives(search_names()),
+                                   static_cast<int>(spec.search)));
 }
 
 }  // namespace cerebro

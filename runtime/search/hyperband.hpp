@@ -58,6 +58,7 @@ class HyperbandProcedure : public SearchProcedure {
   HyperbandProcedure(HyperbandOptions options, std::vector<ConfigId> configs);
 
   std::string name() const override { return "hyperband"; }
+  bool takes_added_configs() const override { return false; }
   std::vector<SearchDecision> decide(const EpochOutcome& outcome) override;
   std::vector<SearchDecision> on_config_ended(ConfigId config) override;
 

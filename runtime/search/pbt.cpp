@@ -24,14 +24,13 @@ bool is_number(const json& v) { return v.is_number_integer() || v.is_number_floa
 EntryFacts facts_of(const json& entry) {
   EntryFacts f;
   if (is_distribution(entry)) {
-    const std::string dist = entry.value("dist", "");
-    if (dist == "uniform" || dist == "loguniform" || dist == "int_uniform") {
-      f.numeric = true;
-      f.has_float = dist != "int_uniform";
-      f.range = {entry.at("low").get<double>(), entry.at("high").get<double>(), dist == "int_uniform"};
-      return f;
-    }
-    if (dist == "choice" && entry.contains("values")) return facts_of(entry.at("values"));
+    const std::optional<Distribution> dist = distribution_of(entry);
+    if (!dist) return f;
+    if (*dist == Distribution::choice) return entry.contains("values") ? facts_of(entry.at("values")) : f;
+    const bool integral = *dist == Distribution::int_uniform;
+    f.numeric = true;
+    f.has_float = !integral;
+    f.range = {entry.at("low").get<double>(), entry.at("high").get<double>(), integral};
     return f;
   }
   const json values = entry.is_array() ? entry : json::array({entry});

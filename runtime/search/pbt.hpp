@@ -66,6 +66,7 @@ class PbtProcedure : public SearchProcedure {
   PbtProcedure(PbtOptions options, const std::vector<ConfigParams>& population);
 
   std::string name() const override { return "pbt"; }
+  bool takes_added_configs() const override { return false; }
   std::vector<SearchDecision> decide(const EpochOutcome& outcome) override;
   std::vector<SearchDecision> on_config_ended(ConfigId config) override;
 

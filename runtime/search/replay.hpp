@@ -29,6 +29,7 @@ class ReplayDecisions : public SearchProcedure {
   explicit ReplayDecisions(const std::vector<SearchDecision>& recorded);
 
   std::string name() const override { return "replay"; }
+  bool takes_added_configs() const override { return false; }
   std::vector<SearchDecision> decide(const EpochOutcome& outcome) override;
   std::vector<SearchDecision> on_config_ended(ConfigId config) override;
 

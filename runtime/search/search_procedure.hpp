@@ -26,6 +26,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runtime/spec/metric.hpp"
 #include "runtime/base/ids.hpp"
 
 namespace cerebro {
@@ -39,7 +40,8 @@ struct EpochOutcome {
 };
 
 // The ranking metric of procedures that compare configs.
-enum class SearchMetric { val_accuracy, val_loss };
+// The search procedures score by the experiment's metric (runtime/spec/metric.hpp).
+using SearchMetric = Metric;
 
 // The outcome's metric as a score where higher is better: the accuracy, or
 // minus the loss. NaN (no usable validation) scores as -infinity, the worst.
@@ -88,6 +90,9 @@ class SearchProcedure {
  public:
   virtual ~SearchProcedure() = default;
   virtual std::string name() const { return "fixed"; }
+  // Configs added while it runs (steering add and clone) fit it: procedures
+  // that plan their configs up front (asha, hyperband, pbt, replay) say no.
+  virtual bool takes_added_configs() const { return true; }
 
   // The simple form: decide at once for the config whose epoch ended.
   // Procedures that need no more override only this. Default: continue.

@@ -43,12 +43,13 @@ json draw(const json& entry, std::mt19937_64& gen) {
     const json list = candidates(entry);
     return list[uniform_below(gen, list.size())];
   }
-  const std::string dist = entry.at("dist").get<std::string>();
-  if (dist == "choice") {
+  // sample_random checked the space, so the dist is known.
+  const Distribution dist = distribution_of(entry).value_or(Distribution::uniform);
+  if (dist == Distribution::choice) {
     const json& values = entry.at("values");
     return values[uniform_below(gen, values.size())];
   }
-  if (dist == "int_uniform") {
+  if (dist == Distribution::int_uniform) {
     const int64_t low = entry.at("low").get<int64_t>();
     const int64_t high = entry.at("high").get<int64_t>();
     // Unsigned arithmetic: high - low + 1 may not fit in int64_t.
@@ -59,7 +60,7 @@ json draw(const json& entry, std::mt19937_64& gen) {
   const double high = entry.at("high").get<double>();
   const double u = unit_double(gen);
   double x;
-  if (dist == "loguniform") {
+  if (dist == Distribution::loguniform) {
     x = std::exp(std::log(low) + u * (std::log(high) - std::log(low)));
   } else {
     x = low + u * (high - low);
@@ -124,24 +125,27 @@ Result<std::vector<ConfigParams>> sample_random(const json& space, int samples, 
 }
 
 Result<std::vector<ConfigParams>> configs_for(const ExperimentSpec& spec) {
-  if (spec.search == "grid") return expand_grid(spec.space);
-  if (spec.search == "random" || spec.search == "asha") return sample_random(spec.space, spec.samples, spec.seed);
-  if (spec.search == "pbt") return sample_random(spec.space, spec.population, spec.seed);
-  if (spec.search == "hyperband") {
-    int64_t count = 0;
-    try {
-      count = hyperband_config_count(spec.max_epochs, spec.eta, spec.brackets);
-    } catch (const Error& e) {
-      return Status::invalid_argument(std::string("[experiment] ") + e.what());
+  switch (spec.search) {
+    case SearchKind::grid: return expand_grid(spec.space);
+    case SearchKind::random:
+    case SearchKind::asha: return sample_random(spec.space, spec.samples, spec.seed);
+    case SearchKind::pbt: return sample_random(spec.space, spec.population, spec.seed);
+    case SearchKind::hyperband: {
+      int64_t count = 0;
+      try {
+        count = hyperband_config_count(spec.max_epochs, spec.eta, spec.brackets);
+      } catch (const Error& e) {
+        return Status::invalid_argument(std::string("[experiment] ") + e.what());
+      }
+      if (count > kMaxConfigs) {
+        return Status::invalid_argument(fmt::format("[experiment] hyperband with max_epochs {} and eta {} starts {} configs, "
+                                         "more than {}", spec.max_epochs, spec.eta, count, kMaxConfigs));
+      }
+      return sample_random(spec.space, static_cast<int>(count), spec.seed);
     }
-    if (count > kMaxConfigs) {
-      return Status::invalid_argument(fmt::format("[experiment] hyperband with max_epochs {} and eta {} starts {} configs, "
-                                                  "more than {}", spec.max_epochs, spec.eta, count, kMaxConfigs));
-    }
-    return sample_random(spec.space, static_cast<int>(count), spec.seed);
   }
-  return Status::invalid_argument(fmt::format("[experiment] search must be {}, got \"{}\"", quoted_alternatives(search_names()),
-                                              spec.search));
+  return Status::invalid_argument(fmt::format("[experiment] search must be {}, got kind {}", quoted_alternatives(search_names()),
+                                   static_cast<int>(spec.search)));
 }
 
 std::string describe_params(const json& params) {

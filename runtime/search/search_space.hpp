@@ -19,9 +19,7 @@ struct ConfigParams {
   nlohmann::json params;  // object: key -> concrete value
 };
 
-// Larger grids are refused: they are almost always a typo, and every config
-// becomes a training unit per partition per epoch.
-constexpr int64_t kMaxConfigs = 100000;
+// kMaxConfigs, the most configs a search may start, is in runtime/spec/spec.hpp.
 
 // Cartesian product of all lists; keys iterated in sorted order, the last key
 // varies fastest; ids 0..n-1. A scalar entry is a one-element list; a

@@ -46,7 +46,8 @@ Status check_distribution(const std::string& key, const json& entry) {
                                         dist.dump()));
   }
   const std::string name = dist.get<std::string>();
-  if (name == "uniform" || name == "loguniform") {
+  const std::optional<Distribution> kind = parse_distribution(name);
+  if (kind == Distribution::uniform || kind == Distribution::loguniform) {
     if (auto st = check_fields(key, entry, {"dist", "low", "high"}); !st) return st;
     const json& low = entry.at("low");
     const json& high = entry.at("high");
@@ -60,12 +61,12 @@ Status check_distribution(const std::string& key, const json& entry) {
       return space_error(key, fmt::format("needs low < high, got low = {} and high = {}",
                                           low.dump(), high.dump()));
     }
-    if (name == "loguniform" && !(low.get<double>() > 0)) {
+    if (kind == Distribution::loguniform && !(low.get<double>() > 0)) {
       return space_error(key, fmt::format("loguniform needs low > 0, got low = {}", low.dump()));
     }
     return Status::ok_status();
   }
-  if (name == "int_uniform") {
+  if (kind == Distribution::int_uniform) {
     if (auto st = check_fields(key, entry, {"dist", "low", "high"}); !st) return st;
     const json& low = entry.at("low");
     const json& high = entry.at("high");
@@ -81,7 +82,7 @@ Status check_distribution(const std::string& key, const json& entry) {
     }
     return Status::ok_status();
   }
-  if (name == "choice") {
+  if (kind == Distribution::choice) {
     if (auto st = check_fields(key, entry, {"dist", "values"}); !st) return st;
     const json& values = entry.at("values");
     if (!values.is_array()) {
@@ -115,6 +116,29 @@ size_t edit_distance(const std::string& a, const std::string& b) {
 
 bool is_distribution(const json& entry) {
   return entry.is_object() && entry.contains("dist");
+}
+
+std::string to_string(Distribution distribution) {
+  switch (distribution) {
+    case Distribution::uniform: return "uniform";
+    case Distribution::loguniform: return "loguniform";
+    case Distribution::int_uniform: return "int_uniform";
+    case Distribution::choice: return "choice";
+  }
+  return "unknown";
+}
+
+std::optional<Distribution> parse_distribution(const std::string& name) {
+  for (Distribution d : {Distribution::uniform, Distribution::loguniform, Distribution::int_uniform,
+                         Distribution::choice}) {
+    if (to_string(d) == name) return d;
+  }
+  return std::nullopt;
+}
+
+std::optional<Distribution> distribution_of(const json& entry) {
+  if (!is_distribution(entry) || !entry.at("dist").is_string()) return std::nullopt;
+  return parse_distribution(entry.at("dist").get<std::string>());
 }
 
 Status check_space_entry(const std::string& key, const json& entry, bool allow_distributions) {

@@ -10,6 +10,7 @@
 // A bare scalar entry means a one-element list. These checks are shared by the
 // TOML parser (which adds file:line:col) and the search-space expanders.
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,14 @@ namespace cerebro {
 
 // True for a JSON object with a "dist" member (a distribution entry).
 bool is_distribution(const nlohmann::json& entry);
+
+// The distributions an entry's "dist" names; the names are only read here.
+enum class Distribution { uniform, loguniform, int_uniform, choice };
+std::string to_string(Distribution distribution);
+std::optional<Distribution> parse_distribution(const std::string& name);
+// The distribution of an entry; nullopt for a list, a scalar or an unknown
+// "dist" (check_space_entry reports those).
+std::optional<Distribution> distribution_of(const nlohmann::json& entry);
 
 // Checks one search-space entry. `key` names the hyper-parameter in messages,
 // which read like "[space] lr is an empty list: give at least one value".

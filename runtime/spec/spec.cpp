@@ -15,9 +15,6 @@
 #include "datasets/dataset_source.hpp"
 #include "runtime/base/file_io.hpp"
 #include "runtime/spec/param_value.hpp"
-#include "runtime/search/hyperband.hpp"
-#include "runtime/search/pbt.hpp"
-#include "runtime/search/search_space.hpp"
 
 namespace cerebro {
 namespace {
@@ -109,23 +106,23 @@ const toml::node* find_non_finite(const toml::node& node) {
 
 // One section's table. Each read_* marks its key as known, type-checks it and
 // leaves `out` unchanged when the key is absent or wrong.
-class Section {
+class Section : public ExperimentKeys {
  public:
   Section(const toml::table* table, std::string name, Problems& problems)
       : table_(table), name_(std::move(name)), problems_(problems) {}
 
   const toml::node* get(const std::string& key) const { return table_ ? table_->get(key) : nullptr; }
-  bool has(const std::string& key) const { return get(key) != nullptr; }
+  bool has(const std::string& key) const override { return get(key) != nullptr; }
   const toml::source_region* where() const { return table_ ? &table_->source() : nullptr; }
 
-  void report(const std::string& key, const std::string& text) {
+  void report(const std::string& key, const std::string& text) override {
     const toml::node* node = get(key);
     std::string message = fmt::format("[{}] {} {}", name_, key, text);
     if (node) problems_.add(node->source(), message);
     else if (where()) problems_.add(*where(), message);
     else problems_.add(message);
   }
-  void missing(const std::string& key, const std::string& hint) {
+  void missing(const std::string& key, const std::string& hint) override {
     std::string message = fmt::format("[{}] {} is required: {}", name_, key, hint);
     if (where()) problems_.add(*where(), message); else problems_.add(message);
   }
@@ -141,6 +138,15 @@ class Section {
     }
     if (value.empty()) return report(key, "must not be empty");
     out = value;
+  }
+
+  // A string naming one of an enum's values: `names` are the accepted
+  // spellings, `parse` turns the accepted one into the enum.
+  template <class Kind, class Parse>
+  void read_kind(const std::string& key, Kind& out, const std::vector<std::string>& names, Parse parse) {
+    std::string name;
+    read_string(key, name, names);
+    if (auto kind = parse(name)) out = *kind;
   }
 
   template <class Int>
@@ -214,7 +220,7 @@ class Section {
 
   // A complete message (already naming the key) at the key's position, or at
   // the section when the key is absent.
-  void report_message(const std::string& key, const std::string& message) {
+  void report_message(const std::string& key, const std::string& message) override {
     const toml::node* node = get(key);
     if (node) problems_.add(node->source(), message);
     else if (where()) problems_.add(*where(), message);
@@ -272,29 +278,9 @@ void resolve_model_paths(json& entry, const std::string& base) {
   }
 }
 
-// The [experiment] keys that belong to some searches only, and those searches.
-const std::vector<std::pair<std::string, std::vector<std::string>>>& search_specific_keys() {
-  static const std::vector<std::pair<std::string, std::vector<std::string>>> keys = {
-      {"samples", {"random", "asha"}},     {"max_epochs", {"asha", "hyperband"}},
-      {"eta", {"asha", "hyperband"}},      {"min_epochs", {"asha"}},
-      {"brackets", {"hyperband"}},         {"population", {"pbt"}},
-      {"ready", {"pbt"}},                  {"exploit_fraction", {"pbt"}},
-      {"perturb", {"pbt"}},                {"perturb_keys", {"pbt"}}};
-  return keys;
-}
-
-// Why a key of another search does not fit this one, where that helps.
-std::string misplaced_key_hint(const std::string& key, const std::string& search) {
-  if (key != "samples") return "";
-  if (search == "grid") return " (a grid tries every combination)";
-  if (search == "hyperband") return " (hyperband derives the number of configs from max_epochs and eta)";
-  if (search == "pbt") return " (pbt samples `population` configs)";
-  return "";
-}
-
-void parse_experiment(Section s, ExperimentSpec& spec) {
+void parse_experiment(Section s, ExperimentSpec& spec, const SearchChecks& checks) {
   std::vector<std::string> known = {"name", "epochs", "seed", "search", "metric"};
-  for (const auto& entry : search_specific_keys()) known.push_back(entry.first);
+  for (const auto& key : search_specific_keys()) known.push_back(key);
   s.check_unknown(known);
   s.read_string("name", spec.name);
   if (s.has("name") && spec.name.find_first_of("/\\") != std::string::npos) {
@@ -303,9 +289,9 @@ void parse_experiment(Section s, ExperimentSpec& spec) {
   }
   s.read_int("epochs", spec.epochs, 1, INT_MAX);
   s.read_int("seed", spec.seed, 0, INT64_MAX);
-  s.read_string("search", spec.search, search_names());
+  s.read_kind("search", spec.search, search_names(), parse_search_kind);
   s.read_int("samples", spec.samples, 1, INT_MAX);
-  s.read_string("metric", spec.metric, metric_names());
+  s.read_kind("metric", spec.metric, metric_names(), parse_metric);
   s.read_int("max_epochs", spec.max_epochs, 1, INT_MAX);
   s.read_int("min_epochs", spec.min_epochs, 1, INT_MAX);
   s.read_int("eta", spec.eta, 2, INT_MAX);
@@ -317,71 +303,12 @@ void parse_experiment(Section s, ExperimentSpec& spec) {
   s.read_positive_numbers("perturb", spec.perturb);
   s.read_names("perturb_keys", spec.perturb_keys);
 
-  // With an invalid search (already reported) the rules below would only add noise.
+  // With an invalid search (already reported) the search's rules would only add noise.
   const toml::node* search_node = s.get("search");
-  if (search_node && (!search_node->is_string() || search_node->as_string()->get() != spec.search)) return;
-  const std::string& search = spec.search;
-  for (const auto& [key, searches] : search_specific_keys()) {
-    if (s.has(key) && std::find(searches.begin(), searches.end(), search) == searches.end()) {
-      s.report(key, fmt::format("applies only to search = {}{}", quoted_alternatives(searches),
-                                misplaced_key_hint(key, search)));
-    }
+  if (search_node && (!search_node->is_string() || search_node->as_string()->get() != to_string(spec.search))) {
+    return;
   }
-  const bool rungs = search == "asha" || search == "hyperband";
-  if (search == "random" && !s.has("samples")) {
-    s.missing("samples", "search = \"random\" needs the number of configs to sample, e.g. samples = 8");
-  }
-  if (search == "asha" && !s.has("samples")) {
-    s.missing("samples", "search = \"asha\" needs the number of configs to sample, e.g. samples = 27");
-  }
-  if (rungs && !s.has("max_epochs")) {
-    s.missing("max_epochs", fmt::format("search = \"{}\" needs R, the most epochs a config trains, e.g. "
-                                        "max_epochs = {}",
-                                        search, search == "asha" ? 9 : 81));
-  }
-  if (rungs && s.has("epochs")) {
-    s.report("epochs", fmt::format("does not apply to search = \"{}\": each config trains at most max_epochs "
-                                   "epochs (give max_epochs instead)",
-                                   search));
-  }
-  if (search == "pbt" && !s.has("population")) {
-    s.missing("population", "search = \"pbt\" needs the number of configs in the population, e.g. population = 8");
-  }
-  if (search == "pbt" && spec.ready >= spec.epochs) {
-    if (s.has("ready")) {
-      s.report("ready", fmt::format("must be less than epochs ({}): PBT exploits between a member's epochs, never "
-                                    "after its last",
-                                    spec.epochs));
-    } else {
-      s.report("epochs", fmt::format("must be more than ready ({}) for search = \"pbt\": PBT exploits between a "
-                                     "member's epochs, never after its last",
-                                     spec.ready));
-    }
-  }
-  if (!rungs || spec.max_epochs < 1) return;
-  spec.epochs = spec.max_epochs;
-  if (search == "asha" && spec.min_epochs > spec.max_epochs) {
-    s.report("min_epochs", fmt::format("must be <= max_epochs ({}), got {}", spec.max_epochs, spec.min_epochs));
-  }
-  if (search == "hyperband") {
-    const int32_t all = hyperband_max_brackets(spec.max_epochs, spec.eta);
-    if (spec.brackets > all) {
-      s.report("brackets", fmt::format("must be <= {}: max_epochs {} and eta {} give {} brackets, got {}", all,
-                                       spec.max_epochs, spec.eta, all, spec.brackets));
-    } else if (const int64_t n = hyperband_config_count(spec.max_epochs, spec.eta, spec.brackets);
-               n > kMaxConfigs) {
-      s.report("max_epochs", fmt::format("{} with eta {} makes hyperband start {} configs, more than {}: lower "
-                                         "max_epochs, raise eta or set fewer brackets",
-                                         spec.max_epochs, spec.eta, n, kMaxConfigs));
-    }
-  }
-}
-
-// PBT perturbs hyper-parameters of the [space]: checked once the space is parsed.
-void check_pbt_space(Section s, const ExperimentSpec& spec) {
-  if (spec.search != "pbt") return;
-  auto ranges = perturb_ranges(spec.space, spec.perturb_keys);
-  if (!ranges.ok()) s.report_message("perturb_keys", ranges.error());
+  if (checks.experiment) checks.experiment(s, spec);
 }
 
 void parse_data(Section s, DataSpec& data, const std::string& base) {
@@ -457,17 +384,16 @@ void parse_cluster(Section s, ClusterSpec& cluster) {
   s.read_int("replication", cluster.replication, 0, 1024);
   s.read_number("heartbeat_timeout", cluster.heartbeat_timeout, "a number of seconds in [1, 3600]",
                 [](double v) { return v >= 1 && v <= 3600; });
-  s.read_string("scheduler", cluster.scheduler, scheduler_names());
+  s.read_kind("scheduler", cluster.scheduler, scheduler_names(), parse_scheduler_kind);
 }
 
 void parse_space(const toml::table* table, ExperimentSpec& spec, Problems& problems,
-                 const std::string& base) {
+                 const std::string& base, bool allow_distributions) {
   spec.space = json::object();
   const std::string empty = "the search space is empty: give at least one hyper-parameter in [space], "
                             "e.g. model = [\"mlp\"]";
   if (!table) return problems.add(empty);
   if (table->empty()) return problems.add(table->source(), empty);
-  const bool allow_distributions = spec.search != "grid";  // every other search samples the space
   for (const auto& [k, node] : *table) {
     const std::string key(k.str());
     if (auto bad = find_non_finite(node)) {
@@ -485,7 +411,7 @@ void parse_space(const toml::table* table, ExperimentSpec& spec, Problems& probl
       continue;
     }
     if (!entry->is_array() && !entry->is_object()) entry = json::array({*entry});
-    if (is_distribution(*entry) && entry->at("dist") != "int_uniform" && entry->contains("low")) {
+    if (is_distribution(*entry) && distribution_of(*entry) != Distribution::int_uniform && entry->contains("low")) {
       (*entry)["low"] = entry->at("low").get<double>();  // uniform bounds are floats
       (*entry)["high"] = entry->at("high").get<double>();
     }
@@ -501,8 +427,8 @@ std::string default_name(const std::string& origin) {
 
 }  // namespace
 
-Result<ExperimentSpec> parse_spec_string(const std::string& toml_text, const std::string& spec_dir,
-                                         const std::string& origin) {
+Result<ExperimentSpec> parse_spec_string_with(const std::string& toml_text, const std::string& spec_dir,
+                                              const std::string& origin, const SearchChecks& checks) {
   Problems problems(origin);
   toml::table root;
   try {
@@ -534,7 +460,7 @@ Result<ExperimentSpec> parse_spec_string(const std::string& toml_text, const std
     }
   }
   auto table_of = [&](const char* name) { return root.get_as<toml::table>(name); };
-  parse_experiment(Section(table_of("experiment"), "experiment", problems), spec);
+  parse_experiment(Section(table_of("experiment"), "experiment", problems), spec, checks);
   if (!root.contains("data")) {
     problems.add("the [data] section is missing: give at least source = \"idx\" or \"csv\"");
   } else if (table_of("data")) {  // a non-table [data] is already reported
@@ -543,9 +469,13 @@ Result<ExperimentSpec> parse_spec_string(const std::string& toml_text, const std
   parse_cluster(Section(table_of("cluster"), "cluster", problems), spec.cluster);
   if (!root.contains("space") || table_of("space")) {
     const size_t before = problems.size();
-    parse_space(table_of("space"), spec, problems, base);
+    const bool allow_distributions = checks.samples_space ? checks.samples_space(spec.search) : true;
+    parse_space(table_of("space"), spec, problems, base, allow_distributions);
     // Only on a clean [space]: a broken one has been reported already.
-    if (problems.size() == before) check_pbt_space(Section(table_of("experiment"), "experiment", problems), spec);
+    if (problems.size() == before && checks.space) {
+      Section experiment(table_of("experiment"), "experiment", problems);
+      checks.space(experiment, spec);
+    }
   }
   if (spec.name.empty()) spec.name = default_name(origin);
 
@@ -553,22 +483,22 @@ Result<ExperimentSpec> parse_spec_string(const std::string& toml_text, const std
   return spec;
 }
 
-Result<ExperimentSpec> parse_spec_file(const std::string& path) {
+Result<ExperimentSpec> parse_spec_file_with(const std::string& path, const SearchChecks& checks) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return Status::not_found(path + ": spec file not found");
   if (fs::is_directory(path, ec)) return Status::invalid_argument(path + ": is a directory, not a spec file");
   auto text = read_whole_file(path);
   if (!text.ok()) return text.status().with_context("cannot read the spec file");
   const std::string dir = fs::absolute(fs::path(path)).parent_path().string();
-  return parse_spec_string(*text, dir, path);
+  return parse_spec_string_with(*text, dir, path, checks);
 }
 
 json spec_to_json(const ExperimentSpec& spec) {
   const DataSpec& d = spec.data;
   const ClusterSpec& c = spec.cluster;
   return json{
-      {"name", spec.name}, {"epochs", spec.epochs}, {"seed", spec.seed}, {"search", spec.search},
-      {"samples", spec.samples}, {"metric", spec.metric}, {"spec_dir", spec.spec_dir},
+      {"name", spec.name}, {"epochs", spec.epochs}, {"seed", spec.seed}, {"search", to_string(spec.search)},
+      {"samples", spec.samples}, {"metric", to_string(spec.metric)}, {"spec_dir", spec.spec_dir},
       {"max_epochs", spec.max_epochs}, {"min_epochs", spec.min_epochs}, {"eta", spec.eta},
       {"brackets", spec.brackets}, {"population", spec.population}, {"ready", spec.ready},
       {"exploit_fraction", spec.exploit_fraction}, {"perturb", spec.perturb},
@@ -580,7 +510,7 @@ json spec_to_json(const ExperimentSpec& spec) {
                 {"test_fraction", d.test_fraction}, {"partitions", d.partitions},
                 {"limit", d.limit}, {"normalization", d.normalization}}},
       {"cluster", {{"workers", c.workers}, {"threads_per_worker", c.threads_per_worker},
-                   {"max_unit_retries", c.max_unit_retries}, {"scheduler", c.scheduler},
+                   {"max_unit_retries", c.max_unit_retries}, {"scheduler", to_string(c.scheduler)},
                    {"replication", c.replication}, {"heartbeat_timeout", c.heartbeat_timeout}}},
       {"space", spec.space}};
 }
@@ -601,19 +531,14 @@ const std::vector<std::string>& normalization_names() {
   static const std::vector<std::string> names = {"auto", "none", "global", "per_feature"};
   return names;
 }
-const std::vector<std::string>& search_names() {
-  static const std::vector<std::string> names = {"grid", "random", "asha", "hyperband", "pbt"};
-  return names;
-}
-const std::vector<std::string>& metric_names() {
-  static const std::vector<std::string> names = {"val_accuracy", "val_loss"};
-  return names;
-}
-const std::vector<std::string>& scheduler_names() {
-  static const std::vector<std::string> names = {"critical_path", "randomized"};
-  return names;
+const std::vector<std::string>& search_specific_keys() {
+  static const std::vector<std::string> keys = {"samples",    "max_epochs", "eta",   "min_epochs",
+                                                "brackets",   "population", "ready", "exploit_fraction",
+                                                "perturb",    "perturb_keys"};
+  return keys;
 }
 
-bool metric_higher_is_better(const std::string& metric) { return metric != "val_loss"; }
+
+bool metric_higher_is_better(const std::string& metric) { return parse_metric(metric) != Metric::val_loss; }
 
 }  // namespace cerebro

@@ -5,12 +5,16 @@
 // "file:line:col: message"; it does not touch the data files (the ETL does).
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "runtime/base/status.hpp"
+#include "runtime/spec/metric.hpp"
+#include "runtime/spec/scheduler_kind.hpp"
+#include "runtime/spec/search_kind.hpp"
 
 namespace cerebro {
 
@@ -31,7 +35,7 @@ struct ClusterSpec {
   int workers = 0;  // 0 = one per core
   int threads_per_worker = 1;
   int max_unit_retries = 3;
-  std::string scheduler = "critical_path";  // beats randomized in simulation: docs/SIMULATOR.md
+  SchedulerKind scheduler = kDefaultScheduler;
   int replication = 0;  // copies of each partition across agents; 0 = min(2, agents)
   // Seconds an agent may go without a heartbeat before its units are
   // requeued elsewhere (a hung node); on a coordinator only.
@@ -45,9 +49,12 @@ struct ExperimentSpec {
   // the epochs a config trains unless the search procedure stops it earlier.
   int epochs = 3;
   uint64_t seed = 42;
-  std::string search = "grid";         // search_names(): grid | random | asha | hyperband | pbt
+  SearchKind search = SearchKind::grid;
+  // The search-specific keys below are read and type-checked here; which
+  // searches accept them, and their cross-checks, are the search registry's
+  // (runtime/search/search_registry.hpp).
   int samples = 0;                     // random, asha: number of configs (required, >= 1)
-  std::string metric = "val_accuracy"; // "val_accuracy" (higher is better) | "val_loss" (lower)
+  Metric metric = Metric::val_accuracy;
   // AutoML procedures (docs/SPEC.md, "Search procedures"); each key only with its searches.
   int max_epochs = 0;                  // asha, hyperband: R, the most epochs a config trains (required)
   int min_epochs = 1;                  // asha: r, the first rung, 1 .. max_epochs
@@ -65,17 +72,51 @@ struct ExperimentSpec {
   std::string source_text;             // the TOML text, kept so a run directory can store it
 };
 
+// Larger grids and populations are refused: they are almost always a typo,
+// and every config becomes a training unit per partition per epoch.
+constexpr int64_t kMaxConfigs = 100000;
+
+// The [experiment] section as the per-search checks see it: whether a key was
+// written, and problems reported at a key's position (the section's when the
+// key is absent), sorted into file order with every other problem.
+class ExperimentKeys {
+ public:
+  virtual ~ExperimentKeys() = default;
+  virtual bool has(const std::string& key) const = 0;
+  // "[experiment] <key> <text>"
+  virtual void report(const std::string& key, const std::string& text) = 0;
+  // "[experiment] <key> is required: <hint>", at the section
+  virtual void missing(const std::string& key, const std::string& hint) = 0;
+  // `message` as given (it names the key itself)
+  virtual void report_message(const std::string& key, const std::string& message) = 0;
+};
+
+// The checks that belong to the search procedures, which sit above this layer:
+// the search registry supplies them (runtime/search/search_registry.hpp
+// search_checks()), and runtime/search/spec_loader.hpp parses with them.
+struct SearchChecks {
+  // After [experiment] is read, when its search is valid. May derive fields
+  // (asha and hyperband set epochs = max_epochs).
+  std::function<void(ExperimentKeys&, ExperimentSpec&)> experiment;
+  // Whether [space] may hold distributions for this search (every search but grid samples).
+  std::function<bool(SearchKind)> samples_space;
+  // After a clean [space].
+  std::function<void(ExperimentKeys&, const ExperimentSpec&)> space;
+};
+
 // Reads and parses a spec file. Messages start with `path` as given, e.g.
 // "fashion.toml:7:1: unknown key 'lrr' in [experiment]". Several problems are
-// reported together, one per line, in file order.
-Result<ExperimentSpec> parse_spec_file(const std::string& path);
+// reported together, one per line, in file order. Callers use
+// parse_spec_file (runtime/search/spec_loader.hpp), which passes the search
+// registry's checks.
+Result<ExperimentSpec> parse_spec_file_with(const std::string& path, const SearchChecks& checks);
 
 // Parses TOML text. Relative data paths and .pt models are resolved against
 // spec_dir (against the current directory when spec_dir is ""). `origin`
 // prefixes messages (e.g. the file name); its stem is the default name when it
 // ends in ".toml", otherwise the default name is "experiment".
-Result<ExperimentSpec> parse_spec_string(const std::string& toml_text, const std::string& spec_dir,
-                                         const std::string& origin);
+Result<ExperimentSpec> parse_spec_string_with(const std::string& toml_text, const std::string& spec_dir,
+                                              const std::string& origin, const SearchChecks& checks);
 
 // Every field except source_text, for summary.json and the run directory.
 // To rebuild a spec later, re-parse source_text with spec_dir.
@@ -89,11 +130,13 @@ std::string effective_normalization(const DataSpec& data);
 std::vector<std::string> data_source_names();             // idx, csv, then registered sources
                                                           // (datasets/dataset_source.hpp)
 const std::vector<std::string>& normalization_names();    // auto, none, global, per_feature
-const std::vector<std::string>& search_names();           // grid, random, asha, hyperband, pbt
-const std::vector<std::string>& metric_names();           // val_accuracy, val_loss
-const std::vector<std::string>& scheduler_names();        // critical_path, randomized
+// The [experiment] keys that belong to some searches only, in declaration
+// order; the search registry says which searches accept each.
+const std::vector<std::string>& search_specific_keys();
+// search_names() is in search_kind.hpp, scheduler_names() in scheduler_kind.hpp.
 
-// True if a larger value of `metric` is better (val_accuracy), false for val_loss.
+// True if a larger value of the metric named `metric` is better (val_accuracy),
+// false for val_loss; for a name read back from a stored record.
 bool metric_higher_is_better(const std::string& metric);
 
 }  // namespace cerebro

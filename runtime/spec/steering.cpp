@@ -26,7 +26,7 @@ Result<nlohmann::json> apply_settings(const nlohmann::json& base, const std::vec
   return out;
 }
 
-nlohmann::json user_action(const std::string& action) { return {{"by", "user"}, {"action", action}}; }
+nlohmann::json user_action(SteeringCommand action) { return {{"by", "user"}, {"action", to_string(action)}}; }
 
 bool is_user_action(const nlohmann::json& record) {
   return record.is_object() && record.value("by", std::string()) == "user";

@@ -11,6 +11,7 @@
 
 #include "runtime/base/ids.hpp"
 #include "runtime/base/status.hpp"
+#include "runtime/spec/steering_command.hpp"
 
 namespace cerebro {
 
@@ -23,8 +24,8 @@ Result<nlohmann::json> apply_settings(const nlohmann::json& base, const std::vec
 // A person's action on an experiment, as stored among the decision records:
 // {"by": "user", "action": "pause" | "resume" | "stop" | "add", ...}.
 // stop: "config", "epoch" (the epoch it was in); add: "config", "params",
-// "epochs" and "cloned_from" (-1 for a fresh config).
-nlohmann::json user_action(const std::string& action);
+// "epochs" and "cloned_from" (-1 for a fresh config; a clone is recorded as an add).
+nlohmann::json user_action(SteeringCommand action);
 // True for a record made by user_action (the search procedure's own
 // decisions have no "by").
 bool is_user_action(const nlohmann::json& record);

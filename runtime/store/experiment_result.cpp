@@ -26,7 +26,7 @@ experiment_result result_from_summary(const std::string& experiment, const std::
     leaderboard_entry e;
     e.config = c.value("id", ConfigId{0});
     e.params_json = c.value("params", nlohmann::json::object()).dump();
-    e.status = c.value("status", std::string());
+    e.status = config_status_from_json(c.at("status"));
     auto metric = c.value("metric", nlohmann::json());
     e.validated = metric.is_number();
     if (e.validated) e.metric = metric.get<double>();
@@ -58,7 +58,7 @@ std::string format_leaderboard(const experiment_result& result, size_t max_rows)
     if (rank++ >= max_rows) break;
     auto value = e.validated ? fmt::format("{:.4f}", e.metric) : std::string("-");
     auto params = nlohmann::json::parse(e.params_json, nullptr, false);
-    out += fmt::format("{:>4}  {:>6}  {:<9}  {:>12}  {}\n", rank, e.config, e.status, value,
+    out += fmt::format("{:>4}  {:>6}  {:<9}  {:>12}  {}\n", rank, e.config, to_string(e.status), value,
                        params.is_discarded() ? e.params_json : describe_params(params));
   }
   if (result.leaderboard.size() > max_rows) out += fmt::format("  ... {} more\n", result.leaderboard.size() - max_rows);

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runtime/base/ids.hpp"
+#include "runtime/base/lifecycle.hpp"
 
 namespace cerebro {
 
@@ -15,7 +16,7 @@ namespace cerebro {
 struct leaderboard_entry {
   ConfigId config = 0;
   std::string params_json;  // the config's hyper-parameters, a JSON object
-  std::string status;       // completed | stopped | diverged | failed
+  ConfigStatus status = ConfigStatus::completed;  // completed | stopped | diverged | failed
   bool validated = false;   // false: it never finished an epoch, `metric` is meaningless
   double metric = 0;        // the experiment's metric (val_accuracy or val_loss)
 };

@@ -10,6 +10,8 @@ namespace cerebro {
 
 std::vector<Standing> rank_configs(const std::vector<ConfigRecord>& configs, const std::vector<UnitLogEntry>& log,
                                    const std::string& metric) {
+  // The metric's name as stored in the run's meta: anything but val_loss ranks by accuracy, as it always has.
+  const bool loss = parse_metric(metric) == Metric::val_loss;
   std::vector<Standing> out;
   for (const auto& c : configs) {
     Standing s{c.id, c.status, c.error, c.params, epoch_metrics(log, c.id), std::nullopt};
@@ -18,14 +20,14 @@ std::vector<Standing> rank_configs(const std::vector<ConfigRecord>& configs, con
         return e.config == c.id && e.epoch == it->epoch && e.has_validation;
       });
       if (validated) {
-        s.metric = metric == "val_loss" ? it->val_loss : it->val_accuracy;
+        s.metric = loss ? it->val_loss : it->val_accuracy;
         break;
       }
     }
-    if (c.status == "diverged" || c.status == "failed") s.metric.reset();
+    if (config_failed(c.status)) s.metric.reset();
     out.push_back(std::move(s));
   }
-  bool higher = metric != "val_loss";
+  const bool higher = !loss;
   std::stable_sort(out.begin(), out.end(), [&](const Standing& a, const Standing& b) {
     if (a.metric.has_value() != b.metric.has_value()) return a.metric.has_value();
     if (!a.metric) return a.id < b.id;
@@ -61,7 +63,7 @@ nlohmann::json build_summary(const RunFacts& f, const std::vector<Standing>& ran
                         {"val_accuracy", e.val_accuracy},
                         {"seconds", e.seconds}});
     // "metric": the config's standing on the leaderboard (null: unranked).
-    nlohmann::json entry{{"id", s.id}, {"params", s.params}, {"status", s.status}, {"epochs", epochs},
+    nlohmann::json entry{{"id", s.id}, {"params", s.params}, {"status", to_string(s.status)}, {"epochs", epochs},
                          {"metric", s.metric ? nlohmann::json(*s.metric) : nlohmann::json(nullptr)}};
     if (!s.error.empty()) entry["error"] = s.error;
     configs.push_back(std::move(entry));
@@ -93,7 +95,7 @@ std::string metrics_csv(const std::vector<Standing>& ranked) {
     for (char c : params) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
     quoted += "\"";
     for (const auto& e : s.epochs)
-      out += fmt::format("{},{},{},{:.6f},{:.6f},{:.6f},{:.3f},{}\n", s.id, e.epoch, s.status, e.train_loss,
+      out += fmt::format("{},{},{},{:.6f},{:.6f},{:.6f},{:.3f},{}\n", s.id, e.epoch, to_string(s.status), e.train_loss,
                          e.val_loss, e.val_accuracy, e.seconds, quoted);
   }
   return out;
@@ -106,7 +108,7 @@ std::string format_leaderboard(const std::vector<Standing>& ranked, const std::s
   for (const auto& s : ranked) {
     if (rank++ >= max_rows) break;
     auto value = s.metric ? fmt::format("{:.4f}", *s.metric) : std::string("-");
-    out += fmt::format("{:>4}  {:>6}  {:<9}  {:>6}  {:>12}  {}\n", rank, s.id, s.status, s.epochs.size(), value,
+    out += fmt::format("{:>4}  {:>6}  {:<9}  {:>6}  {:>12}  {}\n", rank, s.id, to_string(s.status), s.epochs.size(), value,
                        describe_params(s.params));
   }
   if (ranked.size() > max_rows) out += fmt::format("  ... {} more\n", ranked.size() - max_rows);

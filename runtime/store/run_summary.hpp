@@ -26,7 +26,7 @@ struct RunFacts {
 // A config's standing: its metric after its last validated epoch.
 struct Standing {
   ConfigId id = 0;
-  std::string status;
+  ConfigStatus status = ConfigStatus::running;
   std::string error;  // why it failed, for failed configs
   nlohmann::json params;
   std::vector<EpochMetrics> epochs;

@@ -69,7 +69,7 @@ Status scan(rocksdb::DB* db, const std::string& prefix, F&& f) {
 
 nlohmann::json to_json(const UnitLogEntry& e) {
   return {{"seq", e.seq},           {"config", e.config},     {"partition", e.partition},
-          {"epoch", e.epoch},       {"worker", e.worker},     {"status", e.status},
+          {"epoch", e.epoch},       {"worker", e.worker},     {"status", to_string(e.status)},
           {"seed", e.seed},         {"train_loss", e.train_loss}, {"examples", e.examples},
           {"has_validation", e.has_validation}, {"val_loss", e.val_loss}, {"val_accuracy", e.val_accuracy},
           {"start_s", e.start_s},   {"end_s", e.end_s},       {"train_s", e.train_s},
@@ -84,7 +84,7 @@ UnitLogEntry unit_log_entry_from_json(const nlohmann::json& j) {
   j.at("partition").get_to(e.partition);
   j.at("epoch").get_to(e.epoch);
   j.at("worker").get_to(e.worker);
-  j.at("status").get_to(e.status);
+  e.status = unit_status_from_json(j.at("status"));
   j.at("seed").get_to(e.seed);
   j.at("train_loss").get_to(e.train_loss);
   j.at("examples").get_to(e.examples);
@@ -171,7 +171,7 @@ std::optional<std::string> StateStore::get_meta(const std::string& key) const {
 }
 
 Status StateStore::put_config(const ConfigRecord& r) {
-  nlohmann::json j{{"id", r.id}, {"params", r.params}, {"status", r.status}, {"error", r.error}};
+  nlohmann::json j{{"id", r.id}, {"params", r.params}, {"status", to_string(r.status)}, {"error", r.error}};
   rocksdb::WriteBatch batch;
   batch.Put(config_key(r.id), j.dump());
   return write_batch_synced(&batch);
@@ -181,7 +181,7 @@ std::vector<ConfigRecord> StateStore::configs() const {
   std::vector<ConfigRecord> out;
   scan(db_, "config/", [&](const rocksdb::Slice&, const rocksdb::Slice& v) {
     auto j = nlohmann::json::parse(v.ToString());
-    out.push_back(ConfigRecord{j.at("id").get<ConfigId>(), j.at("params"), j.at("status").get<std::string>(),
+    out.push_back(ConfigRecord{j.at("id").get<ConfigId>(), j.at("params"), config_status_from_json(j.at("status")),
                                j.at("error").get<std::string>()});
   });
   return out;
@@ -251,7 +251,7 @@ Status StateStore::copy_epoch_state(ConfigId from, int32_t from_epoch, ConfigId 
     if (record.id == to) {
       record.params = params;
       batch.Put(config_key(to), nlohmann::json{{"id", record.id}, {"params", record.params},
-                                               {"status", record.status}, {"error", record.error}}
+                                               {"status", to_string(record.status)}, {"error", record.error}}
                                     .dump());
     }
   auto s = write_batch_synced(&batch);

@@ -15,6 +15,7 @@
 
 #include "runtime/base/checksum.hpp"  // checksum_of: the states' checksum
 #include "runtime/base/ids.hpp"
+#include "runtime/base/lifecycle.hpp"
 #include "runtime/base/status.hpp"
 
 namespace rocksdb {
@@ -23,11 +24,11 @@ class DB;
 
 namespace cerebro {
 
-// completed | diverged | failed | running (while the experiment runs)
+// Stored as {"status": "completed" | "diverged" | "failed" | "running" | "stopped", ...}.
 struct ConfigRecord {
   ConfigId id = 0;
   nlohmann::json params;
-  std::string status = "running";
+  ConfigStatus status = ConfigStatus::running;
   std::string error;  // why it failed, for failed configs
 };
 
@@ -37,7 +38,7 @@ struct UnitLogEntry {
   PartitionId partition = 0;
   int32_t epoch = 0;
   WorkerId worker = 0;
-  std::string status;  // ok | diverged
+  UnitStatus status = UnitStatus::ok;  // ok or diverged: a failed unit is not committed
   uint64_t seed = 0;
   double train_loss = 0;
   int64_t examples = 0;

@@ -22,6 +22,7 @@
 #include "datasets/prepare.hpp"
 #include "models/unit_trainer.hpp"
 #include "runtime/search/search_space.hpp"
+#include "runtime/search/spec_loader.hpp"
 #include "tools/child_process.hpp"
 #include "tools/cluster_client.hpp"
 #include "tools/command_registry.hpp"
@@ -175,7 +176,7 @@ int run_bench(const BenchOptions& o) {
   run.spec = *spec;
   run.out_dir = (fs::path(o.out_dir) / "embedded").string();
   run.workers = o.workers;
-  cli::ProgressPrinter printer(spec->metric);
+  cli::ProgressPrinter printer(to_string(spec->metric));
   auto summary = run_embedded(run, {[&](const std::string& l) { printer.line(l); },
                                       [&](const progress_update& p) { printer.update(p); }});
   printer.finish();

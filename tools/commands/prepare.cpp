@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "actors/experiment_runner.hpp"
+#include "runtime/search/spec_loader.hpp"
 #include "datasets/prepare.hpp"
 #include "runtime/spec/spec.hpp"
 #include "tools/command_registry.hpp"

@@ -10,6 +10,7 @@
 
 #include "actors/experiment_runner.hpp"
 #include "runtime/base/file_io.hpp"
+#include "runtime/search/spec_loader.hpp"
 #include "runtime/spec/spec.hpp"
 #include "runtime/store/run_summary.hpp"
 #include "runtime/store/state_store.hpp"
@@ -46,7 +47,7 @@ void print_result(const nlohmann::json& summary, const std::string& dir) {
 }
 
 int run_and_report(RunOptions options) {
-  cli::ProgressPrinter printer(options.spec.metric);
+  cli::ProgressPrinter printer(to_string(options.spec.metric));
   RunObserver observer{[&](const std::string& l) { printer.line(l); },
                        [&](const progress_update& p) { printer.update(p); }};
   auto summary = run_embedded(options, observer);
@@ -54,8 +55,8 @@ int run_and_report(RunOptions options) {
   if (!summary.ok()) return fail(summary.error());
   auto store = StateStore::open((fs::path(options.out_dir) / "state").string(), false);
   if (store.ok()) {
-    fmt::print("\n{}", format_leaderboard(rank_configs((*store)->configs(), (*store)->unit_log(), options.spec.metric),
-                                          options.spec.metric, 20));
+    fmt::print("\n{}", format_leaderboard(rank_configs((*store)->configs(), (*store)->unit_log(), to_string(options.spec.metric)),
+                                          to_string(options.spec.metric), 20));
   }
   print_result(*summary, options.out_dir);
   return 0;

@@ -30,7 +30,7 @@ void print_units(const std::vector<UnitLogEntry>& log) {
   for (const auto& e : log)
     fmt::print("{:>5} {:>6} {:>4} {:>5} {:>6} {:>9.3f} {:>9.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f}  {}\n", e.seq,
                e.config, e.partition, e.epoch, e.worker, e.start_s, e.end_s, e.train_s, e.validate_s, e.restore_s,
-               e.save_s, e.status);
+               e.save_s, to_string(e.status));
 }
 
 int show(const std::string& dir, size_t top, bool units) {

@@ -19,9 +19,11 @@ std::unique_ptr<SimulateCommand> add_simulate_options(CLI::App& simulate) {
       ->capture_default_str();
   sub->add_option("--epochs", o.epochs, "Epochs per config")->capture_default_str();
   sub->add_option("--seed", o.seed, "Seeds the workload, the run and the policy")->capture_default_str();
-  sub->add_option("--policy", cmd->policy,
-                  "Scheduling policy: " + fmt::format("{}", fmt::join(policy_names(), ", ")) +
-                      ", or all (each on the same workload)")
+  std::string policies;
+  for (const SchedulerInfo& info : scheduler_registry()) {
+    policies += fmt::format("{} ({}), ", info.name, info.description);
+  }
+  sub->add_option("--policy", cmd->policy, "Scheduling policy: " + policies + "or all (each on the same workload)")
       ->capture_default_str();
   sub->add_option("--heterogeneity", cmd->heterogeneity,
                   "Worker speeds: paper (5.6, 11.3, 12.1 or 18.7 TFLOPS), uniform (in [5.6, 18.7]) or none")
