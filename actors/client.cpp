@@ -34,13 +34,13 @@ bool connection_error(const caf::error& e) {
 
 }  // namespace
 
-caf::expected<caf::actor> find_gateway(caf::actor_system& system, const GatewayAddress& at, double budget_s,
-                                       const std::function<void(const std::string&)>& retrying) {
+caf::expected<coordinator_actor> find_gateway(caf::actor_system& system, const GatewayAddress& at, double budget_s,
+                                              const std::function<void(const std::string&)>& retrying) {
   auto start = Clock::now();
   double delay = 0.2;
   for (;;) {
-    auto gateway = at.tls ? caf::openssl::remote_actor(system, at.host, at.port)
-                          : system.middleman().remote_actor(at.host, at.port);
+    auto gateway = at.tls ? caf::openssl::remote_actor<coordinator_actor>(system, at.host, at.port)
+                          : system.middleman().remote_actor<coordinator_actor>(at.host, at.port);
     if (gateway) return gateway;
     if (budget_s >= 0 && seconds_since(start) + delay > budget_s) return gateway.error();
     if (retrying)
@@ -76,7 +76,7 @@ Result<std::unique_ptr<Client>> Client::connect(caf::actor_system& system, const
   return client;
 }
 
-Client::Client(caf::actor_system& system, caf::actor gateway, std::string token)
+Client::Client(caf::actor_system& system, coordinator_actor gateway, std::string token)
     : system_(system), gateway_(std::move(gateway)), token_(std::move(token)) {}
 
 Client::~Client() = default;

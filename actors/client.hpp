@@ -40,9 +40,11 @@ struct GatewayAddress {
 
 // Looks up the gateway actor published at `address`, retrying with capped
 // exponential back-off for up to `budget_s` seconds (< 0: forever);
-// `retrying` hears why each failed attempt failed.
-caf::expected<caf::actor> find_gateway(caf::actor_system& system, const GatewayAddress& address, double budget_s,
-                                       const std::function<void(const std::string&)>& retrying = {});
+// `retrying` hears why each failed attempt failed. The gateway must be
+// published with the coordinator's interface (runtime/net/interfaces.hpp):
+// CAF refuses an actor published with another one.
+caf::expected<coordinator_actor> find_gateway(caf::actor_system& system, const GatewayAddress& address, double budget_s,
+                                              const std::function<void(const std::string&)>& retrying = {});
 
 // Writes the files of a finished run (Client::run, Client::attach) into
 // `dir`, creating it; names that are not plain file names are skipped.
@@ -55,7 +57,7 @@ class Client {
   static Result<std::unique_ptr<Client>> connect(caf::actor_system& system, const GatewayAddress& address,
                                                  std::string token, double timeout_s);
   // A gateway in this process.
-  Client(caf::actor_system& system, caf::actor gateway, std::string token);
+  Client(caf::actor_system& system, coordinator_actor gateway, std::string token);
   ~Client();
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
@@ -135,7 +137,7 @@ class Client {
   Status failed(const caf::error& error);
 
   caf::actor_system& system_;
-  caf::actor gateway_;
+  coordinator_actor gateway_;
   std::string token_;
   GatewayAddress address_;
   bool remote_ = false;

@@ -290,22 +290,22 @@ coordinator_actor::behavior_type coordinator_behavior(coordinator_ptr self, coor
         auto node = caf::to_string(self->current_sender() ? self->current_sender()->node() : caf::node_id{});
         if (!tokens_equal(r.token, self->state.config.token)) {
           log_line(fmt::format("refused a join from node {}: wrong token", node));
-          return join_reply{false, "wrong token", -1, caf::actor{}};
+          return join_reply{false, "wrong token", -1, coordinator_actor{}};
         }
         if (auto v = validate_resources(r.resources); !v.ok()) {
           log_line(fmt::format("refused a join from node {}: {}", node, v.message()));
-          return join_reply{false, v.message(), -1, caf::actor{}};
+          return join_reply{false, v.message(), -1, coordinator_actor{}};
         }
         if (!r.agent || static_cast<int32_t>(r.workers.size()) != r.resources.workers) {
           log_line(fmt::format("refused a join from node {}: malformed request", node));
-          return join_reply{false, "malformed join request", -1, caf::actor{}};
+          return join_reply{false, "malformed join request", -1, coordinator_actor{}};
         }
         for (const auto& [id, a] : self->state.agents)
           if (a.resources.name == r.resources.name) {
             log_line(fmt::format("refused a join from node {}: name {} is taken by a live agent", node,
                                  r.resources.name));
             return join_reply{false, fmt::format("an agent named {} is already joined", r.resources.name), -1,
-                              caf::actor{}};
+                              coordinator_actor{}};
           }
         auto id = self->state.next_agent_id++;
         auto now = Clock::now();
@@ -322,7 +322,7 @@ coordinator_actor::behavior_type coordinator_behavior(coordinator_ptr self, coor
           if (entry.follower)
             caf::anon_send(entry.follower, join_atom::value, joined.resources.name, joined.agent, joined.workers);
         }
-        return join_reply{true, "", id, caf::actor_cast<caf::actor>(self)};
+        return join_reply{true, "", id, caf::actor_cast<coordinator_actor>(self)};
       },
       // Answers whether `id` is a live agent of this coordinator (false after a
       // restart, so the agent rejoins).

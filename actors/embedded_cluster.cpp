@@ -25,7 +25,7 @@ std::string random_token() {
 
 // Answers the coordinator's liveness check for the in-process agent, as a
 // remote agent's heartbeat loop does.
-caf::behavior heartbeat_behavior(caf::event_based_actor* self, caf::actor coordinator, int32_t agent_id) {
+caf::behavior heartbeat_behavior(caf::event_based_actor* self, coordinator_actor coordinator, int32_t agent_id) {
   self->send(self, heartbeat_atom::value);
   return {[=](heartbeat_atom) {
     self->request(coordinator, std::chrono::seconds(8), heartbeat_atom::value, agent_id)
@@ -44,9 +44,8 @@ Result<EmbeddedCluster> EmbeddedCluster::start(caf::actor_system& system, const 
   EmbeddedCluster cluster;
   cluster.token_ = random_token();
   cluster.workers_ = options.workers > 0 ? options.workers : default_workers();
-  // Clients reach the gateway through an untyped handle, as they do over the network.
-  cluster.gateway_ = caf::actor_cast<caf::actor>(
-      spawn_coordinator(system, coordinator_config{cluster.token_, options.state_dir, "embedded"}));
+  // Clients hold the same typed handle as they do over the network.
+  cluster.gateway_ = spawn_coordinator(system, coordinator_config{cluster.token_, options.state_dir, "embedded"});
   auto local = spawn_agent(system, agent_config{"local", (fs::path(options.state_dir) / "agent").string(),
                                                 cluster.workers_, true});
   cluster.agent_ = local.agent;
@@ -71,8 +70,8 @@ Result<EmbeddedCluster> EmbeddedCluster::start(caf::actor_system& system, const 
 }
 
 void EmbeddedCluster::stop() {
-  for (auto* a : {&heartbeat_, &gateway_})
-    if (*a) caf::anon_send_exit(*a, caf::exit_reason::user_shutdown);
+  if (heartbeat_) caf::anon_send_exit(heartbeat_, caf::exit_reason::user_shutdown);
+  if (gateway_) caf::anon_send_exit(gateway_, caf::exit_reason::user_shutdown);
   if (agent_) caf::anon_send_exit(agent_, caf::exit_reason::user_shutdown);
   for (auto& w : workers_list_) caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
 }

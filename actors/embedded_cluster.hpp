@@ -25,7 +25,7 @@ class EmbeddedCluster {
   // (the same token check as a remote join, with a token made up here).
   static Result<EmbeddedCluster> start(caf::actor_system& system, const EmbeddedClusterOptions& options);
 
-  const caf::actor& gateway() const { return gateway_; }
+  const coordinator_actor& gateway() const { return gateway_; }
   const std::string& token() const { return token_; }
   int workers() const { return workers_; }
 
@@ -33,7 +33,7 @@ class EmbeddedCluster {
   void stop();
 
  private:
-  caf::actor gateway_;
+  coordinator_actor gateway_;
   agent_actor agent_;
   std::vector<worker_actor> workers_list_;
   caf::actor heartbeat_;

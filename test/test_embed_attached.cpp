@@ -9,7 +9,11 @@
 #include <chrono>
 #include <filesystem>
 
+#include <caf/io/all.hpp>
+
+#include "actors/client.hpp"
 #include "actors/embedding.hpp"
+#include "runtime/net/interfaces.hpp"
 #include "test/cluster_util.hpp"
 #include "test/e2e_util.hpp"
 #include "tools/child_process.hpp"
@@ -157,6 +161,30 @@ BOOST_AUTO_TEST_CASE(an_attached_cluster_runs_experiments_on_the_coordinators_ag
   BOOST_TEST(refused.error.find("data source 'mine' is not built in") != std::string::npos, refused.error);
   BOOST_TEST(!fs::exists(tmp.path() / "run-mine"));
   datasets::unregister_dataset_source("mine");
+}
+
+// The coordinator is published with its interface: a peer that looks it up
+// with that interface reaches it, and CAF refuses one expecting another
+// interface or none.
+BOOST_AUTO_TEST_CASE(a_lookup_with_another_interface_than_the_coordinators_is_refused) {
+  TempDir tmp;
+  Cluster processes(tmp);
+  int port = free_port();
+  auto& coordinator = processes.start_coordinator(port);
+  BOOST_REQUIRE_MESSAGE(coordinator.wait_for_log("listening on 127.0.0.1:" + std::to_string(port), 20),
+                        processes.logs());
+  ActorSystem actors;
+  auto& middleman = actors.system.middleman();
+  auto typed = find_gateway(actors.system, GatewayAddress{"127.0.0.1", static_cast<uint16_t>(port), false}, 10);
+  BOOST_REQUIRE_MESSAGE(typed, actors.system.render(typed.error()) + processes.logs());
+  BOOST_TEST(static_cast<bool>(*typed));
+  auto as_agent = middleman.remote_actor<agent_actor>("127.0.0.1", static_cast<uint16_t>(port));
+  BOOST_REQUIRE(!as_agent);
+  BOOST_TEST((as_agent.error() == caf::sec::unexpected_actor_messaging_interface),
+             actors.system.render(as_agent.error()));
+  auto untyped = middleman.remote_actor<caf::actor>("127.0.0.1", static_cast<uint16_t>(port));
+  BOOST_REQUIRE(!untyped);
+  BOOST_TEST((untyped.error() == caf::sec::unexpected_actor_messaging_interface), actors.system.render(untyped.error()));
 }
 
 BOOST_AUTO_TEST_CASE(an_unreachable_coordinator_is_an_error_value) {

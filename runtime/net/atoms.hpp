@@ -1,8 +1,7 @@
 #pragma once
 // The atoms that name the messages between the runtime's actors and across
 // the cluster: the typed actor interfaces (runtime/net/interfaces.hpp) and
-// the message headers use them. (The atoms a runner sends its coordinator in
-// one process are beside the coordinator's interface, actors/coordinator.hpp.)
+// the message headers use them.
 // CAF 0.17 atoms have at most 10 characters.
 
 #include <caf/atom.hpp>
@@ -54,5 +53,16 @@ using hop_atom = caf::atom_constant<caf::atom("hop")>;
 // (control_atom, control_request) -> control_reply: gateway -> experiment
 // runner; (control_atom, command, ...) -> bool: runner -> scheduler.
 using control_atom = caf::atom_constant<caf::atom("control")>;
+
+// What an experiment's runner tells its coordinator (in this process only,
+// though they are part of the coordinator's interface, which peers hold):
+// (run_line_atom, experiment, line): a human line from the setup or the run;
+using run_line_atom = caf::atom_constant<caf::atom("runline")>;
+// (run_started_atom, experiment, follower): training started; the follower
+// takes (join_atom, ...), (agent_lost_atom, name) and (control_atom, ...);
+using run_started_atom = caf::atom_constant<caf::atom("runstarted")>;
+// (run_ended_atom, experiment, completed, files): the run is over; `files`
+// are what its clients receive (files.error says why when it failed).
+using run_ended_atom = caf::atom_constant<caf::atom("runended")>;
 
 }  // namespace cerebro

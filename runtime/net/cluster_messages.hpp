@@ -49,7 +49,7 @@ struct join_reply {
   bool accepted = false;
   std::string reason;
   int32_t agent_id = -1;
-  caf::actor coordinator;  // for heartbeats and shard fetches; empty when refused
+  coordinator_actor coordinator;  // for heartbeats; empty when refused
 };
 
 template <class Inspector>

@@ -29,7 +29,14 @@ namespace datasets {
 struct Dataset;
 }
 
-struct shard_placement;  // runtime/net/cluster_messages.hpp
+// runtime/net/cluster_messages.hpp
+struct shard_placement;
+struct join_request;
+struct join_reply;
+struct submit_request;
+struct control_request;
+struct control_reply;
+struct run_files;
 
 // A partition lent by a data-partition actor to a worker of the same process:
 // a reference to the partition's memory, never a copy. Local only (peers on
@@ -124,5 +131,33 @@ using scheduler_actor = caf::typed_actor<
     // cloned_from), see actors/experiment_steering.hpp; true once applied.
     // The command is pause, resume, stop or add (a clone is an add).
     caf::replies_to<control_atom, SteeringCommand, ConfigId, std::string, int32_t, ConfigId>::with<bool>>;
+
+// The coordinator's gateway (actors/coordinator.hpp): every message it takes.
+// It is published with this interface, and every peer (agent, client, bench)
+// looks it up with it: CAF refuses a lookup whose interface differs from the
+// published one. It lives here because its handle crosses the network in
+// join_reply.
+using coordinator_actor = caf::typed_actor<
+    // From node agents: join (-> a handle and an id, or a refusal), then
+    // heartbeats (-> whether the id is a live agent of this coordinator).
+    caf::replies_to<join_atom, join_request>::with<join_reply>,
+    caf::replies_to<heartbeat_atom, int32_t>::with<bool>,
+    // From clients, each with the token: submit a spec (-> experiment id);
+    // follow an experiment (token, experiment -> {"status", "metric"} JSON;
+    // then progress and, at the end, run files arrive); the cluster's status
+    // (-> JSON); steer or inspect an experiment; measure a model hop (token,
+    // state bytes -> their size).
+    caf::replies_to<submit_atom, submit_request>::with<std::string>,
+    caf::replies_to<attach_atom, std::string, std::string>::with<std::string>,
+    caf::replies_to<status_atom, std::string>::with<std::string>,
+    caf::replies_to<control_atom, control_request>::with<control_reply>,
+    caf::replies_to<hop_atom, std::string, std::string>::with<int64_t>,
+    // From itself, once a second: heartbeats checked, waiting experiments resumed.
+    caf::reacts_to<tick_atom>,
+    // From its experiments' runners (runtime/net/atoms.hpp).
+    caf::reacts_to<run_line_atom, std::string, std::string>,
+    caf::reacts_to<progress_atom, std::string, progress_update>,
+    caf::reacts_to<run_started_atom, std::string, caf::actor>,
+    caf::reacts_to<run_ended_atom, std::string, bool, run_files>>;
 
 }  // namespace cerebro

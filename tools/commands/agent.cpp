@@ -44,7 +44,7 @@ struct AgentOptions {
 // the coordinator was lost.
 constexpr const char* kUnknownAgent = "it does not know this agent";
 
-std::string keep_heartbeat(caf::scoped_actor& self, const caf::actor& coordinator, int32_t agent_id) {
+std::string keep_heartbeat(caf::scoped_actor& self, const coordinator_actor& coordinator, int32_t agent_id) {
   constexpr auto kHeartbeatInterval = std::chrono::seconds(2);
   constexpr auto kAnswerTimeout = std::chrono::seconds(8);
   for (;;) {

@@ -149,7 +149,7 @@ Result<nlohmann::json> cluster_figures(const BenchOptions& o, const std::string&
   // loopback, the way a state travels between checkpoint store and worker.
   cerebro_system_config config(system_role::client);
   caf::actor_system system(config);
-  auto gateway = system.middleman().remote_actor("127.0.0.1", static_cast<uint16_t>(std::stoi(port)));
+  auto gateway = system.middleman().remote_actor<coordinator_actor>("127.0.0.1", static_cast<uint16_t>(std::stoi(port)));
   if (!gateway) return Status::error("cannot reach the bench coordinator: " + system.render(gateway.error()));
   caf::scoped_actor self(system);
   std::string token_text;

@@ -40,7 +40,7 @@ struct Listening {
   std::unique_ptr<FrameGuard> guard;
 };
 
-Result<Listening> publish_with_tls(caf::actor_system& system, const caf::actor& coordinator, const Endpoint& at) {
+Result<Listening> publish_with_tls(caf::actor_system& system, const coordinator_actor& coordinator, const Endpoint& at) {
   // reuse: a restarted coordinator must get its port back while old
   // connections linger in TIME_WAIT (a live listener still blocks it).
   auto port = caf::openssl::publish(coordinator, at.port, at.host.c_str(), true);
@@ -48,7 +48,7 @@ Result<Listening> publish_with_tls(caf::actor_system& system, const caf::actor& 
   return Listening{*port, nullptr};
 }
 
-Result<Listening> publish_guarded(caf::actor_system& system, const caf::actor& coordinator, const Endpoint& at,
+Result<Listening> publish_guarded(caf::actor_system& system, const coordinator_actor& coordinator, const Endpoint& at,
                                   const CoordinatorOptions& o) {
   // An ephemeral loopback port only this process knows: the guard's relay.
   auto inner = system.middleman().publish(coordinator, 0, "127.0.0.1", true);
@@ -75,11 +75,11 @@ int coordinator_main(const CoordinatorOptions& o) {
   if (auto p = o.tls.problem(); !p.empty()) return fail(p);
   cerebro_system_config config(system_role::coordinator, o.tls);
   caf::actor_system system(config);
-  // Published untyped: CAF's remote_actor<caf::actor> (find_gateway in
-  // actors/client.cpp, for clients and agents) accepts only an actor
-  // published without an interface.
-  auto coordinator = caf::actor_cast<caf::actor>(
-      spawn_coordinator(system, coordinator_config{*token, o.state_dir, o.listen, o.heartbeat_timeout_s}));
+  // Published with its interface: peers look it up as a coordinator_actor
+  // (find_gateway in actors/client.cpp), and CAF refuses a lookup with any
+  // other interface.
+  auto coordinator =
+      spawn_coordinator(system, coordinator_config{*token, o.state_dir, o.listen, o.heartbeat_timeout_s});
   // Without TLS, peers reach the middleman only through the frame guard,
   // which refuses oversized BASP frames before CAF allocates them; with TLS
   // only certificate holders can connect at all.
