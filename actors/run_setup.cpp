@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "runtime/base/file_io.hpp"
+#include "datasets/dataset_source.hpp"
 #include "datasets/idx.hpp"
 #include "runtime/run/run_recovery.hpp"
 #include "runtime/spec/steering.hpp"
@@ -19,7 +20,7 @@ Result<datasets::PrepareOptions> prepare_options(const ExperimentSpec& spec, int
   datasets::PrepareOptions o;
   const auto& d = spec.data;
   o.source = d.source;
-  if (d.source == "idx") {
+  if (datasets::parse_builtin_source(d.source) == datasets::BuiltinSource::idx) {
     if (!d.path.empty()) {
       auto files = datasets::find_idx_files(d.path);
       if (!files.ok()) return files.status().with_context("[data] path");

@@ -3,6 +3,7 @@
 #include <exception>
 #include <map>
 #include <mutex>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -53,9 +54,30 @@ Status check_source_data(const SourceData& data) {
 
 }  // namespace
 
+namespace {
+const std::pair<BuiltinSource, const char*> builtin_source_names[] = {{BuiltinSource::idx, "idx"},
+                                                                      {BuiltinSource::csv, "csv"}};
+}  // namespace
+
 const std::vector<std::string>& builtin_dataset_sources() {
-  static const std::vector<std::string> names = {"idx", "csv"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const auto& [source, name] : builtin_source_names) out.push_back(name);
+    return out;
+  }();
   return names;
+}
+
+std::string to_string(BuiltinSource source) {
+  for (const auto& [kind, name] : builtin_source_names)
+    if (kind == source) return name;
+  return "idx";
+}
+
+std::optional<BuiltinSource> parse_builtin_source(const std::string& name) {
+  for (const auto& [kind, text] : builtin_source_names)
+    if (name == text) return kind;
+  return std::nullopt;
 }
 
 Status register_dataset_source(const std::string& name, DatasetLoader loader) {

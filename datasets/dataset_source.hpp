@@ -43,6 +43,14 @@ std::vector<std::string> registered_dataset_sources();
 // The built-in sources, "idx" and "csv".
 const std::vector<std::string>& builtin_dataset_sources();
 
+// The built-in sources as a kind. A spec and PrepareOptions keep the source's
+// name (a registered source is only a name); code that branches on a built-in
+// one parses the name once with parse_builtin_source.
+enum class BuiltinSource { idx, csv };
+std::string to_string(BuiltinSource source);
+// "idx" | "csv"; nullopt for any other name (a registered or unknown source).
+std::optional<BuiltinSource> parse_builtin_source(const std::string& name);
+
 // True for a built-in or registered source name.
 bool is_known_dataset_source(const std::string& name);
 

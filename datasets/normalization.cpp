@@ -3,22 +3,24 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 
 namespace cerebro::datasets {
 
+namespace {
+const std::pair<NormalizationMode, const char*> normalization_mode_names[] = {
+    {NormalizationMode::none, "none"}, {NormalizationMode::global, "global"}, {NormalizationMode::per_feature, "per_feature"}};
+}  // namespace
+
 Result<NormalizationMode> parse_normalization_mode(const std::string& text) {
-  if (text == "none") return NormalizationMode::none;
-  if (text == "global") return NormalizationMode::global;
-  if (text == "per_feature") return NormalizationMode::per_feature;
+  for (const auto& [mode, name] : normalization_mode_names)
+    if (text == name) return mode;
   return Status::invalid_argument("unknown normalization mode '" + text + "', expected none, global or per_feature");
 }
 
 std::string to_string(NormalizationMode mode) {
-  switch (mode) {
-    case NormalizationMode::none: return "none";
-    case NormalizationMode::global: return "global";
-    case NormalizationMode::per_feature: return "per_feature";
-  }
+  for (const auto& [kind, name] : normalization_mode_names)
+    if (kind == mode) return name;
   return "none";
 }
 

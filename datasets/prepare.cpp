@@ -39,11 +39,12 @@ Status validate(const PrepareOptions& o, const std::string& out_dir) {
     return Status::invalid_argument(fmt::format("source '{}' is not supported, expected idx, csv or a registered source ({})",
                                                 o.source, fmt::join(registered, ", ")));
   }
-  if (o.source == "idx" &&
+  const auto builtin = parse_builtin_source(o.source);
+  if (builtin == BuiltinSource::idx &&
       (o.train_images.empty() || o.train_labels.empty() || o.test_images.empty() || o.test_labels.empty())) {
     return Status::invalid_argument("source idx needs train_images, train_labels, test_images and test_labels");
   }
-  if (o.source == "csv" && (o.train_csv.empty() || o.label_column.empty())) {
+  if (builtin == BuiltinSource::csv && (o.train_csv.empty() || o.label_column.empty())) {
     return Status::invalid_argument("source csv needs train_csv and label_column");
   }
   auto in_range = [](double f) { return f >= 0.0 && f < 1.0; };  // also false for NaN
@@ -105,9 +106,10 @@ Result<Loaded> load_registered(const std::string& name) {
 }
 
 Result<Loaded> load_sources(const PrepareOptions& o) {
-  if (o.source != "idx" && o.source != "csv") return load_registered(o.source);
+  const auto builtin = parse_builtin_source(o.source);
+  if (!builtin) return load_registered(o.source);
   Loaded l;
-  if (o.source == "idx") {
+  if (*builtin == BuiltinSource::idx) {
     auto train = load_idx(o.train_images, o.train_labels);
     if (!train) return train.status();
     auto test = load_idx(o.test_images, o.test_labels);

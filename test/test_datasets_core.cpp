@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "datasets/dataset.hpp"
+#include "datasets/dataset_source.hpp"
 #include "datasets/normalization.hpp"
 
 using namespace cerebro::datasets;
@@ -75,6 +76,24 @@ BOOST_AUTO_TEST_CASE(parse_modes) {
   auto bad = parse_normalization_mode("zscore");
   BOOST_TEST_REQUIRE(!bad.ok());
   BOOST_TEST(bad.error().find("'zscore'") != std::string::npos, bad.error());
+}
+
+BOOST_AUTO_TEST_CASE(normalization_modes_round_trip_through_their_names) {
+  for (auto mode : {NormalizationMode::none, NormalizationMode::global, NormalizationMode::per_feature})
+    BOOST_TEST((parse_normalization_mode(to_string(mode)).value() == mode));
+  BOOST_TEST(to_string(NormalizationMode::per_feature) == "per_feature");
+}
+
+BOOST_AUTO_TEST_CASE(builtin_sources_round_trip_and_other_names_are_not_builtin) {
+  BOOST_TEST((parse_builtin_source("idx") == BuiltinSource::idx));
+  BOOST_TEST((parse_builtin_source("csv") == BuiltinSource::csv));
+  for (auto source : {BuiltinSource::idx, BuiltinSource::csv})
+    BOOST_TEST((parse_builtin_source(to_string(source)) == source));
+  // builtin_dataset_sources lists exactly the kinds' names.
+  BOOST_TEST(builtin_dataset_sources() == (std::vector<std::string>{"idx", "csv"}), boost::test_tools::per_element());
+  BOOST_TEST(!parse_builtin_source("sensors").has_value());  // a registered source is only a name
+  BOOST_TEST(!parse_builtin_source("IDX").has_value());
+  BOOST_TEST(!parse_builtin_source("").has_value());
 }
 
 BOOST_AUTO_TEST_CASE(global_and_per_feature_statistics) {

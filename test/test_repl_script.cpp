@@ -142,6 +142,15 @@ BOOST_AUTO_TEST_CASE(a_script_without_mistakes_exits_zero) {
   BOOST_TEST(has(out.text, "wait [EXPERIMENT]\n  block until the experiment finishes"));
 }
 
+BOOST_AUTO_TEST_CASE(exit_ends_a_script_like_quit) {
+  TempDir tmp;
+  auto out = run_repl(tmp, "help wait\nexit\nstatus\nfrobnicate\n");
+  BOOST_TEST_INFO(out.text);
+  BOOST_TEST(out.exit_code == 0, "the lines after exit do not run: no unknown-command failure");
+  BOOST_TEST(has(out.text, "wait [EXPERIMENT]\n  block until the experiment finishes"));
+  BOOST_TEST(!has(out.text, "agents:\n"));
+}
+
 BOOST_AUTO_TEST_CASE(commands_before_any_experiment_say_so) {
   TempDir tmp;
   auto out = run_repl(tmp, "top\nwait\nshow 0\n");

@@ -75,6 +75,18 @@ BOOST_AUTO_TEST_CASE(decisions_round_trip_through_json) {
   BOOST_CHECK_THROW(search_decision_from_json(json::parse(R"({"config":1,"decision":"stop","reason":""})")), Error);
 }
 
+BOOST_AUTO_TEST_CASE(decision_kinds_round_trip_through_their_words) {
+  using Kind = SearchDecision::Kind;
+  for (auto kind : {Kind::continue_training, Kind::stop, Kind::exploit})
+    BOOST_TEST((parse_search_decision_kind(to_string(kind)) == kind));
+  BOOST_TEST(to_string(Kind::continue_training) == "continue");
+  BOOST_TEST(!parse_search_decision_kind("continue_training").has_value());
+  BOOST_TEST(!parse_search_decision_kind("pause").has_value());
+  // A decision that is not a string is refused like an unknown word.
+  BOOST_CHECK_THROW(search_decision_from_json(json::parse(R"({"config":1,"epoch":0,"decision":3,"reason":""})")),
+                    Error);
+}
+
 BOOST_AUTO_TEST_CASE(an_exploit_waits_until_its_source_state_exists) {
   const json params = {{"lr", 0.1}};
   ReplayDecisions replay({SearchDecision::continue_training(0, 0), SearchDecision::continue_training(0, 1),

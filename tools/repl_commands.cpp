@@ -7,6 +7,7 @@
 #include <chrono>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -49,6 +50,25 @@ bool enter_pressed(double seconds) {
 }
 
 }  // namespace
+
+namespace {
+// The first name of a command is the one to_string gives.
+const std::pair<SessionCommand, const char*> session_command_names[] = {
+    {SessionCommand::status, "status"}, {SessionCommand::submit, "submit"}, {SessionCommand::wait, "wait"},
+    {SessionCommand::help, "help"},     {SessionCommand::quit, "quit"},     {SessionCommand::quit, "exit"}};
+}  // namespace
+
+std::string to_string(SessionCommand command) {
+  for (const auto& [c, name] : session_command_names)
+    if (c == command) return name;
+  return "quit";
+}
+
+std::optional<SessionCommand> parse_session_command(const std::string& word) {
+  for (const auto& [command, name] : session_command_names)
+    if (word == name) return command;
+  return std::nullopt;
+}
 
 const std::vector<CommandInfo>& repl_commands() {
   static const std::vector<CommandInfo> commands = {
@@ -154,10 +174,13 @@ bool ReplCommands::run(const std::vector<std::string>& words) {
     }
     return true;
   }
-  if (name == "status") return args.empty() ? status() : usage_error(name, "takes no arguments");
-  if (name == "submit") return submit(args);
-  if (name == "wait") return wait(args);
-  if (name == "help") return help(args);
+  switch (*parse_session_command(name)) {  // find_command knows only steering and session commands
+    case SessionCommand::status: return args.empty() ? status() : usage_error(name, "takes no arguments");
+    case SessionCommand::submit: return submit(args);
+    case SessionCommand::wait: return wait(args);
+    case SessionCommand::help: return help(args);
+    case SessionCommand::quit: break;
+  }
   return true;  // quit: the session ends the loop
 }
 
@@ -168,7 +191,7 @@ bool ReplCommands::status() {
   // Training experiments: paused or not, and the best config so far (the
   // status table has no room for them).
   for (const auto& e : (*s)["experiments"]) {
-    if (e["status"] != "running" || e["units_total"].get<int64_t>() == 0) continue;
+    if (experiment_status_of(e) != ExperimentStatus::running || e["units_total"].get<int64_t>() == 0) continue;
     auto board = client_.top(e["id"].get<std::string>(), 1);
     if (!board.ok()) continue;  // it finished meanwhile
     const auto& rows = (*board)["rows"];
@@ -208,7 +231,7 @@ bool ReplCommands::wait(const std::vector<std::string>& args) {
   const auto& e = *done;
   fmt::print("experiment {} {}: {}/{} units in {}\n", e["id"].get<std::string>(), e["status"].get<std::string>(),
              e["units_done"].get<int64_t>(), e["units_total"].get<int64_t>(), clock_text(e["elapsed_s"].get<double>()));
-  if (e["status"] != "completed") return error(fmt::format("experiment {} {}", e["id"].get<std::string>(),
+  if (experiment_status_of(e) != ExperimentStatus::completed) return error(fmt::format("experiment {} {}", e["id"].get<std::string>(),
                                                            e["status"].get<std::string>()));
   return true;
 }
@@ -237,7 +260,7 @@ bool ReplCommands::top(const std::vector<std::string>& args) {
     bool running = false;
     if (s.ok())
       for (const auto& e : (*s)["experiments"])
-        if (e["id"] == (*board)["experiment"] && e["status"] == "running") running = true;
+        if (e["id"] == (*board)["experiment"] && experiment_status_of(e) == ExperimentStatus::running) running = true;
     if (!running) return true;
     fmt::print("(live: refreshing every 2 s; press Enter to return)\n");
     std::fflush(stdout);
@@ -345,9 +368,10 @@ std::vector<std::string> ReplCommands::complete(const std::vector<std::string>& 
       for (const auto& id : (*c)["configs"]) out.push_back(qualifier + std::to_string(id.get<int>()));
   };
   const bool first_arg = words.size() == 1;
-  if (command == "help" && first_arg) {
+  const auto session = parse_session_command(command);
+  if (session == SessionCommand::help && first_arg) {
     for (const auto& c : repl_commands()) out.push_back(c.name);
-  } else if ((command == "wait" || target_of(command) == SteeringTarget::experiment) && first_arg) {
+  } else if ((session == SessionCommand::wait || target_of(command) == SteeringTarget::experiment) && first_arg) {
     experiments();
   } else if (target_of(command) == SteeringTarget::config && first_arg) {
     if (auto slash = prefix.rfind('/'); slash != std::string::npos) {

@@ -3,6 +3,7 @@
 // each out through a cerebro::Client. The session (tools/commands/repl.cpp) reads the
 // lines and handles a lost coordinator.
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,13 @@ struct CommandInfo {
   std::string details;  // help CMD
   bool read_only;       // safe to run again after a reconnect
 };
+
+// The REPL's own commands, beside the steering commands (SteeringCommand).
+enum class SessionCommand { status, submit, wait, help, quit };
+// "status", "submit", "wait", "help", "quit"
+std::string to_string(SessionCommand command);
+// The words above, and "exit" for quit; nullopt for any other word.
+std::optional<SessionCommand> parse_session_command(const std::string& word);
 
 const std::vector<CommandInfo>& repl_commands();
 const CommandInfo* find_command(const std::string& name);

@@ -7,12 +7,19 @@
 #include <fmt/format.h>
 
 #include "runtime/search/search_space.hpp"
+#include "runtime/spec/steering_command.hpp"
 
 namespace cerebro::cli {
 
 std::string clock_text(double seconds) {
   auto s = static_cast<long>(seconds + 0.5);
   return fmt::format("{}:{:02d}:{:02d}", s / 3600, (s / 60) % 60, s % 60);
+}
+
+std::optional<ExperimentStatus> experiment_status_of(const nlohmann::json& row) {
+  const auto it = row.find("status");
+  if (it == row.end() || !it->is_string()) return std::nullopt;
+  return parse_experiment_status(it->get<std::string>());
 }
 
 std::string format_cluster_status(const nlohmann::json& j) {
@@ -33,10 +40,11 @@ std::string format_cluster_status(const nlohmann::json& j) {
     auto total = e["units_total"].get<int64_t>();
     auto elapsed = e.value("elapsed_s", 0.0);
     std::string eta = "-";
-    if (e["status"] == "running" && done > 0 && total >= done)
+    const bool running = experiment_status_of(e) == ExperimentStatus::running;
+    if (running && done > 0 && total >= done)
       eta = clock_text(elapsed / static_cast<double>(done) * static_cast<double>(total - done));
     std::string epoch;
-    if (e["status"] == "running" && e.contains("epoch_low")) {
+    if (running && e.contains("epoch_low")) {
       auto low = e["epoch_low"].get<int>(), high = e["epoch_high"].get<int>();
       epoch = low == high ? fmt::format("  epoch {}", low) : fmt::format("  epochs {}-{}", low, high);
     }
@@ -79,12 +87,13 @@ std::string format_config(const nlohmann::json& show) {
   if (!show["error"].get<std::string>().empty()) out += fmt::format("  ({})\n", show["error"].get<std::string>());
   out += fmt::format("params: {}\n", describe_params(show["params"]));
   for (const auto& a : show["actions"]) {
-    if (a["action"] == "add" && a["cloned_from"].get<int>() >= 0)
+    const auto action = parse_steering_command(a.value("action", std::string()));
+    if (action == SteeringCommand::add && a["cloned_from"].get<int>() >= 0)
       out += fmt::format("cloned from config {} (its latest weights and optimizer state)\n",
                          a["cloned_from"].get<int>());
-    else if (a["action"] == "add")
+    else if (action == SteeringCommand::add)
       out += "added by hand\n";
-    else if (a["action"] == "stop")
+    else if (action == SteeringCommand::stop)
       out += fmt::format("stopped by hand in epoch {}\n", a["epoch"].get<int>());
   }
   const auto& epochs = show["epochs"];

@@ -2,10 +2,13 @@
 // Text renderings shared by `cerebro status` and the REPL: the cluster status
 // table, a leaderboard, one config's details with its learning curve.
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "runtime/base/lifecycle.hpp"
 
 namespace cerebro::cli {
 
@@ -23,6 +26,10 @@ std::string format_config(const nlohmann::json& show);
 // A one-line plot of `values`, one block character (▁ to █) per value,
 // scaled between their minimum and maximum; empty for no values.
 std::string sparkline(const std::vector<double>& values);
+
+// The "status" word of an experiment row of Client::status()'s answer, read
+// with the lifecycle parser; nullopt when it is missing or not a known word.
+std::optional<ExperimentStatus> experiment_status_of(const nlohmann::json& row);
 
 // "1:02:03" for a number of seconds.
 std::string clock_text(double seconds);

@@ -33,6 +33,7 @@ Result<FaultInjection> FaultInjection::parse(const std::string& rules) {
     auto kind = rule.substr(0, eq);
     auto args = split(rule.substr(eq + 1), ':');
     try {
+      // The rule names are compared only here, the one parse of CEREBRO_FAULTS.
       if (kind == "fail_unit" && (args.size() == 3 || args.size() == 4)) {
         f.failing_units_[{std::stoi(args[0]), std::stoi(args[1]), std::stoi(args[2])}] =
             args.size() == 4 ? std::stoi(args[3]) : 1;

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -46,13 +47,24 @@ bool operator==(const SearchDecision& a, const SearchDecision& b) {
          a.source == b.source && a.source_epoch == b.source_epoch && a.params == b.params;
 }
 
+namespace {
+// The words of the search log's "decision" field.
+const std::pair<SearchDecision::Kind, const char*> decision_kind_names[] = {
+    {SearchDecision::Kind::continue_training, "continue"},
+    {SearchDecision::Kind::stop, "stop"},
+    {SearchDecision::Kind::exploit, "exploit"}};
+}  // namespace
+
 std::string to_string(SearchDecision::Kind kind) {
-  switch (kind) {
-    case SearchDecision::Kind::continue_training: return "continue";
-    case SearchDecision::Kind::stop: return "stop";
-    case SearchDecision::Kind::exploit: return "exploit";
-  }
+  for (const auto& [k, name] : decision_kind_names)
+    if (k == kind) return name;
   return "unknown";
+}
+
+std::optional<SearchDecision::Kind> parse_search_decision_kind(const std::string& text) {
+  for (const auto& [kind, name] : decision_kind_names)
+    if (text == name) return kind;
+  return std::nullopt;
 }
 
 std::string to_string(const SearchDecision& d) {
@@ -93,18 +105,16 @@ SearchDecision search_decision_from_json(const json& j) {
   const json& reason = field("reason");
   if (!reason.is_string()) throw Error(fmt::format("search decision {}: 'reason' must be a string", j.dump()));
   d.reason = reason.get<std::string>();
-  if (kind == "continue") {
-    d.kind = SearchDecision::Kind::continue_training;
-  } else if (kind == "stop") {
-    d.kind = SearchDecision::Kind::stop;
-  } else if (kind == "exploit") {
-    d.kind = SearchDecision::Kind::exploit;
+  const auto parsed = kind.is_string() ? parse_search_decision_kind(kind.get<std::string>()) : std::nullopt;
+  if (!parsed) {
+    throw Error(fmt::format("search decision {}: 'decision' must be \"continue\", \"stop\" or \"exploit\"",
+                            j.dump()));
+  }
+  d.kind = *parsed;
+  if (d.kind == SearchDecision::Kind::exploit) {
     d.source = integer("source");
     d.source_epoch = integer("source_epoch");
     d.params = field("params");
-  } else {
-    throw Error(fmt::format("search decision {}: 'decision' must be \"continue\", \"stop\" or \"exploit\"",
-                            j.dump()));
   }
   return d;
 }

@@ -21,6 +21,7 @@
 // (runtime/search/factory.hpp). Not thread-safe: owned by one ExperimentControl.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,7 @@ inline bool operator!=(const SearchDecision& a, const SearchDecision& b) { retur
 
 // "continue", "stop", "exploit"
 std::string to_string(SearchDecision::Kind kind);
+std::optional<SearchDecision::Kind> parse_search_decision_kind(const std::string& text);
 // "config 3 epoch 2: stop (val_accuracy 0.61 is not in the top 1/3 at rung 3)"
 std::string to_string(const SearchDecision& decision);
 

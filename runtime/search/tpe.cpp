@@ -239,13 +239,15 @@ Result<TpeSampler::Param> parse_param(const std::string& key, const json& entry)
     p.choices.assign(list.begin(), list.end());
     return p;
   }
-  const std::string dist = entry.at("dist").get<std::string>();
-  if (dist == "choice") {
+  const auto dist = distribution_of(entry);  // a checked space: one of the known distributions
+  if (dist == Distribution::choice) {
     const json& values = entry.at("values");
     p.choices.assign(values.begin(), values.end());
     return p;
   }
-  p.kind = dist == "uniform" ? Kind::uniform : dist == "loguniform" ? Kind::loguniform : Kind::int_uniform;
+  p.kind = dist == Distribution::uniform      ? Kind::uniform
+           : dist == Distribution::loguniform ? Kind::loguniform
+                                              : Kind::int_uniform;
   if (p.kind == Kind::int_uniform) {
     const int64_t low = entry.at("low").get<int64_t>(), high = entry.at("high").get<int64_t>();
     if (static_cast<uint64_t>(high) - static_cast<uint64_t>(low) >= (uint64_t{1} << 53)) {

@@ -13,6 +13,7 @@
 #include <toml++/toml.h>
 
 #include "datasets/dataset_source.hpp"
+#include "datasets/normalization.hpp"
 #include "runtime/base/file_io.hpp"
 #include "runtime/spec/param_value.hpp"
 
@@ -341,7 +342,8 @@ void parse_data(Section s, DataSpec& data, const std::string& base) {
     return s.missing("source", "give source = \"idx\" (MNIST-layout files) or source = \"csv\"");
   }
   if (data.source.empty()) return;  // an invalid source, already reported
-  if (data.source != "idx" && data.source != "csv") {
+  const auto builtin = datasets::parse_builtin_source(data.source);
+  if (!builtin) {
     // A source registered by C++ code: the loader supplies the examples.
     for (const auto& key : idx_keys)
       if (s.has(key)) s.report(key, "applies only to source = \"idx\"");
@@ -349,11 +351,12 @@ void parse_data(Section s, DataSpec& data, const std::string& base) {
       if (key != "test_fraction" && s.has(key)) s.report(key, "applies only to source = \"csv\"");
     return;
   }
-  const std::string other = data.source == "idx" ? "csv" : "idx";
-  for (const auto& key : data.source == "idx" ? csv_keys : idx_keys) {
+  const bool idx = *builtin == datasets::BuiltinSource::idx;
+  const std::string other = datasets::to_string(idx ? datasets::BuiltinSource::csv : datasets::BuiltinSource::idx);
+  for (const auto& key : idx ? csv_keys : idx_keys) {
     if (s.has(key)) s.report(key, fmt::format("applies only to source = \"{}\"", other));
   }
-  if (data.source == "idx") {
+  if (idx) {
     const bool any_file = s.has("train_images") || s.has("train_labels") || s.has("test_images") ||
                           s.has("test_labels");
     if (s.has("path") && any_file) {
@@ -366,7 +369,7 @@ void parse_data(Section s, DataSpec& data, const std::string& base) {
         if (!s.has(key)) s.missing(key, "give all four IDX files, or path = the directory holding them");
       }
     }
-  } else if (data.source == "csv") {
+  } else {
     if (!s.has("train")) s.missing("train", "give train = the CSV file to train on");
     if (!s.has("label_column")) s.missing("label_column", "give the name of the CSV column holding the label");
     if (s.has("test") && s.has("test_fraction")) {
@@ -415,6 +418,7 @@ void parse_space(const toml::table* table, ExperimentSpec& spec, Problems& probl
       (*entry)["low"] = entry->at("low").get<double>();  // uniform bounds are floats
       (*entry)["high"] = entry->at("high").get<double>();
     }
+    // A TOML key: the "model" hyper-parameter may name TorchScript files relative to the spec.
     if (key == "model") resolve_model_paths(*entry, base);
     spec.space[key] = std::move(*entry);
   }
@@ -519,7 +523,8 @@ std::string effective_normalization(const DataSpec& data) {
   if (data.normalization != "auto") return data.normalization;
   // IDX holds images (one statistic for all pixels); csv and registered
   // sources hold features of different scales.
-  return data.source == "idx" ? "global" : "per_feature";
+  const bool images = datasets::parse_builtin_source(data.source) == datasets::BuiltinSource::idx;
+  return datasets::to_string(images ? datasets::NormalizationMode::global : datasets::NormalizationMode::per_feature);
 }
 
 std::vector<std::string> data_source_names() {

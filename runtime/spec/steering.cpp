@@ -26,10 +26,15 @@ Result<nlohmann::json> apply_settings(const nlohmann::json& base, const std::vec
   return out;
 }
 
-nlohmann::json user_action(SteeringCommand action) { return {{"by", "user"}, {"action", to_string(action)}}; }
+namespace {
+// The "by" of a person's action record; the search procedure's decisions have no "by".
+const std::string by_user = "user";
+}  // namespace
+
+nlohmann::json user_action(SteeringCommand action) { return {{"by", by_user}, {"action", to_string(action)}}; }
 
 bool is_user_action(const nlohmann::json& record) {
-  return record.is_object() && record.value("by", std::string()) == "user";
+  return record.is_object() && record.value("by", std::string()) == by_user;
 }
 
 }  // namespace cerebro

@@ -124,7 +124,7 @@ bool run_line(cli::ReplCommands& commands, Client& client, const std::vector<std
                            });
     while (auto line = editor.read("cerebro> ")) {
       auto words = cli::split_words(*line);
-      if (!words.empty() && (words[0] == "quit" || words[0] == "exit")) break;
+      if (!words.empty() && cli::parse_session_command(words[0]) == cli::SessionCommand::quit) break;
       if (!run_line(commands, client, words)) ++failures;
       std::fflush(stdout);
     }
@@ -133,7 +133,7 @@ bool run_line(cli::ReplCommands& commands, Client& client, const std::vector<std
     // every command succeeded.
     for (std::string line; std::getline(std::cin, line);) {
       auto words = cli::split_words(line.substr(0, line.find('#')));
-      if (!words.empty() && (words[0] == "quit" || words[0] == "exit")) break;
+      if (!words.empty() && cli::parse_session_command(words[0]) == cli::SessionCommand::quit) break;
       if (!run_line(commands, client, words)) ++failures;
       std::fflush(stdout);
     }

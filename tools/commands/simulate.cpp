@@ -74,6 +74,7 @@ int run_simulate_command(const SimulateCommand& cmd, std::ostream& out, std::ost
   if (!heterogeneity.ok()) return fail(heterogeneity.error());
   options.heterogeneity = *heterogeneity;
   std::vector<std::string> policies{cmd.policy};
+  // "all" is a CLI word for every policy, not a policy: the policies stay names that simulate() parses.
   if (cmd.policy == "all") policies = policy_names();
   nlohmann::json reports = nlohmann::json::array();
   for (const std::string& policy : policies) {
