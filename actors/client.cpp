@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "runtime/base/file_io.hpp"
+#include "runtime/base/lifecycle.hpp"
 #include "runtime/net/cluster_validation.hpp"
 #include "runtime/net/error_category.hpp"
 
@@ -231,7 +232,8 @@ Result<nlohmann::json> Client::wait(const std::string& experiment,
     for (const auto& e : (*s)["experiments"])
       if (e["id"] == id) entry = &e;
     if (!entry) return Status::error(fmt::format("no experiment {}", id));
-    if ((*entry)["status"] != "running" && (*entry)["status"] != "waiting") return *entry;
+    const auto state = parse_experiment_status((*entry).value("status", ""));
+    if (state != ExperimentStatus::running && state != ExperimentStatus::waiting) return *entry;
     auto done = (*entry)["units_done"].get<int64_t>();
     if (done != last_done && changed) changed(*entry);
     last_done = done;
