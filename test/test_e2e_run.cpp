@@ -161,33 +161,3 @@ BOOST_AUTO_TEST_CASE(asha_hyperband_and_pbt_complete_real_runs) {
   BOOST_TEST(replayed.exit_code == 0);
   BOOST_TEST(replayed.text.find("reproduced the metrics") != std::string::npos);
 }
-
-// With one worker slowed 4x (test-only throttle), the heterogeneity-aware
-// policy, which learns worker speeds and config costs from measured units,
-// finishes the same experiment sooner than the randomized one, summed over
-// five seeds. Measured ratios ran from 0.70 to 0.95 (randomized's time swings
-// with its luck), so the assertion is "sooner", not a fixed margin that would
-// make CI flaky.
-BOOST_AUTO_TEST_CASE(critical_path_policy_beats_randomized_with_a_slow_worker) {
-  TempDir tmp;
-  double total[2] = {0, 0};
-  const char* policies[2] = {"randomized", "critical_path"};
-  for (int seed = 1; seed <= 5; ++seed) {
-    for (int p = 0; p < 2; ++p) {
-      auto name = std::string(policies[p]) + "-" + std::to_string(seed);
-      auto spec = tmp.write(name + ".toml",
-                            "[experiment]\nepochs = 2\nseed = " + std::to_string(seed) + "\n[data]\nsource = \"idx\"\n"
-                            "path = \"" + std::string(fashion_mnist) + "\"\nlimit = 4000\npartitions = 2\n"
-                            "[cluster]\nworkers = 2\nscheduler = \"" + policies[p] + "\"\n[space]\n"
-                            "model = [\"cnn\", \"mlp\", \"mlp\", \"mlp\"]\nlr = [1e-3]\n");
-      auto out = run_command("CEREBRO_FAULT_INJECTION_ENABLE=i-am-a-test CEREBRO_FAULTS='slow_worker=1:4' " +
-                             cerebro_binary() + " run " + spec + " --out " + tmp.file(name));
-      BOOST_TEST_INFO(out.text);
-      BOOST_REQUIRE_EQUAL(out.exit_code, 0);
-      BOOST_TEST(out.text.find("test fault injection is active") != std::string::npos);
-      total[p] += read_json(tmp.file(name) + "/summary.json")["wall_s"].get<double>();
-    }
-  }
-  BOOST_TEST_MESSAGE("randomized " << total[0] << " s, critical_path " << total[1] << " s");
-  BOOST_TEST(total[1] < total[0], "critical_path " << total[1] << " s vs randomized " << total[0] << " s");
-}
