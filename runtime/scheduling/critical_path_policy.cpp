@@ -34,7 +34,16 @@ double UnitTimeModel::Factors::mean_value() const {
   return mean_value_;
 }
 
+double UnitTimeModel::Factors::prior_value(const Factor& f) const {
+  double shift = prior_shift_count ? prior_shift_sum / static_cast<double>(prior_shift_count) : 0;
+  return std::exp(f.prior_log + shift);
+}
+
 void UnitTimeModel::Factors::set(Factor& f, double log) {
+  if (f.has_prior) {
+    prior_shift_sum += log - (f.known ? f.log : f.prior_log);
+    if (!f.known) ++prior_shift_count;
+  }
   if (f.known) {
     log_sum += log - f.log;
   } else {
@@ -49,6 +58,7 @@ void UnitTimeModel::Factors::set(Factor& f, double log) {
 }
 
 void UnitTimeModel::Factors::reset_log(Factor& f, double log) {
+  if (f.has_prior && f.known) prior_shift_sum += log - f.log;
   log_sum += log - f.log;
   f.log = log;
   f.value = std::exp(log);
@@ -93,6 +103,23 @@ void UnitTimeModel::observe(ConfigId c, WorkerId w, double seconds_per_example) 
     workers_.set(worker, worker.log - surprise * worker_step);
   }
   if (window_.size() <= kRefitEachUpTo) refit(kSweeps);  // cheap while there are few samples
+}
+
+void UnitTimeModel::set_prior(ConfigId c, double seconds_per_example) {
+  if (!(seconds_per_example > 0) || !std::isfinite(seconds_per_example)) return;
+  Factor& f = configs_.at(c);
+  double log = std::log(seconds_per_example);
+  if (f.known) {  // keep the shift's sum over (known, with prior) exact
+    if (f.has_prior) {
+      configs_.prior_shift_sum += f.prior_log - log;
+    } else {
+      configs_.prior_shift_sum += f.log - log;
+      ++configs_.prior_shift_count;
+    }
+  }
+  if (!f.has_prior) ++priors_;
+  f.has_prior = true;
+  f.prior_log = log;
 }
 
 int32_t UnitTimeModel::node_of(Factor& f) {
@@ -222,6 +249,11 @@ void CriticalPathPolicy::prefetch_observation(WorkerId worker, const Unit& u) co
   if (static_cast<uint32_t>(u.config) < progress_.size()) __builtin_prefetch(&progress_[static_cast<uint32_t>(u.config)]);
 }
 
+void CriticalPathPolicy::set_cost_prior(ConfigId c, double seconds_per_example) {
+  model_.set_prior(c, seconds_per_example);
+  since_refresh_ = -1;  // chains and the critical list change: refresh at the next decision
+}
+
 void CriticalPathPolicy::observe(const Observation& o) {
   double seconds = o.examples > 0 ? o.train_s / static_cast<double>(o.examples) : o.train_s;
   bool first_of_config = !model_.knows_config(o.unit.config);
@@ -274,6 +306,11 @@ void CriticalPathPolicy::refresh(const MopBook& book) {
   }
   partitions_ = partitions;
   total_speed_ = model_.known_speed_sum();
+  if (total_speed_ <= 0 && model_.has_priors()) {
+    // Nothing measured yet, but the priors rank the configs: every worker
+    // counts at the mean speed (1) until measured.
+    total_speed_ = static_cast<double>(book.workers().size());
+  }
   remaining_work_ = 0;
   std::vector<std::pair<double, ConfigId>>& chains = chains_;
   chains.clear();
@@ -288,7 +325,7 @@ void CriticalPathPolicy::refresh(const MopBook& book) {
     chains.emplace_back(chain(c, config, now.epoch), c);
   }
   critical_.clear();
-  if (total_speed_ <= 0) return;  // nothing measured yet: no idea what is critical
+  if (total_speed_ <= 0) return;  // nothing measured and no priors: no idea what is critical
   // The longest chain is always critical: in a small run the floor, which
   // assumes the work spreads perfectly, can hide that it must start now.
   double longest = 0;

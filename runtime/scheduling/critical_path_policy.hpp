@@ -59,7 +59,11 @@ namespace cerebro {
 // observation's surprise is split between the two factors, each moving by
 // 1 / (its observations + 1) of it (at most kMemory observations remembered,
 // so a worker that slows down is noticed). Unknown factors default to the
-// geometric mean of the known ones. Only ratios are meaningful.
+// geometric mean of the known ones; an unmeasured config with a cost prior
+// (set_prior) costs its prior instead, scaled by the geometric mean of
+// measured / prior over the measured configs that have one (the probe that
+// made the priors need not run at the workers' pace). Only ratios are
+// meaningful.
 class UnitTimeModel {
  public:
   static constexpr double kMemory = 50;
@@ -67,6 +71,9 @@ class UnitTimeModel {
   static constexpr int32_t kDenseIds = 1 << 20;
 
   void observe(ConfigId c, WorkerId w, double seconds_per_example);
+  // Config c's expected seconds per example before it is measured (> 0).
+  void set_prior(ConfigId c, double seconds_per_example);
+  bool has_priors() const { return priors_ > 0; }
   bool knows_config(ConfigId c) const {
     const Factor* f = configs_.find(c);
     return f && f->known;
@@ -117,10 +124,12 @@ class UnitTimeModel {
   };
   struct Factor {
     bool known = false;
+    bool has_prior = false;  // configs only: prior_log holds a cost prior
     double log = 0;
     double value = 1;  // exp(log), cached
     int64_t observations = 0;
     int32_t node = -1;  // in links_, once observed
+    double prior_log = 0;
   };
   // Factors by id: a vector for small non-negative ids, a hash map otherwise.
   // Lookups are inline: the policy asks for costs and speeds ~20 times per
@@ -139,8 +148,15 @@ class UnitTimeModel {
     }
     double value_or_mean(int32_t id) const {
       const Factor* f = find(id);
-      return f && f->known ? f->value : mean_value();
+      if (f && f->known) return f->value;
+      return f && f->has_prior ? prior_value(*f) : mean_value();
     }
+    // An unmeasured factor's prior, scaled: exp(prior_log + the mean of
+    // log - prior_log over the known factors that have a prior).
+    double prior_value(const Factor& f) const;
+    // Sum and count of log - prior_log over the known factors with a prior.
+    double prior_shift_sum = 0;
+    int64_t prior_shift_count = 0;
     double mean_log() const { return known ? log_sum / static_cast<double>(known) : 0; }
     // exp(mean_log()), cached until a factor changes.
     double mean_value() const;
@@ -156,6 +172,7 @@ class UnitTimeModel {
   std::vector<Sample> window_;  // the last kWindow observations, a ring
   size_t window_next_ = 0;
   int64_t observations_ = 0;
+  int64_t priors_ = 0;  // configs with a prior
   std::unordered_map<int32_t, std::pair<double, int64_t>> sums_;  // refit scratch
   // Union-find over the observed configs and workers (nodes), linked by
   // observations, with the number of workers per root.
@@ -185,6 +202,11 @@ class CriticalPathPolicy : public SchedulingPolicy {
 
   std::string name() const override { return "critical_path"; }
   void observe(const Observation& observation) override;
+  // The prior ranks c among the configs until its first unit is measured:
+  // with priors the policy knows the critical configs before any unit ran
+  // (every worker counted at the mean speed until measured), so the heavy
+  // config with the longest remaining chain starts first.
+  void set_cost_prior(ConfigId c, double seconds_per_example) override;
   void prefetch_observation(WorkerId worker, const Unit& u) const override;
   std::optional<Unit> choose(WorkerId w, const MopBook& book) override;
 
