@@ -83,7 +83,12 @@ BOOST_AUTO_TEST_CASE(measured_times_replace_the_prior) {
   BOOST_TEST(model.cost(1) == 20.0, boost::test_tools::tolerance(1e-9));
   model.observe(1, 0, 5.0);
   BOOST_TEST(model.cost(1) == 5.0, boost::test_tools::tolerance(1e-9));
-  // A config without a prior still costs the mean of the measured ones.
+  // A config without a prior costs the mean of the measured ones, or of the
+  // priors before any is measured.
+  UnitTimeModel fresh;
+  fresh.set_prior(0, 1e-4);
+  fresh.set_prior(1, 1e-2);
+  BOOST_TEST(fresh.cost(2) == 1e-3, boost::test_tools::tolerance(1e-9));
   BOOST_TEST(model.cost(2) == std::sqrt(2.0 * 5.0), boost::test_tools::tolerance(1e-9));
 }
 

@@ -39,6 +39,11 @@ double UnitTimeModel::Factors::prior_value(const Factor& f) const {
   return std::exp(f.prior_log + shift);
 }
 
+double UnitTimeModel::Factors::mean_prior_value() const {
+  double shift = prior_shift_count ? prior_shift_sum / static_cast<double>(prior_shift_count) : 0;
+  return std::exp(prior_log_sum / static_cast<double>(prior_count) + shift);
+}
+
 void UnitTimeModel::Factors::set(Factor& f, double log) {
   if (f.has_prior) {
     prior_shift_sum += log - (f.known ? f.log : f.prior_log);
@@ -117,7 +122,13 @@ void UnitTimeModel::set_prior(ConfigId c, double seconds_per_example) {
       ++configs_.prior_shift_count;
     }
   }
-  if (!f.has_prior) ++priors_;
+  if (f.has_prior) {
+    configs_.prior_log_sum -= f.prior_log;
+  } else {
+    ++priors_;
+    ++configs_.prior_count;
+  }
+  configs_.prior_log_sum += log;
   f.has_prior = true;
   f.prior_log = log;
 }

@@ -62,8 +62,9 @@ namespace cerebro {
 // geometric mean of the known ones; an unmeasured config with a cost prior
 // (set_prior) costs its prior instead, scaled by the geometric mean of
 // measured / prior over the measured configs that have one (the probe that
-// made the priors need not run at the workers' pace). Only ratios are
-// meaningful.
+// made the priors need not run at the workers' pace); before any config is
+// measured, one without a prior costs the geometric mean of the priors. Only
+// ratios are meaningful.
 class UnitTimeModel {
  public:
   static constexpr double kMemory = 50;
@@ -149,14 +150,19 @@ class UnitTimeModel {
     double value_or_mean(int32_t id) const {
       const Factor* f = find(id);
       if (f && f->known) return f->value;
-      return f && f->has_prior ? prior_value(*f) : mean_value();
+      if (f && f->has_prior) return prior_value(*f);
+      // Nothing measured yet: a config without a prior costs the priors' mean.
+      return known || prior_count == 0 ? mean_value() : mean_prior_value();
     }
+    double mean_prior_value() const;
     // An unmeasured factor's prior, scaled: exp(prior_log + the mean of
     // log - prior_log over the known factors that have a prior).
     double prior_value(const Factor& f) const;
     // Sum and count of log - prior_log over the known factors with a prior.
     double prior_shift_sum = 0;
     int64_t prior_shift_count = 0;
+    double prior_log_sum = 0;  // over every factor with a prior
+    int64_t prior_count = 0;
     double mean_log() const { return known ? log_sum / static_cast<double>(known) : 0; }
     // exp(mean_log()), cached until a factor changes.
     double mean_value() const;
