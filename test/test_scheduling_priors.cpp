@@ -79,17 +79,26 @@ BOOST_AUTO_TEST_CASE(measured_times_replace_the_prior) {
   BOOST_TEST(model.cost(1) / model.cost(0) == 10.0, boost::test_tools::tolerance(1e-9));
   model.observe(0, 0, 2.0);  // config 0 runs twice as slow as its prior said
   BOOST_TEST(model.knows_config(0));
-  BOOST_TEST(model.cost(0) == 2.0, boost::test_tools::tolerance(1e-9));
-  BOOST_TEST(model.cost(1) == 20.0, boost::test_tools::tolerance(1e-9));
+  // Only ratios are meaningful: seconds per example on worker 0.
+  BOOST_TEST(model.seconds_per_example(0, 0) == 2.0, boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(model.seconds_per_example(1, 0) == 20.0, boost::test_tools::tolerance(1e-9));
+  // Config 1's measurements take over from its (rescaled) prior of 20 as
+  // they arrive: the prior counts as kPriorWeight observations.
   model.observe(1, 0, 5.0);
-  BOOST_TEST(model.cost(1) == 5.0, boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(model.knows_config(1));
+  const double after_one = model.seconds_per_example(1, 0);
+  BOOST_TEST(after_one > 5.0);
+  BOOST_TEST(after_one < 20.0);
+  for (int i = 0; i < 30; ++i) model.observe(1, 0, 5.0);
+  BOOST_TEST(model.seconds_per_example(1, 0) < after_one);
+  BOOST_TEST(model.seconds_per_example(1, 0) == 5.0, boost::test_tools::tolerance(0.05));
   // A config without a prior costs the mean of the measured ones, or of the
   // priors before any is measured.
+  BOOST_TEST(model.cost(2) == std::sqrt(model.cost(0) * model.cost(1)), boost::test_tools::tolerance(1e-9));
   UnitTimeModel fresh;
   fresh.set_prior(0, 1e-4);
   fresh.set_prior(1, 1e-2);
   BOOST_TEST(fresh.cost(2) == 1e-3, boost::test_tools::tolerance(1e-9));
-  BOOST_TEST(model.cost(2) == std::sqrt(2.0 * 5.0), boost::test_tools::tolerance(1e-9));
 }
 
 BOOST_AUTO_TEST_CASE(each_architecture_is_probed_once) {

@@ -179,6 +179,22 @@ void UnitTimeModel::refit(int sweeps) {
       sum += s.log_seconds + workers_.at(s.worker).log;
       ++n;
     }
+    // A config's prior counts as kPriorWeight observations of prior x shift:
+    // on a noisy machine a few slow units of a light config on one worker
+    // would otherwise make that worker look slow and a heavy config that ran
+    // there look light (measured on a loaded 2-core VM: a cnn fit as cheaper
+    // than the mlps, and its chain was left for last).
+    if (priors_ > 0) {
+      const double shift = configs_.prior_shift_count
+                               ? configs_.prior_shift_sum / static_cast<double>(configs_.prior_shift_count)
+                               : 0;
+      for (auto& [c, entry] : sums_) {
+        const Factor* f = configs_.find(c);
+        if (!f || !f->has_prior) continue;
+        entry.first += kPriorWeight * (f->prior_log + shift);
+        entry.second += kPriorWeight;
+      }
+    }
     for (const auto& [c, entry] : sums_) configs_.reset_log(configs_.at(c), entry.first / entry.second);
     sums_.clear();
     for (const Sample& s : window_) {

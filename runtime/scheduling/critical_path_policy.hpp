@@ -112,6 +112,8 @@ class UnitTimeModel {
   void refit(int sweeps);
 
   static constexpr size_t kWindow = 4096;
+  // Observations a config's cost prior is worth in refit().
+  static constexpr int64_t kPriorWeight = 2;
   static constexpr int kSweeps = 8;
   static constexpr int64_t kYoungObservations = 64;
   // Up to this many samples every observation refits (O(samples x sweeps)).
