@@ -1,6 +1,8 @@
 // Simulating a real run from its unit log (runtime/sim/from_run.hpp).
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
+
 #include "runtime/sim/from_run.hpp"
 
 using namespace cerebro;
@@ -73,6 +75,38 @@ BOOST_AUTO_TEST_CASE(runs_that_are_not_whole_fixed_epochs_are_refused) {
   auto early_stop = workload_from_log(uneven, CostPriors{}, 1);
   BOOST_REQUIRE(!early_stop.ok());
   BOOST_TEST(early_stop.error().find("same epochs") != std::string::npos);
+}
+
+// `simulate --priors`: the policy knows every config's cost before the run,
+// so worker 0's first unit is the heaviest config's (without priors, the
+// configs are measured in id order: config 0 first).
+BOOST_AUTO_TEST_CASE(with_priors_the_heaviest_config_starts_first) {
+  SimulationOptions o;
+  o.configs = 16;
+  o.workers = 8;
+  o.epochs = 2;
+  o.seed = 4;
+  o.keep_log = true;
+  Workload workload = make_workload(o);
+  ConfigId heaviest = static_cast<ConfigId>(
+      std::max_element(workload.config_mflops.begin(), workload.config_mflops.end()) - workload.config_mflops.begin());
+  BOOST_REQUIRE(heaviest != 0);
+  auto first_on_worker_0 = [](const SimulationReport& r) {
+    ConfigId first = -1;
+    for (const auto& u : r.log)
+      if (u.worker == 0 && u.start_s == 0) first = u.config;
+    return first;
+  };
+  auto blind = simulate(o, "critical_path");
+  BOOST_REQUIRE(blind.ok());
+  BOOST_TEST(first_on_worker_0(*blind) == 0);
+  BOOST_TEST(blind->to_json()["priors"] == false);
+  o.priors = true;
+  auto informed = simulate(o, "critical_path");
+  BOOST_REQUIRE(informed.ok());
+  BOOST_TEST(first_on_worker_0(*informed) == heaviest);
+  BOOST_TEST(informed->to_json()["priors"] == true);
+  BOOST_TEST(informed->ratio >= 1.0);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
