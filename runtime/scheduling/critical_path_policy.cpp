@@ -407,6 +407,29 @@ std::optional<Unit> CriticalPathPolicy::choose_critical(WorkerId w, const MopBoo
   return best;
 }
 
+std::optional<Unit> CriticalPathPolicy::choose_longest_chain(WorkerId w, const MopBook& book) {
+  std::optional<Unit> best;
+  double best_chain = -1;
+  for (ConfigId c : configs_) {
+    if (book.state(c) != ConfigState::pending_epoch || book.config_busy(c)) continue;
+    const PartitionSet& pending = book.pending_set(c);
+    if (pending.empty()) continue;
+    const int32_t epoch = book.epoch(c);
+    ConfigProgress& config = progress(c);
+    config.planned_epochs = book.planned_epochs(c);
+    double length = chain(c, config, epoch);
+    if (length <= best_chain) continue;  // ties: the config added first
+    for (PartitionId p : book.holdings(w)) {
+      if (pending.contains(p)) {
+        best = Unit{c, p, epoch};
+        best_chain = length;
+        break;
+      }
+    }
+  }
+  return best;
+}
+
 std::optional<Unit> CriticalPathPolicy::choose_unmeasured(WorkerId w, const MopBook& book) {
   const std::vector<PartitionId>& holds = book.holdings(w);
   size_t kept = 0;
@@ -479,6 +502,10 @@ std::optional<Unit> CriticalPathPolicy::choose(WorkerId w, const MopBook& book) 
   // Until the measured workers are linked, speeds are guesses that can send
   // heavy units to a slow worker: link them first, cheaply.
   if (!model_.workers_linked() || !model_.knows_worker(w)) u = choose_linking(w, book);
+  if (!u && static_cast<int32_t>(book.holdings(w).size()) == book.num_partitions() &&
+      configs_.size() <= kLongestFirstUpTo && !(total_speed_ > 0 && other_holders(w, book).faster)) {
+    u = choose_longest_chain(w, book);
+  }
   if (!u) u = choose_critical(w, book);
   // Measure every config early: an unmeasured config may be the longest.
   if (!u && !unmeasured_.empty()) u = choose_unmeasured(w, book);

@@ -21,6 +21,9 @@
 //     it (a real 2-worker run with one worker slowed 4x sent the heavy config
 //     to the slow worker without this: it took the slow worker for a fast one
 //     that had run a heavy config);
+//  0b. if it holds every partition and is not slower than the others (an
+//     embedded cluster), runs the idle config with the longest remaining
+//     chain (kLongestFirstUpTo);
 //  1. runs the eligible critical config with the longest chain, unless this
 //     worker is slower than the fastest holder of the partition and running it
 //     here would stretch the chain past the floor (heavy units go to fast
@@ -205,6 +208,16 @@ class CriticalPathPolicy : public SchedulingPolicy {
   // floor; the fastest holder of partitions shared with slower workers draws
   // this many and takes the heaviest.
   static constexpr int kMatchDraws = 4;
+  // A worker that holds every partition (the embedded cluster, or full
+  // replication) and is not slower than others runs the idle config with the
+  // longest remaining chain, if the run has at most this many configs: any
+  // config can run anywhere, so this is longest-remaining-processing-time
+  // first, which keeps the heavy chains progressing together and leaves
+  // light units to fill the end (a 2-worker run with four cnn and four mlp
+  // configs left one cnn's last units alone for 14 s under the critical
+  // threshold alone). With partitions on single workers it would march the
+  // configs in lockstep and starve workers at each epoch's end (below).
+  static constexpr size_t kLongestFirstUpTo = 4096;
 
   explicit CriticalPathPolicy(uint64_t seed) : uniform_(seed) {}
 
@@ -247,6 +260,9 @@ class CriticalPathPolicy : public SchedulingPolicy {
   void erase_critical(ConfigId c);
   std::optional<Unit> choose_critical(WorkerId w, const MopBook& book);
   std::optional<Unit> choose_unmeasured(WorkerId w, const MopBook& book);
+  // The idle config with the longest remaining chain, on a worker that holds
+  // every partition (O(configs)).
+  std::optional<Unit> choose_longest_chain(WorkerId w, const MopBook& book);
   // The lightest of kMatchDraws random eligible units whose config would link
   // w to workers it is not linked to yet (UnitTimeModel::would_link), if any.
   std::optional<Unit> choose_linking(WorkerId w, const MopBook& book);
