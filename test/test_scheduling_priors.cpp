@@ -68,6 +68,44 @@ BOOST_AUTO_TEST_CASE(the_heavy_config_starts_first_before_any_unit_is_measured) 
   BOOST_TEST(second->config != 3);  // isolation: the heavy config runs on worker 0
 }
 
+// On workers that hold every partition the policy runs the idle config with
+// the longest remaining chain: config 1 (5x) after config 3 (10x), where the
+// critical threshold alone would take config 0 (unmeasured, first in id
+// order) since config 1's chain is under 80% of the floor. Worker 1 holding
+// one partition only keeps the threshold rules.
+BOOST_AUTO_TEST_CASE(full_holders_run_the_longest_remaining_chain_first) {
+  CostPriors priors;
+  priors.set(0, 1e-4);
+  priors.set(1, 5e-4);
+  priors.set(2, 3e-4);
+  priors.set(3, 1e-3);
+  {
+    MopBook book = two_workers_four_configs();
+    CriticalPathPolicy policy(7);
+    priors.apply_to(policy);
+    std::optional<Unit> first = policy.choose(0, book);
+    BOOST_REQUIRE(first.has_value());
+    BOOST_TEST(first->config == 3);
+    book.start(0, *first);
+    std::optional<Unit> second = policy.choose(1, book);
+    BOOST_REQUIRE(second.has_value());
+    BOOST_TEST(second->config == 1);
+  }
+  MopBook book(2);
+  book.add_worker(0, {0, 1});
+  book.add_worker(1, {1});
+  for (ConfigId c = 0; c < 4; ++c) book.add_config(c, 2);
+  CriticalPathPolicy policy(7);
+  priors.apply_to(policy);
+  std::optional<Unit> first = policy.choose(0, book);
+  BOOST_REQUIRE(first.has_value());
+  BOOST_TEST(first->config == 3);
+  book.start(0, *first);
+  std::optional<Unit> second = policy.choose(1, book);
+  BOOST_REQUIRE(second.has_value());
+  BOOST_TEST(second->config == 0);
+}
+
 // Measured seconds replace a config's prior; the unmeasured configs' priors
 // are rescaled by what the measured ones cost against their priors.
 BOOST_AUTO_TEST_CASE(measured_times_replace_the_prior) {
