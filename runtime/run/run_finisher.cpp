@@ -65,7 +65,7 @@ Result<nlohmann::json> finish_run(StateStore& store, const ExperimentControl& co
     return st;
   // TensorBoard logs are for looking at, not for resuming: a failure to
   // write them is said, and the run still finishes.
-  RunView view{spec.name, to_string(spec.metric), ranked, log, summary};
+  RunView view{spec.name, run_dir, to_string(spec.metric), ranked, log, summary};
   if (auto id = store.get_meta("experiment_id")) view.experiment = *id;
   double now_s = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   TensorBoardClock clock{now_s - log_span(log).second, host_name()};

@@ -29,14 +29,14 @@ Result<RunView> load_run_view(const std::string& run_dir) {
   auto store = StateStore::open((dir / "state").string(), false);
   if (!store.ok()) return store.status().with_context(run_dir + "/state");
   auto view = run_view_of(**store, dir.filename().string());
+  view.place = run_dir;
   if (fs::exists(dir / "summary.json")) {
     auto text = read_whole_file((dir / "summary.json").string());
     if (!text.ok()) return text.status();
     view.summary = nlohmann::json::parse(*text, nullptr, false);
     if (view.summary.is_discarded())
       return Status::corruption((dir / "summary.json").string() + ": not valid JSON");
-    if (view.summary.contains("experiment") && view.summary["experiment"].is_string() &&
-        !(*store)->get_meta("experiment_id"))
+    if (view.summary.contains("experiment") && view.summary["experiment"].is_string())
       view.experiment = view.summary["experiment"].get<std::string>();
   }
   return view;

@@ -16,7 +16,8 @@
 namespace cerebro {
 
 struct RunView {
-  std::string experiment;  // its id (or the spec's name)
+  std::string experiment;  // the spec's name when summary.json has it, else its id
+  std::string place;       // where it was read from (the run directory), for titles
   std::string metric = "val_accuracy";
   std::vector<Standing> ranked;  // best first (rank_configs)
   std::vector<UnitLogEntry> log;  // committed units, in commit order
