@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "runtime/base/file_io.hpp"
+#include "runtime/base/log_lines.hpp"
 #include "runtime/store/run_summary.hpp"
 #include "runtime/viz/tensorboard.hpp"
 

@@ -1,7 +1,5 @@
 #include "runtime/viz/tensorboard.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -135,8 +133,11 @@ std::pair<double, double> config_span(const std::vector<UnitLogEntry>& log, Conf
   return log_span(mine);
 }
 
-std::string event_file_name(double wall_time, const std::string& host) {
-  return fmt::format("events.out.tfevents.{}.{}", static_cast<int64_t>(wall_time), host);
+std::string event_file_name(double wall_time, std::string host) {
+  // The host ends a file name: keep it to safe characters.
+  for (char& c : host)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '.' && c != '_') c = '_';
+  return fmt::format("events.out.tfevents.{}.{}", static_cast<int64_t>(wall_time), host.empty() ? "localhost" : host);
 }
 
 }  // namespace
@@ -225,16 +226,6 @@ std::string session_end(double wall_time, const Standing& config) {
 }
 
 }  // namespace tensorboard_events
-
-std::string host_name() {
-  char buf[256] = {};
-  if (gethostname(buf, sizeof buf - 1) != 0 || !buf[0]) return "localhost";
-  std::string name = buf;
-  // The name ends a file name: keep it to safe characters.
-  for (char& c : name)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '.' && c != '_') c = '_';
-  return name;
-}
 
 Result<std::vector<std::string>> write_tensorboard_logs(const std::string& run_dir, const RunView& run,
                                                         const TensorBoardClock& clock) {

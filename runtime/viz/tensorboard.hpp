@@ -24,6 +24,7 @@ namespace cerebro {
 
 // Where the log's times sit on the clock: `start_unix_s` is the Unix time
 // of the log's second 0 (the run's start).
+// Event files are named after `host` (runtime/base/log_lines.hpp: host_name()).
 struct TensorBoardClock {
   double start_unix_s = 0;
   std::string host = "localhost";
@@ -47,8 +48,5 @@ std::string session_end(double wall_time, const Standing& config);
 // atomically. Returns the files written.
 Result<std::vector<std::string>> write_tensorboard_logs(const std::string& run_dir, const RunView& run,
                                                         const TensorBoardClock& clock);
-
-// This machine's host name (event files are named after it).
-std::string host_name();
 
 }  // namespace cerebro

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "runtime/base/file_io.hpp"
+#include "runtime/base/log_lines.hpp"
 #include "runtime/viz/html_report.hpp"
 #include "runtime/viz/run_view.hpp"
 #include "runtime/viz/tensorboard.hpp"
