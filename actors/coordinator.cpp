@@ -97,7 +97,13 @@ run_files files_of(const std::string& experiment, const std::string& out_dir, co
   files.experiment = experiment;
   files.error = error;
   if (!error.empty()) return files;
-  for (const char* name : {"summary.json", "metrics.csv", "best_model.pt", "spec.toml"}) {
+  std::vector<std::string> names{"summary.json", "metrics.csv", "best_model.pt", "spec.toml"};
+  // The TensorBoard logs too (tensorboard/config-N/events...), as paths under the run directory.
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(fs::path(out_dir) / "tensorboard", ec), end; !ec && it != end;
+       it.increment(ec))
+    if (it->is_regular_file()) names.push_back(fs::relative(it->path(), out_dir).generic_string());
+  for (const auto& name : names) {
     auto path = fs::path(out_dir) / name;
     if (!fs::exists(path)) continue;
     auto contents = read_whole_file(path.string());

@@ -13,3 +13,7 @@ cerebro_add_test(test_base_log_lines
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_base_log_lines.cpp
   LIBS cerebro_runtime_base
   LABELS base)
+cerebro_add_test(test_net_run_file_paths
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_net_run_file_paths.cpp
+  LIBS cerebro_runtime_net
+  LABELS base)
