@@ -27,7 +27,10 @@ Result<RunView> load_run_view(const std::string& run_dir) {
   if (!fs::is_directory(dir / "state"))
     return Status::not_found(fmt::format("{}: not a run directory (it has no state/ store)", run_dir));
   auto store = StateStore::open((dir / "state").string(), false);
-  if (!store.ok()) return store.status().with_context(run_dir + "/state");
+  // RocksDB locks a store while a process has it open: a run still going cannot be read.
+  if (!store.ok())
+    return Status::of(store.code(), store.error() + " (a run still going holds its store: read it once it has "
+                                                    "finished or stopped)");
   auto view = run_view_of(**store, dir.filename().string());
   view.place = run_dir;
   if (fs::exists(dir / "summary.json")) {
