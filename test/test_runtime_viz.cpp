@@ -147,6 +147,8 @@ BOOST_AUTO_TEST_CASE(the_writer_makes_one_event_file_per_config_and_one_for_the_
   BOOST_REQUIRE_MESSAGE(written.ok(), written.error());
   BOOST_TEST(written->size() == 4u);
   BOOST_TEST(!fs::exists(tmp.path() / "tensorboard" / "config-9"));
+  BOOST_TEST(!fs::exists(tmp.path() / "tensorboard.tmp"));
+  for (const auto& path : *written) BOOST_TEST(fs::is_regular_file(path), path);
   BOOST_TEST(fs::exists(tmp.path() / "tensorboard" / "events.out.tfevents.1700000000.hostA"));
   for (int c = 0; c < 3; ++c) {
     auto dir = tmp.path() / "tensorboard" / ("config-" + std::to_string(c));
@@ -251,4 +253,13 @@ BOOST_AUTO_TEST_CASE(loading_a_run_names_what_is_missing) {
   auto bad = load_run_view(tmp.file("run"));
   BOOST_TEST(!bad.ok());
   BOOST_TEST(bad.error().find("summary.json: not valid JSON") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(a_run_directory_that_cannot_hold_the_logs_is_an_error_naming_it) {
+  TempDir tmp;
+  auto not_a_dir = tmp.write("plain-file", "x");
+  auto written = write_tensorboard_logs(not_a_dir, sample_run(), TensorBoardClock{1700000000, "hostA"});
+  BOOST_REQUIRE(!written.ok());
+  BOOST_TEST(written.error().find(not_a_dir) != std::string::npos, written.error());
+  BOOST_TEST((written.code() == StatusCode::io_error));
 }

@@ -55,10 +55,12 @@ document.addEventListener('click', function (event) {
 
 std::string fixed(double v, int digits = 4) { return fmt::format("{:.{}f}", v, digits); }
 
-bool validated(const std::vector<UnitLogEntry>& log, ConfigId config, int32_t epoch) {
-  return std::any_of(log.begin(), log.end(), [&](const UnitLogEntry& u) {
-    return u.config == config && u.epoch == epoch && u.has_validation;
-  });
+// The (config, epoch) pairs whose epoch has validated, from one pass over the log.
+std::set<std::pair<ConfigId, int32_t>> validated_epochs(const std::vector<UnitLogEntry>& log) {
+  std::set<std::pair<ConfigId, int32_t>> out;
+  for (const auto& u : log)
+    if (u.has_validation) out.insert({u.config, u.epoch});
+  return out;
 }
 
 std::string facts(const RunView& run) {
@@ -118,6 +120,7 @@ std::string learning_curves(const RunView& run) {
   const Which charts[] = {{"curve-val_accuracy", "validation accuracy", &EpochMetrics::val_accuracy, true},
                           {"curve-val_loss", "validation loss", &EpochMetrics::val_loss, true},
                           {"curve-train_loss", "training loss", &EpochMetrics::train_loss, false}};
+  const auto validated = validated_epochs(run.log);
   std::string out = "<div class=\"charts\">\n";
   // The run's metric first.
   std::vector<const Which*> order;
@@ -129,7 +132,7 @@ std::string learning_curves(const RunView& run) {
     for (const auto& c : run.ranked) {
       svg::Series s{c.id, fmt::format("config {}: {}", c.id, describe_params(c.params)), {}};
       for (const auto& e : c.epochs)
-        if (!w->needs_validation || validated(run.log, c.id, e.epoch))
+        if (!w->needs_validation || validated.count({c.id, e.epoch}))
           s.points.push_back({static_cast<double>(e.epoch), e.*(w->field)});
       chart.series.push_back(std::move(s));
     }

@@ -4,12 +4,12 @@
 #include <cctype>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 
 #include <fmt/format.h>
 
-#include "runtime/base/file_io.hpp"
 #include "runtime/viz/proto_wire.hpp"
 #include "runtime/viz/tfrecord.hpp"
 
@@ -118,19 +118,38 @@ int session_status(ConfigStatus status) {
 
 std::string config_run_name(ConfigId id) { return fmt::format("config-{}", id); }
 
-// The seconds since the run's start at which the config's epoch ended (its last unit's end).
-std::map<int32_t, double> epoch_end_times(const std::vector<UnitLogEntry>& log, ConfigId config) {
-  std::map<int32_t, double> out;
-  for (const auto& e : log)
-    if (e.config == config) out[e.epoch] = std::max(out[e.epoch], e.end_s);
+// When a config's units ran, from one pass over the log: its first start,
+// its last end, when each of its epochs ended (its last unit's end) and which
+// epochs validated (seconds since the run's start).
+struct ConfigTimes {
+  double first_s = 0, last_s = 0;
+  std::map<int32_t, double> epoch_end_s;
+  std::set<int32_t> validated;
+};
+
+std::map<ConfigId, ConfigTimes> config_times(const std::vector<UnitLogEntry>& log) {
+  std::map<ConfigId, ConfigTimes> out;
+  for (const auto& e : log) {
+    auto [it, fresh] = out.try_emplace(e.config);
+    auto& t = it->second;
+    if (fresh) t.first_s = e.start_s, t.last_s = e.end_s;
+    t.first_s = std::min(t.first_s, e.start_s);
+    t.last_s = std::max(t.last_s, e.end_s);
+    auto& epoch_end = t.epoch_end_s[e.epoch];
+    epoch_end = std::max(epoch_end, e.end_s);
+    if (e.has_validation) t.validated.insert(e.epoch);
+  }
   return out;
 }
 
-std::pair<double, double> config_span(const std::vector<UnitLogEntry>& log, ConfigId config) {
-  std::vector<UnitLogEntry> mine;
-  for (const auto& e : log)
-    if (e.config == config) mine.push_back(e);
-  return log_span(mine);
+// Writes `contents` at `path`, plainly: the logs are for looking at, and the
+// directory they are written in is swapped in whole (see below).
+Status write_plain_file(const fs::path& path, const std::string& contents) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+  out.close();
+  if (!out) return Status::io_error(path.string() + ": cannot write");
+  return Status::ok_status();
 }
 
 std::string event_file_name(double wall_time, std::string host) {
@@ -229,43 +248,55 @@ std::string session_end(double wall_time, const Standing& config) {
 
 Result<std::vector<std::string>> write_tensorboard_logs(const std::string& run_dir, const RunView& run,
                                                         const TensorBoardClock& clock) {
-  fs::path root = fs::path(run_dir) / "tensorboard";
+  // Written into tensorboard.tmp/, which then replaces tensorboard/: a reader
+  // never sees a half-written set, and no file needs an fsync of its own (a
+  // search of a thousand configs would wait seconds for them). After a power
+  // loss `cerebro report RUN_DIR --tensorboard` writes them again.
+  const fs::path root = fs::path(run_dir) / "tensorboard";
+  const fs::path staging = fs::path(run_dir) / "tensorboard.tmp";
   std::error_code ec;
-  fs::remove_all(root, ec);
-  if (ec) return Status::io_error(fmt::format("{}: cannot replace: {}", root.string(), ec.message()));
+  fs::remove_all(staging, ec);
+  if (ec) return Status::io_error(fmt::format("{}: cannot clear: {}", staging.string(), ec.message()));
   const double start = clock.start_unix_s;
   std::vector<std::string> written;
-  auto write = [&](const fs::path& dir, double first_time, const std::vector<std::string>& events) -> Status {
-    fs::create_directories(dir, ec);
-    if (ec) return Status::io_error(fmt::format("{}: cannot create: {}", dir.string(), ec.message()));
+  auto write = [&](const fs::path& sub, double first_time, const std::vector<std::string>& events) -> Status {
+    fs::create_directories(staging / sub, ec);
+    if (ec) return Status::io_error(fmt::format("{}: cannot create: {}", (staging / sub).string(), ec.message()));
     std::string file = tfrecord_frame(tensorboard_events::file_version(first_time));
     for (const auto& e : events) file += tfrecord_frame(e);
-    auto path = (dir / event_file_name(first_time, clock.host)).string();
-    if (auto st = write_file_atomically(path, file); !st.ok()) return st;
-    written.push_back(path);
+    auto name = event_file_name(first_time, clock.host);
+    if (auto st = write_plain_file(staging / sub / name, file); !st.ok()) return st;
+    written.push_back((root / sub / name).lexically_normal().string());
     return Status::ok_status();
   };
-  if (auto st = write(root, start, {tensorboard_events::hparams_experiment(start, run)}); !st.ok()) return st;
+  auto fail = [&](const Status& st) {
+    fs::remove_all(staging, ec);
+    return st;
+  };
+  if (auto st = write(".", start, {tensorboard_events::hparams_experiment(start, run)}); !st.ok()) return fail(st);
+  auto times = config_times(run.log);
   for (const auto& c : run.ranked) {
-    auto [first_s, last_s] = config_span(run.log, c.id);
-    std::vector<std::string> events{tensorboard_events::session_start(start + first_s, c)};
-    auto ends = epoch_end_times(run.log, c.id);
+    const auto& t = times[c.id];
+    std::vector<std::string> events{tensorboard_events::session_start(start + t.first_s, c)};
     for (const auto& e : c.epochs) {
-      double t = start + ends[e.epoch];
-      events.push_back(tensorboard_events::scalar(t, e.epoch, "train_loss", static_cast<float>(e.train_loss)));
+      auto end = t.epoch_end_s.find(e.epoch);
+      double at = start + (end == t.epoch_end_s.end() ? t.last_s : end->second);
+      events.push_back(tensorboard_events::scalar(at, e.epoch, "train_loss", static_cast<float>(e.train_loss)));
       // An epoch still without its validating unit has no validation metrics yet.
-      bool validated = std::any_of(run.log.begin(), run.log.end(), [&](const UnitLogEntry& u) {
-        return u.config == c.id && u.epoch == e.epoch && u.has_validation;
-      });
-      if (validated) {
-        events.push_back(tensorboard_events::scalar(t, e.epoch, "val_loss", static_cast<float>(e.val_loss)));
-        events.push_back(tensorboard_events::scalar(t, e.epoch, "val_accuracy", static_cast<float>(e.val_accuracy)));
+      if (t.validated.count(e.epoch)) {
+        events.push_back(tensorboard_events::scalar(at, e.epoch, "val_loss", static_cast<float>(e.val_loss)));
+        events.push_back(tensorboard_events::scalar(at, e.epoch, "val_accuracy", static_cast<float>(e.val_accuracy)));
       }
-      events.push_back(tensorboard_events::scalar(t, e.epoch, "epoch_seconds", static_cast<float>(e.seconds)));
+      events.push_back(tensorboard_events::scalar(at, e.epoch, "epoch_seconds", static_cast<float>(e.seconds)));
     }
-    if (c.status != ConfigStatus::running) events.push_back(tensorboard_events::session_end(start + last_s, c));
-    if (auto st = write(root / config_run_name(c.id), start + first_s, events); !st.ok()) return st;
+    if (c.status != ConfigStatus::running) events.push_back(tensorboard_events::session_end(start + t.last_s, c));
+    if (auto st = write(config_run_name(c.id), start + t.first_s, events); !st.ok()) return fail(st);
   }
+  fs::remove_all(root, ec);
+  if (ec) return fail(Status::io_error(fmt::format("{}: cannot replace: {}", root.string(), ec.message())));
+  fs::rename(staging, root, ec);
+  if (ec) return fail(Status::io_error(fmt::format("{}: cannot rename to {}: {}", staging.string(), root.string(),
+                                                   ec.message())));
   return written;
 }
 

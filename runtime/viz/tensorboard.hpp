@@ -44,8 +44,9 @@ std::string session_start(double wall_time, const Standing& config);
 std::string session_end(double wall_time, const Standing& config);
 }  // namespace tensorboard_events
 
-// Writes RUN_DIR/tensorboard (replacing an earlier one): each file whole and
-// atomically. Returns the files written.
+// Writes RUN_DIR/tensorboard, replacing an earlier one as a whole (the files
+// are written in RUN_DIR/tensorboard.tmp, which is then renamed; on failure
+// nothing of it is left). Returns the files written.
 Result<std::vector<std::string>> write_tensorboard_logs(const std::string& run_dir, const RunView& run,
                                                         const TensorBoardClock& clock);
 
