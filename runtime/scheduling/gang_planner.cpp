@@ -67,6 +67,34 @@ double GangPlanner::worker_factor(WorkerId w) const {
   return it == worker_ratios_.end() || it->second.count == 0 ? 1.0 : it->second.value();
 }
 
+const GangPlanner::Sweep& GangPlanner::sweep(const MopBook& book) {
+  int64_t done = book.units_done();
+  if (sweep_.units_done >= 0 && done < sweep_.refresh_at && book.config_count() == sweep_.configs) return sweep_;
+  Sweep fresh;
+  fresh.units_done = done;
+  fresh.configs = book.config_count();
+  fresh.workers = static_cast<int32_t>(book.workers().size());
+  int64_t remaining_units = 0;
+  for (ConfigId c : book.configs()) {
+    int64_t remaining = book.remaining_units(c);
+    if (remaining == 0) continue;
+    remaining_units += remaining;
+    std::optional<double> seconds = config_seconds(c);
+    double work = static_cast<double>(remaining) * seconds.value_or(0);
+    fresh.work_s += work;
+    if (work > fresh.longest_s) {
+      fresh.second_s = fresh.longest_s;
+      fresh.longest_s = work;
+      fresh.longest = c;
+    } else {
+      fresh.second_s = std::max(fresh.second_s, work);
+    }
+  }
+  fresh.refresh_at = done + std::max<int64_t>(1, remaining_units / 200);
+  sweep_ = fresh;
+  return sweep_;
+}
+
 std::optional<double> GangPlanner::config_seconds(ConfigId c) const {
   auto it = config_means_.find(c);
   if (it != config_means_.end() && it->second.count > 0) return it->second.value();
@@ -107,18 +135,13 @@ std::vector<MopBook::GangMember> GangPlanner::plan(WorkerId w, const Unit& u, co
     member_s.push_back(*s);
   }
   GangEstimateInput in;
-  in.workers = static_cast<int32_t>(book.workers().size());
+  const Sweep& all = sweep(book);
+  in.workers = all.workers;
   in.remaining_units = book.remaining_units(u.config);
-  std::optional<double> fallback = config_seconds(u.config);
-  in.mop_unit_s = *fallback;
-  for (ConfigId c : book.configs()) {
-    if (c == u.config) continue;
-    int64_t remaining = book.remaining_units(c);
-    if (remaining == 0) continue;
-    double work = static_cast<double>(remaining) * config_seconds(c).value_or(*fallback);
-    in.other_work_s += work;
-    in.other_chain_s = std::max(in.other_chain_s, work);
-  }
+  in.mop_unit_s = *config_seconds(u.config);
+  double own_work = static_cast<double>(in.remaining_units) * in.mop_unit_s;
+  in.other_work_s = std::max(0.0, all.work_s - own_work);
+  in.other_chain_s = all.longest == u.config ? all.second_s : all.longest_s;
   std::optional<GangEstimate> best;
   double slowest = 0;
   for (size_t k = 1; k <= members.size(); ++k) {

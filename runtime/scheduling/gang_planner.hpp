@@ -111,6 +111,20 @@ class GangPlanner {
     int64_t count = 0;
     double value() const { return sum / static_cast<double>(count); }
   };
+  // The remaining work of every config and the two longest chains, from an
+  // O(configs) sweep of the book. An estimate: it is redone only when 0.5% of
+  // the units have been done since (or configs were added), so a decision at
+  // 10,000 configs does not sweep them all.
+  struct Sweep {
+    int64_t units_done = -1;
+    int64_t refresh_at = 0;  // units_done at which to sweep again
+    size_t configs = 0;
+    int32_t workers = 0;
+    double work_s = 0;
+    ConfigId longest = -1;
+    double longest_s = 0, second_s = 0;
+  };
+  const Sweep& sweep(const MopBook& book);
   double worker_factor(WorkerId w) const;
   std::optional<double> config_seconds(ConfigId c) const;
 
@@ -120,6 +134,7 @@ class GangPlanner {
   std::unordered_map<WorkerId, Mean> worker_ratios_;  // train_s / the config's mean so far
   Mean all_units_;
   std::optional<GangEstimate> last_estimate_;
+  Sweep sweep_;
 };
 
 }  // namespace cerebro
