@@ -305,3 +305,74 @@ BOOST_AUTO_TEST_CASE(bad_costs_are_refused_by_name) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+#include "runtime/store/state_store.hpp"
+#include "test/temp_dir.hpp"
+
+BOOST_AUTO_TEST_SUITE(gang_store)
+
+namespace {
+UnitLogEntry entry(PartitionId p, WorkerId w, bool validates = false) {
+  UnitLogEntry e;
+  e.config = 4;
+  e.partition = p;
+  e.epoch = 0;
+  e.worker = w;
+  e.examples = 100;
+  e.has_validation = validates;
+  e.start_s = 1;
+  e.end_s = 3;
+  return e;
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_gang_commits_its_units_and_one_state_in_one_batch) {
+  cerebro::testing::TempDir dir;
+  auto opened = StateStore::open(dir.file("state"), true);
+  BOOST_TEST_REQUIRE(opened.ok(), opened.error());
+  StateStore& store = **opened;
+  BOOST_TEST_REQUIRE(store.commit_unit(entry(2, 0), "alone").ok());
+  auto gang = store.commit_gang({entry(0, 0), entry(1, 1, true)}, "gang state");
+  BOOST_TEST_REQUIRE(gang.ok(), gang.error());
+  std::vector<UnitLogEntry> log = store.unit_log();
+  BOOST_TEST_REQUIRE(log.size() == 3u);
+  BOOST_TEST(log[0].gang == 0);
+  BOOST_TEST(log[1].gang == log[1].seq);  // the gang's id: its first seq
+  BOOST_TEST(log[2].gang == log[1].seq);
+  BOOST_TEST(log[1].gang_size == 2);
+  BOOST_TEST(log[2].gang_size == 2);
+  BOOST_TEST(log[1].state_checksum == log[2].state_checksum);
+  auto latest = store.latest_state(4);
+  BOOST_TEST_REQUIRE(latest.ok(), latest.error());
+  BOOST_TEST(*latest == "gang state");
+  // The JSON round trip keeps the marks, and a MOP entry has none.
+  BOOST_TEST(unit_log_entry_from_json(to_json(log[2])).gang == log[1].seq);
+  BOOST_TEST(!to_json(log[0]).contains("gang"));
+  // The unit-log check sees one epoch done: a unit alone and a gang of two.
+  std::vector<UnitRecord> records;
+  for (const UnitLogEntry& e : log) {
+    // The unit alone ran before the gang (the entries here all say [1 s, 3 s]).
+    double start = e.gang ? e.start_s : 0, end = e.gang ? e.end_s : 1;
+    records.push_back({e.config, e.partition, e.epoch, e.worker, start, end, true, e.gang, e.gang_size});
+  }
+  Status s = check_mop_invariants(records, ExpectedRun{3, {{4, 1}}});
+  BOOST_TEST(s.ok(), s.message());
+}
+
+BOOST_AUTO_TEST_CASE(a_gang_of_one_or_of_mixed_configs_is_refused_and_nothing_written) {
+  cerebro::testing::TempDir dir;
+  auto opened = StateStore::open(dir.file("state"), true);
+  BOOST_TEST_REQUIRE(opened.ok(), opened.error());
+  StateStore& store = **opened;
+  auto one = store.commit_gang({entry(0, 0)}, "s");
+  BOOST_TEST_REQUIRE(!one.ok());
+  BOOST_TEST(one.error().find("at least 2 units") != std::string::npos, one.error());
+  UnitLogEntry other = entry(1, 1);
+  other.config = 5;
+  auto mixed = store.commit_gang({entry(0, 0), other}, "s");
+  BOOST_TEST_REQUIRE(!mixed.ok());
+  BOOST_TEST(mixed.error().find("one config and epoch") != std::string::npos, mixed.error());
+  BOOST_TEST(store.unit_log().empty());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
