@@ -9,11 +9,13 @@
 
 #include "models/cost_probe.hpp"
 #include "models/model.hpp"
+#include "models/trainee.hpp"
 #include "models/unit_trainer.hpp"
 
 namespace cerebro::models {
 
-namespace {
+// Shared with the gang trainer (models/trainee.hpp declares what it uses).
+namespace detail {
 
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
@@ -22,12 +24,6 @@ std::string first_line(const std::string& s) { return s.substr(0, s.find('\n'));
 
 DataShape to_shape(const ShapeInfo& s) { return DataShape{s.sample_shape, s.num_classes}; }
 
-// A config's model and optimizer, built from its hyper-parameters.
-struct Trainee {
-  TrainingParams training;
-  std::unique_ptr<Model> model;
-  std::unique_ptr<torch::optim::Optimizer> optimizer;
-};
 
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainingParams& p, std::vector<torch::Tensor> params) {
   switch (p.optimizer) {
@@ -174,7 +170,8 @@ Result<T> guarded(const char* what, Body body) {
   }
 }
 
-}  // namespace
+}  // namespace detail
+using namespace detail;
 
 void configure_threads(int intra_op_threads) {
   torch::set_num_threads(std::max(1, intra_op_threads));

@@ -68,13 +68,18 @@ Status scan(rocksdb::DB* db, const std::string& prefix, F&& f) {
 }  // namespace
 
 nlohmann::json to_json(const UnitLogEntry& e) {
-  return {{"seq", e.seq},           {"config", e.config},     {"partition", e.partition},
+  nlohmann::json j = {{"seq", e.seq},           {"config", e.config},     {"partition", e.partition},
           {"epoch", e.epoch},       {"worker", e.worker},     {"status", to_string(e.status)},
           {"seed", e.seed},         {"train_loss", e.train_loss}, {"examples", e.examples},
           {"has_validation", e.has_validation}, {"val_loss", e.val_loss}, {"val_accuracy", e.val_accuracy},
           {"start_s", e.start_s},   {"end_s", e.end_s},       {"train_s", e.train_s},
           {"validate_s", e.validate_s}, {"restore_s", e.restore_s}, {"save_s", e.save_s},
           {"state_checksum", e.state_checksum}, {"state_bytes", e.state_bytes}, {"rolled_back", e.rolled_back}};
+  if (e.gang > 0) {  // only gang entries carry the keys: logs of MOP runs read as before
+    j["gang"] = e.gang;
+    j["gang_size"] = e.gang_size;
+  }
+  return j;
 }
 
 UnitLogEntry unit_log_entry_from_json(const nlohmann::json& j) {
@@ -98,6 +103,8 @@ UnitLogEntry unit_log_entry_from_json(const nlohmann::json& j) {
   j.at("restore_s").get_to(e.restore_s);
   j.at("save_s").get_to(e.save_s);
   j.at("state_checksum").get_to(e.state_checksum);
+  e.gang = j.value("gang", int64_t{0});
+  e.gang_size = j.value("gang_size", 0);
   e.state_bytes = j.value("state_bytes", int64_t{0});
   e.rolled_back = j.value("rolled_back", false);
   return e;
@@ -223,6 +230,44 @@ Result<UnitLogEntry> StateStore::commit_unit(UnitLogEntry entry, const std::stri
   if (!s.ok()) return s;
   ++next_seq_;
   return entry;
+}
+
+Result<std::vector<UnitLogEntry>> StateStore::commit_gang(std::vector<UnitLogEntry> entries, const std::string& state) {
+  if (entries.size() < 2) {
+    return Status::invalid_argument(fmt::format("a gang commits at least 2 units, got {}", entries.size()));
+  }
+  const UnitLogEntry& first = entries.front();
+  for (const UnitLogEntry& e : entries) {
+    if (e.config != first.config || e.epoch != first.epoch) {
+      return Status::invalid_argument(fmt::format("a gang's units are of one config and epoch: config {} epoch {} "
+                                                  "and config {} epoch {}", first.config, first.epoch, e.config,
+                                                  e.epoch));
+    }
+  }
+  rocksdb::WriteBatch batch;
+  std::string checksum = checksum_of(state);
+  int64_t seq = next_seq_;
+  for (UnitLogEntry& e : entries) {
+    e.seq = seq++;
+    e.gang = next_seq_;
+    e.gang_size = static_cast<int32_t>(entries.size());
+    e.state_checksum = checksum;
+    e.state_bytes = static_cast<int64_t>(state.size());
+    batch.Put(log_key(e.seq), to_json(e).dump());
+    if (keep_epoch_states_ && e.has_validation) batch.Put(epoch_state_key(e.config, e.epoch), checksum + "\n" + state);
+  }
+  ConfigId config = first.config;
+  batch.Put(state_key(config, entries.back().seq), checksum + "\n" + state);
+  std::vector<std::string> older;
+  auto listed = scan(db_, state_prefix(config), [&](const rocksdb::Slice& k, const rocksdb::Slice&) {
+    older.push_back(k.ToString());
+  });
+  if (!listed.ok()) return listed;
+  for (size_t i = 0; i + 1 < older.size(); ++i) batch.Delete(older[i]);
+  auto s = write_batch_synced(&batch);
+  if (!s.ok()) return s;
+  next_seq_ = seq;
+  return entries;
 }
 
 Result<std::string> StateStore::latest_state(ConfigId config) const {

@@ -51,6 +51,10 @@ struct UnitLogEntry {
   // The unit's state was lost (corrupt or missing in the store) and the unit
   // ran again: the entry stays as history but no longer counts.
   bool rolled_back = false;
+  // Trained in a data-parallel gang (issue 14): the gang's id (the seq of its
+  // first entry) and its size; 0 and 0 for a unit trained alone.
+  int64_t gang = 0;
+  int32_t gang_size = 0;
 };
 
 nlohmann::json to_json(const UnitLogEntry& e);
@@ -89,6 +93,11 @@ class StateStore {
   // `damage_for_test` (fault injection only) stores the state with one byte
   // flipped after its checksum was taken, as bit rot would.
   Result<UnitLogEntry> commit_unit(UnitLogEntry entry, const std::string& state, bool damage_for_test = false);
+  // A data-parallel gang's k >= 2 units (one config, one epoch) and the one
+  // state they produced, in one synced batch: all k entries or none. Each
+  // entry gets its seq, gang = the first seq and gang_size = k; the state is
+  // kept once, as of the last entry.
+  Result<std::vector<UnitLogEntry>> commit_gang(std::vector<UnitLogEntry> entries, const std::string& state);
 
   // The config's newest state (initial state when no unit committed yet),
   // verified against its checksum. Fails with corruption when the stored
