@@ -5,6 +5,8 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -176,6 +178,13 @@ struct FrameGuard::Impl {
   // `buffer` as before. Without a reader (coordinator -> peer) everything is
   // spliced.
   void pump(Relay& relay, int from, int to, BaspFrameReader* reader) {
+    // splice(2) has no MSG_NOSIGNAL: writing to a peer that left must fail
+    // with EPIPE, not raise a SIGPIPE that ends the process. Blocked in this
+    // thread only, so the signal stays pending here and is never delivered.
+    sigset_t pipe_signal;
+    sigemptyset(&pipe_signal);
+    sigaddset(&pipe_signal, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_signal, nullptr);
     std::vector<unsigned char> buffer(kRelayChunk);
     Splicer splicer;
     for (;;) {
