@@ -54,20 +54,30 @@ using checkpoint_ptr = checkpoint_actor::stateful_pointer<checkpoint_state>;
 void flush_commits(checkpoint_ptr self) {
   auto pending = std::move(self->state.pending);
   self->state.pending.clear();
-  if (pending.empty()) return;
-  std::vector<StateStore::UnitCommit> units;
-  units.reserve(pending.size());
-  for (auto& p : pending)
-    units.push_back({entry_of(p.result, p.seed, p.start_s, p.end_s), &p.result.state, p.damage});
-  auto stored = self->state.store->commit_units(units);
-  if (!stored.ok()) {
-    for (auto& p : pending) p.promise.deliver(to_error(stored.status()));
-    return;
-  }
-  for (size_t i = 0; i < pending.size(); ++i) {
-    // A test may stop here: the unit is durable but not yet acknowledged.
-    FaultInjection::instance().crash_point("after_commit");
-    pending[i].promise.deliver((*stored)[i]);
+  const auto& faults = FaultInjection::instance();
+  for (size_t first = 0; first < pending.size();) {
+    // A test's crash "after the K-th commit" ends a batch at that commit, so
+    // exactly K commits are durable when it stops, grouped or not.
+    size_t end = pending.size();
+    for (size_t i = first; i < end; ++i)
+      if (faults.stops_at("after_commit", static_cast<int64_t>(i - first) + 1)) end = i + 1;
+    std::vector<StateStore::UnitCommit> units;
+    units.reserve(end - first);
+    for (size_t i = first; i < end; ++i) {
+      auto& p = pending[i];
+      units.push_back({entry_of(p.result, p.seed, p.start_s, p.end_s), &p.result.state, p.damage});
+    }
+    auto stored = self->state.store->commit_units(units);
+    for (size_t i = first; i < end; ++i) {
+      if (!stored.ok()) {
+        pending[i].promise.deliver(to_error(stored.status()));
+        continue;
+      }
+      // A test may stop here: the unit is durable but not yet acknowledged.
+      faults.crash_point("after_commit");
+      pending[i].promise.deliver((*stored)[i - first]);
+    }
+    first = end;
   }
 }
 

@@ -295,6 +295,22 @@ BOOST_AUTO_TEST_CASE(fault_rules_parse_and_reject_malformed_ones) {
   BOOST_TEST(!FaultInjection::instance().enabled());
 }
 
+// A group commit ends its batch where a test's crash rule stops the
+// process: stops_at looks ahead of the arrivals without counting one.
+BOOST_AUTO_TEST_CASE(stops_at_sees_the_crash_ahead_without_arriving) {
+  auto f = FaultInjection::parse("crash=after_commit:3;fatal_signal=other:1");
+  BOOST_REQUIRE(f.ok());
+  BOOST_TEST(!f->stops_at("after_commit", 1));
+  BOOST_TEST(!f->stops_at("after_commit", 2));
+  BOOST_TEST(f->stops_at("after_commit", 3));
+  BOOST_TEST(f->stops_at("after_commit", 3));  // looking did not arrive
+  f->crash_point("after_commit");
+  BOOST_TEST(f->stops_at("after_commit", 2));
+  BOOST_TEST(!f->stops_at("after_commit", 3));
+  BOOST_TEST(f->stops_at("other", 1));
+  BOOST_TEST(!f->stops_at("before_commit", 1));
+}
+
 // Issue 11's group commit: units written in one synced batch keep their
 // order (sequence numbers, unit log), each config's newest state is the last
 // one written for it, and the two-newest retention counts the batch's states.
