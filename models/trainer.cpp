@@ -51,7 +51,10 @@ Trainee build(const nlohmann::json& params, const ShapeInfo& shape) {
   return t;
 }
 
-std::string save_state(Trainee& t) {
+// `size_hint`: the expected size (a unit's resulting state is as large as the
+// state it started from), reserved up front so the archive is written into
+// one buffer without regrowing it.
+std::string save_state(Trainee& t, size_t size_hint = 0) {
   torch::serialize::OutputArchive archive;
   auto state = t.model->named_state();
   archive.write("count", torch::tensor(static_cast<int64_t>(state.size())), true);
@@ -59,15 +62,21 @@ std::string save_state(Trainee& t) {
   torch::serialize::OutputArchive optimizer_archive;
   t.optimizer->save(optimizer_archive);
   archive.write("optimizer", optimizer_archive);
-  std::ostringstream out;
-  archive.save_to(out);
-  return out.str();
+  // Written straight into the string that becomes the state: no stream
+  // buffer and no copy out of it.
+  std::string out;
+  out.reserve(size_hint);
+  archive.save_to([&out](const void* data, size_t size) {
+    out.append(static_cast<const char*>(data), size);
+    return size;
+  });
+  return out;
 }
 
 void restore_state(Trainee& t, const std::string& bytes) {
-  std::istringstream in(bytes);
+  // Read where the bytes lie (an istringstream would copy the whole state).
   torch::serialize::InputArchive archive;
-  archive.load_from(in);
+  archive.load_from(bytes.data(), bytes.size());
   auto state = t.model->named_state();
   torch::Tensor count;
   archive.read("count", count, true);
@@ -271,7 +280,7 @@ Result<UnitOutput> train_unit(const UnitInput& in) {
       out.validate_s = since(t2);
     }
     auto t3 = Clock::now();
-    out.state = save_state(t);
+    out.state = save_state(t, in.state->size() + 1024);
     out.save_s = since(t3);
     return out;
   });

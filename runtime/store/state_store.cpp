@@ -1,6 +1,7 @@
 #include "runtime/store/state_store.hpp"
 
 #include <map>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <rocksdb/db.h>
@@ -43,17 +44,21 @@ bool starts_with(const rocksdb::Slice& s, const std::string& prefix) {
 
 std::string framed(const std::string& state) { return checksum_of(state) + "\n" + state; }
 
-Result<std::string> unframed(const std::string& value, const std::string& what) {
+// Verifies "checksum\nstate" where it lies (a RocksDB slice or a string)
+// and copies the state out once, only when it is intact.
+Result<std::string> unframed(std::string_view value, const std::string& what) {
   auto nl = value.find('\n');
-  if (nl == std::string::npos) return Status::corruption(what + ": stored state has no checksum line");
-  std::string state = value.substr(nl + 1);
+  if (nl == std::string_view::npos) return Status::corruption(what + ": stored state has no checksum line");
+  auto state = value.substr(nl + 1);
   auto expected = value.substr(0, nl);
   auto actual = checksum_of(state);
   if (expected != actual)
     return Status::corruption(fmt::format("{}: stored state checksum {} does not match its content ({})", what,
                                      expected, actual));
-  return state;
+  return std::string(state);
 }
+
+std::string_view view_of(const rocksdb::Slice& s) { return {s.data(), s.size()}; }
 
 // Calls f(key, value) for every key with the prefix, in order; fails with
 // io_error when RocksDB could not read them all.
@@ -209,27 +214,62 @@ Result<std::string> StateStore::initial_state(ConfigId config) const {
 }
 
 Result<UnitLogEntry> StateStore::commit_unit(UnitLogEntry entry, const std::string& state, bool damage_for_test) {
-  entry.seq = next_seq_;
-  entry.state_checksum = checksum_of(state);
-  entry.state_bytes = static_cast<int64_t>(state.size());
+  auto stored = commit_units({UnitCommit{std::move(entry), &state, damage_for_test}});
+  if (!stored.ok()) return stored.status();
+  return std::move(stored->front());
+}
+
+Result<std::vector<UnitLogEntry>> StateStore::commit_units(const std::vector<UnitCommit>& units) {
+  std::vector<UnitLogEntry> entries;
+  entries.reserve(units.size());
   rocksdb::WriteBatch batch;
-  std::string stored = entry.state_checksum + "\n" + state;
-  if (damage_for_test && !state.empty()) stored.back() ^= 0x5a;
-  batch.Put(state_key(entry.config, entry.seq), stored);
-  batch.Put(log_key(entry.seq), to_json(entry).dump());
-  if (keep_epoch_states_ && entry.has_validation)
-    batch.Put(epoch_state_key(entry.config, entry.epoch), entry.state_checksum + "\n" + state);
-  std::vector<std::string> older;
-  auto listed = scan(db_, state_prefix(entry.config), [&](const rocksdb::Slice& k, const rocksdb::Slice&) {
-    older.push_back(k.ToString());
-  });
-  if (!listed.ok()) return listed;
-  // Keep the newest existing state as the fallback of the one written now.
-  for (size_t i = 0; i + 1 < older.size(); ++i) batch.Delete(older[i]);
+  // Per config, the state keys in order: the stored ones, then this batch's.
+  std::map<ConfigId, std::vector<std::string>> states;
+  int64_t seq = next_seq_;
+  for (const auto& unit : units) {
+    const std::string& state = *unit.state;
+    UnitLogEntry entry = unit.entry;
+    entry.seq = seq++;
+    entry.state_checksum = checksum_of(state);
+    entry.state_bytes = static_cast<int64_t>(state.size());
+    auto key = state_key(entry.config, entry.seq);
+    // The stored value is "checksum\nstate": written from its parts, so a
+    // state is copied into the batch once, not first into a framed string.
+    rocksdb::Slice key_part(key);
+    rocksdb::Slice value_parts[3] = {entry.state_checksum, "\n", state};
+    std::string damaged;
+    if (unit.damage_for_test && !state.empty()) {
+      damaged = entry.state_checksum + "\n" + state;
+      damaged.back() ^= 0x5a;
+      value_parts[0] = damaged;
+      value_parts[1] = value_parts[2] = rocksdb::Slice();
+    }
+    batch.Put(rocksdb::SliceParts(&key_part, 1), rocksdb::SliceParts(value_parts, 3));
+    batch.Put(log_key(entry.seq), to_json(entry).dump());
+    if (keep_epoch_states_ && entry.has_validation) {
+      auto epoch_key = epoch_state_key(entry.config, entry.epoch);
+      rocksdb::Slice epoch_key_part(epoch_key);
+      rocksdb::Slice intact_parts[3] = {entry.state_checksum, "\n", state};
+      batch.Put(rocksdb::SliceParts(&epoch_key_part, 1), rocksdb::SliceParts(intact_parts, 3));
+    }
+    auto [listed, first_of_config] = states.try_emplace(entry.config);
+    if (first_of_config) {
+      auto scanned = scan(db_, state_prefix(entry.config), [&](const rocksdb::Slice& k, const rocksdb::Slice&) {
+        listed->second.push_back(k.ToString());
+      });
+      if (!scanned.ok()) return scanned;
+    }
+    listed->second.push_back(std::move(key));
+    entries.push_back(std::move(entry));
+  }
+  // Keep the newest state of each config and the one before it, its
+  // fallback; older ones go in the same batch (after their Put, if written here).
+  for (const auto& [config, keys] : states)
+    for (size_t i = 0; i + 2 < keys.size(); ++i) batch.Delete(keys[i]);
   auto s = write_batch_synced(&batch);
   if (!s.ok()) return s;
-  ++next_seq_;
-  return entry;
+  next_seq_ = seq;
+  return entries;
 }
 
 Result<std::vector<UnitLogEntry>> StateStore::commit_gang(std::vector<UnitLogEntry> entries, const std::string& state) {
@@ -275,7 +315,7 @@ Result<std::string> StateStore::latest_state(ConfigId config) const {
   auto prefix = state_prefix(config);
   it->SeekForPrev(prefix + "~");  // '~' sorts after every digit
   if (it->Valid() && starts_with(it->key(), prefix))
-    return unframed(it->value().ToString(), fmt::format("config {} state {}", config, it->key().ToString()));
+    return unframed(view_of(it->value()), fmt::format("config {} state {}", config, it->key().ToString()));
   // An I/O error ends the seek as if there were no state: never fall back to
   // the initial state on it.
   if (!it->status().ok()) return from_rocksdb(it->status(), fmt::format("config {}: reading its newest state", config));

@@ -99,6 +99,20 @@ class StateStore {
   // kept once, as of the last entry.
   Result<std::vector<UnitLogEntry>> commit_gang(std::vector<UnitLogEntry> entries, const std::string& state);
 
+  // One unit of a group commit: its entry, its resulting state (borrowed for
+  // the call) and the test-only damage flag of commit_unit.
+  struct UnitCommit {
+    UnitLogEntry entry;
+    const std::string* state = nullptr;
+    bool damage_for_test = false;
+  };
+  // Group commit: the units' states and log entries in ONE synced batch, so
+  // units that finish together pay for one sync. Sequence numbers follow the
+  // given order; each config keeps its two newest states (counting the ones
+  // written here). All or nothing: on failure no unit is stored and the
+  // sequence numbers are not used up. Returns the entries as stored, in order.
+  Result<std::vector<UnitLogEntry>> commit_units(const std::vector<UnitCommit>& units);
+
   // The config's newest state (initial state when no unit committed yet),
   // verified against its checksum. Fails with corruption when the stored
   // bytes fail their checksum (only then is the state lost), not_found when
