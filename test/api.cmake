@@ -14,12 +14,13 @@ target_include_directories(test_api_server PRIVATE ${HTTPLIB_INCLUDE_DIR})
 target_compile_definitions(test_api_server PRIVATE ${HTTPLIB_DEFINITIONS})
 target_link_libraries(test_api_server PRIVATE ${HTTPLIB_LIBRARY} OpenSSL::SSL OpenSSL::Crypto)
 add_dependencies(test_api_server cerebro)
-# The browser and Prometheus checks are Python scripts (python3-selenium,
+# The browser and Prometheus checks are Python scripts (Debian's python3 with python3-selenium,
 # chromium-driver; Debian's prometheus) run against the real executable.
+find_program(DEBIAN_PYTHON python3 PATHS /usr/bin NO_DEFAULT_PATH REQUIRED)
 add_test(NAME test_api_dashboard
-  COMMAND python3 ${CMAKE_CURRENT_LIST_DIR}/scripts/test_api_dashboard.py ${PROJECT_BINARY_DIR}/tools/cerebro
+  COMMAND ${DEBIAN_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/scripts/test_api_dashboard.py ${PROJECT_BINARY_DIR}/tools/cerebro
     ${PROJECT_BINARY_DIR}/test-artifacts)
 set_tests_properties(test_api_dashboard PROPERTIES TIMEOUT 300 LABELS "api;e2e")
 add_test(NAME test_api_prometheus
-  COMMAND python3 ${CMAKE_CURRENT_LIST_DIR}/scripts/test_api_prometheus.py ${PROJECT_BINARY_DIR}/tools/cerebro)
+  COMMAND ${DEBIAN_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/scripts/test_api_prometheus.py ${PROJECT_BINARY_DIR}/tools/cerebro)
 set_tests_properties(test_api_prometheus PROPERTIES TIMEOUT 300 LABELS "api;e2e")

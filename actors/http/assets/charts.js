@@ -151,7 +151,7 @@ const CerebroCharts = (() => {
     const numeric = present.length > 0 && present.every((v) => typeof v === "number");
     if (numeric) {
       const lo = Math.min(...present), hi = Math.max(...present);
-      const log = !isMetric && lo > 0 && hi / lo >= 20;
+      const log = !isMetric && lo > 0 && hi / lo >= 10;
       const f = (v) => (log ? Math.log10(v) : v);
       const span = f(hi) - f(lo) || 1;
       const fmt = (v) => (Math.abs(v) < 0.01 || Math.abs(v) >= 1e4 ? v.toExponential(1) : +v.toPrecision(3));
