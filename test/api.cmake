@@ -24,3 +24,7 @@ set_tests_properties(test_api_dashboard PROPERTIES TIMEOUT 300 LABELS "api;e2e")
 add_test(NAME test_api_prometheus
   COMMAND ${DEBIAN_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/scripts/test_api_prometheus.py ${PROJECT_BINARY_DIR}/tools/cerebro)
 set_tests_properties(test_api_prometheus PROPERTIES TIMEOUT 300 LABELS "api;e2e")
+add_test(NAME test_api_bench
+  COMMAND ${DEBIAN_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/scripts/test_api_bench.py ${PROJECT_SOURCE_DIR}
+    ${PROJECT_BINARY_DIR}/tools/cerebro)
+set_tests_properties(test_api_bench PROPERTIES TIMEOUT 300 LABELS "api;e2e")
