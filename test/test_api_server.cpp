@@ -17,6 +17,7 @@
 
 using namespace cerebro::e2e;
 using nlohmann::json;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -295,4 +296,18 @@ BOOST_AUTO_TEST_CASE(https_with_the_coordinators_certificate) {
   plain.set_read_timeout(3, 0);
   auto refused = plain.Get("/api/v1/agents", {{"Authorization", "Bearer " + kToken}});
   BOOST_TEST((!refused || refused->status >= 400), "plain HTTP gets nothing from an HTTPS server");
+}
+
+BOOST_AUTO_TEST_CASE(run_with_ui_prints_a_local_url_with_a_token_and_writes_the_run_files) {
+  TempDir tmp;
+  auto spec = tmp.write("tiny.toml", small_spec("model = [\"mlp\"]\nhidden = [[16]]\nlr = [0.001]\n", 1, 2000, 1));
+  auto out = run_cerebro("run " + spec + " --ui 0 --out " + tmp.file("run"));
+  BOOST_TEST(out.exit_code == 0, out.text);
+  BOOST_TEST(std::regex_search(out.text, std::regex("dashboard: http://127\\.0\\.0\\.1:[0-9]+/\\?token=[0-9a-f]{48}")),
+             out.text);
+  BOOST_TEST(fs::exists(tmp.file("run/summary.json")));
+  BOOST_TEST(fs::exists(tmp.file("run/metrics.csv")));
+  auto both = run_cerebro("run " + spec + " --ui 0 --cluster 127.0.0.1:1 --token-file x");
+  BOOST_TEST(both.exit_code == 1);
+  BOOST_TEST(has(both.text, "--ui serves a new embedded run"), both.text);
 }

@@ -118,12 +118,24 @@ def main():
         wait.until(lambda d: d.execute_script(
             "return window.cerebroCharts.curves.data.datasets.find(s => s.config === 0).borderWidth") == 4)
         wait.until(lambda d: d.execute_script(curves) >= 2)
+        # Clone config 1 with an edited learning rate through the form.
+        driver.execute_script("document.querySelector(\"button.clone[data-config='1']\").click()")
+        wait.until(lambda d: d.find_element(By.ID, "clone-form").is_displayed())
+        driver.execute_script("""
+            const box = document.getElementById('clone-params');
+            const params = JSON.parse(box.value);
+            params.lr = 0.0005;
+            box.value = JSON.stringify(params);""")
+        driver.find_element(By.ID, "clone-submit").click()
+        wait.until(lambda d: len(rows(d)) == 4)
+        status, body = request(url.rstrip("/"), token, "GET", f"/api/v1/experiments/{experiment}/configs/3")
+        assert status == 200 and body["params"]["lr"] == 0.0005, body
         status, body = request(url.rstrip("/"), token, "POST", f"/api/v1/experiments/{experiment}/resume")
         assert status == 200, body
         shot = os.path.join(artifacts, "dashboard.png")
         driver.save_screenshot(shot)
         print("screenshot:", shot)
-        print("ok: dashboard drawn, stop applied, screenshot saved")
+        print("ok: dashboard drawn, stop and clone applied, screenshot saved")
     except BaseException:
         if driver:
             driver.save_screenshot(os.path.join(artifacts, "dashboard-failed.png"))
