@@ -132,6 +132,12 @@ const CerebroCharts = (() => {
         drawing = true;
       }
       ctx.stroke();
+      // Dots too: a config without a metric yet still shows where its parameters are.
+      ctx.fillStyle = s.colour;
+      for (const [x, y] of points) {
+        if (y === null) continue;
+        ctx.beginPath(); ctx.arc(x, y, s.width + 1.5, 0, 2 * Math.PI); ctx.fill();
+      }
       lines.push({ config: c.config, points });
     }
     canvas.onclick = (event) => {
