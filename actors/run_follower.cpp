@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "runtime/net/error_category.hpp"
 #include "runtime/search/search_registry.hpp"
 #include "actors/actors.hpp"
 #include "actors/experiment_steering.hpp"
@@ -164,7 +165,8 @@ Result<experiment_done> train(caf::actor_system& system, const RunOptions& optio
           reply->experiment = request.experiment;
           promise.deliver(std::move(reply).value());
         } else {
-          promise.deliver(caf::make_error(caf::sec::runtime_error, reply.error()));
+          // With its code: the HTTP API answers not_found with 404, invalid_argument with 400.
+          promise.deliver(make_error(reply.code(), reply.error()));
         }
       },
       [&](done_atom, const experiment_done& d) {

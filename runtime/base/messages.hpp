@@ -66,6 +66,9 @@ struct progress_update {
   std::vector<int32_t> running_workers;
   std::vector<std::string> running_agents;
   std::vector<std::string> running_units;
+  // Failed unit attempts so far (each retried, or failing its config): the
+  // unit log keeps committed units only. For /metrics (issue 12).
+  int64_t units_failed = 0;
 };
 
 // Sent once when every config has finished, stopped, diverged or failed.

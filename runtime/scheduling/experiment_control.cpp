@@ -253,6 +253,7 @@ progress_update ExperimentControl::progress(double elapsed_s) const {
   p.units_done = units_done();
   p.units_total = units_total();
   p.elapsed_s = elapsed_s;
+  for (const auto& [unit, failures] : failed_attempts_) p.units_failed += failures;
   if (auto b = best()) {
     p.best_config = b->first;
     p.best_metric = b->second;
