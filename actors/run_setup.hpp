@@ -25,6 +25,7 @@ struct Setup {
   std::string data_dir;  // the prepared partitions (this run's, or reused)
   datasets::PreparedData data;
   models::ShapeInfo shape;
+  datasets::Augmentation augmentation;  // from the spec's [data] augment
   int workers = 0;
   int partitions = 0;
 };

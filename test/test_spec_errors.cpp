@@ -82,7 +82,7 @@ BOOST_AUTO_TEST_CASE(enumerated_values_list_the_accepted_ones) {
   expect_error("[experiment]\nmetric = \"accuracy\"\n" + kData + kSpace, {"metric must be", "\"val_loss\""});
   expect_error(kData + "normalization = \"zscore\"\n" + kSpace, {"[data] normalization must be", "\"per_feature\""});
   expect_error(kData + "[cluster]\nscheduler = \"fifo\"\n" + kSpace, {"[cluster] scheduler must be \"critical_path\" or \"randomized\""});
-  expect_error("[data]\nsource = \"parquet\"\n" + kSpace, {":2:10:", "[data] source must be \"idx\" or \"csv\""});
+  expect_error("[data]\nsource = \"parquet\"\n" + kSpace, {":2:10:", "[data] source must be \"idx\", \"csv\" or \"images\""});
   expect_error("[experiment]\nname = \"a/b\"\n" + kData + kSpace, {"name must not contain '/'"});
 }
 
