@@ -74,6 +74,31 @@ Result<datasets::Augmentation> augmentation_for(const DataSpec& d, const std::ve
   return a;
 }
 
+// A resumed run whose data/ links into the cache finds its entry again: when
+// the entry was pruned or damaged meanwhile it is prepared again, and it must
+// come out under the same key (the same source files and parameters), or the
+// run would go on with other data.
+Status relink_cached_data(const StateStore& store, const ExperimentSpec& spec, const fs::path& dir, const Say& say) {
+  const fs::path link = dir / "data";
+  std::error_code ec;
+  if (!fs::is_symlink(link, ec)) return Status::ok_status();  // its own copy, or a run from before the cache
+  if (datasets::verify_prepared(link.string()).ok()) return Status::ok_status();
+  auto partitions = store.get_meta("data_partitions");
+  const fs::path target = fs::read_symlink(link, ec);
+  if (!partitions || !spec.data.cache) return Status::ok_status();  // loading reports what is wrong
+  say(fmt::format("the run's prepared data ({}) is missing or damaged; preparing it again", target.string()));
+  auto cached = prepare_into_cache(spec, std::stoi(*partitions), say);
+  if (!cached.ok()) return cached.status();
+  if (fs::path(cached->dir).filename() != target.filename())
+    return Status::failed_precondition(fmt::format(
+        "{}: the source data or its preparation changed since the run started (cache entry {}, was {}): "
+        "the run cannot resume on other data", dir.string(), cached->name, target.filename().string()));
+  fs::remove(link, ec);
+  fs::create_directory_symlink(cached->dir, link, ec);
+  if (ec) return Status::io_error(fmt::format("{}: cannot link the prepared data: {}", link.string(), ec.message()));
+  return Status::ok_status();
+}
+
 Result<Setup> set_up(const RunOptions& options, int workers, const fs::path& dir, const RunObserver& observer) {
   const auto& spec = options.spec;
   Setup s;
@@ -160,6 +185,7 @@ Result<Prepared> start_new(const RunOptions& options, const ClusterView& cluster
   r.store->put_meta("spec_dir", spec.spec_dir);
   r.store->put_meta("metric", to_string(spec.metric));
   r.store->put_meta("experiment_id", options.experiment_id);
+  r.store->put_meta("data_partitions", std::to_string(s.partitions));
   r.store->set_keep_epoch_states(spec.search == SearchKind::pbt);
   auto control = make_run_control(spec, options.replay_of, s.configs, s.partitions);
   if (!control.ok()) return control.status();
@@ -207,6 +233,7 @@ Result<Prepared> reopen(const RunOptions& options, const ClusterView& cluster, c
   auto& s = r.setup;
   s.workers = cluster.total_workers();
   s.data_dir = (dir / "data").string();
+  if (auto relinked = relink_cached_data(*r.store, r.spec, dir, say); !relinked.ok()) return relinked;
   auto data = datasets::load_prepared(s.data_dir, datasets::ShardStorage::mapped);
   if (!data.ok()) return data.status();
   s.data = std::move(data).value();
