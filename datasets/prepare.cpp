@@ -35,8 +35,8 @@ struct Loaded {
 Status validate(const PrepareOptions& o, const std::string& out_dir) {
   if (!is_known_dataset_source(o.source)) {
     auto registered = registered_dataset_sources();
-    if (registered.empty()) return Status::invalid_argument("source '" + o.source + "' is not supported, expected idx or csv");
-    return Status::invalid_argument(fmt::format("source '{}' is not supported, expected idx, csv or a registered source ({})",
+    if (registered.empty()) return Status::invalid_argument("source '" + o.source + "' is not supported, expected idx, csv or images");
+    return Status::invalid_argument(fmt::format("source '{}' is not supported, expected idx, csv, images or a registered source ({})",
                                                 o.source, fmt::join(registered, ", ")));
   }
   const auto builtin = parse_builtin_source(o.source);
