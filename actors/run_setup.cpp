@@ -61,6 +61,13 @@ Result<datasets::PrepareOptions> prepare_options(const ExperimentSpec& spec, int
   return o;
 }
 
+// The coordinator's side of a run needs partition 0 (pilot forward passes)
+// and the validation and test sets; the agents hold the partitions. Dropping
+// the other mappings keeps their pages out of this process.
+void keep_only_the_pilot_partition(datasets::PreparedData& data) {
+  for (size_t i = 1; i < data.partitions.size(); ++i) data.partitions[i].reset();
+}
+
 // The spec's [data] augment, for samples of `shape` (images: channels, height, width).
 Result<datasets::Augmentation> augmentation_for(const DataSpec& d, const std::vector<int64_t>& shape) {
   datasets::Augmentation a;
@@ -131,6 +138,7 @@ Result<Setup> set_up(const RunOptions& options, int workers, const fs::path& dir
   if (!data.ok()) return data.status();
   s.data_dir = data_dir;
   s.data = std::move(data).value();
+  keep_only_the_pilot_partition(s.data);
   s.partitions = static_cast<int>(s.data.partitions.size());
   s.shape = models::ShapeInfo{s.data.manifest.sample_shape, s.data.manifest.num_classes};
   auto augmentation = augmentation_for(spec.data, s.shape.sample_shape);
@@ -238,6 +246,7 @@ Result<Prepared> reopen(const RunOptions& options, const ClusterView& cluster, c
   if (!data.ok()) return data.status();
   s.data = std::move(data).value();
   s.partitions = static_cast<int>(s.data.partitions.size());
+  keep_only_the_pilot_partition(s.data);
   s.shape = models::ShapeInfo{s.data.manifest.sample_shape, s.data.manifest.num_classes};
   auto augmentation = augmentation_for(r.spec.data, s.shape.sample_shape);
   if (!augmentation.ok()) return augmentation.status();

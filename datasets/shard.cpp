@@ -227,18 +227,14 @@ Result<std::shared_ptr<MappedFile>> map_file(const std::string& path) {
 }  // namespace
 
 Result<Dataset> read_shard(const std::string& path, const std::string& expected_checksum) {
-  auto bytes = read_whole_file(path);
-  if (!bytes) return bytes.status();
-  const std::string& file = *bytes;
-  if (Status s = checksum_matches(path, file, expected_checksum); !s.ok()) return s;
-  auto layout = parse_layout(path, file);
-  if (!layout) return layout.status();
-  Dataset data;
-  data.sample_shape = layout->sample_shape;
-  const size_t feature_count = (layout->labels_offset - layout->features_offset) / sizeof(float);
-  data.features.resize(feature_count);
-  std::memcpy(data.features.data(), file.data() + layout->features_offset, feature_count * sizeof(float));
-  copy_labels(data, file, *layout);
+  // Verified through a mapping, then the features copied out: the only anonymous memory is the result.
+  auto mapped = map_shard(path, expected_checksum);
+  if (!mapped) return mapped.status();
+  Dataset data = std::move(*mapped);
+  const size_t feature_count = static_cast<size_t>(data.size() * data.sample_numel());
+  data.features.assign(data.mapped_features, data.mapped_features + feature_count);
+  data.mapped_features = nullptr;
+  data.feature_storage.reset();  // unmapped
   return data;
 }
 
