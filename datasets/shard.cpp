@@ -252,10 +252,9 @@ Result<Dataset> map_shard(const std::string& path, const std::string& expected_c
   auto mapped = map_file(path);
   if (!mapped) return mapped.status();
   const std::string_view file = (*mapped)->bytes();
-  auto* base = const_cast<char*>(file.data());
-  ::madvise(base, file.size(), MADV_SEQUENTIAL);  // the checksum reads it front to back once
+  // No MADV_SEQUENTIAL for the checksum pass: it lets the kernel drop pages right behind the reader, and
+  // training reads them all again next (in a shuffled order).
   if (Status s = checksum_matches(path, file, expected_checksum); !s.ok()) return s;
-  ::madvise(base, file.size(), MADV_NORMAL);  // training reads examples in a shuffled order
   auto layout = parse_layout(path, file);
   if (!layout) return layout.status();
   Dataset data;
