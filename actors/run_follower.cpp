@@ -59,6 +59,7 @@ Result<experiment_done> train(caf::actor_system& system, const RunOptions& optio
   sc.control = r.control;
   sc.experiment = options.experiment_id;
   sc.shape = s.shape;
+  sc.augmentation = s.augmentation;
   sc.params_json = r.params_json;
   sc.checkpoint = spawn_checkpoint(system, r.store);
   for (size_t a = 0; a < cluster.agents.size(); ++a) {

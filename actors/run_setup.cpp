@@ -1,5 +1,6 @@
 #include "actors/run_setup.hpp"
 
+#include <algorithm>
 #include <thread>
 
 #include <fmt/format.h>
@@ -7,6 +8,7 @@
 #include "runtime/base/file_io.hpp"
 #include "datasets/dataset_source.hpp"
 #include "datasets/idx.hpp"
+#include "datasets/prepared_cache.hpp"
 #include "models/cost_probe.hpp"
 #include "runtime/run/run_recovery.hpp"
 #include "runtime/spec/steering.hpp"
@@ -35,6 +37,15 @@ Result<datasets::PrepareOptions> prepare_options(const ExperimentSpec& spec, int
       o.test_images = d.test_images;
       o.test_labels = d.test_labels;
     }
+  } else if (datasets::parse_builtin_source(d.source) == datasets::BuiltinSource::images) {
+    o.images.path = d.path;
+    if (d.image_size.size() == 2) {
+      o.images.height = d.image_size[0];
+      o.images.width = d.image_size[1];
+    }
+    o.images.channels = d.color == "rgb" ? 3 : 1;
+    o.images.resize = d.resize;
+    o.images.skip_bad = d.skip_bad;
   } else {
     o.train_csv = d.train;
     o.test_csv = d.test;
@@ -51,6 +62,51 @@ Result<datasets::PrepareOptions> prepare_options(const ExperimentSpec& spec, int
   return o;
 }
 
+// The coordinator's side of a run needs partition 0 (pilot forward passes)
+// and the validation and test sets; the agents hold the partitions. Dropping
+// the other mappings keeps their pages out of this process.
+void keep_only_the_pilot_partition(datasets::PreparedData& data) {
+  for (size_t i = 1; i < data.partitions.size(); ++i) data.partitions[i].reset();
+}
+
+// The spec's [data] augment, for samples of `shape` (images: channels, height, width).
+Result<datasets::Augmentation> augmentation_for(const DataSpec& d, const std::vector<int64_t>& shape) {
+  datasets::Augmentation a;
+  auto has = [&](const char* name) { return std::find(d.augment.begin(), d.augment.end(), name) != d.augment.end(); };
+  a.random_crop = has("random_crop");
+  a.hflip = has("hflip");
+  a.crop_padding = d.crop_padding;
+  if (a.any() && shape.size() != 3)
+    return Status::invalid_argument(fmt::format("[data] augment needs image samples (channels, height, width), "
+                                                "but the data's samples have shape [{}]", fmt::join(shape, ",")));
+  return a;
+}
+
+// A resumed run whose data/ links into the cache finds its entry again: when
+// the entry was pruned or damaged meanwhile it is prepared again, and it must
+// come out under the same key (the same source files and parameters), or the
+// run would go on with other data.
+Status relink_cached_data(const StateStore& store, const ExperimentSpec& spec, const fs::path& dir, const Say& say) {
+  const fs::path link = dir / "data";
+  std::error_code ec;
+  if (!fs::is_symlink(link, ec)) return Status::ok_status();  // its own copy, or a run from before the cache
+  if (datasets::verify_prepared(link.string()).ok()) return Status::ok_status();
+  auto partitions = store.get_meta("data_partitions");
+  const fs::path target = fs::read_symlink(link, ec);
+  if (!partitions || !spec.data.cache) return Status::ok_status();  // loading reports what is wrong
+  say(fmt::format("the run's prepared data ({}) is missing or damaged; preparing it again", target.string()));
+  auto cached = prepare_into_cache(spec, std::stoi(*partitions), say);
+  if (!cached.ok()) return cached.status();
+  if (fs::path(cached->dir).filename() != target.filename())
+    return Status::failed_precondition(fmt::format(
+        "{}: the source data or its preparation changed since the run started (cache entry {}, was {}): "
+        "the run cannot resume on other data", dir.string(), cached->name, target.filename().string()));
+  fs::remove(link, ec);
+  fs::create_directory_symlink(cached->dir, link, ec);
+  if (ec) return Status::io_error(fmt::format("{}: cannot link the prepared data: {}", link.string(), ec.message()));
+  return Status::ok_status();
+}
+
 Result<Setup> set_up(const RunOptions& options, int workers, const fs::path& dir, const RunObserver& observer) {
   const auto& spec = options.spec;
   Setup s;
@@ -60,18 +116,35 @@ Result<Setup> set_up(const RunOptions& options, int workers, const fs::path& dir
   if (!configs.ok()) return configs.status();
   s.configs = std::move(configs).value();
 
-  std::string data_dir = options.prepared_data_dir;
-  if (data_dir.empty()) {
-    data_dir = (dir / "data").string();
+  // The run's data/ is the prepared dataset: a link to the shared cache's
+  // entry (prepared there unless it is ready), or, uncached, its own copy.
+  const std::string data_dir = (dir / "data").string();
+  std::error_code ec;
+  if (!options.prepared_data_dir.empty()) {  // a replay: the original run's data
+    fs::create_directory_symlink(fs::canonical(options.prepared_data_dir, ec), data_dir, ec);
+    if (ec) return Status::io_error(fmt::format("{}: cannot link the prepared data: {}", data_dir, ec.message()));
+  } else if (auto options_for_data = prepare_options(spec, s.partitions);
+             options_for_data.ok() && spec.data.cache && datasets::is_cacheable(*options_for_data)) {
+    auto cached = prepare_into_cache(spec, s.partitions, observer.line);
+    if (!cached.ok()) return cached.status();
+    fs::create_directory_symlink(cached->dir, data_dir, ec);
+    if (ec) return Status::io_error(fmt::format("{}: cannot link the prepared data: {}", data_dir, ec.message()));
+  } else {
     auto manifest = prepare_dataset(spec, data_dir, s.partitions, observer.line);
     if (!manifest.ok()) return manifest.status();
   }
-  auto data = datasets::load_prepared(data_dir);
+  // Mapped: this process reads the pilot, validation and test examples
+  // through the page cache; the partitions are the agents' to hold.
+  auto data = datasets::load_prepared(data_dir, datasets::ShardStorage::mapped);
   if (!data.ok()) return data.status();
   s.data_dir = data_dir;
   s.data = std::move(data).value();
+  keep_only_the_pilot_partition(s.data);
   s.partitions = static_cast<int>(s.data.partitions.size());
   s.shape = models::ShapeInfo{s.data.manifest.sample_shape, s.data.manifest.num_classes};
+  auto augmentation = augmentation_for(spec.data, s.shape.sample_shape);
+  if (!augmentation.ok()) return augmentation.status();
+  s.augmentation = *augmentation;
   for (const auto& c : s.configs) {
     auto ok = models::check_params(c.params, s.shape);
     if (!ok.ok()) return ok.with_context(fmt::format("[space] config {} ({})", c.id, describe_params(c.params)));
@@ -89,6 +162,16 @@ Result<datasets::Manifest> prepare_dataset(const ExperimentSpec& spec, const std
   auto options = prepare_options(spec, partitions);
   if (!options.ok()) return options.status();
   return datasets::prepare(*options, out_dir, line);
+}
+
+Result<datasets::CachedData> prepare_into_cache(const ExperimentSpec& spec, int partitions,
+                                               const std::function<void(const std::string&)>& line) {
+  if (partitions <= 0) partitions = spec.data.partitions > 0 ? spec.data.partitions
+                                    : spec.cluster.workers > 0 ? spec.cluster.workers : default_workers();
+  auto options = prepare_options(spec, partitions);
+  if (!options.ok()) return options.status();
+  datasets::PreparedCache cache(datasets::default_cache_dir());
+  return cache.find_or_prepare(*options, line);
 }
 
 int default_workers() { return std::max(1u, std::thread::hardware_concurrency()); }
@@ -111,6 +194,7 @@ Result<Prepared> start_new(const RunOptions& options, const ClusterView& cluster
   r.store->put_meta("spec_dir", spec.spec_dir);
   r.store->put_meta("metric", to_string(spec.metric));
   r.store->put_meta("experiment_id", options.experiment_id);
+  r.store->put_meta("data_partitions", std::to_string(s.partitions));
   r.store->set_keep_epoch_states(spec.search == SearchKind::pbt);
   auto control = make_run_control(spec, options.replay_of, s.configs, s.partitions);
   if (!control.ok()) return control.status();
@@ -168,11 +252,16 @@ Result<Prepared> reopen(const RunOptions& options, const ClusterView& cluster, c
   auto& s = r.setup;
   s.workers = cluster.total_workers();
   s.data_dir = (dir / "data").string();
-  auto data = datasets::load_prepared(s.data_dir);
+  if (auto relinked = relink_cached_data(*r.store, r.spec, dir, say); !relinked.ok()) return relinked;
+  auto data = datasets::load_prepared(s.data_dir, datasets::ShardStorage::mapped);
   if (!data.ok()) return data.status();
   s.data = std::move(data).value();
   s.partitions = static_cast<int>(s.data.partitions.size());
+  keep_only_the_pilot_partition(s.data);
   s.shape = models::ShapeInfo{s.data.manifest.sample_shape, s.data.manifest.num_classes};
+  auto augmentation = augmentation_for(r.spec.data, s.shape.sample_shape);
+  if (!augmentation.ok()) return augmentation.status();
+  s.augmentation = *augmentation;
   auto recovered = recover_run(*r.store, r.spec, options.replay_of, s.partitions, dir.string(), say);
   if (!recovered.ok()) return recovered.status();
   s.configs = std::move(recovered->configs);

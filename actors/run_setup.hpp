@@ -23,8 +23,9 @@ namespace cerebro {
 struct Setup {
   std::vector<ConfigParams> configs;
   std::string data_dir;  // the prepared partitions (this run's, or reused)
-  datasets::PreparedData data;
+  datasets::PreparedData data;  // memory-mapped; of the partitions only partition 0 (the pilot) is loaded
   models::ShapeInfo shape;
+  datasets::Augmentation augmentation;  // from the spec's [data] augment
   int workers = 0;
   int partitions = 0;
 };

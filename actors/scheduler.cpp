@@ -149,6 +149,9 @@ void run(scheduler_ptr self, const Dispatch& d) {
             task.attempt = d.attempt;
             task.seed = d.seed;
             task.validate = d.validate;
+            task.augment_hflip = self->state.config.augmentation.hflip;
+            task.augment_crop_padding =
+                self->state.config.augmentation.random_crop ? self->state.config.augmentation.crop_padding : 0;
             task.params_json = self->state.config.params_json.at(d.unit.config);
             task.state = std::move(state);
             auto worker = self->state.workers.at(d.worker);

@@ -38,6 +38,9 @@ unit_result run_unit(const worker_state& st, const unit_task& task) {
   in.partition = st.leases.at({task.experiment, task.partition}).get();
   in.validation = task.validate ? st.leases.at({task.experiment, validation_partition}).get() : nullptr;
   in.seed = task.seed;
+  in.augmentation.hflip = task.augment_hflip;
+  in.augmentation.random_crop = task.augment_crop_padding > 0;
+  in.augmentation.crop_padding = task.augment_crop_padding;
   const auto& faults = FaultInjection::instance();
   if (faults.fail_unit(task.config, task.partition, task.epoch, task.attempt)) {
     r.status = UnitStatus::failed;

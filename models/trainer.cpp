@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "models/augmentation.hpp"
 #include "models/cost_probe.hpp"
 #include "models/model.hpp"
 #include "models/trainee.hpp"
@@ -99,7 +100,7 @@ void restore_state(Trainee& t, const std::string& bytes) {
 torch::Tensor features_of(const datasets::Dataset& d) {
   std::vector<int64_t> shape{d.size()};
   shape.insert(shape.end(), d.sample_shape.begin(), d.sample_shape.end());
-  return torch::from_blob(const_cast<float*>(d.features.data()), shape, torch::kFloat32);
+  return torch::from_blob(const_cast<float*>(d.feature_data()), shape, torch::kFloat32);
 }
 torch::Tensor labels_of(const datasets::Dataset& d) {
   return torch::from_blob(const_cast<int64_t*>(d.labels.data()), {d.size()}, torch::kInt64);
@@ -112,8 +113,11 @@ struct PassResult {
 };
 
 // One training pass over `data` in the order of a seeded permutation.
-PassResult train_pass(Trainee& t, const datasets::Dataset& data, uint64_t seed) {
+PassResult train_pass(Trainee& t, const datasets::Dataset& data, uint64_t seed,
+                      const datasets::Augmentation& augmentation = {}) {
   auto generator = at::make_generator<at::CPUGeneratorImpl>(seed);
+  // Augmentation draws from a stream of its own: the batch order and dropout stay those of the seed.
+  auto augmentation_generator = at::make_generator<at::CPUGeneratorImpl>(seed ^ 0x9e3779b97f4a7c15ull);
   t.model->set_generator(generator);
   t.model->set_training(true);
   auto x = features_of(data);
@@ -124,6 +128,7 @@ PassResult train_pass(Trainee& t, const datasets::Dataset& data, uint64_t seed) 
   for (int64_t begin = 0; begin < data.size(); begin += t.training.batch_size) {
     auto idx = order.slice(0, begin, std::min(begin + t.training.batch_size, data.size()));
     auto xb = x.index_select(0, idx);
+    if (augmentation.any()) xb = augment_batch(xb, augmentation, augmentation_generator);
     auto yb = y.index_select(0, idx);
     t.optimizer->zero_grad();
     auto loss = torch::nn::functional::cross_entropy(t.model->forward(xb), yb);
@@ -268,7 +273,7 @@ Result<UnitOutput> train_unit(const UnitInput& in) {
     out.restore_s = since(t0);
 
     auto t1 = Clock::now();
-    auto pass = train_pass(t, *in.partition, in.seed);
+    auto pass = train_pass(t, *in.partition, in.seed, in.augmentation);
     out.train_s = since(t1);
     out.train_loss = pass.mean_loss;
     out.examples = pass.examples;

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "datasets/augmentation.hpp"
 #include "datasets/dataset.hpp"
 #include "runtime/base/status.hpp"
 
@@ -51,6 +52,7 @@ struct UnitInput {
   const datasets::Dataset* partition = nullptr;        // borrowed, not copied
   const datasets::Dataset* validation = nullptr;       // set: evaluate after training
   uint64_t seed = 0;                                   // batch order and dropout of this unit
+  datasets::Augmentation augmentation;                 // of the training batches, drawn from `seed`
 };
 
 struct UnitOutput {

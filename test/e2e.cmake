@@ -30,3 +30,10 @@ cerebro_add_test(test_e2e_gang_probe
   TIMEOUT 120
   LABELS e2e)
 add_dependencies(test_e2e_gang_probe cerebro)
+# Issue 13, data: image folders, the prepared-data cache, out-of-core partitions.
+cerebro_add_test(test_e2e_data
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_e2e_data.cpp
+  LIBS cerebro_runtime cerebro_datasets ${CEREBRO_STB_LIBRARY}
+  TIMEOUT 600
+  LABELS e2e)
+add_dependencies(test_e2e_data cerebro)

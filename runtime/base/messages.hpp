@@ -27,6 +27,9 @@ struct unit_task {
   int32_t attempt = 0;
   uint64_t seed = 0;        // batch order and dropout of this unit
   bool validate = false;    // the config's last unit of its epoch: evaluate after
+  // Training-time augmentation ([data] augment), drawn from `seed`.
+  bool augment_hflip = false;
+  int32_t augment_crop_padding = 0;  // > 0: random crops with this padding
   // The config's hyper-parameters as JSON text: user data with arbitrary
   // keys and value types (runtime/spec/param_value.hpp), read by the trainer.
   std::string params_json;

@@ -19,8 +19,9 @@
 namespace cerebro {
 
 struct DataSpec {
-  std::string source;                  // "idx" | "csv" | a registered source name (required)
-  std::string path;                    // idx: directory with the MNIST-layout files
+  std::string source;                  // "idx" | "csv" | "images" | a registered source name (required)
+  std::string path;                    // idx: directory with the MNIST-layout files; images: a folder
+                                       // tree (train/<class>/*, optional test/<class>/*) or a CSV manifest
   std::string train_images, train_labels, test_images, test_labels;  // idx: explicit files instead of path
   std::string train, test;             // csv files (test optional)
   std::string label_column;            // csv: required
@@ -28,7 +29,18 @@ struct DataSpec {
   double test_fraction = 0.1;          // csv without `test`: (0, 1)
   int partitions = 0;                  // 0 = one per worker
   int64_t limit = 0;                   // 0 = all training examples; else the first N
-  std::string normalization = "auto";  // auto|none|global|per_feature (auto: global for idx, else per_feature)
+  std::string normalization = "auto";  // auto|none|global|per_feature (auto: global for idx and images, else per_feature)
+  // images: decoding (docs/SPEC.md "Image data")
+  std::vector<int64_t> image_size;     // {height, width}; empty: the first image's size
+  std::string color = "grayscale";     // grayscale | rgb
+  bool resize = true;                  // false: an image of another size is an error naming it
+  bool skip_bad = false;               // true: undecodable images are skipped and counted
+  // idx and images: training-time augmentation, drawn from each unit's seed
+  std::vector<std::string> augment;    // "random_crop", "hflip"
+  int crop_padding = 4;                // random_crop: pixels of zero padding on each side
+  // Prepared partitions live in the shared content-addressed cache
+  // (datasets/prepared_cache.hpp); false prepares into the run directory.
+  bool cache = true;
 };
 
 struct ClusterSpec {
@@ -40,6 +52,9 @@ struct ClusterSpec {
   // Seconds an agent may go without a heartbeat before its units are
   // requeued elsewhere (a hung node); on a coordinator only.
   double heartbeat_timeout = 10;
+  // Memory in MB for the partitions an embedded run's agent holds (0: no
+  // limit); partitions beyond it are memory-mapped from disk (out of core).
+  int64_t memory_mb = 0;
 };
 
 struct ExperimentSpec {
