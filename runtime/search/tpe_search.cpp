@@ -108,8 +108,8 @@ void TpeProcedure::propose_while_slots_free() {
     const auto id = static_cast<ConfigId>(configs_.size());
     std::string reason;
     if (proposal->startup) {
-      reason = fmt::format("random startup draw ({} of {})", observations.size() + pending.size() + 1,
-                           options_.tpe.startup);
+      reason = fmt::format("random startup draw: {} of the {} finished configs the model starts with",
+                           observations.size(), options_.tpe.startup);
     } else {
       model_level_ = level;
       reason = fmt::format("TPE over {} finished configs at {} epochs, {} running", observations.size(), level,
