@@ -95,6 +95,15 @@ Result<std::string> initial_state_of(const Prepared& r, ConfigId id, const nlohm
   return models::initial_state(params, r.setup.shape, *r.setup.data.partitions.at(0), unit_seed(r.spec.seed, {id, -1, -1}));
 }
 
+// The trainable parameters of a config's model, built on the run's data shape.
+ParametersOf parameters_of(const models::ShapeInfo& shape) {
+  return [shape](const nlohmann::json& params) -> Result<double> {
+    auto count = models::parameter_count(params, shape);
+    if (!count.ok()) return count.status();
+    return static_cast<double>(*count);
+  };
+}
+
 }  // namespace
 
 Status create_config(const Prepared& r, ConfigId id, const nlohmann::json& params) {
@@ -156,7 +165,7 @@ Result<Prepared> start_new(const RunOptions& options, const ClusterView& cluster
       say(fmt::format("tpe starts with {} finished configs of {} earlier run(s)", r.warm.size(), spec.warm_start.size()));
     }
   }
-  auto control = make_run_control(spec, options.replay_of, s.configs, s.partitions, r.warm);
+  auto control = make_run_control(spec, options.replay_of, s.configs, s.partitions, r.warm, parameters_of(s.shape));
   if (!control.ok()) return control.status();
   r.control = *control;
 
@@ -209,7 +218,8 @@ Result<Prepared> reopen(const RunOptions& options, const ClusterView& cluster, c
   s.partitions = static_cast<int>(s.data.partitions.size());
   s.shape = models::ShapeInfo{s.data.manifest.sample_shape, s.data.manifest.num_classes};
   if (auto text = r.store->get_meta("warm_start")) r.warm = warm_configs_from_json(nlohmann::json::parse(*text));
-  auto recovered = recover_run(*r.store, r.spec, options.replay_of, s.partitions, dir.string(), say);
+  auto recovered = recover_run(*r.store, r.spec, options.replay_of, s.partitions, dir.string(), say,
+                               parameters_of(s.shape));
   if (!recovered.ok()) return recovered.status();
   s.configs = std::move(recovered->configs);
   r.control = recovered->control;

@@ -129,6 +129,42 @@ BOOST_AUTO_TEST_CASE(tpe_tpe_asha_and_warm_start_real_runs) {
   BOOST_TEST(!fs::exists(tmp.file("other")));
 }
 
+// Several objectives: MOTPE proposes, the summary lists the objectives, each
+// config's values and the Pareto front, and the run prints the front.
+BOOST_AUTO_TEST_CASE(several_objectives_give_a_pareto_front) {
+  TempDir tmp;
+  auto out = run_cerebro("run " +
+                         tmp.write("mo.toml", spec_for("search = \"tpe\"\nsamples = 5\nstartup = 2\nepochs = 1\n"
+                                                       "metric = [\"val_accuracy\", \"parameters\", \"inference_ms\"]\n")) +
+                         " --out " + tmp.file("mo"));
+  BOOST_TEST_INFO(out.text);
+  BOOST_REQUIRE_EQUAL(out.exit_code, 0);
+  BOOST_TEST(out.text.find("Pareto front (val_accuracy max, parameters min, inference_ms min)") != std::string::npos);
+  auto summary = read_json(tmp.file("mo") + "/summary.json");
+  BOOST_REQUIRE_EQUAL(summary["objectives"].size(), 3u);
+  BOOST_TEST(summary["objectives"][1]["direction"] == "minimize");
+  const auto& front = summary["pareto_front"];
+  BOOST_REQUIRE(!front.empty());
+  // No config dominates a member of the front, and every config has its values.
+  for (const auto& c : summary["configs"]) {
+    BOOST_REQUIRE(c["objectives"].is_object());
+    BOOST_TEST(c["objectives"]["parameters"].get<double>() > 0);
+    for (const auto& f : front) {
+      const auto& a = c["objectives"];
+      const auto& b = f["values"];
+      const bool no_worse = a["val_accuracy"] >= b["val_accuracy"] && a["parameters"] <= b["parameters"] &&
+                            a["inference_ms"] <= b["inference_ms"];
+      const bool better = a["val_accuracy"] > b["val_accuracy"] || a["parameters"] < b["parameters"] ||
+                          a["inference_ms"] < b["inference_ms"];
+      BOOST_TEST(!(no_worse && better), "config " << c["id"] << " dominates front member " << f["id"]);
+    }
+  }
+  // The best (test-scored) config is the best by the run's metric, the first task metric.
+  double best_val = 0;
+  for (const auto& c : summary["configs"]) best_val = std::max(best_val, c["objectives"]["val_accuracy"].get<double>());
+  BOOST_TEST(summary["best"]["val_accuracy"].get<double>() == best_val);
+}
+
 // Specs the parser refuses before any run: clear errors naming the key.
 BOOST_AUTO_TEST_CASE(bad_tpe_specs_are_refused_with_the_key_named) {
   TempDir tmp;

@@ -73,7 +73,11 @@ struct Options {
   std::vector<TpeObservation> warm;
   bool five_params = false;  // space5 instead of space3
   int startup = 4;
+  std::vector<Objective> objectives;
 };
+
+// A fake model size: grows with x (so accuracy and size pull apart).
+Result<double> fake_parameters(const json& p) { return 1000.0 * (p.at("x").get<double>() + 6.0); }
 
 std::unique_ptr<SearchProcedure> make_tpe(const Options& o) {
   TpeSearchOptions t;
@@ -83,6 +87,8 @@ std::unique_ptr<SearchProcedure> make_tpe(const Options& o) {
   t.pruner = o.pruner == "asha" ? TpePruner::asha : o.pruner == "hyperband" ? TpePruner::hyperband : TpePruner::none;
   t.tpe.startup = o.startup;
   t.warm = o.warm;
+  t.objectives = o.objectives;
+  t.parameters_of = fake_parameters;
   auto made = TpeProcedure::create(o.five_params ? space5() : space3(), o.seed, t);
   BOOST_REQUIRE_MESSAGE(made.ok(), made.error());
   return std::move(made).value();
@@ -338,6 +344,71 @@ BOOST_AUTO_TEST_CASE(spec_errors_name_the_key) {
   BOOST_TEST(e.find("from_checkpoint needs warm_start") != std::string::npos, e);
   e = error_of("search = \"tpe\"\nsamples = 8\ngamma = 0", space);
   BOOST_TEST(e.find("gamma must be a number in (0, 1]") != std::string::npos, e);
+}
+
+// MOTPE: with [val_accuracy, parameters] every observation carries both
+// (parameters from the run's model builder, train_seconds from the units), the
+// search completes, and it proposes otherwise than with accuracy alone.
+BOOST_AUTO_TEST_CASE(several_objectives_are_modelled_by_motpe) {
+  Options single;
+  single.samples = 16;
+  Driver one(single);
+  one.run();
+  Options several = single;
+  several.objectives = {*parse_objective("val_accuracy"), *parse_objective("parameters"),
+                        *parse_objective("train_seconds"), *parse_objective("inference_ms")};
+  Driver motpe(several);
+  motpe.run();
+  BOOST_TEST(motpe.proposals.size() == 16u);
+  // The startup draws agree (random), the model's proposals do not.
+  for (ConfigId c = 0; c < 3; ++c) BOOST_TEST(motpe.proposals.at(c) == one.proposals.at(c));
+  BOOST_TEST(motpe.proposals != one.proposals);
+  // Smaller models are preferred too: the mean x of the model's proposals is lower.
+  auto mean_x = [](const Driver& d) {
+    double sum = 0;
+    int n = 0;
+    for (const auto& [c, p] : d.proposals)
+      if (c >= 8) sum += p.at("x").get<double>(), ++n;
+    return sum / n;
+  };
+  BOOST_TEST(mean_x(motpe) < mean_x(one));
+  // Several objectives and warm start do not mix (one score per earlier config).
+  TpeSearchOptions bad;
+  bad.objectives = several.objectives;
+  bad.parameters_of = fake_parameters;
+  bad.warm = {{json{{"x", 0.0}, {"lr", 0.001}, {"act", "relu"}}, {0.5}}};
+  auto refused = TpeProcedure::create(space3(), 1, bad);
+  BOOST_REQUIRE(!refused.ok());
+  BOOST_TEST(refused.error().find("warm_start with several objectives is not supported") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(several_objectives_parse_with_directions_and_bad_ones_are_named) {
+  const std::string rest = "[data]\nsource = \"idx\"\npath = \"/nonexistent\"\n[space]\nmodel = \"mlp\"\n"
+                           "lr = { dist = \"loguniform\", low = 1e-4, high = 0.1 }\n";
+  auto parse = [&](const std::string& metric) {
+    return parse_spec_string("[experiment]\nsearch = \"random\"\nsamples = 4\nmetric = " + metric + "\n" + rest, "",
+                             "t.toml");
+  };
+  auto spec = parse("[\"parameters\", \"val_loss\", \"train_seconds\"]").take_or_throw();
+  BOOST_REQUIRE_EQUAL(spec.objectives.size(), 3u);
+  BOOST_TEST(spec.objectives[0].name == "parameters");
+  BOOST_TEST(!spec.objectives[0].maximize());
+  BOOST_TEST(!spec.objectives[1].maximize());
+  BOOST_TEST(spec.metric == Metric::val_loss);  // the first task metric ranks the run
+  BOOST_TEST(parse("[\"val_accuracy\", \"inference_ms\"]").take_or_throw().objectives[0].maximize());
+  BOOST_TEST(parse("\"val_accuracy\"").take_or_throw().objectives.empty());
+  auto error = [&](const std::string& metric) {
+    auto r = parse(metric);
+    return r.ok() ? std::string() : r.error();
+  };
+  auto e = error("[\"val_accuracy\", \"flops\"]");
+  BOOST_TEST(e.find("[experiment] metric has an unknown objective \"flops\": objectives are") != std::string::npos, e);
+  e = error("[\"parameters\", \"train_seconds\"]");
+  BOOST_TEST(e.find("needs a task metric among its objectives") != std::string::npos, e);
+  e = error("[\"val_accuracy\"]");
+  BOOST_TEST(e.find("needs two or more objectives") != std::string::npos, e);
+  e = error("[\"val_accuracy\", \"val_accuracy\"]");
+  BOOST_TEST(e.find("names \"val_accuracy\" twice") != std::string::npos, e);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

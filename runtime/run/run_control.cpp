@@ -28,7 +28,8 @@ Result<ReplayPolicy::VisitOrder> visit_order_of(const std::string& run_dir) {
 
 Result<std::shared_ptr<ExperimentControl>> make_run_control(const ExperimentSpec& spec, const std::string& replay_of,
                                                             const std::vector<ConfigParams>& configs, int partitions,
-                                                            const std::vector<WarmConfig>& warm) {
+                                                            const std::vector<WarmConfig>& warm,
+                                                            const ParametersOf& parameters_of) {
   std::unique_ptr<SchedulingPolicy> policy;
   if (!replay_of.empty()) {
     auto order = visit_order_of(replay_of);
@@ -67,6 +68,7 @@ Result<std::shared_ptr<ExperimentControl>> make_run_control(const ExperimentSpec
     SearchSetup setup;
     setup.default_in_flight = spec.cluster.workers > 0 ? spec.cluster.workers : partitions;
     setup.warm = warm_observations(warm);
+    setup.parameters_of = parameters_of;
     auto made = make_search_procedure(spec, configs, setup);
     if (!made.ok()) return made.status();
     search = std::move(made).value();

@@ -32,7 +32,8 @@ Result<ExperimentSpec> resumable_spec(const StateStore& store, const std::string
 }
 
 Result<RecoveredRun> recover_run(StateStore& store, const ExperimentSpec& spec, const std::string& replay_of,
-                                 int partitions, const std::string& run_dir, const Say& say) {
+                                 int partitions, const std::string& run_dir, const Say& say,
+                                 const ParametersOf& parameters_of) {
   RecoveredRun r;
   auto records = store.configs();
   for (const auto& record : records) r.configs.push_back(ConfigParams{record.id, record.params});
@@ -43,7 +44,7 @@ Result<RecoveredRun> recover_run(StateStore& store, const ExperimentSpec& spec, 
   // proposals, and the recorded configs join as they are re-proposed.
   const bool proposes = spec.search == SearchKind::tpe;
   auto control = make_run_control(spec, replay_of, proposes ? std::vector<ConfigParams>{} : r.configs, partitions,
-                                  warm);
+                                  warm, parameters_of);
   if (!control.ok()) return control.status();
   r.control = *control;
 

@@ -167,6 +167,7 @@ std::string ExperimentControl::commit(WorkerId w, const UnitLogEntry& e) {
   auto& loss = epoch_loss_[e.config];
   loss.first += e.train_loss * static_cast<double>(e.examples);
   loss.second += e.examples;
+  train_seconds_[e.config] += e.train_s;
   bool epoch_ended = book_.complete(w, u);
   auto& outcome = outcomes_[e.config];
   if (e.status == UnitStatus::diverged) {
@@ -182,6 +183,7 @@ std::string ExperimentControl::commit(WorkerId w, const UnitLogEntry& e) {
 
   EpochOutcome result{e.config, e.epoch, loss.second ? loss.first / static_cast<double>(loss.second) : 0.0,
                       e.val_loss, e.val_accuracy};
+  result.train_seconds = train_seconds_[e.config];
   loss = {0.0, 0};
   last_metric_[e.config] = metric_ == Metric::val_accuracy ? e.val_accuracy : e.val_loss;
   std::string line = fmt::format("config {} epoch {}: train_loss {:.4f} val_loss {:.4f} val_accuracy {:.4f}",

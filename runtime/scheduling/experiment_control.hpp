@@ -186,6 +186,7 @@ class ExperimentControl {
   std::map<Unit, int32_t> failed_attempts_;
   std::map<ConfigId, double> last_metric_;
   std::map<ConfigId, std::pair<double, int64_t>> epoch_loss_;  // weighted sum, examples
+  std::map<ConfigId, double> train_seconds_;                  // per config, its units' train_s
   std::vector<SearchDecision> decisions_;            // not yet taken by the shell
   std::vector<StateCopy> copies_;                    // not yet taken by the shell
   std::map<ConfigId, SearchDecision> pending_copies_;  // issued, not confirmed

@@ -70,6 +70,8 @@ Result<std::unique_ptr<SearchProcedure>> make_search_procedure(const ExperimentS
         options.tpe.gamma_fraction = spec.gamma;
         options.tpe.prior_weight = spec.prior_weight;
         options.warm = setup.warm;
+        options.objectives = spec.objectives;
+        options.parameters_of = setup.parameters_of;
         auto made = TpeProcedure::create(spec.space, spec.seed, std::move(options));
         if (!made.ok()) return made.status().with_context("[experiment] search = \"tpe\"");
         return std::unique_ptr<SearchProcedure>(std::move(made).value());

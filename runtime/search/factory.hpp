@@ -4,6 +4,7 @@
 // build their procedure from the spec's keys (docs/SPEC.md, "Search
 // procedures"). `configs` are the spec's configs, configs_for(spec).
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -23,6 +24,9 @@ struct SearchSetup {
   int default_in_flight = 1;
   // Warm start: finished configs of earlier runs (runtime/run/warm_start.hpp).
   std::vector<TpeObservation> warm;
+  // The trainable parameters of a config's model (the objective `parameters`
+  // for tpe): the run's model builder, which needs LibTorch; null elsewhere.
+  std::function<Result<double>(const nlohmann::json& params)> parameters_of;
 };
 
 // Errors name the spec key at fault, e.g. "[experiment] search = \"hyperband\"

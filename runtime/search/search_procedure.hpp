@@ -38,6 +38,7 @@ struct EpochOutcome {
   double train_loss = 0;
   double val_loss = 0;
   double val_accuracy = 0;
+  double train_seconds = 0;  // the config's training time so far: its committed units' train_s
 };
 
 // The ranking metric of procedures that compare configs.

@@ -87,6 +87,11 @@ void check_tpe(ExperimentKeys& s, ExperimentSpec& spec) {
   if (!s.has("samples")) {
     s.missing("samples", "search = \"tpe\" needs the number of configs to propose, e.g. samples = 30");
   }
+  size_t modelled = 0;
+  for (const auto& o : spec.objectives) modelled += o.builtin != BuiltinObjective::inference_ms;
+  if (modelled > 1 && !spec.warm_start.empty())
+    s.report("warm_start", "does not combine with several objectives for search = \"tpe\" (earlier runs give one "
+                           "score per config)");
   if (spec.pruner.empty()) {
     for (const char* key : {"max_epochs", "min_epochs", "eta", "brackets"}) {
       if (s.has(key)) s.report(key, "applies to search = \"tpe\" only with a pruner (pruner = \"asha\" or \"hyperband\")");

@@ -20,13 +20,24 @@ Result<std::unique_ptr<TpeProcedure>> TpeProcedure::create(const nlohmann::json&
   if (options.samples < 1 || options.in_flight < 1 || options.epochs < 1)
     return Status::invalid_argument(fmt::format("tpe: needs samples, in_flight and epochs >= 1, got {}, {} and {}",
                                                 options.samples, options.in_flight, options.epochs));
-  auto sampler = TpeSampler::create(space, seed, options.tpe);
-  if (!sampler.ok()) return sampler.status();
   for (size_t i = 0; i < options.warm.size(); ++i) {
     if (options.warm[i].scores.size() != 1)
       return Status::invalid_argument(fmt::format("tpe: warm-start observation {} has {} scores, not 1", i,
                                                   options.warm[i].scores.size()));
   }
+  size_t modelled = 0;
+  for (const auto& o : options.objectives) {
+    modelled += o.builtin != BuiltinObjective::inference_ms;
+    if (o.builtin == BuiltinObjective::parameters && !options.parameters_of)
+      return Status::invalid_argument("tpe: the objective parameters needs the run's model builder");
+  }
+  if (modelled > 1 && !options.warm.empty())
+    return Status::invalid_argument("tpe: warm_start with several objectives is not supported (earlier runs give "
+                                    "one score per config)");
+  // MOTPE: the good set is not capped (as Optuna).
+  if (modelled > 1) options.tpe.gamma_cap = 0;
+  auto sampler = TpeSampler::create(space, seed, options.tpe);
+  if (!sampler.ok()) return sampler.status();
   std::unique_ptr<TpeProcedure> procedure(new TpeProcedure(std::move(sampler).value(), std::move(options)));
   try {
     procedure->propose_while_slots_free();
@@ -61,6 +72,24 @@ int TpeProcedure::live() const {
   return n;
 }
 
+size_t TpeProcedure::modelled_objectives() const {
+  if (options_.objectives.empty()) return 1;
+  size_t n = 0;
+  for (const auto& o : options_.objectives) n += o.builtin != BuiltinObjective::inference_ms;
+  return n;
+}
+
+std::vector<double> TpeProcedure::scores_of(const EpochOutcome& o, const Tracked& c) const {
+  if (options_.objectives.empty()) return {metric_score(o, options_.metric)};
+  std::vector<double> out;
+  for (const auto& objective : options_.objectives) {
+    if (objective.metric) out.push_back(metric_score(o, *objective.metric));
+    else if (objective.builtin == BuiltinObjective::parameters) out.push_back(-c.parameters);
+    else if (objective.builtin == BuiltinObjective::train_seconds) out.push_back(-o.train_seconds);
+  }
+  return out;
+}
+
 std::vector<int32_t> TpeProcedure::levels() const {
   std::set<int32_t> out{options_.epochs};
   for (const auto& bracket : brackets_)
@@ -92,15 +121,16 @@ void TpeProcedure::propose_while_slots_free() {
     }
     std::vector<TpeObservation> observations = options_.warm;
     std::vector<nlohmann::json> pending;
+    const std::vector<double> worst(modelled_objectives(), kWorst);
     for (const auto& c : configs_) {
       if (options_.pruner == TpePruner::none) {
         if (!c.ended) pending.push_back(c.params);
-        else observations.push_back({c.params, {c.scores.empty() ? kWorst : c.scores.rbegin()->second}});
+        else observations.push_back({c.params, c.scores.empty() ? worst : c.scores.rbegin()->second});
         continue;
       }
       auto at = c.scores.find(level);
-      if (at != c.scores.end()) observations.push_back({c.params, {at->second}});
-      else if (c.ended) observations.push_back({c.params, {kWorst}});
+      if (at != c.scores.end()) observations.push_back({c.params, at->second});
+      else if (c.ended) observations.push_back({c.params, worst});
       else pending.push_back(c.params);
     }
     auto proposal = sampler_.propose(observations, pending);
@@ -115,7 +145,14 @@ void TpeProcedure::propose_while_slots_free() {
       reason = fmt::format("TPE over {} finished configs at {} epochs, {} running", observations.size(), level,
                            pending.size());
     }
-    configs_.push_back(Tracked{proposal->params, {}, false});
+    Tracked tracked{proposal->params, {}, false, 0};
+    for (const auto& o : options_.objectives) {
+      if (o.builtin != BuiltinObjective::parameters) continue;
+      auto count = options_.parameters_of(proposal->params);
+      // A config whose model cannot be built fails its pilot check anyway.
+      tracked.parameters = count.ok() ? *count : std::numeric_limits<double>::infinity();
+    }
+    configs_.push_back(std::move(tracked));
     proposals_.push_back(ConfigProposal{id, std::move(proposal->params), options_.epochs, std::move(reason)});
   }
 }
@@ -125,7 +162,7 @@ std::vector<SearchDecision> TpeProcedure::decide(const EpochOutcome& o) {
     throw Error(fmt::format("tpe: decision asked for config {}, which it did not propose", o.config));
   auto& tracked = configs_[static_cast<size_t>(o.config)];
   const int32_t trained = o.epoch + 1;
-  tracked.scores[trained] = metric_score(o, options_.metric);
+  tracked.scores[trained] = scores_of(o, tracked);
   std::vector<SearchDecision> decisions;
   if (brackets_.empty()) {
     decisions.push_back(SearchDecision::continue_training(o.config, o.epoch));

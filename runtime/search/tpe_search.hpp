@@ -29,6 +29,7 @@
 // unit log) re-derives every proposal. Config ids are 0, 1, ... in proposal order.
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -40,6 +41,7 @@
 #include "runtime/search/asha.hpp"
 #include "runtime/search/search_procedure.hpp"
 #include "runtime/search/tpe.hpp"
+#include "runtime/spec/objective.hpp"
 
 namespace cerebro {
 
@@ -57,6 +59,12 @@ struct TpeSearchOptions {
   TpeOptions tpe;
   // Finished configs of earlier runs (warm start), scores higher-is-better.
   std::vector<TpeObservation> warm;
+  // Several objectives (MOTPE): the spec's list; empty for `metric` alone.
+  // Modelled: task metrics, parameters (parameters_of, the run's model
+  // builder) and train_seconds; inference_ms is measured at the run's end only
+  // and not modelled. The pruner ranks by `metric`.
+  std::vector<Objective> objectives;
+  std::function<Result<double>(const nlohmann::json& params)> parameters_of;
 };
 
 class TpeProcedure : public SearchProcedure {
@@ -80,9 +88,13 @@ class TpeProcedure : public SearchProcedure {
  private:
   struct Tracked {
     nlohmann::json params;
-    std::map<int32_t, double> scores;  // trained epochs -> score
+    std::map<int32_t, std::vector<double>> scores;  // trained epochs -> scores (one per modelled objective)
     bool ended = false;
+    double parameters = 0;  // when an objective is `parameters`
   };
+  // The modelled objectives' scores, higher is better.
+  std::vector<double> scores_of(const EpochOutcome& outcome, const Tracked& config) const;
+  size_t modelled_objectives() const;
 
   TpeProcedure(TpeSampler sampler, TpeSearchOptions options);
   void propose_while_slots_free();

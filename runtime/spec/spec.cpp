@@ -292,7 +292,37 @@ void parse_experiment(Section s, ExperimentSpec& spec, const SearchChecks& check
   s.read_int("seed", spec.seed, 0, INT64_MAX);
   s.read_kind("search", spec.search, search_names(), parse_search_kind);
   s.read_int("samples", spec.samples, 1, INT_MAX);
-  s.read_kind("metric", spec.metric, metric_names(), parse_metric);
+  if (const toml::node* node = s.get("metric"); node && node->is_array()) {
+    // Several objectives: a list of distinct names, at least one task metric.
+    std::vector<std::string> seen;
+    bool ok = node->as_array()->size() >= 2;
+    if (!ok) s.report("metric", "as a list needs two or more objectives (give one name as a string)");
+    for (const auto& item : *node->as_array()) {
+      if (!ok) break;
+      const std::string name = item.is_string() ? item.as_string()->get() : std::string();
+      auto objective = parse_objective(name);
+      if (!objective) {
+        s.report("metric", fmt::format("has an unknown objective {}: objectives are {}",
+                                       item.is_string() ? "\"" + name + "\"" : describe_node(item),
+                                       quoted_alternatives(objective_names())));
+        ok = false;
+      } else if (std::find(seen.begin(), seen.end(), name) != seen.end()) {
+        s.report("metric", fmt::format("names \"{}\" twice", name));
+        ok = false;
+      } else {
+        seen.push_back(name);
+        spec.objectives.push_back(*objective);
+      }
+    }
+    auto task = std::find_if(spec.objectives.begin(), spec.objectives.end(), [](const Objective& o) { return o.metric.has_value(); });
+    if (ok && task == spec.objectives.end())
+      s.report("metric", fmt::format("needs a task metric among its objectives ({}) to rank configs by",
+                                     quoted_alternatives(metric_names())));
+    if (!ok || task == spec.objectives.end()) spec.objectives.clear();
+    else spec.metric = *task->metric;
+  } else {
+    s.read_kind("metric", spec.metric, metric_names(), parse_metric);
+  }
   s.read_int("max_epochs", spec.max_epochs, 1, INT_MAX);
   s.read_int("min_epochs", spec.min_epochs, 1, INT_MAX);
   s.read_int("eta", spec.eta, 2, INT_MAX);
@@ -526,6 +556,11 @@ json spec_to_json(const ExperimentSpec& spec) {
       {"startup", spec.startup}, {"candidates", spec.candidates}, {"gamma", spec.gamma},
       {"prior_weight", spec.prior_weight}, {"in_flight", spec.in_flight}, {"pruner", spec.pruner},
       {"warm_start", spec.warm_start}, {"from_checkpoint", spec.from_checkpoint},
+      {"objectives", [&] {
+         json names = json::array();
+         for (const auto& o : spec.objectives) names.push_back(o.name);
+         return names;
+       }()},
       {"data", {{"source", d.source}, {"path", d.path}, {"train_images", d.train_images},
                 {"train_labels", d.train_labels}, {"test_images", d.test_images},
                 {"test_labels", d.test_labels}, {"train", d.train}, {"test", d.test},

@@ -13,6 +13,7 @@
 
 #include "runtime/base/status.hpp"
 #include "runtime/spec/metric.hpp"
+#include "runtime/spec/objective.hpp"
 #include "runtime/spec/scheduler_kind.hpp"
 #include "runtime/spec/search_kind.hpp"
 
@@ -77,6 +78,9 @@ struct ExperimentSpec {
   // finished configs over the same [space] seed this search.
   std::vector<std::string> warm_start;
   bool from_checkpoint = false;        // a warm-started config starts from its earlier checkpoint
+  // Several objectives (metric = [...], objective.hpp): empty for one metric.
+  // `metric` is then the first task metric of the list (the run's ranking).
+  std::vector<Objective> objectives;
   DataSpec data;
   ClusterSpec cluster;
   nlohmann::json space;                // object: key -> array of values, or a distribution object
