@@ -7,6 +7,7 @@
 #include "runtime/base/file_io.hpp"
 #include "datasets/dataset_source.hpp"
 #include "datasets/idx.hpp"
+#include "models/cost_probe.hpp"
 #include "runtime/run/run_recovery.hpp"
 #include "runtime/spec/steering.hpp"
 
@@ -171,17 +172,28 @@ Result<Prepared> start_new(const RunOptions& options, const ClusterView& cluster
 
   // Initial states, one config at a time (initialisation draws from torch's
   // global generator): the pilot forward pass rejects configs that do not fit.
-  // tpe has none yet: the scheduler creates its configs as they are proposed.
+  // tpe has none yet: the scheduler creates its configs as they are proposed
+  // (they get no cost priors; the policy learns their costs as they train).
+  std::vector<std::pair<ConfigId, nlohmann::json>> accepted;
   for (const auto& c : s.configs) {
     auto made = create_config(r, c.id, c.params);
     if (made.ok()) {
       r.control->add_config(c.id, spec.epochs);
       r.params_json[c.id] = c.params.dump();
+      accepted.emplace_back(c.id, c.params);
     } else {
       r.control->reject_config(c.id, made.message());
       say(fmt::format("config {} ({}) failed its pilot check: {}", c.id, describe_params(c.params), made.message()));
     }
   }
+  // Cost priors, so the policy starts the heavy configs' long chains first
+  // (runtime/scheduling/cost_prior.hpp); kept for resuming and simulating.
+  models::configure_threads(spec.cluster.threads_per_worker);
+  models::TorchCostProbe probe(s.shape, *s.data.partitions.at(0));
+  auto estimated = CostPriors::estimate(accepted, probe);
+  for (const auto& problem : estimated.problems) say("warning: no cost prior for " + problem);
+  estimated.priors.apply_to(*r.control);
+  r.store->put_meta("cost_priors", estimated.priors.to_json().dump());
   guard.keep();  // from here on the run directory is a (resumable) record
   if (spec.search == SearchKind::tpe) {
     say(fmt::format("tpe: {} configs, proposed as workers free, x {} partitions x {} epochs on {} workers",
