@@ -6,6 +6,7 @@
 // blocks (training, synced RocksDB writes) runs in detached actors so it never
 // stalls CAF's scheduler threads.
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -77,6 +78,10 @@ struct scheduler_config {
   models::ShapeInfo shape;
   datasets::Augmentation augmentation;          // of every unit's training batches
   std::map<ConfigId, std::string> params_json;  // JSON text, see unit_task::params_json
+  // Makes a config the search proposes (tpe) durable: its initial state
+  // (with its pilot check) and record; an error rejects it. Runs on the
+  // scheduler's thread (a small model's initialisation: milliseconds).
+  std::function<Status(ConfigId, const nlohmann::json&)> create_config;
   std::vector<std::pair<WorkerId, worker_actor>> workers;  // holdings are in control
   checkpoint_actor checkpoint;
   scheduler_listener_actor listener;

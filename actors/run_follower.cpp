@@ -61,6 +61,7 @@ Result<experiment_done> train(caf::actor_system& system, const RunOptions& optio
   sc.shape = s.shape;
   sc.augmentation = s.augmentation;
   sc.params_json = r.params_json;
+  sc.create_config = [&r](ConfigId id, const nlohmann::json& params) { return create_config(r, id, params); };
   sc.checkpoint = spawn_checkpoint(system, r.store);
   for (size_t a = 0; a < cluster.agents.size(); ++a) {
     for (const auto& worker : cluster.agents[a].workers) {

@@ -153,7 +153,45 @@ Result<Setup> set_up(const RunOptions& options, int workers, const fs::path& dir
 }
 
 
+// The initial state of config `id`: the warm-start checkpoint when asked for
+// and one matches, else a fresh initialisation (with its pilot check).
+Result<std::string> initial_state_of(const Prepared& r, ConfigId id, const nlohmann::json& params) {
+  if (r.spec.from_checkpoint) {
+    if (const WarmConfig* w = find_warm_config(r.warm, params)) {
+      auto earlier = StateStore::open((fs::path(w->run_dir) / "state").string(), false);
+      if (!earlier.ok()) return earlier.status().with_context("[experiment] from_checkpoint: " + w->run_dir);
+      auto state = (*earlier)->latest_state(w->id);
+      if (!state.ok())
+        return state.status().with_context(fmt::format("[experiment] from_checkpoint: {} config {}", w->run_dir, w->id));
+      return state;
+    }
+  }
+  return models::initial_state(params, r.setup.shape, *r.setup.data.partitions.at(0), unit_seed(r.spec.seed, {id, -1, -1}));
+}
+
+// The trainable parameters of a config's model, built on the run's data shape.
+ParametersOf parameters_of(const models::ShapeInfo& shape) {
+  return [shape](const nlohmann::json& params) -> Result<double> {
+    auto count = models::parameter_count(params, shape);
+    if (!count.ok()) return count.status();
+    return static_cast<double>(*count);
+  };
+}
+
 }  // namespace
+
+Status create_config(const Prepared& r, ConfigId id, const nlohmann::json& params) {
+  ConfigRecord record{id, params, ConfigStatus::running, ""};
+  auto init = initial_state_of(r, id, params);
+  if (init.ok()) {
+    if (auto st = r.store->put_initial_state(id, *init); !st.ok()) return st;
+  } else {
+    record.status = ConfigStatus::failed;
+    record.error = init.error();
+  }
+  if (auto st = r.store->put_config(record); !st.ok()) return st;
+  return init.ok() ? Status::ok_status() : init.status();
+}
 
 Result<datasets::Manifest> prepare_dataset(const ExperimentSpec& spec, const std::string& out_dir, int partitions,
                                            const std::function<void(const std::string&)>& line) {
@@ -181,6 +219,12 @@ Result<Prepared> start_new(const RunOptions& options, const ClusterView& cluster
   Prepared r;
   r.spec = options.spec;
   const auto& spec = r.spec;
+  // Before any data is prepared: a bad warm_start is an input error.
+  if (!spec.warm_start.empty()) {
+    auto warm = load_warm_start(spec);
+    if (!warm.ok()) return warm.status();
+    r.warm = std::move(warm).value();
+  }
   auto setup = set_up(options, cluster.total_workers(), dir, observer);
   if (!setup.ok()) return setup.status();
   r.setup = std::move(setup).value();
@@ -196,28 +240,35 @@ Result<Prepared> start_new(const RunOptions& options, const ClusterView& cluster
   r.store->put_meta("experiment_id", options.experiment_id);
   r.store->put_meta("data_partitions", std::to_string(s.partitions));
   r.store->set_keep_epoch_states(spec.search == SearchKind::pbt);
-  auto control = make_run_control(spec, options.replay_of, s.configs, s.partitions);
+  if (!spec.warm_start.empty()) {
+    r.store->put_meta("warm_start", to_json(r.warm).dump());
+    if (spec.search != SearchKind::tpe) {
+      for (const auto& [id, w] : seed_configs(s.configs, r.warm))
+        say(fmt::format("config {} is config {} of {} (warm start, {} {})", id, w.id, w.run_dir,
+                        to_string(spec.metric), spec.metric == Metric::val_loss ? -w.score : w.score));
+    } else {
+      say(fmt::format("tpe starts with {} finished configs of {} earlier run(s)", r.warm.size(), spec.warm_start.size()));
+    }
+  }
+  auto control = make_run_control(spec, options.replay_of, s.configs, s.partitions, r.warm, parameters_of(s.shape));
   if (!control.ok()) return control.status();
   r.control = *control;
 
   // Initial states, one config at a time (initialisation draws from torch's
   // global generator): the pilot forward pass rejects configs that do not fit.
+  // tpe has none yet: the scheduler creates its configs as they are proposed
+  // (they get no cost priors; the policy learns their costs as they train).
   std::vector<std::pair<ConfigId, nlohmann::json>> accepted;
   for (const auto& c : s.configs) {
-    ConfigRecord record{c.id, c.params, ConfigStatus::running, ""};
-    auto init = models::initial_state(c.params, s.shape, *s.data.partitions.at(0), unit_seed(spec.seed, {c.id, -1, -1}));
-    if (init.ok()) {
-      r.store->put_initial_state(c.id, *init);
+    auto made = create_config(r, c.id, c.params);
+    if (made.ok()) {
       r.control->add_config(c.id, spec.epochs);
       r.params_json[c.id] = c.params.dump();
       accepted.emplace_back(c.id, c.params);
     } else {
-      record.status = ConfigStatus::failed;
-      record.error = init.error();
-      r.control->reject_config(c.id, init.error());
-      say(fmt::format("config {} ({}) failed its pilot check: {}", c.id, describe_params(c.params), init.error()));
+      r.control->reject_config(c.id, made.message());
+      say(fmt::format("config {} ({}) failed its pilot check: {}", c.id, describe_params(c.params), made.message()));
     }
-    r.store->put_config(record);
   }
   // Cost priors, so the policy starts the heavy configs' long chains first
   // (runtime/scheduling/cost_prior.hpp); kept for resuming and simulating.
@@ -228,8 +279,13 @@ Result<Prepared> start_new(const RunOptions& options, const ClusterView& cluster
   estimated.priors.apply_to(*r.control);
   r.store->put_meta("cost_priors", estimated.priors.to_json().dump());
   guard.keep();  // from here on the run directory is a (resumable) record
-  say(fmt::format("training {} configs x {} partitions x {} epochs on {} workers", r.params_json.size(),
-                  s.partitions, spec.epochs, s.workers));
+  if (spec.search == SearchKind::tpe) {
+    say(fmt::format("tpe: {} configs, proposed as workers free, x {} partitions x {} epochs on {} workers",
+                    spec.samples, s.partitions, spec.epochs, s.workers));
+  } else {
+    say(fmt::format("training {} configs x {} partitions x {} epochs on {} workers", r.params_json.size(),
+                    s.partitions, spec.epochs, s.workers));
+  }
   return r;
 }
 
@@ -262,7 +318,9 @@ Result<Prepared> reopen(const RunOptions& options, const ClusterView& cluster, c
   auto augmentation = augmentation_for(r.spec.data, s.shape.sample_shape);
   if (!augmentation.ok()) return augmentation.status();
   s.augmentation = *augmentation;
-  auto recovered = recover_run(*r.store, r.spec, options.replay_of, s.partitions, dir.string(), say);
+  if (auto text = r.store->get_meta("warm_start")) r.warm = warm_configs_from_json(nlohmann::json::parse(*text));
+  auto recovered = recover_run(*r.store, r.spec, options.replay_of, s.partitions, dir.string(), say,
+                               parameters_of(s.shape));
   if (!recovered.ok()) return recovered.status();
   s.configs = std::move(recovered->configs);
   r.control = recovered->control;

@@ -300,6 +300,36 @@ Result<Evaluation> evaluate_state(const nlohmann::json& params, const ShapeInfo&
   });
 }
 
+Result<int64_t> parameter_count(const nlohmann::json& params, const ShapeInfo& shape) {
+  return guarded<int64_t>("building the model failed", [&] {
+    auto t = build(params, shape);
+    int64_t count = 0;
+    for (const auto& p : t.model->parameters()) count += p.numel();
+    return count;
+  });
+}
+
+Result<ModelCost> model_cost(const nlohmann::json& params, const ShapeInfo& shape, const std::string& state,
+                             const datasets::Dataset& data) {
+  return guarded<ModelCost>("measuring the model failed", [&] {
+    auto t = build(params, shape);
+    restore_state(t, state);
+    ModelCost cost;
+    for (const auto& p : t.model->parameters()) cost.parameters += p.numel();
+    torch::NoGradGuard no_grad;
+    t.model->set_training(false);
+    auto x = features_of(data);
+    const int64_t batch = 256;
+    auto start = Clock::now();
+    for (int64_t begin = 0; begin < data.size(); begin += batch) {
+      auto out = t.model->forward(x.slice(0, begin, std::min(begin + batch, data.size())));
+      (void)out.argmax(1).sum().item<int64_t>();  // waits for the result
+    }
+    if (data.size() > 0) cost.inference_ms = 1000.0 * since(start) / static_cast<double>(data.size());
+    return cost;
+  });
+}
+
 Status export_model(const nlohmann::json& params, const ShapeInfo& shape, const std::string& state,
                     const std::string& path) {
   auto done = guarded<bool>("export failed", [&] {

@@ -70,6 +70,19 @@ Result<UnitOutput> train_unit(const UnitInput& input);
 Result<Evaluation> evaluate_state(const nlohmann::json& params, const ShapeInfo& shape, const std::string& state,
                                   const datasets::Dataset& data);
 
+// What a trained model costs (the built-in objectives of issue 15): its
+// trainable parameters, and the mean milliseconds per example to predict
+// `data` in batches of 256 in this thread (the prediction only, no loss).
+struct ModelCost {
+  int64_t parameters = 0;
+  double inference_ms = 0;
+};
+Result<ModelCost> model_cost(const nlohmann::json& params, const ShapeInfo& shape, const std::string& state,
+                             const datasets::Dataset& data);
+
+// The trainable parameters of the model `params` builds for `shape`.
+Result<int64_t> parameter_count(const nlohmann::json& params, const ShapeInfo& shape);
+
 // Writes the model in `state` as a TorchScript file (torch::jit::load-able).
 Status export_model(const nlohmann::json& params, const ShapeInfo& shape, const std::string& state,
                     const std::string& path);

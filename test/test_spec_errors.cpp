@@ -78,7 +78,7 @@ BOOST_AUTO_TEST_CASE(wrong_types_name_the_expected_type_and_the_value) {
 
 BOOST_AUTO_TEST_CASE(enumerated_values_list_the_accepted_ones) {
   expect_error("[experiment]\nsearch = \"grd\"\n" + kData + kSpace,
-               {":2:10:", "[experiment] search must be \"grid\", \"random\", \"asha\", \"hyperband\" or \"pbt\", got \"grd\""});
+               {":2:10:", "[experiment] search must be \"grid\", \"random\", \"asha\", \"hyperband\", \"pbt\" or \"tpe\", got \"grd\""});
   expect_error("[experiment]\nmetric = \"accuracy\"\n" + kData + kSpace, {"metric must be", "\"val_loss\""});
   expect_error(kData + "normalization = \"zscore\"\n" + kSpace, {"[data] normalization must be", "\"per_feature\""});
   expect_error(kData + "[cluster]\nscheduler = \"fifo\"\n" + kSpace, {"[cluster] scheduler must be \"critical_path\" or \"randomized\""});

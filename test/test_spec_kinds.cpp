@@ -14,7 +14,7 @@ using namespace cerebro;
 BOOST_AUTO_TEST_SUITE(spec_kinds)
 
 BOOST_AUTO_TEST_CASE(every_search_kind_round_trips_through_its_name) {
-  BOOST_TEST(search_names() == (std::vector<std::string>{"grid", "random", "asha", "hyperband", "pbt"}),
+  BOOST_TEST(search_names() == (std::vector<std::string>{"grid", "random", "asha", "hyperband", "pbt", "tpe"}),
              boost::test_tools::per_element());
   BOOST_TEST(search_kinds().size() == search_names().size());
   for (SearchKind kind : search_kinds()) {

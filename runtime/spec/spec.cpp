@@ -205,10 +205,10 @@ class Section : public ExperimentKeys {
   }
 
   // A non-empty list of distinct, non-empty strings.
-  void read_names(const std::string& key, std::vector<std::string>& out) {
+  void read_names(const std::string& key, std::vector<std::string>& out,
+                  const std::string& expected = "a non-empty list of hyper-parameter names") {
     const toml::node* node = get(key);
     if (!node) return;
-    const std::string expected = "a non-empty list of hyper-parameter names";
     const toml::array* list = node->as_array();
     if (!list || list->empty()) return wrong(key, expected, *node);
     std::vector<std::string> names;
@@ -323,8 +323,8 @@ void resolve_model_paths(json& entry, const std::string& base) {
   }
 }
 
-void parse_experiment(Section s, ExperimentSpec& spec, const SearchChecks& checks) {
-  std::vector<std::string> known = {"name", "epochs", "seed", "search", "metric"};
+void parse_experiment(Section s, ExperimentSpec& spec, const SearchChecks& checks, const std::string& base) {
+  std::vector<std::string> known = {"name", "epochs", "seed", "search", "metric", "warm_start", "from_checkpoint"};
   for (const auto& key : search_specific_keys()) known.push_back(key);
   s.check_unknown(known);
   s.read_string("name", spec.name);
@@ -336,7 +336,37 @@ void parse_experiment(Section s, ExperimentSpec& spec, const SearchChecks& check
   s.read_int("seed", spec.seed, 0, INT64_MAX);
   s.read_kind("search", spec.search, search_names(), parse_search_kind);
   s.read_int("samples", spec.samples, 1, INT_MAX);
-  s.read_kind("metric", spec.metric, metric_names(), parse_metric);
+  if (const toml::node* node = s.get("metric"); node && node->is_array()) {
+    // Several objectives: a list of distinct names, at least one task metric.
+    std::vector<std::string> seen;
+    bool ok = node->as_array()->size() >= 2;
+    if (!ok) s.report("metric", "as a list needs two or more objectives (give one name as a string)");
+    for (const auto& item : *node->as_array()) {
+      if (!ok) break;
+      const std::string name = item.is_string() ? item.as_string()->get() : std::string();
+      auto objective = parse_objective(name);
+      if (!objective) {
+        s.report("metric", fmt::format("has an unknown objective {}: objectives are {}",
+                                       item.is_string() ? "\"" + name + "\"" : describe_node(item),
+                                       quoted_alternatives(objective_names())));
+        ok = false;
+      } else if (std::find(seen.begin(), seen.end(), name) != seen.end()) {
+        s.report("metric", fmt::format("names \"{}\" twice", name));
+        ok = false;
+      } else {
+        seen.push_back(name);
+        spec.objectives.push_back(*objective);
+      }
+    }
+    auto task = std::find_if(spec.objectives.begin(), spec.objectives.end(), [](const Objective& o) { return o.metric.has_value(); });
+    if (ok && task == spec.objectives.end())
+      s.report("metric", fmt::format("needs a task metric among its objectives ({}) to rank configs by",
+                                     quoted_alternatives(metric_names())));
+    if (!ok || task == spec.objectives.end()) spec.objectives.clear();
+    else spec.metric = *task->metric;
+  } else {
+    s.read_kind("metric", spec.metric, metric_names(), parse_metric);
+  }
   s.read_int("max_epochs", spec.max_epochs, 1, INT_MAX);
   s.read_int("min_epochs", spec.min_epochs, 1, INT_MAX);
   s.read_int("eta", spec.eta, 2, INT_MAX);
@@ -347,6 +377,22 @@ void parse_experiment(Section s, ExperimentSpec& spec, const SearchChecks& check
                 [](double x) { return x > 0 && x <= 0.5; });
   s.read_positive_numbers("perturb", spec.perturb);
   s.read_names("perturb_keys", spec.perturb_keys);
+  // tpe
+  s.read_int("startup", spec.startup, 1, INT_MAX);
+  s.read_int("candidates", spec.candidates, 1, INT_MAX);
+  s.read_number("gamma", spec.gamma, "a number in (0, 1]", [](double x) { return x > 0 && x <= 1; });
+  s.read_number("prior_weight", spec.prior_weight, "a number > 0", [](double x) { return x > 0; });
+  s.read_int("in_flight", spec.in_flight, 1, INT_MAX);
+  s.read_string("pruner", spec.pruner, {"asha", "hyperband"});
+  // warm start: run directories, relative to the spec
+  s.read_names("warm_start", spec.warm_start, "a non-empty list of run directories");
+  for (auto& dir : spec.warm_start) dir = resolve_path(base, dir);
+  if (const toml::node* node = s.get("from_checkpoint")) {
+    if (!node->is_boolean()) s.report("from_checkpoint", fmt::format("must be true or false, got {}", describe_node(*node)));
+    else spec.from_checkpoint = node->as_boolean()->get();
+  }
+  if (spec.from_checkpoint && spec.warm_start.empty())
+    s.report("from_checkpoint", "needs warm_start: the earlier runs whose checkpoints to start from");
 
   // With an invalid search (already reported) the search's rules would only add noise.
   const toml::node* search_node = s.get("search");
@@ -535,7 +581,7 @@ Result<ExperimentSpec> parse_spec_string_with(const std::string& toml_text, cons
     }
   }
   auto table_of = [&](const char* name) { return root.get_as<toml::table>(name); };
-  parse_experiment(Section(table_of("experiment"), "experiment", problems), spec, checks);
+  parse_experiment(Section(table_of("experiment"), "experiment", problems), spec, checks, base);
   if (!root.contains("data")) {
     problems.add("the [data] section is missing: give at least source = \"idx\" or \"csv\"");
   } else if (table_of("data")) {  // a non-table [data] is already reported
@@ -578,6 +624,14 @@ json spec_to_json(const ExperimentSpec& spec) {
       {"brackets", spec.brackets}, {"population", spec.population}, {"ready", spec.ready},
       {"exploit_fraction", spec.exploit_fraction}, {"perturb", spec.perturb},
       {"perturb_keys", spec.perturb_keys},
+      {"startup", spec.startup}, {"candidates", spec.candidates}, {"gamma", spec.gamma},
+      {"prior_weight", spec.prior_weight}, {"in_flight", spec.in_flight}, {"pruner", spec.pruner},
+      {"warm_start", spec.warm_start}, {"from_checkpoint", spec.from_checkpoint},
+      {"objectives", [&] {
+         json names = json::array();
+         for (const auto& o : spec.objectives) names.push_back(o.name);
+         return names;
+       }()},
       {"data", {{"source", d.source}, {"path", d.path}, {"train_images", d.train_images},
                 {"train_labels", d.train_labels}, {"test_images", d.test_images},
                 {"test_labels", d.test_labels}, {"train", d.train}, {"test", d.test},
@@ -614,7 +668,10 @@ const std::vector<std::string>& normalization_names() {
 const std::vector<std::string>& search_specific_keys() {
   static const std::vector<std::string> keys = {"samples",    "max_epochs", "eta",   "min_epochs",
                                                 "brackets",   "population", "ready", "exploit_fraction",
-                                                "perturb",    "perturb_keys"};
+                                                "perturb",    "perturb_keys",
+                                                // tpe
+                                                "startup", "candidates", "gamma", "prior_weight", "in_flight",
+                                                "pruner"};
   return keys;
 }
 

@@ -13,6 +13,7 @@
 
 #include "runtime/base/status.hpp"
 #include "runtime/spec/metric.hpp"
+#include "runtime/spec/objective.hpp"
 #include "runtime/spec/scheduler_kind.hpp"
 #include "runtime/spec/search_kind.hpp"
 
@@ -80,6 +81,21 @@ struct ExperimentSpec {
   double exploit_fraction = 0.25;      // pbt: bottom fraction that copies the top fraction, (0, 0.5]
   std::vector<double> perturb = {0.8, 1.2};  // pbt: factors a perturbed hyper-parameter is multiplied by
   std::vector<std::string> perturb_keys;     // pbt: hyper-parameters to perturb; empty = every float range
+  // tpe (docs/SEARCH.md): the model's options, how many configs are in
+  // flight, and the optional pruner (BOHB-like: asha or hyperband rungs).
+  int startup = 10;                    // tpe: random configs before the model, >= 1
+  int candidates = 24;                 // tpe: draws from l(x) per hyper-parameter, >= 1
+  double gamma = 0.1;                  // tpe: the good set's fraction of the finished configs, (0, 1]
+  double prior_weight = 1.0;           // tpe: the prior kernel's weight, > 0
+  int in_flight = 0;                   // tpe: configs training at once; 0 = [cluster] workers, else the partitions
+  std::string pruner;                  // tpe: "" (none), "asha" or "hyperband"
+  // Warm start (docs/SEARCH.md): earlier run directories, absolute; their
+  // finished configs over the same [space] seed this search.
+  std::vector<std::string> warm_start;
+  bool from_checkpoint = false;        // a warm-started config starts from its earlier checkpoint
+  // Several objectives (metric = [...], objective.hpp): empty for one metric.
+  // `metric` is then the first task metric of the list (the run's ranking).
+  std::vector<Objective> objectives;
   DataSpec data;
   ClusterSpec cluster;
   nlohmann::json space;                // object: key -> array of values, or a distribution object

@@ -11,6 +11,7 @@
 #include "actors/embedded_cluster.hpp"
 #include "actors/experiment_runner.hpp"
 #include "runtime/base/file_io.hpp"
+#include "runtime/run/objectives.hpp"
 #include "runtime/search/spec_loader.hpp"
 #include "runtime/spec/spec.hpp"
 #include "runtime/store/run_summary.hpp"
@@ -61,6 +62,7 @@ int run_and_report(RunOptions options) {
     fmt::print("\n{}", format_leaderboard(rank_configs((*store)->configs(), (*store)->unit_log(), to_string(options.spec.metric)),
                                           to_string(options.spec.metric), 20));
   }
+  if (auto front = format_pareto_front(*summary); !front.empty()) fmt::print("\n{}", front);
   print_result(*summary, options.out_dir);
   return 0;
 }
