@@ -21,7 +21,8 @@ struct Trainee {
 
 // Reads every key (ParamError on a bad one) and builds model + optimizer.
 Trainee build(const nlohmann::json& params, const ShapeInfo& shape);
-std::string save_state(Trainee& t);
+// `size_hint`: bytes to reserve (a unit's new state is about as large as the one it started from).
+std::string save_state(Trainee& t, size_t size_hint = 0);
 void restore_state(Trainee& t, const std::string& bytes);
 // Borrowed views of a dataset (no copy).
 torch::Tensor features_of(const datasets::Dataset& d);

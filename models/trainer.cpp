@@ -55,7 +55,7 @@ Trainee build(const nlohmann::json& params, const ShapeInfo& shape) {
 // `size_hint`: the expected size (a unit's resulting state is as large as the
 // state it started from), reserved up front so the archive is written into
 // one buffer without regrowing it.
-std::string save_state(Trainee& t, size_t size_hint = 0) {
+std::string save_state(Trainee& t, size_t size_hint) {
   torch::serialize::OutputArchive archive;
   auto state = t.model->named_state();
   archive.write("count", torch::tensor(static_cast<int64_t>(state.size())), true);
