@@ -1,6 +1,7 @@
 #pragma once
-// An in-memory labelled dataset: dense float features plus one class index per example.
-// Every loader (IDX, CSV, shards) produces this, and the ETL works on it.
+// An in-memory labelled dataset: dense float features plus one class index per example, or (regression,
+// multilabel) a row of float targets per example. Every loader (IDX, CSV, shards) produces this, and the
+// ETL works on it.
 
 #include <cstdint>
 #include <vector>
@@ -10,9 +11,16 @@ namespace cerebro::datasets {
 struct Dataset {
   std::vector<int64_t> sample_shape;  // {1,28,28} for IDX images; {F} for CSV
   std::vector<float> features;        // row-major, size() * sample_numel() floats
-  std::vector<int64_t> labels;        // class index per example, in [0, num_classes)
+  std::vector<int64_t> labels;        // class index per example, in [0, num_classes); empty with targets
+  // Regression and multilabel: target_width floats per example, row-major (regression values, or 0/1 per
+  // label); 0 = class labels.
+  int64_t target_width = 0;
+  std::vector<float> targets;
 
-  int64_t size() const { return static_cast<int64_t>(labels.size()); }
+  bool has_targets() const { return target_width > 0; }
+  int64_t size() const {
+    return has_targets() ? static_cast<int64_t>(targets.size()) / target_width : static_cast<int64_t>(labels.size());
+  }
   // Product of sample_shape; 0 for a Dataset without a shape.
   int64_t sample_numel() const;
 };

@@ -21,6 +21,8 @@ namespace {
 
 constexpr char kMagic[8] = {'C', 'R', 'B', 'S', 'H', 'R', 'D', '1'};
 constexpr uint32_t kFormatVersion = 1;
+// Version 2 (regression and multilabel, datasets/shard.hpp): float targets instead of class labels.
+constexpr uint32_t kTargetsFormatVersion = 2;
 constexpr uint32_t kMaxRank = 8;
 
 // Printable rendering of a magic that is not ours, for the error message.
@@ -63,10 +65,16 @@ Result<ShardInfo> write_shard(const std::string& path, const Dataset& data) {
   auto append = [&header](const auto& value) {
     header.append(reinterpret_cast<const char*>(&value), sizeof(value));
   };
-  append(kFormatVersion);
+  if (data.has_targets() && data.targets.size() != static_cast<size_t>(data.size() * data.target_width)) {
+    return Status::invalid_argument(fmt::format("{}: dataset has {} target values, not a multiple of {}", path,
+                                                data.targets.size(), data.target_width));
+  }
+  // Class labels keep version 1, byte for byte as before targets existed.
+  append(data.has_targets() ? kTargetsFormatVersion : kFormatVersion);
   append(static_cast<uint32_t>(data.sample_shape.size()));
   for (int64_t dim : data.sample_shape) append(dim);
   append(data.size());
+  if (data.has_targets()) append(data.target_width);
 
   AtomicFileWriter writer(path);
   if (Status s = writer.open(); !s.ok()) return s;
@@ -77,7 +85,11 @@ Result<ShardInfo> write_shard(const std::string& path, const Dataset& data) {
   };
   if (Status s = put(header.data(), header.size()); !s.ok()) return s;
   if (Status s = put(data.features.data(), data.features.size() * sizeof(float)); !s.ok()) return s;
-  if (Status s = put(data.labels.data(), data.labels.size() * sizeof(int64_t)); !s.ok()) return s;
+  if (data.has_targets()) {
+    if (Status s = put(data.targets.data(), data.targets.size() * sizeof(float)); !s.ok()) return s;
+  } else if (Status s = put(data.labels.data(), data.labels.size() * sizeof(int64_t)); !s.ok()) {
+    return s;
+  }
   const size_t bytes = writer.bytes_written();
   if (Status s = writer.commit(); !s.ok()) return s;
 
@@ -119,9 +131,9 @@ Result<Dataset> read_shard(const std::string& path, const std::string& expected_
   for (size_t i = 0; i < sizeof(kMagic); ++i) cursor.read(magic[i]);
   uint32_t version = 0, rank = 0;
   if (!cursor.read(version) || !cursor.read(rank)) return truncated("header");
-  if (version != kFormatVersion) {
-    return Status::invalid_argument(fmt::format("{}: shard format version {} is not supported (this build reads {})", path,
-                                                version, kFormatVersion));
+  if (version != kFormatVersion && version != kTargetsFormatVersion) {
+    return Status::invalid_argument(fmt::format("{}: shard format version {} is not supported (this build reads {} and {})",
+                                                path, version, kFormatVersion, kTargetsFormatVersion));
   }
   if (rank > kMaxRank) return Status::corruption(fmt::format("{}: corrupt header: sample rank {} exceeds {}", path, rank, kMaxRank));
   Dataset data;
@@ -133,6 +145,13 @@ Result<Dataset> read_shard(const std::string& path, const std::string& expected_
   int64_t count = 0;
   if (!cursor.read(count)) return truncated("header");
   if (count < 0) return Status::corruption(fmt::format("{}: corrupt header: negative example count {}", path, count));
+  int64_t target_width = 0;
+  if (version == kTargetsFormatVersion) {
+    if (!cursor.read(target_width)) return truncated("header");
+    if (target_width <= 0 || target_width > 1'000'000) {
+      return Status::corruption(fmt::format("{}: corrupt header: target width {}", path, target_width));
+    }
+  }
 
   // Every size is checked against the file length before it is multiplied, so a corrupt header cannot
   // overflow its way past the length check.
@@ -150,7 +169,8 @@ Result<Dataset> read_shard(const std::string& path, const std::string& expected_
     if (!numel_exceeds_file) numel *= d;
   }
   const auto n = static_cast<uint64_t>(count);
-  const uint64_t per_example = numel * sizeof(float) + sizeof(int64_t);
+  const uint64_t per_example = numel * sizeof(float) +
+                               (target_width > 0 ? static_cast<uint64_t>(target_width) * sizeof(float) : sizeof(int64_t));
   const bool fits = n == 0 || (!numel_exceeds_file && n <= available / per_example);
   if (!fits) {
     return Status::corruption(fmt::format("{}: truncated: {} examples need more than the {} bytes in the file", path,
@@ -163,9 +183,15 @@ Result<Dataset> read_shard(const std::string& path, const std::string& expected_
   const size_t feature_count = static_cast<size_t>(count) * static_cast<size_t>(numel);
   data.features.resize(feature_count);
   std::memcpy(data.features.data(), file.data() + cursor.position(), feature_count * sizeof(float));
-  data.labels.resize(static_cast<size_t>(count));
-  std::memcpy(data.labels.data(), file.data() + cursor.position() + feature_count * sizeof(float),
-              static_cast<size_t>(count) * sizeof(int64_t));
+  const char* after_features = file.data() + cursor.position() + feature_count * sizeof(float);
+  if (target_width > 0) {
+    data.target_width = target_width;
+    data.targets.resize(static_cast<size_t>(count) * static_cast<size_t>(target_width));
+    std::memcpy(data.targets.data(), after_features, data.targets.size() * sizeof(float));
+  } else {
+    data.labels.resize(static_cast<size_t>(count));
+    std::memcpy(data.labels.data(), after_features, static_cast<size_t>(count) * sizeof(int64_t));
+  }
   return data;
 }
 

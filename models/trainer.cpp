@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "models/model.hpp"
+#include "models/task.hpp"
 #include "models/unit_trainer.hpp"
 
 namespace cerebro::models {
@@ -95,9 +96,6 @@ torch::Tensor features_of(const datasets::Dataset& d) {
   shape.insert(shape.end(), d.sample_shape.begin(), d.sample_shape.end());
   return torch::from_blob(const_cast<float*>(d.features.data()), shape, torch::kFloat32);
 }
-torch::Tensor labels_of(const datasets::Dataset& d) {
-  return torch::from_blob(const_cast<int64_t*>(d.labels.data()), {d.size()}, torch::kInt64);
-}
 
 struct PassResult {
   double mean_loss = 0;
@@ -106,12 +104,13 @@ struct PassResult {
 };
 
 // One training pass over `data` in the order of a seeded permutation.
-PassResult train_pass(Trainee& t, const datasets::Dataset& data, uint64_t seed) {
+PassResult train_pass(Trainee& t, const ShapeInfo& shape, const datasets::Dataset& data, uint64_t seed) {
   auto generator = at::make_generator<at::CPUGeneratorImpl>(seed);
   t.model->set_generator(generator);
   t.model->set_training(true);
+  const Objective objective(shape, *t.model);
   auto x = features_of(data);
-  auto y = labels_of(data);
+  auto y = targets_of(data);
   auto order = torch::randperm(data.size(), generator, torch::kInt64);
   PassResult r;
   double loss_sum = 0;
@@ -120,7 +119,7 @@ PassResult train_pass(Trainee& t, const datasets::Dataset& data, uint64_t seed) 
     auto xb = x.index_select(0, idx);
     auto yb = y.index_select(0, idx);
     t.optimizer->zero_grad();
-    auto loss = torch::nn::functional::cross_entropy(t.model->forward(xb), yb);
+    auto loss = objective.mean_loss(t.model->forward(xb), yb);
     double value = loss.item<double>();
     if (!std::isfinite(value)) {
       r.diverged = true;
@@ -135,29 +134,26 @@ PassResult train_pass(Trainee& t, const datasets::Dataset& data, uint64_t seed) 
   return r;
 }
 
-Evaluation evaluate_model(Model& model, const datasets::Dataset& data) {
+Evaluation evaluate_model(Model& model, const ShapeInfo& shape, const datasets::Dataset& data) {
   torch::NoGradGuard no_grad;
   model.set_training(false);
+  const Objective objective(shape, model);
+  MetricAccumulator metrics(shape, model.template_metrics());
   auto x = features_of(data);
-  auto y = labels_of(data);
+  auto y = targets_of(data);
   Evaluation e;
   double loss_sum = 0;
-  int64_t correct = 0;
   const int64_t batch = 1000;
   for (int64_t begin = 0; begin < data.size(); begin += batch) {
     auto end = std::min(begin + batch, data.size());
     auto out = model.forward(x.slice(0, begin, end));
     auto yb = y.slice(0, begin, end);
-    loss_sum += torch::nn::functional::cross_entropy(
-                    out, yb, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
-                    .item<double>();
-    correct += out.argmax(1).eq(yb).sum().item<int64_t>();
+    loss_sum += objective.summed_loss(out, yb);
+    metrics.add(out, yb);
   }
   e.examples = data.size();
-  if (e.examples) {
-    e.loss = loss_sum / static_cast<double>(e.examples);
-    e.accuracy = static_cast<double>(correct) / static_cast<double>(e.examples);
-  }
+  if (e.examples) e.loss = loss_sum / static_cast<double>(e.examples);
+  e.metrics = metrics.result(&e.accuracy);
   return e;
 }
 
@@ -204,6 +200,40 @@ Status check_params(const nlohmann::json& params, const ShapeInfo& shape) {
   return Status::ok_status();
 }
 
+Status check_template(const nlohmann::json& params, const ShapeInfo& shape, const datasets::Dataset& pilot,
+                      const std::string& metric, bool builtin_metric) {
+  auto checked = guarded<bool>("training template", [&] {
+    torch::manual_seed(0);
+    auto t = build(params, shape);
+    auto loss = t.model->template_loss();
+    auto metrics = t.model->template_metrics();
+    if (!metrics && !builtin_metric)
+      throw Error(fmt::format("the experiment ranks by val_{}, which is no built-in metric, but the model has no "
+                              "metrics(output, target) method to compute it", metric));
+    if (!loss && !metrics) return true;
+    const int64_t n = std::min<int64_t>(2, pilot.size());
+    if (n == 0) throw Error("no examples to run the pilot batch on");
+    t.model->set_training(false);
+    torch::NoGradGuard no_grad;
+    auto out = t.model->forward(features_of(pilot).slice(0, 0, n));
+    auto target = targets_of(pilot).slice(0, 0, n);
+    if (loss) Objective(shape, *t.model).mean_loss(out, target);  // throws naming loss when not a scalar
+    if (metrics) {
+      MetricAccumulator check(shape, metrics);
+      check.add(out, target);  // throws naming metrics when a value is not a scalar
+      auto values = check.result();
+      if (metric != "loss" && !values.count(metric)) {
+        std::vector<std::string> names;
+        for (const auto& [name, value] : values) names.push_back(name);
+        throw Error(fmt::format("the template's metrics(output, target) returns no \"{}\" (the experiment ranks by "
+                                "val_{}); it returns: {}", metric, metric, fmt::join(names, ", ")));
+      }
+    }
+    return true;
+  });
+  return checked.ok() ? Status::ok_status() : checked.status();
+}
+
 Result<std::string> initial_state(const nlohmann::json& params, const ShapeInfo& shape,
                                   const datasets::Dataset& pilot, uint64_t seed) {
   return guarded<std::string>("pilot check failed", [&]() -> std::string {
@@ -216,7 +246,9 @@ Result<std::string> initial_state(const nlohmann::json& params, const ShapeInfo&
     t.model->set_training(false);
     torch::NoGradGuard no_grad;
     auto out = t.model->forward(features_of(pilot).slice(0, 0, n));
-    if (out.dim() != 2 || out.size(0) != n || out.size(1) != shape.num_classes)
+    // A template with its own loss and metrics decides what its output is.
+    const bool own_objective = t.model->template_loss() && t.model->template_metrics();
+    if (!own_objective && out.dim() != 2 || out.size(0) != n || out.size(1) != shape.num_classes)
       throw Error(fmt::format("the model's output has shape [{}], expected [{}, {}] (batch, classes)",
                               fmt::join(out.sizes(), ", "), n, shape.num_classes));
     return save_state(t);
@@ -232,7 +264,7 @@ Result<UnitOutput> train_unit(const UnitInput& in) {
     out.restore_s = since(t0);
 
     auto t1 = Clock::now();
-    auto pass = train_pass(t, *in.partition, in.seed);
+    auto pass = train_pass(t, in.shape, *in.partition, in.seed);
     out.train_s = since(t1);
     out.train_loss = pass.mean_loss;
     out.examples = pass.examples;
@@ -240,7 +272,7 @@ Result<UnitOutput> train_unit(const UnitInput& in) {
 
     if (in.validation && !pass.diverged) {
       auto t2 = Clock::now();
-      out.validation = evaluate_model(*t.model, *in.validation);
+      out.validation = evaluate_model(*t.model, in.shape, *in.validation);
       out.validate_s = since(t2);
     }
     auto t3 = Clock::now();
@@ -255,7 +287,7 @@ Result<Evaluation> evaluate_state(const nlohmann::json& params, const ShapeInfo&
   return guarded<Evaluation>("evaluation failed", [&] {
     auto t = build(params, shape);
     restore_state(t, state);
-    return evaluate_model(*t.model, data);
+    return evaluate_model(*t.model, shape, data);
   });
 }
 
@@ -281,8 +313,8 @@ Result<ReferenceRun> reference_training(const nlohmann::json& params, const Shap
     ReferenceRun run;
     auto start = Clock::now();
     for (int e = 0; e < epochs; ++e) {
-      train_pass(t, train, seed + 1 + static_cast<uint64_t>(e));
-      run.final_val_accuracy = evaluate_model(*t.model, validation).accuracy;
+      train_pass(t, shape, train, seed + 1 + static_cast<uint64_t>(e));
+      run.final_val_accuracy = evaluate_model(*t.model, shape, validation).accuracy;
     }
     run.seconds = since(start);
     return run;
