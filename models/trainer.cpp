@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -203,21 +204,31 @@ Status check_params(const nlohmann::json& params, const ShapeInfo& shape) {
 Status check_template(const nlohmann::json& params, const ShapeInfo& shape, const datasets::Dataset& pilot,
                       const std::string& metric, bool builtin_metric) {
   auto checked = guarded<bool>("training template", [&] {
-    torch::manual_seed(0);
-    auto t = build(params, shape);
-    auto loss = t.model->template_loss();
-    auto metrics = t.model->template_metrics();
+    // A model that does not build or run on this data is check_params' or the pilot check's to report.
+    std::optional<Trainee> t;
+    try {
+      t.emplace(build(params, shape));
+    } catch (const std::exception&) {
+      return true;
+    }
+    auto loss = t->model->template_loss();
+    auto metrics = t->model->template_metrics();
     if (!metrics && !builtin_metric)
       throw Error(fmt::format("the experiment ranks by val_{}, which is no built-in metric, but the model has no "
                               "metrics(output, target) method to compute it", metric));
-    if (!loss && !metrics) return true;
     const int64_t n = std::min<int64_t>(2, pilot.size());
-    if (n == 0) throw Error("no examples to run the pilot batch on");
-    t.model->set_training(false);
+    if ((!loss && !metrics) || n == 0) return true;
+    t->model->set_training(false);
+    torch::Tensor out, target;
+    try {
+      torch::NoGradGuard no_grad;
+      out = t->model->forward(features_of(pilot).slice(0, 0, n));
+      target = targets_of(pilot).slice(0, 0, n);
+    } catch (const std::exception&) {
+      return true;
+    }
     torch::NoGradGuard no_grad;
-    auto out = t.model->forward(features_of(pilot).slice(0, 0, n));
-    auto target = targets_of(pilot).slice(0, 0, n);
-    if (loss) Objective(shape, *t.model).mean_loss(out, target);  // throws naming loss when not a scalar
+    if (loss) Objective(shape, *t->model).mean_loss(out, target);  // throws naming loss when not a scalar
     if (metrics) {
       MetricAccumulator check(shape, metrics);
       check.add(out, target);  // throws naming metrics when a value is not a scalar
