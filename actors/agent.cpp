@@ -8,6 +8,7 @@
 
 #include "actors/actors.hpp"
 #include "datasets/shard.hpp"
+#include "runtime/base/log_lines.hpp"
 #include "runtime/net/cluster_validation.hpp"
 
 namespace fs = std::filesystem;
@@ -121,7 +122,7 @@ agent_actor::behavior_type agent_behavior(agent_ptr self, agent_config config) {
                                  fmt::format("{}: cannot create: {}", dir.string(), ec.message()));
         auto cache_path = (dir / (p.checksum.substr(6) + "-" + p.file)).string();
         auto say = [self, &p](const std::string& what) {
-          fmt::print(stderr, "agent {}: {} {}: {}\n", self->state.config.name, p.experiment, p.file, what);
+          emit_log_line(fmt::format("agent {}: {} {}: {}", self->state.config.name, p.experiment, p.file, what));
         };
         if (fs::exists(cache_path, ec)) {
           if (has_checksum(cache_path, p.checksum) && hold(self, p, cache_path).ok()) {
@@ -163,7 +164,7 @@ agent_actor::behavior_type agent_behavior(agent_ptr self, agent_config config) {
                                  fmt::format("node {} has no such worker", self->state.config.name));
         auto index = static_cast<WorkerId>(it - workers.begin());
         *it = spawn_worker(self->system(), worker_config{index, caf::actor_cast<agent_actor>(self)});
-        fmt::print(stderr, "agent {}: worker {} died; respawned it\n", self->state.config.name, index);
+        emit_log_line(fmt::format("agent {}: worker {} died; respawned it", self->state.config.name, index));
         return *it;
       },
   };

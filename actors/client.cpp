@@ -58,8 +58,11 @@ Status write_run_files(const run_files& files, const std::string& dir) {
   if (ec) return Status::error(fmt::format("{}: cannot create the run directory: {}", dir, ec.message()));
   for (size_t i = 0; i < files.names.size() && i < files.contents.size(); ++i) {
     // The names come from the coordinator: never a path out of `dir`.
-    if (!validate_name("file", files.names[i]).ok()) continue;
-    auto written = write_file_atomically((std::filesystem::path(dir) / files.names[i]).string(), files.contents[i]);
+    if (!validate_run_file_path(files.names[i]).ok()) continue;
+    auto path = std::filesystem::path(dir) / files.names[i];
+    std::filesystem::create_directories(path.parent_path(), ec);  // tensorboard/config-N/
+    if (ec) return Status::error(fmt::format("{}: cannot create: {}", path.parent_path().string(), ec.message()));
+    auto written = write_file_atomically(path.string(), files.contents[i]);
     if (!written.ok()) return written.with_context("cannot write the run file");
   }
   return Status::ok_status();

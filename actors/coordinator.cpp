@@ -10,6 +10,7 @@
 #include "actors/coordinator_control.hpp"
 #include "actors/experiment_runner.hpp"
 #include "runtime/base/file_io.hpp"
+#include "runtime/base/log_lines.hpp"
 #include "runtime/base/time_format.hpp"
 #include "runtime/cluster/agent_liveness.hpp"
 #include "runtime/net/cluster_validation.hpp"
@@ -67,7 +68,17 @@ struct coordinator_state {
 
 using coordinator_ptr = coordinator_actor::stateful_pointer<coordinator_state>;
 
-void log_line(const std::string& line) { fmt::print(stderr, "coordinator: {}\n", line); }
+// Through the process's log sink: a REPL shows the lines above its prompt.
+void log_line(const std::string& line) { emit_log_line("coordinator: " + line); }
+
+// Where a request came from: an agent in this process (an embedded
+// cluster's, whose node CAF leaves unnamed without the middleman) is this
+// machine's host name; a remote one is its CAF node id.
+std::string node_name(coordinator_ptr self) {
+  auto sender = self->current_sender() ? self->current_sender()->node() : caf::node_id{};
+  if (!sender || sender == self->node()) return host_name();
+  return caf::to_string(sender);
+}
 
 std::string new_experiment_id(coordinator_ptr self, const std::string& name) {
   auto safe = validate_name("name", name).ok() ? name.substr(0, 32) : std::string("experiment");
@@ -86,7 +97,13 @@ run_files files_of(const std::string& experiment, const std::string& out_dir, co
   files.experiment = experiment;
   files.error = error;
   if (!error.empty()) return files;
-  for (const char* name : {"summary.json", "metrics.csv", "best_model.pt", "spec.toml"}) {
+  std::vector<std::string> names{"summary.json", "metrics.csv", "best_model.pt", "spec.toml"};
+  // The TensorBoard logs too (tensorboard/config-N/events...), as paths under the run directory.
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(fs::path(out_dir) / "tensorboard", ec), end; !ec && it != end;
+       it.increment(ec))
+    if (it->is_regular_file()) names.push_back(fs::relative(it->path(), out_dir).generic_string());
+  for (const auto& name : names) {
     auto path = fs::path(out_dir) / name;
     if (!fs::exists(path)) continue;
     auto contents = read_whole_file(path.string());
@@ -287,7 +304,7 @@ coordinator_actor::behavior_type coordinator_behavior(coordinator_ptr self, coor
   });
   return {
       [self](join_atom, join_request& r) -> join_reply {
-        auto node = caf::to_string(self->current_sender() ? self->current_sender()->node() : caf::node_id{});
+        auto node = node_name(self);
         if (!tokens_equal(r.token, self->state.config.token)) {
           log_line(fmt::format("refused a join from node {}: wrong token", node));
           return join_reply{false, "wrong token", -1, coordinator_actor{}};

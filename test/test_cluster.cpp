@@ -63,6 +63,12 @@ BOOST_AUTO_TEST_CASE(three_agents_run_an_experiment_by_model_hopping) {
   BOOST_TEST(summary["best"]["test_accuracy"].get<double>() > 0.5);
   BOOST_TEST(fs::exists(tmp.file("client-run") + "/best_model.pt"));
   BOOST_TEST(fs::exists(tmp.file("client-run") + "/metrics.csv"));
+  // The TensorBoard logs come along: the experiment's file and one per config.
+  int event_files = 0;
+  for (const auto& f : fs::recursive_directory_iterator(tmp.file("client-run") + "/tensorboard"))
+    event_files += f.path().filename().string().rfind("events.out.tfevents.", 0) == 0;
+  BOOST_TEST(event_files == 1 + 3);
+  BOOST_TEST(fs::is_directory(tmp.file("client-run") + "/tensorboard/config-2"));
 
   auto dir = experiment_dir(tmp);
   BOOST_REQUIRE(!dir.empty());

@@ -1,6 +1,7 @@
 // The REPL on a terminal (a pseudo-terminal from forkpty): the prompt, tab
-// completion of commands, experiment ids and config ids, the live top, and
-// the history kept across sessions ($XDG_STATE_HOME/cerebro/history).
+// completion of commands, experiment ids and config ids, the live top, the
+// history kept across sessions ($XDG_STATE_HOME/cerebro/history), and the
+// embedded coordinator's log lines printed above the prompt, never on it.
 #define BOOST_TEST_MODULE repl_terminal
 #include <boost/test/unit_test.hpp>
 
@@ -14,6 +15,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "runtime/base/log_lines.hpp"
 #include "test/e2e_util.hpp"
 
 using namespace cerebro::e2e;
@@ -76,6 +78,31 @@ class TerminalSession {
     return -2;
   }
   const std::string& screen() const { return screen_; }
+  // The lines as a terminal shows them in the end: a carriage return followed
+  // by "erase line" (ESC [ K) starts the line afresh, other control
+  // sequences and carriage returns are left out.
+  std::vector<std::string> final_lines() const {
+    std::string text = screen_;
+    for (auto at = text.find("\r\x1b[K"); at != std::string::npos; at = text.find("\r\x1b[K", at))
+      text.replace(at, 4, "\n");
+    std::vector<std::string> lines;
+    std::string line;
+    for (size_t i = 0; i < text.size(); ++i) {
+      if (text[i] == '\x1b' && i + 1 < text.size() && text[i + 1] == '[') {
+        i += 2;
+        while (i < text.size() && !(text[i] >= 0x40 && text[i] <= 0x7e)) ++i;
+        continue;
+      }
+      if (text[i] == '\n') {
+        lines.push_back(line);
+        line.clear();
+      } else if (text[i] != '\r' && text[i] != '\a') {
+        line += text[i];
+      }
+    }
+    lines.push_back(line);
+    return lines;
+  }
   // The output without ESC [ ... final-byte sequences, bells and carriage returns.
   std::string shown() const {
     std::string out;
@@ -180,4 +207,47 @@ BOOST_AUTO_TEST_CASE(prompt_completion_and_history_across_sessions) {
     repl.type("quit\r");
     BOOST_TEST(repl.wait_exit(20) == 0);
   }
+}
+
+BOOST_AUTO_TEST_CASE(log_lines_go_above_the_prompt_and_status_names_the_host) {
+  TempDir tmp;
+  auto spec = tmp.write("tiny.toml", small_spec("model = [\"mlp\"]\nhidden = [[16]]\nlr = [0.002]\n", 1, 1000, 1));
+  TerminalSession repl(tmp);
+  BOOST_REQUIRE_MESSAGE(repl.expect("cerebro> "), repl.screen());
+  // The embedded agent runs in this process, on this host: status names it
+  // (CAF leaves an in-process node unnamed: it used to say invalid-node).
+  repl.type("status\r");
+  BOOST_REQUIRE_MESSAGE(repl.expect("local "), repl.screen());
+  BOOST_REQUIRE_MESSAGE(repl.expect(cerebro::host_name().substr(0, 28)), repl.screen());
+  BOOST_REQUIRE_MESSAGE(repl.expect("cerebro> "), repl.screen());
+  BOOST_TEST(repl.screen().find("invalid-node") == std::string::npos);
+  // The coordinator's lines about the experiment come while the prompt waits
+  // with a half-typed command: each goes above the prompt, which is drawn
+  // again below it with what was typed.
+  repl.type("submit " + spec + "\r");
+  BOOST_REQUIRE_MESSAGE(repl.expect("submitted experiment small-"), repl.screen());
+  BOOST_REQUIRE_MESSAGE(repl.expect("cerebro> "), repl.screen());
+  repl.type("he");
+  BOOST_REQUIRE_MESSAGE(repl.expect(" completed"), repl.screen());
+  BOOST_REQUIRE_MESSAGE(repl.expect("cerebro> he", 10), repl.screen());
+  repl.type("lp\r");
+  BOOST_REQUIRE_MESSAGE(repl.expect("commands (help CMD"), repl.screen());
+  BOOST_REQUIRE_MESSAGE(repl.expect("cerebro> "), repl.screen());
+  // `log` shows them again, stamped with their time.
+  repl.type("log\r");
+  BOOST_REQUIRE_MESSAGE(repl.expect("coordinator: experiment small-"), repl.screen());
+  BOOST_REQUIRE_MESSAGE(repl.expect(" completed"), repl.screen());
+  BOOST_REQUIRE_MESSAGE(repl.expect("cerebro> "), repl.screen());
+  repl.type("quit\r");
+  BOOST_TEST(repl.wait_exit(20) == 0);
+  // No log line ever shared a line with the prompt, and each came once above
+  // a prompt (and once more in `log`'s output).
+  int completed_lines = 0;
+  for (const auto& line : repl.final_lines()) {
+    BOOST_TEST(!(line.find("cerebro> ") != std::string::npos && line.find("coordinator:") != std::string::npos),
+               "a log line on the prompt line: " + line);
+    if (line.find("coordinator: small-") != std::string::npos && line.find(" completed") != std::string::npos)
+      ++completed_lines;
+  }
+  BOOST_TEST(completed_lines == 2, repl.screen());
 }

@@ -227,6 +227,14 @@ BOOST_AUTO_TEST_CASE(finishing_writes_the_summary_and_metrics_and_marks_the_run_
   BOOST_TEST(fs::exists(run.dir.path() / "best_model.pt"));
   BOOST_TEST(read_json(run.dir.path() / "summary.json") == *summary);
   BOOST_TEST(fs::file_size(run.dir.path() / "metrics.csv") > 0u);
+  // TensorBoard logs: the experiment's hparams file and one run per config
+  // (their contents: test_runtime_viz and test_viz_report).
+  for (auto sub : {"tensorboard", "tensorboard/config-0", "tensorboard/config-1", "tensorboard/config-2"}) {
+    int event_files = 0;
+    for (const auto& f : fs::directory_iterator(run.dir.path() / sub))
+      event_files += f.path().filename().string().rfind("events.out.tfevents.", 0) == 0;
+    BOOST_TEST(event_files == 1, sub);
+  }
   // Final statuses: the trained configs completed, the stopped one stays stopped.
   std::map<ConfigId, ConfigStatus> status;
   for (const auto& record : run.store->configs()) status[record.id] = record.status;

@@ -1,5 +1,8 @@
 #include "tools/line_editor.hpp"
 
+#include <poll.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -79,11 +82,64 @@ LineEditor::~LineEditor() {
   active_completer = nullptr;
 }
 
-std::optional<std::string> LineEditor::read(const std::string& prompt) {
-  char* raw = readline(prompt.c_str());
-  if (!raw) return std::nullopt;
-  std::string line(raw);
+namespace {
+
+// libedit's callback interface hands the finished line to a plain function.
+bool line_finished = false;
+std::optional<std::string> finished_line;
+
+void on_line(char* raw) {
+  line_finished = true;
+  finished_line = raw ? std::optional<std::string>(raw) : std::nullopt;
   std::free(raw);
+  rl_callback_handler_remove();
+}
+
+}  // namespace
+
+void LineEditor::print_new_log_lines() {
+  auto lines = log_->take_new();
+  for (const auto& l : lines) std::fprintf(stdout, "%s\n", l.c_str());
+  std::fflush(stdout);
+}
+
+std::optional<std::string> LineEditor::read_showing_log(const std::string& prompt) {
+  // What came while a command ran goes above this prompt.
+  print_new_log_lines();
+  line_finished = false;
+  finished_line.reset();
+  rl_callback_handler_install(prompt.c_str(), on_line);  // draws the prompt
+  while (!line_finished) {
+    pollfd fds[2] = {{STDIN_FILENO, POLLIN, 0}, {log_->wake_fd(), POLLIN, 0}};
+    if (poll(fds, 2, -1) < 0) continue;  // EINTR: a signal; look again
+    if (fds[1].revents & POLLIN) {
+      // Erase the prompt line, print the log lines where it was, then draw
+      // the prompt and what is typed so far again below them.
+      std::fputs("\r\033[K", stdout);
+      print_new_log_lines();
+      rl_forced_update_display();
+    }
+    if (fds[0].revents & POLLIN) {
+      rl_callback_read_char();
+    } else if (fds[0].revents & (POLLHUP | POLLERR | POLLNVAL)) {
+      rl_callback_handler_remove();  // the terminal is gone: end of input
+      return std::nullopt;
+    }
+  }
+  return finished_line;
+}
+
+std::optional<std::string> LineEditor::read(const std::string& prompt) {
+  std::optional<std::string> got;
+  if (log_ && log_->wake_fd() >= 0) {
+    got = read_showing_log(prompt);
+  } else {
+    char* raw = readline(prompt.c_str());
+    if (raw) got = std::string(raw);
+    std::free(raw);
+  }
+  if (!got) return std::nullopt;
+  std::string line = *got;
   if (line.find_first_not_of(" \t") != std::string::npos) {
     add_history(line.c_str());
     write_history(history_file_.c_str());

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/base/log_lines.hpp"
+
 namespace cerebro::cli {
 
 class LineEditor {
@@ -28,10 +30,19 @@ class LineEditor {
 
   // A line typed at `prompt`; nullopt at end of input (Ctrl-D). Non-blank
   // lines enter the history (and the file, at once: a crash keeps them).
+  // With a log book, its new lines are printed above the prompt: those
+  // that came while no prompt was up first, then each as it arrives, the
+  // prompt and what is typed so far redrawn below it.
   std::optional<std::string> read(const std::string& prompt);
 
+  // The book whose lines read() shows (nullptr: none). Not owned.
+  void show_log(LogBook* book) { log_ = book; }
+
  private:
+  std::optional<std::string> read_showing_log(const std::string& prompt);
+  void print_new_log_lines();
   std::string history_file_;
+  LogBook* log_ = nullptr;
 };
 
 // Where the history lives: $XDG_STATE_HOME/cerebro/history when

@@ -57,8 +57,8 @@ namespace {
 // The first name of a command is the one to_string gives.
 const std::pair<SessionCommand, const char*> session_command_names[] = {
     {SessionCommand::status, "status"}, {SessionCommand::submit, "submit"}, {SessionCommand::wait, "wait"},
-    {SessionCommand::predict, "predict"},
-    {SessionCommand::help, "help"},     {SessionCommand::quit, "quit"},     {SessionCommand::quit, "exit"}};
+    {SessionCommand::predict, "predict"}, {SessionCommand::log, "log"},       {SessionCommand::help, "help"},
+    {SessionCommand::quit, "quit"},       {SessionCommand::quit, "exit"}};
 }  // namespace
 
 std::string to_string(SessionCommand command) {
@@ -94,6 +94,11 @@ const std::vector<CommandInfo>& repl_commands() {
        true},
   };
   static const std::vector<CommandInfo> session = {
+      {"log", "log [N]", "the last N (default 20) log lines of the embedded coordinator and agent",
+       "Shows this session's log lines (experiments submitted, resumed, completed; agents joining), newest\n"
+       "last, with the time each came. On a terminal they are also printed above the prompt as they come.\n"
+       "Attached with --cluster, the coordinator's lines are in its own output instead.",
+       true},
       {"help", "help [COMMAND]", "list the commands, or explain one", "", true},
       {"quit", "quit", "leave the REPL (experiments on a cluster go on)",
        "Leaves the REPL. With --cluster the experiments go on on the coordinator; an embedded cluster ends\n"
@@ -187,6 +192,7 @@ bool ReplCommands::run(const std::vector<std::string>& words) {
     case SessionCommand::submit: return submit(args);
     case SessionCommand::wait: return wait(args);
     case SessionCommand::predict: return predict(args);
+    case SessionCommand::log: return log(args);
     case SessionCommand::help: return help(args);
     case SessionCommand::quit: break;
   }
@@ -360,6 +366,20 @@ bool ReplCommands::predict(const std::vector<std::string>& args) {
   std::remove(model.c_str());
   if (!rows.ok()) return error(rows.error());
   fmt::print("wrote {} predictions of config {} to {}\n", *rows, ref->id, args[2]);
+  return true;
+}
+
+bool ReplCommands::log(const std::vector<std::string>& args) {
+  if (args.size() > 1 || (args.size() == 1 && !is_number(args[0])))
+    return usage_error("log", "give at most one number of lines");
+  size_t n = args.empty() ? 20 : static_cast<size_t>(std::stoul(args[0]));
+  if (!log_) {
+    fmt::print("(attached to a coordinator: its log lines are in its own output)\n");
+    return true;
+  }
+  auto lines = log_->last(n);
+  if (lines.empty()) fmt::print("(no log lines yet)\n");
+  for (const auto& l : lines) fmt::print("{}\n", l);
   return true;
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "actors/client.hpp"
+#include "runtime/base/log_lines.hpp"
 #include "runtime/spec/steering_command.hpp"
 
 namespace cerebro::cli {
@@ -21,8 +22,8 @@ struct CommandInfo {
 };
 
 // The REPL's own commands, beside the steering commands (SteeringCommand).
-enum class SessionCommand { status, submit, wait, predict, help, quit };
-// "status", "submit", "wait", "predict", "help", "quit"
+enum class SessionCommand { status, submit, wait, predict, log, help, quit };
+// "status", "submit", "wait", "predict", "log", "help", "quit"
 std::string to_string(SessionCommand command);
 // The words above, and "exit" for quit; nullopt for any other word.
 std::optional<SessionCommand> parse_session_command(const std::string& word);
@@ -45,6 +46,10 @@ class ReplCommands {
   // Tab completion: commands, then experiment ids or config ids (of the
   // current experiment, or EXPERIMENT/ID) as the command takes them.
   std::vector<std::string> complete(const std::vector<std::string>& words, const std::string& prefix);
+
+  // The book `log` shows (the embedded cluster's lines); nullptr: the
+  // coordinator runs elsewhere and its lines are in its own output. Not owned.
+  void set_log_book(const LogBook* book) { log_ = book; }
 
   // The experiment commands apply to when none is named: the last one
   // submitted or named in this session ("" : the coordinator's latest).
@@ -71,9 +76,11 @@ class ReplCommands {
   bool export_config(const std::vector<std::string>& args);
   bool predict(const std::vector<std::string>& args);
   bool help(const std::vector<std::string>& args);
+  bool log(const std::vector<std::string>& args);
 
   Client& client_;
   bool live_;
+  const LogBook* log_ = nullptr;
   std::string current_;
   std::string named_;  // the experiment the running command named, if any
 };

@@ -20,6 +20,18 @@ Status validate_name(const std::string& what, const std::string& name) {
   return Status::ok_status();
 }
 
+Status validate_run_file_path(const std::string& path) {
+  if (path.empty() || path.size() > 256) return Status::invalid_argument("a run file path must have 1 to 256 characters");
+  size_t start = 0;
+  while (true) {
+    auto slash = path.find('/', start);
+    auto part = path.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
+    if (auto s = validate_name("run file path component", part); !s.ok()) return s;
+    if (slash == std::string::npos) return Status::ok_status();
+    start = slash + 1;
+  }
+}
+
 Status validate_resources(const agent_resources& r) {
   if (auto s = validate_name("agent name", r.name); !s.ok()) return s;
   if (r.workers < 1 || r.workers > 1024) return Status::invalid_argument(fmt::format("workers must be 1..1024, got {}", r.workers));

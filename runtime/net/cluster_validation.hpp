@@ -13,6 +13,10 @@ namespace cerebro {
 // Names of agents and experiments: 1..64 characters of [A-Za-z0-9._-], not
 // starting with '.', so they are safe as file and directory names.
 Status validate_name(const std::string& what, const std::string& name);
+// A run file's path relative to the run directory: names that pass
+// validate_name joined by '/' (e.g. tensorboard/config-0/events.out.tfevents.1.host),
+// so never a path out of the directory.
+Status validate_run_file_path(const std::string& path);
 
 Status validate_resources(const agent_resources& r);
 Status validate_placement(const shard_placement& p);

@@ -1,9 +1,12 @@
 #include "runtime/run/run_finisher.hpp"
 
+#include <chrono>
 #include <filesystem>
 
 #include "runtime/base/file_io.hpp"
+#include "runtime/base/log_lines.hpp"
 #include "runtime/store/run_summary.hpp"
+#include "runtime/viz/tensorboard.hpp"
 
 namespace fs = std::filesystem;
 
@@ -60,6 +63,14 @@ Result<nlohmann::json> finish_run(StateStore& store, const ExperimentControl& co
     return st;
   if (auto st = write_file_atomically((dir / "metrics.csv").string(), metrics_csv(ranked)); !st.ok())
     return st;
+  // TensorBoard logs are for looking at, not for resuming: a failure to
+  // write them is said, and the run still finishes.
+  RunView view{spec.name, run_dir, to_string(spec.metric), ranked, log, summary};
+  if (auto id = store.get_meta("experiment_id")) view.experiment = *id;
+  double now_s = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  TensorBoardClock clock{now_s - log_span(log).second, host_name()};
+  if (auto written = write_tensorboard_logs(run_dir, view, clock); !written.ok())
+    say("the TensorBoard logs could not be written: " + written.error());
   store.put_meta("finished", "true");
   return summary;
 }

@@ -104,6 +104,15 @@ bool run_line(cli::ReplCommands& commands, Client& client, const std::vector<std
 // command failed; 1 also when the session cannot start.
 [[noreturn]] void repl_main(const ReplOptions& o) {
   const bool terminal = isatty(STDIN_FILENO) != 0;
+  // The embedded coordinator's and agent's log lines (from their start on):
+  // kept for `log`; on a terminal printed above the prompt (never onto it),
+  // in a script on standard error as they come.
+  LogBook log_book;
+  if (o.cluster.empty())
+    set_log_sink([&log_book, terminal](const std::string& line) {
+      log_book.add(line);
+      if (!terminal) std::fprintf(stderr, "%s\n", line.c_str());
+    });
   Session session(o);
   if (auto opened = open_session(session, o); !opened.ok()) {
     fmt::print(stderr, "error: {}\n", opened.message());
@@ -112,6 +121,7 @@ bool run_line(cli::ReplCommands& commands, Client& client, const std::vector<std
   }
   auto& client = *session.client;
   cli::ReplCommands commands(client, terminal);
+  if (session.embedded) commands.set_log_book(&log_book);
   int failures = 0;
   if (terminal) {
     fmt::print("cerebro repl: {}. help lists the commands; Tab completes; quit leaves.\n",
@@ -122,6 +132,7 @@ bool run_line(cli::ReplCommands& commands, Client& client, const std::vector<std
                            [&](const std::vector<std::string>& words, const std::string& prefix) {
                              return commands.complete(words, prefix);
                            });
+    if (session.embedded) editor.show_log(&log_book);
     while (auto line = editor.read("cerebro> ")) {
       auto words = cli::split_words(*line);
       if (!words.empty() && cli::parse_session_command(words[0]) == cli::SessionCommand::quit) break;
