@@ -118,6 +118,18 @@ BOOST_AUTO_TEST_CASE(regression_on_diabetes_ranks_by_r2_resumes_and_predicts) {
   const double first_prediction = std::stod(rows[1].substr(rows[1].find(',') + 1));
   BOOST_TEST(first_prediction > 25.0);
   BOOST_TEST(first_prediction < 400.0);
+
+  // The REPL's predict: a config of an experiment it ran, over the same CSV.
+  auto script = tmp.write("predict.repl", "submit " + regression_spec(tmp, csv) + "\nwait\npredict 1 " + csv + " " +
+                                              tmp.file("repl.csv") + "\nquit\n");
+  auto repl = run_command(cerebro_binary() + " repl --state " + tmp.file("repl-state") + " --workers 2 < " + script);
+  BOOST_TEST_INFO(repl.text);
+  BOOST_REQUIRE_EQUAL(repl.exit_code, 0);
+  BOOST_TEST(repl.text.find("wrote 442 predictions of config 1") != std::string::npos);
+  auto repl_rows = lines_of(tmp.file("repl.csv"));
+  BOOST_REQUIRE_EQUAL(repl_rows.size(), 443u);
+  BOOST_TEST(repl_rows[0] == "row,progression");
+  BOOST_TEST(!fs::exists(tmp.file("repl.csv") + ".model.pt"));  // the exported model does not stay
 }
 
 // Multilabel: tags of each digit from ';'-separated cells; a failing unit is
