@@ -7,6 +7,7 @@
 #include "runtime/base/file_io.hpp"
 #include "datasets/dataset_source.hpp"
 #include "datasets/idx.hpp"
+#include "models/cost_probe.hpp"
 #include "models/predict.hpp"
 #include "runtime/run/run_recovery.hpp"
 #include "runtime/store/run_summary.hpp"
@@ -151,6 +152,7 @@ Result<Prepared> start_new(const RunOptions& options, const ClusterView& cluster
 
   // Initial states, one config at a time (initialisation draws from torch's
   // global generator): the pilot forward pass rejects configs that do not fit.
+  std::vector<std::pair<ConfigId, nlohmann::json>> accepted;
   for (const auto& c : s.configs) {
     ConfigRecord record{c.id, c.params, ConfigStatus::running, ""};
     auto init = models::initial_state(c.params, s.shape, *s.data.partitions.at(0), unit_seed(spec.seed, {c.id, -1, -1}));
@@ -158,6 +160,7 @@ Result<Prepared> start_new(const RunOptions& options, const ClusterView& cluster
       r.store->put_initial_state(c.id, *init);
       r.control->add_config(c.id, spec.epochs);
       r.params_json[c.id] = c.params.dump();
+      accepted.emplace_back(c.id, c.params);
     } else {
       record.status = ConfigStatus::failed;
       record.error = init.error();
@@ -166,6 +169,14 @@ Result<Prepared> start_new(const RunOptions& options, const ClusterView& cluster
     }
     r.store->put_config(record);
   }
+  // Cost priors, so the policy starts the heavy configs' long chains first
+  // (runtime/scheduling/cost_prior.hpp); kept for resuming and simulating.
+  models::configure_threads(spec.cluster.threads_per_worker);
+  models::TorchCostProbe probe(s.shape, *s.data.partitions.at(0));
+  auto estimated = CostPriors::estimate(accepted, probe);
+  for (const auto& problem : estimated.problems) say("warning: no cost prior for " + problem);
+  estimated.priors.apply_to(*r.control);
+  r.store->put_meta("cost_priors", estimated.priors.to_json().dump());
   guard.keep();  // from here on the run directory is a (resumable) record
   say(fmt::format("training {} configs x {} partitions x {} epochs on {} workers", r.params_json.size(),
                   s.partitions, spec.epochs, s.workers));

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "models/cost_probe.hpp"
 #include "models/model.hpp"
 #include "models/task.hpp"
 #include "models/unit_trainer.hpp"
@@ -263,6 +264,35 @@ Result<std::string> initial_state(const nlohmann::json& params, const ShapeInfo&
       throw Error(fmt::format("the model's output has shape [{}], expected [{}, {}] (batch, classes)",
                               fmt::join(out.sizes(), ", "), n, shape.num_classes));
     return save_state(t);
+  });
+}
+
+Result<double> TorchCostProbe::seconds_per_example(const nlohmann::json& params) {
+  return guarded<double>("cost probe failed", [&] {
+    auto t = build(params, shape_);
+    if (sample_.size() == 0) throw Error("no examples to time a training step on");
+    auto generator = at::make_generator<at::CPUGeneratorImpl>(0);
+    t.model->set_generator(generator);
+    t.model->set_training(true);
+    auto x = features_of(sample_);
+    auto y = labels_of(sample_);
+    const int64_t batch = std::min<int64_t>(t.training.batch_size, sample_.size());
+    double fastest = 0;
+    for (int step = 0; step <= kTimedSteps; ++step) {
+      // Consecutive batches (wrapping), gathered like train_pass gathers them.
+      int64_t begin = (static_cast<int64_t>(step) * batch) % std::max<int64_t>(1, sample_.size() - batch + 1);
+      auto idx = torch::arange(begin, begin + batch, torch::kInt64);
+      auto started = Clock::now();
+      auto xb = x.index_select(0, idx);
+      auto yb = y.index_select(0, idx);
+      t.optimizer->zero_grad();
+      auto loss = torch::nn::functional::cross_entropy(t.model->forward(xb), yb);
+      loss.backward();
+      t.optimizer->step();
+      double seconds = since(started);
+      if (step > 0 && (fastest == 0 || seconds < fastest)) fastest = seconds;  // step 0 warms up
+    }
+    return std::max(fastest, 1e-9) / static_cast<double>(batch);
   });
 }
 

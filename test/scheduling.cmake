@@ -7,6 +7,7 @@ cerebro_add_test(test_scheduling
     ${CMAKE_CURRENT_LIST_DIR}/test_scheduling_policies.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_scheduling_unit_log_check.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_scheduling_simulation.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/test_scheduling_priors.cpp
   LIBS cerebro_runtime
   TIMEOUT 60
   LABELS scheduling)

@@ -8,6 +8,7 @@
 
 #include "runtime/run/run_finisher.hpp"
 #include "runtime/run/run_recovery.hpp"
+#include "runtime/store/run_summary.hpp"
 #include "runtime/spec/steering.hpp"
 #include "test/temp_dir.hpp"
 
@@ -269,4 +270,81 @@ BOOST_AUTO_TEST_CASE(a_failed_test_score_leaves_the_run_unfinished) {
   BOOST_TEST(summary.error().find("cannot load the state") != std::string::npos);
   BOOST_TEST(!run.store->get_meta("finished").has_value());
   BOOST_TEST(!fs::exists(run.dir.path() / "summary.json"));
+}
+
+namespace {
+
+UnitLogEntry span(WorkerId w, ConfigId c, double start, double end) {
+  UnitLogEntry e;
+  e.worker = w;
+  e.config = c;
+  e.start_s = start;
+  e.end_s = end;
+  e.train_s = end - start;
+  return e;
+}
+
+}  // namespace
+
+// The idle tail: from the last moment both workers were busy (10 s) to the
+// last commit (40 s), worker 1 idles while worker 0 runs a chain alone.
+BOOST_AUTO_TEST_CASE(the_schedule_tail_counts_idle_worker_seconds_after_the_last_full_moment) {
+  std::vector<UnitLogEntry> log = {span(0, 0, 0, 10), span(1, 1, 0, 5), span(1, 2, 5, 10),
+                                   span(0, 3, 10, 25), span(0, 3, 25.5, 40)};
+  ScheduleTail tail = schedule_tail(log, 2);
+  BOOST_TEST(tail.first_start_s == 0.0);
+  BOOST_TEST(tail.last_end_s == 40.0);
+  BOOST_TEST(tail.tail_start_s == 10.0);
+  // Worker 1 idle 30 s, worker 0 idle in its 0.5 s gap.
+  BOOST_TEST(tail.tail_idle_worker_s == 30.5, boost::test_tools::tolerance(1e-9));
+  BOOST_REQUIRE_EQUAL(tail.idle_at_end_s.size(), 2u);
+  BOOST_TEST(tail.idle_at_end_s[0].second == 0.0);
+  BOOST_TEST(tail.idle_at_end_s[1].second == 30.0);
+  // The same units with the chain split over both workers end at 25 s: the
+  // tail is only the last units' difference.
+  std::vector<UnitLogEntry> even = {span(0, 0, 0, 10), span(1, 3, 0, 15), span(0, 1, 10, 15),
+                                    span(0, 2, 15, 20), span(1, 3, 15, 25)};
+  ScheduleTail short_tail = schedule_tail(even, 2);
+  BOOST_TEST(short_tail.tail_start_s == 20.0);
+  BOOST_TEST(short_tail.tail_idle_worker_s == 5.0, boost::test_tools::tolerance(1e-9));
+  // A worker that never ran a unit leaves every moment short of full.
+  BOOST_TEST(schedule_tail(even, 3).tail_start_s == 0.0);
+  BOOST_TEST(makespan_over_compute(30.0, 50.0, 2) == 1.2, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(makespan_over_compute(30.0, 0.0, 2) == 0.0);
+  BOOST_TEST(schedule_tail({}, 2).tail_idle_worker_s == 0.0);
+}
+
+BOOST_AUTO_TEST_CASE(the_summary_has_makespan_over_compute_and_the_tail) {
+  std::vector<UnitLogEntry> log = {span(0, 0, 0, 10), span(1, 1, 0, 5), span(1, 2, 5, 10),
+                                   span(0, 3, 10, 25), span(0, 3, 25.5, 40)};
+  RunFacts facts;
+  facts.workers = 2;
+  facts.wall_s = 41;
+  auto summary = build_summary(facts, {}, log, nullptr);
+  // 49.5 s of unit compute on 2 workers in 41 s of wall time.
+  BOOST_TEST(summary["unit_compute_s"].get<double>() == 49.5, boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(summary["makespan_over_compute"].get<double>() == 41 / (49.5 / 2), boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(summary["tail_idle_worker_s"].get<double>() == 30.5, boost::test_tools::tolerance(1e-9));
+}
+
+// A resumed run schedules with the priors its start measured; unreadable
+// ones are said and left out.
+BOOST_AUTO_TEST_CASE(recovery_hands_the_stored_cost_priors_to_the_policy) {
+  RunDir run;
+  run.store->put_meta("cost_priors", R"({"0": 1e-5, "1": 1e-5, "2": 5e-4})");
+  auto recovered = recover_run(*run.store, run.spec, "", kPartitions, run.run_dir(), run.say);
+  BOOST_REQUIRE_MESSAGE(recovered.ok(), recovered.error());
+  recovered->control->add_worker(0, {0, 1});
+  auto first = recovered->control->dispatch();
+  BOOST_REQUIRE(!first.empty());
+  BOOST_TEST(first.front().unit.config == 2);  // the heavy one, though config 0 comes first without priors
+  RunDir other;
+  other.store->put_meta("cost_priors", R"({"zero": 1})");
+  auto without = recover_run(*other.store, other.spec, "", kPartitions, other.run_dir(), other.say);
+  BOOST_REQUIRE_MESSAGE(without.ok(), without.error());
+  BOOST_TEST(other.said_with("cost priors are unreadable"));
+  without->control->add_worker(0, {0, 1});
+  auto blind = without->control->dispatch();
+  BOOST_REQUIRE(!blind.empty());
+  BOOST_TEST(blind.front().unit.config == 0);
 }

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "runtime/scheduling/cost_prior.hpp"
 #include "runtime/search/spec_loader.hpp"
 #include "runtime/spec/steering.hpp"
 
@@ -39,6 +40,16 @@ Result<RecoveredRun> recover_run(StateStore& store, const ExperimentSpec& spec, 
   auto control = make_run_control(spec, replay_of, r.configs, partitions);
   if (!control.ok()) return control.status();
   r.control = *control;
+  // The priors the run started with (a run from before priors has none).
+  if (auto text = store.get_meta("cost_priors")) {
+    auto priors = CostPriors::from_json(nlohmann::json::parse(*text, nullptr, false));
+    if (priors.ok()) {
+      priors->apply_to(*r.control);
+    } else {
+      say(fmt::format("warning: {}: the stored cost priors are unreadable ({}); scheduling without them", run_dir,
+                      priors.error()));
+    }
+  }
 
   std::set<ConfigId> live;
   for (const auto& record : records) {

@@ -34,7 +34,21 @@ double UnitTimeModel::Factors::mean_value() const {
   return mean_value_;
 }
 
+double UnitTimeModel::Factors::prior_value(const Factor& f) const {
+  double shift = prior_shift_count ? prior_shift_sum / static_cast<double>(prior_shift_count) : 0;
+  return std::exp(f.prior_log + shift);
+}
+
+double UnitTimeModel::Factors::mean_prior_value() const {
+  double shift = prior_shift_count ? prior_shift_sum / static_cast<double>(prior_shift_count) : 0;
+  return std::exp(prior_log_sum / static_cast<double>(prior_count) + shift);
+}
+
 void UnitTimeModel::Factors::set(Factor& f, double log) {
+  if (f.has_prior) {
+    prior_shift_sum += log - (f.known ? f.log : f.prior_log);
+    if (!f.known) ++prior_shift_count;
+  }
   if (f.known) {
     log_sum += log - f.log;
   } else {
@@ -49,6 +63,7 @@ void UnitTimeModel::Factors::set(Factor& f, double log) {
 }
 
 void UnitTimeModel::Factors::reset_log(Factor& f, double log) {
+  if (f.has_prior && f.known) prior_shift_sum += log - f.log;
   log_sum += log - f.log;
   f.log = log;
   f.value = std::exp(log);
@@ -93,6 +108,29 @@ void UnitTimeModel::observe(ConfigId c, WorkerId w, double seconds_per_example) 
     workers_.set(worker, worker.log - surprise * worker_step);
   }
   if (window_.size() <= kRefitEachUpTo) refit(kSweeps);  // cheap while there are few samples
+}
+
+void UnitTimeModel::set_prior(ConfigId c, double seconds_per_example) {
+  if (!(seconds_per_example > 0) || !std::isfinite(seconds_per_example)) return;
+  Factor& f = configs_.at(c);
+  double log = std::log(seconds_per_example);
+  if (f.known) {  // keep the shift's sum over (known, with prior) exact
+    if (f.has_prior) {
+      configs_.prior_shift_sum += f.prior_log - log;
+    } else {
+      configs_.prior_shift_sum += f.log - log;
+      ++configs_.prior_shift_count;
+    }
+  }
+  if (f.has_prior) {
+    configs_.prior_log_sum -= f.prior_log;
+  } else {
+    ++priors_;
+    ++configs_.prior_count;
+  }
+  configs_.prior_log_sum += log;
+  f.has_prior = true;
+  f.prior_log = log;
 }
 
 int32_t UnitTimeModel::node_of(Factor& f) {
@@ -140,6 +178,22 @@ void UnitTimeModel::refit(int sweeps) {
       auto& [sum, n] = sums_[s.config];
       sum += s.log_seconds + workers_.at(s.worker).log;
       ++n;
+    }
+    // A config's prior counts as kPriorWeight observations of prior x shift:
+    // on a noisy machine a few slow units of a light config on one worker
+    // would otherwise make that worker look slow and a heavy config that ran
+    // there look light (measured on a loaded 2-core VM: a cnn fit as cheaper
+    // than the mlps, and its chain was left for last).
+    if (priors_ > 0) {
+      const double shift = configs_.prior_shift_count
+                               ? configs_.prior_shift_sum / static_cast<double>(configs_.prior_shift_count)
+                               : 0;
+      for (auto& [c, entry] : sums_) {
+        const Factor* f = configs_.find(c);
+        if (!f || !f->has_prior) continue;
+        entry.first += kPriorWeight * (f->prior_log + shift);
+        entry.second += kPriorWeight;
+      }
     }
     for (const auto& [c, entry] : sums_) configs_.reset_log(configs_.at(c), entry.first / entry.second);
     sums_.clear();
@@ -222,6 +276,11 @@ void CriticalPathPolicy::prefetch_observation(WorkerId worker, const Unit& u) co
   if (static_cast<uint32_t>(u.config) < progress_.size()) __builtin_prefetch(&progress_[static_cast<uint32_t>(u.config)]);
 }
 
+void CriticalPathPolicy::set_cost_prior(ConfigId c, double seconds_per_example) {
+  model_.set_prior(c, seconds_per_example);
+  since_refresh_ = -1;  // chains and the critical list change: refresh at the next decision
+}
+
 void CriticalPathPolicy::observe(const Observation& o) {
   double seconds = o.examples > 0 ? o.train_s / static_cast<double>(o.examples) : o.train_s;
   bool first_of_config = !model_.knows_config(o.unit.config);
@@ -274,6 +333,11 @@ void CriticalPathPolicy::refresh(const MopBook& book) {
   }
   partitions_ = partitions;
   total_speed_ = model_.known_speed_sum();
+  if (total_speed_ <= 0 && model_.has_priors()) {
+    // Nothing measured yet, but the priors rank the configs: every worker
+    // counts at the mean speed (1) until measured.
+    total_speed_ = static_cast<double>(book.workers().size());
+  }
   remaining_work_ = 0;
   std::vector<std::pair<double, ConfigId>>& chains = chains_;
   chains.clear();
@@ -288,7 +352,7 @@ void CriticalPathPolicy::refresh(const MopBook& book) {
     chains.emplace_back(chain(c, config, now.epoch), c);
   }
   critical_.clear();
-  if (total_speed_ <= 0) return;  // nothing measured yet: no idea what is critical
+  if (total_speed_ <= 0) return;  // nothing measured and no priors: no idea what is critical
   // The longest chain is always critical: in a small run the floor, which
   // assumes the work spreads perfectly, can hide that it must start now.
   double longest = 0;
@@ -337,6 +401,29 @@ std::optional<Unit> CriticalPathPolicy::choose_critical(WorkerId w, const MopBoo
       if (value >= threshold && (!best || value > best_value)) {
         best = Unit{c, p, book.epoch(c)};
         best_value = value;
+      }
+    }
+  }
+  return best;
+}
+
+std::optional<Unit> CriticalPathPolicy::choose_longest_chain(WorkerId w, const MopBook& book) {
+  std::optional<Unit> best;
+  double best_chain = -1;
+  for (ConfigId c : configs_) {
+    if (book.state(c) != ConfigState::pending_epoch || book.config_busy(c)) continue;
+    const PartitionSet& pending = book.pending_set(c);
+    if (pending.empty()) continue;
+    const int32_t epoch = book.epoch(c);
+    ConfigProgress& config = progress(c);
+    config.planned_epochs = book.planned_epochs(c);
+    double length = chain(c, config, epoch);
+    if (length <= best_chain) continue;  // ties: the config added first
+    for (PartitionId p : book.holdings(w)) {
+      if (pending.contains(p)) {
+        best = Unit{c, p, epoch};
+        best_chain = length;
+        break;
       }
     }
   }
@@ -415,6 +502,10 @@ std::optional<Unit> CriticalPathPolicy::choose(WorkerId w, const MopBook& book) 
   // Until the measured workers are linked, speeds are guesses that can send
   // heavy units to a slow worker: link them first, cheaply.
   if (!model_.workers_linked() || !model_.knows_worker(w)) u = choose_linking(w, book);
+  if (!u && static_cast<int32_t>(book.holdings(w).size()) == book.num_partitions() &&
+      configs_.size() <= kLongestFirstUpTo && !(total_speed_ > 0 && other_holders(w, book).faster)) {
+    u = choose_longest_chain(w, book);
+  }
   if (!u) u = choose_critical(w, book);
   // Measure every config early: an unmeasured config may be the longest.
   if (!u && !unmeasured_.empty()) u = choose_unmeasured(w, book);

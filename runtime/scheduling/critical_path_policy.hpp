@@ -21,6 +21,9 @@
 //     it (a real 2-worker run with one worker slowed 4x sent the heavy config
 //     to the slow worker without this: it took the slow worker for a fast one
 //     that had run a heavy config);
+//  0b. if it holds every partition and is not slower than the others (an
+//     embedded cluster), runs the idle config with the longest remaining
+//     chain (kLongestFirstUpTo);
 //  1. runs the eligible critical config with the longest chain, unless this
 //     worker is slower than the fastest holder of the partition and running it
 //     here would stretch the chain past the floor (heavy units go to fast
@@ -59,7 +62,12 @@ namespace cerebro {
 // observation's surprise is split between the two factors, each moving by
 // 1 / (its observations + 1) of it (at most kMemory observations remembered,
 // so a worker that slows down is noticed). Unknown factors default to the
-// geometric mean of the known ones. Only ratios are meaningful.
+// geometric mean of the known ones; an unmeasured config with a cost prior
+// (set_prior) costs its prior instead, scaled by the geometric mean of
+// measured / prior over the measured configs that have one (the probe that
+// made the priors need not run at the workers' pace); before any config is
+// measured, one without a prior costs the geometric mean of the priors. Only
+// ratios are meaningful.
 class UnitTimeModel {
  public:
   static constexpr double kMemory = 50;
@@ -67,6 +75,9 @@ class UnitTimeModel {
   static constexpr int32_t kDenseIds = 1 << 20;
 
   void observe(ConfigId c, WorkerId w, double seconds_per_example);
+  // Config c's expected seconds per example before it is measured (> 0).
+  void set_prior(ConfigId c, double seconds_per_example);
+  bool has_priors() const { return priors_ > 0; }
   bool knows_config(ConfigId c) const {
     const Factor* f = configs_.find(c);
     return f && f->known;
@@ -104,6 +115,8 @@ class UnitTimeModel {
   void refit(int sweeps);
 
   static constexpr size_t kWindow = 4096;
+  // Observations a config's cost prior is worth in refit().
+  static constexpr int64_t kPriorWeight = 2;
   static constexpr int kSweeps = 8;
   static constexpr int64_t kYoungObservations = 64;
   // Up to this many samples every observation refits (O(samples x sweeps)).
@@ -117,10 +130,12 @@ class UnitTimeModel {
   };
   struct Factor {
     bool known = false;
+    bool has_prior = false;  // configs only: prior_log holds a cost prior
     double log = 0;
     double value = 1;  // exp(log), cached
     int64_t observations = 0;
     int32_t node = -1;  // in links_, once observed
+    double prior_log = 0;
   };
   // Factors by id: a vector for small non-negative ids, a hash map otherwise.
   // Lookups are inline: the policy asks for costs and speeds ~20 times per
@@ -139,8 +154,20 @@ class UnitTimeModel {
     }
     double value_or_mean(int32_t id) const {
       const Factor* f = find(id);
-      return f && f->known ? f->value : mean_value();
+      if (f && f->known) return f->value;
+      if (f && f->has_prior) return prior_value(*f);
+      // Nothing measured yet: a config without a prior costs the priors' mean.
+      return known || prior_count == 0 ? mean_value() : mean_prior_value();
     }
+    double mean_prior_value() const;
+    // An unmeasured factor's prior, scaled: exp(prior_log + the mean of
+    // log - prior_log over the known factors that have a prior).
+    double prior_value(const Factor& f) const;
+    // Sum and count of log - prior_log over the known factors with a prior.
+    double prior_shift_sum = 0;
+    int64_t prior_shift_count = 0;
+    double prior_log_sum = 0;  // over every factor with a prior
+    int64_t prior_count = 0;
     double mean_log() const { return known ? log_sum / static_cast<double>(known) : 0; }
     // exp(mean_log()), cached until a factor changes.
     double mean_value() const;
@@ -156,6 +183,7 @@ class UnitTimeModel {
   std::vector<Sample> window_;  // the last kWindow observations, a ring
   size_t window_next_ = 0;
   int64_t observations_ = 0;
+  int64_t priors_ = 0;  // configs with a prior
   std::unordered_map<int32_t, std::pair<double, int64_t>> sums_;  // refit scratch
   // Union-find over the observed configs and workers (nodes), linked by
   // observations, with the number of workers per root.
@@ -180,11 +208,26 @@ class CriticalPathPolicy : public SchedulingPolicy {
   // floor; the fastest holder of partitions shared with slower workers draws
   // this many and takes the heaviest.
   static constexpr int kMatchDraws = 4;
+  // A worker that holds every partition (the embedded cluster, or full
+  // replication) and is not slower than others runs the idle config with the
+  // longest remaining chain, if the run has at most this many configs: any
+  // config can run anywhere, so this is longest-remaining-processing-time
+  // first, which keeps the heavy chains progressing together and leaves
+  // light units to fill the end (a 2-worker run with four cnn and four mlp
+  // configs left one cnn's last units alone for 14 s under the critical
+  // threshold alone). With partitions on single workers it would march the
+  // configs in lockstep and starve workers at each epoch's end (below).
+  static constexpr size_t kLongestFirstUpTo = 4096;
 
   explicit CriticalPathPolicy(uint64_t seed) : uniform_(seed) {}
 
   std::string name() const override { return "critical_path"; }
   void observe(const Observation& observation) override;
+  // The prior ranks c among the configs until its first unit is measured:
+  // with priors the policy knows the critical configs before any unit ran
+  // (every worker counted at the mean speed until measured), so the heavy
+  // config with the longest remaining chain starts first.
+  void set_cost_prior(ConfigId c, double seconds_per_example) override;
   void prefetch_observation(WorkerId worker, const Unit& u) const override;
   std::optional<Unit> choose(WorkerId w, const MopBook& book) override;
 
@@ -217,6 +260,9 @@ class CriticalPathPolicy : public SchedulingPolicy {
   void erase_critical(ConfigId c);
   std::optional<Unit> choose_critical(WorkerId w, const MopBook& book);
   std::optional<Unit> choose_unmeasured(WorkerId w, const MopBook& book);
+  // The idle config with the longest remaining chain, on a worker that holds
+  // every partition (O(configs)).
+  std::optional<Unit> choose_longest_chain(WorkerId w, const MopBook& book);
   // The lightest of kMatchDraws random eligible units whose config would link
   // w to workers it is not linked to yet (UnitTimeModel::would_link), if any.
   std::optional<Unit> choose_linking(WorkerId w, const MopBook& book);

@@ -75,6 +75,9 @@ class ExperimentControl {
   // on_failed). Returns a human line.
   std::string on_worker_died(WorkerId w, const std::string& error);
   void add_config(ConfigId c, int32_t epochs);
+  // Config c's cost prior for the policy (SchedulingPolicy::set_cost_prior);
+  // call before dispatching, e.g. with CostPriors::apply_to.
+  void set_cost_prior(ConfigId c, double seconds_per_example) { policy_->set_cost_prior(c, seconds_per_example); }
   // A config that could not start (pilot check failed) is recorded as failed.
   void reject_config(ConfigId c, const std::string& error);
 

@@ -30,6 +30,14 @@ class SchedulingPolicy {
     int64_t examples = 0;
   };
   virtual void observe(const Observation& observation) { (void)observation; }
+  // What config c is expected to cost before any of its units ran: seconds
+  // per training example at a typical worker's speed (runtime/scheduling/
+  // cost_prior.hpp measures it when the run starts). Policies that learn
+  // costs use it until c's own units are measured; others ignore it.
+  virtual void set_cost_prior(ConfigId c, double seconds_per_example) {
+    (void)c;
+    (void)seconds_per_example;
+  }
   // A hint: unit u's observation comes soon (the simulator calls this one
   // event ahead), so a policy may fetch what observe() will touch into the
   // cache. No effect on decisions.

@@ -352,8 +352,8 @@ Simulator::Simulator(const SimulationOptions& options, Workload workload, std::u
   if (!policy_) throw Error("Simulator: no policy");
   if (workload_.config_mflops.size() != static_cast<size_t>(options.configs) ||
       workload_.worker_tflops.size() != static_cast<size_t>(options.workers) ||
-      workload_.holdings.size() != static_cast<size_t>(options.workers) ||
-      workload_.holders.size() != static_cast<size_t>(options.workers) || workload_.epochs != options.epochs) {
+      workload_.holdings.size() != static_cast<size_t>(options.workers) || workload_.holders.empty() ||
+      workload_.epochs != options.epochs) {
     throw Error(fmt::format("Simulator: the workload ({} configs, {} workers, {} epochs) does not match the options "
                             "({} configs, {} workers, {} epochs)",
                             workload_.config_mflops.size(), workload_.worker_tflops.size(), workload_.epochs,
@@ -377,6 +377,15 @@ Result<SimulationReport> simulate(const SimulationOptions& options, const std::s
     return Status::error(fmt::format("--policy: {}", e.what()));
   }
   try {
+    if (options.priors) {
+      Workload workload = make_workload(options);
+      for (ConfigId c = 0; c < options.configs; ++c) {
+        // Seconds per example on a 1 TFLOPS worker: the policy learns speeds as ratios.
+        built->set_cost_prior(c, workload.unit_seconds(c, 0) * workload.worker_tflops[0] /
+                                     static_cast<double>(workload.examples_per_partition));
+      }
+      return Simulator(options, std::move(workload), std::move(built)).run();
+    }
     return Simulator(options, std::move(built)).run();
   } catch (const Error& e) {
     return Status::error(e.what());

@@ -51,6 +51,9 @@ struct SimulationOptions {
   double downtime_s = 60;           // a failed worker is back (same partitions) after this
   int64_t examples = 1281167;       // training examples over all partitions (ImageNet-1k)
   bool keep_log = false;            // record every attempt (memory: ~40 bytes per unit)
+  // Give the policy each config's true cost as its cost prior before the run
+  // (SchedulingPolicy::set_cost_prior), as a real run's probe does.
+  bool priors = false;
 };
 // Checks ranges; the error names the option (as a command-line flag).
 Status validate(const SimulationOptions& options);

@@ -165,6 +165,7 @@ nlohmann::json SimulationReport::to_json() const {
       {"failure_rate", options.failure_rate},
       {"downtime_s", options.downtime_s},
       {"examples", options.examples},
+      {"priors", options.priors},
       {"units", units},
       {"failed_attempts", failed_attempts},
       {"decisions", decisions},

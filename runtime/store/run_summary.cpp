@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -68,6 +69,49 @@ UnitTimes unit_times(const std::vector<UnitLogEntry>& log, double unit_span_s) {
   return t;
 }
 
+ScheduleTail schedule_tail(const std::vector<UnitLogEntry>& log, int workers) {
+  ScheduleTail t;
+  if (log.empty()) return t;
+  std::map<WorkerId, double> last_end;
+  // (time, +1 at a dispatch / -1 at a commit); at equal times commits first,
+  // so a worker handing over to another is not counted busy twice.
+  std::vector<std::pair<double, int>> events;
+  t.first_start_s = log.front().start_s;
+  for (const auto& e : log) {
+    events.emplace_back(e.start_s, +1);
+    events.emplace_back(std::max(e.start_s, e.end_s), -1);
+    t.first_start_s = std::min(t.first_start_s, e.start_s);
+    t.last_end_s = std::max(t.last_end_s, e.end_s);
+    double& end = last_end[e.worker];
+    end = std::max(end, e.end_s);
+  }
+  if (workers <= 0) workers = static_cast<int>(last_end.size());
+  std::sort(events.begin(), events.end());
+  // Segments between consecutive event times, with the busy count in each.
+  std::vector<std::pair<double, int>> segments;  // (segment start, busy) until the next one
+  int busy = 0;
+  t.tail_start_s = t.first_start_s;
+  for (size_t i = 0; i < events.size(); ++i) {
+    busy += events[i].second;
+    if (i + 1 < events.size() && events[i + 1].first > events[i].first) {
+      segments.emplace_back(events[i].first, busy);
+      if (busy >= workers) t.tail_start_s = events[i + 1].first;
+    }
+  }
+  for (size_t i = 0; i < segments.size(); ++i) {
+    double begin = segments[i].first;
+    double end = i + 1 < segments.size() ? segments[i + 1].first : t.last_end_s;
+    begin = std::max(begin, t.tail_start_s);
+    if (end > begin) t.tail_idle_worker_s += (end - begin) * std::max(0, workers - segments[i].second);
+  }
+  for (const auto& [w, end] : last_end) t.idle_at_end_s.emplace_back(w, t.last_end_s - end);
+  return t;
+}
+
+double makespan_over_compute(double wall_s, double unit_compute_s, int workers) {
+  return unit_compute_s > 0 && workers > 0 ? wall_s / (unit_compute_s / workers) : 0;
+}
+
 nlohmann::json build_summary(const RunFacts& f, const std::vector<Standing>& ranked,
                              const std::vector<UnitLogEntry>& log, const nlohmann::json& best) {
   auto times = unit_times(log, f.unit_span_s);
@@ -103,6 +147,8 @@ nlohmann::json build_summary(const RunFacts& f, const std::vector<Standing>& ran
           {"unit_compute_s", times.unit_compute_s},
           {"unit_span_s", times.unit_span_s},
           {"hop_overhead_fraction", times.hop_overhead_fraction},
+          {"makespan_over_compute", makespan_over_compute(f.wall_s, times.unit_compute_s, f.workers)},
+          {"tail_idle_worker_s", schedule_tail(log, f.workers).tail_idle_worker_s},
           {"state_bytes_moved", state_bytes_moved},
           {"state_bytes_moved_per_epoch", f.epochs > 0 ? state_bytes_moved / f.epochs : 0},
           {"configs", configs},

@@ -65,6 +65,30 @@ struct UnitTimes {
 };
 UnitTimes unit_times(const std::vector<UnitLogEntry>& log, double unit_span_s);
 
+// How the schedule used the workers, from the unit log: each unit keeps its
+// worker busy from its dispatch (start_s) to its durable commit (end_s).
+//  - tail_start_s: the last moment every one of `workers` workers was busy at
+//    once (the first dispatch if that never happened);
+//  - tail_idle_worker_s: the idle worker-seconds from tail_start_s to the last
+//    commit (end_s): workers x that stretch - the busy time in it. A run whose
+//    workers finish together has about one unit's share; a run that leaves a
+//    worker idle while one config's last units run one after the other has
+//    that whole stretch (tools/show prints the lanes).
+//  - idle_at_end_s: per worker (ascending ids, those in the log), the last
+//    commit minus its own last commit.
+struct ScheduleTail {
+  double first_start_s = 0;
+  double last_end_s = 0;
+  double tail_start_s = 0;
+  double tail_idle_worker_s = 0;
+  std::vector<std::pair<WorkerId, double>> idle_at_end_s;
+};
+// `workers` <= 0: the distinct workers of the log.
+ScheduleTail schedule_tail(const std::vector<UnitLogEntry>& log, int workers);
+
+// wall / (unit compute / workers): 1 when the workers computed all the time.
+double makespan_over_compute(double wall_s, double unit_compute_s, int workers);
+
 // summary.json. `best` is filled by the caller once the test set is scored.
 nlohmann::json build_summary(const RunFacts& facts, const std::vector<Standing>& ranked,
                              const std::vector<UnitLogEntry>& log, const nlohmann::json& best);

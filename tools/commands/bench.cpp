@@ -226,6 +226,8 @@ int run_bench(const BenchOptions& o) {
                         {"efficiency_vs_concurrent_standalone", concurrent / wall},
                         {"hop_overhead_fraction", (*summary)["hop_overhead_fraction"]},
                         {"unit_compute_s", (*summary)["unit_compute_s"]},
+                        {"makespan_over_compute", (*summary)["makespan_over_compute"]},
+                        {"tail_idle_worker_s", (*summary)["tail_idle_worker_s"]},
                         {"best_test_accuracy", (*summary)["best"].is_null() ? nlohmann::json(nullptr)
                                                                             : (*summary)["best"]["test_accuracy"]},
                         {"standalone", standalone},
@@ -254,6 +256,8 @@ int run_bench(const BenchOptions& o) {
                          {"embedded_wall_s", wall},
                          {"ratio", wall / cluster_wall},
                          {"hop_overhead_fraction", cs["hop_overhead_fraction"]},
+                         {"makespan_over_compute", cs["makespan_over_compute"]},
+                         {"tail_idle_worker_s", cs["tail_idle_worker_s"]},
                          {"hop_10MB_ms_p50", (*figures)["hop_ms_p50"]},
                          {"hop_10MB_ms_p99", (*figures)["hop_ms_p99"]},
                          {"state_bytes_moved_per_epoch", moved},
@@ -269,6 +273,8 @@ int run_bench(const BenchOptions& o) {
              "({:.1f} s), hop overhead {:.2f}%\n",
              ideal / wall, ideal, wall, concurrent / wall, o.workers, concurrent,
              100 * report["hop_overhead_fraction"].get<double>());
+  fmt::print("makespan_over_compute {:.3f}, tail {:.1f} idle worker-seconds\n",
+             report["makespan_over_compute"].get<double>(), report["tail_idle_worker_s"].get<double>());
   if (o.cluster)
     fmt::print("cluster: wall {:.1f} s, embedded/cluster ratio {:.3f}, 10 MB hop p50 {:.1f} ms p99 {:.1f} ms\n",
                report["cluster"]["wall_s"].get<double>(), report["cluster"]["ratio"].get<double>(),

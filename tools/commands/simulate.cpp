@@ -4,7 +4,13 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
+
+#include "runtime/run/run_recovery.hpp"
+#include "runtime/scheduling/cost_prior.hpp"
 #include "runtime/scheduling/scheduling_policy.hpp"
+#include "runtime/sim/from_run.hpp"
+#include "runtime/store/state_store.hpp"
 #include "tools/command_registry.hpp"
 
 namespace cerebro {
@@ -37,6 +43,13 @@ std::unique_ptr<SimulateCommand> add_simulate_options(CLI::App& simulate) {
   sub->add_option("--downtime", o.downtime_s, "Seconds a failed worker stays away")->capture_default_str();
   sub->add_option("--examples", o.examples, "Training examples, split evenly over the partitions")
       ->capture_default_str();
+  sub->add_flag("--priors", o.priors,
+                "Give the policy each config's cost as a prior before the run (as a real run's probe does)");
+  sub->add_option("--from-run", cmd->from_run,
+                  "Simulate this run directory's workload (its unit log: each config's mean unit span, its workers "
+                  "and partitions, its cost priors) with its scheduler (or --policy) and print the simulated "
+                  "against the real makespan; --configs, --workers, --epochs, --examples, --heterogeneity, "
+                  "--replicas and --priors do not apply");
   sub->add_flag("--json", cmd->json,
                 "Print JSON (one object, or an array with --policy all) with makespan, lower_bound, ratio, "
                 "utilization, decision_latency_p50_us, decision_latency_p99_us");
@@ -64,11 +77,71 @@ void print_text(const SimulationReport& r, std::ostream& out) {
 
 }  // namespace
 
+// --from-run: the run's workload, simulated with its own scheduler unless
+// --policy was given.
+static int simulate_from_run(const SimulateCommand& cmd, std::ostream& out, std::ostream& err) {
+  auto fail = [&](const std::string& message) {
+    err << "error: " << message << "\n";
+    return 1;
+  };
+  const std::string& dir = cmd.from_run;
+  std::vector<UnitLogEntry> log;
+  CostPriors priors;
+  std::string policy = cmd.policy;
+  {
+    auto store = StateStore::open((std::filesystem::path(dir) / "state").string(), false);
+    if (!store.ok()) return fail(fmt::format("--from-run {}: {} (is this a run directory?)", dir, store.error()));
+    log = (*store)->unit_log();
+    if (auto text = (*store)->get_meta("cost_priors")) {
+      auto parsed = CostPriors::from_json(nlohmann::json::parse(*text, nullptr, false));
+      if (!parsed.ok()) return fail(fmt::format("--from-run {}: {}", dir, parsed.error()));
+      priors = std::move(parsed).value();
+    }
+    bool policy_given = cmd.command && cmd.command->count("--policy") > 0;
+    if (!policy_given) {
+      auto spec = spec_of_run(**store, dir);
+      if (!spec.ok()) return fail(fmt::format("--from-run {}: {}; name the policy with --policy", dir, spec.error()));
+      policy = to_string(spec->cluster.scheduler);
+    }
+  }
+  if (policy == "all") return fail("--from-run takes one --policy, not all");
+  auto run = workload_from_log(log, priors, cmd.options.seed);
+  if (!run.ok()) return fail(fmt::format("--from-run {}: {}", dir, run.error()));
+  run->options.noise = cmd.options.noise;
+  auto compared = simulate_run(*run, policy);
+  if (!compared.ok()) return fail(compared.error());
+  const RunComparison& c = *compared;
+  if (cmd.json) {
+    nlohmann::json j{{"run_dir", dir},
+                     {"policy", policy},
+                     {"configs", run->options.configs},
+                     {"workers", run->options.workers},
+                     {"partitions", run->workload.num_partitions()},
+                     {"epochs", run->options.epochs},
+                     {"priors", run->priors.all().size()},
+                     {"real_makespan", c.real_makespan_s},
+                     {"simulated_makespan", c.simulated.makespan_s},
+                     {"simulated_over_real", c.ratio},
+                     {"lower_bound", c.simulated.bound.seconds()}};
+    out << j.dump(2) << "\n";
+    return 0;
+  }
+  out << fmt::format("run {}: {} configs x {} partitions x {} epochs on {} workers, policy {}, {} cost priors\n", dir,
+                     run->options.configs, run->workload.num_partitions(), run->options.epochs, run->options.workers,
+                     policy, run->priors.all().size());
+  out << fmt::format("  real makespan       {:.1f} s (first dispatch to last commit)\n", c.real_makespan_s);
+  out << fmt::format("  simulated makespan  {:.1f} s (lower bound {:.1f} s)\n", c.simulated.makespan_s,
+                     c.simulated.bound.seconds());
+  out << fmt::format("  simulated / real    {:.3f}\n", c.ratio);
+  return 0;
+}
+
 int run_simulate_command(const SimulateCommand& cmd, std::ostream& out, std::ostream& err) {
   auto fail = [&](const std::string& message) {
     err << "error: " << message << "\n";
     return 1;
   };
+  if (!cmd.from_run.empty()) return simulate_from_run(cmd, out, err);
   SimulationOptions options = cmd.options;
   Result<Heterogeneity> heterogeneity = parse_heterogeneity(cmd.heterogeneity);
   if (!heterogeneity.ok()) return fail(heterogeneity.error());

@@ -2,7 +2,9 @@
 // `cerebro simulate`: runs the scheduler simulator (runtime/simulator.hpp) and
 // prints makespan, lower bound, their ratio, utilization and the policy's
 // decision latency, as text or (--json) as JSON. `--policy all` runs every
-// policy make_policy knows on the same workload.
+// policy make_policy knows on the same workload. `--from-run RUN_DIR` simulates
+// a real run's workload instead (runtime/sim/from_run.hpp) and prints the
+// simulated against the real makespan.
 
 #include <iostream>
 #include <memory>
@@ -21,6 +23,8 @@ struct SimulateCommand {
   std::string policy = "critical_path";
   std::string heterogeneity = "paper";
   bool json = false;
+  // --from-run: simulate a real run's workload and compare makespans.
+  std::string from_run;
 
   bool parsed() const { return command && command->parsed(); }
 };
