@@ -260,7 +260,7 @@ Result<std::string> initial_state(const nlohmann::json& params, const ShapeInfo&
     auto out = t.model->forward(features_of(pilot).slice(0, 0, n));
     // A template with its own loss and metrics decides what its output is.
     const bool own_objective = t.model->template_loss() && t.model->template_metrics();
-    if (!own_objective && out.dim() != 2 || out.size(0) != n || out.size(1) != shape.num_classes)
+    if (!own_objective && (out.dim() != 2 || out.size(0) != n || out.size(1) != shape.num_classes))
       throw Error(fmt::format("the model's output has shape [{}], expected [{}, {}] (batch, classes)",
                               fmt::join(out.sizes(), ", "), n, shape.num_classes));
     return save_state(t);
@@ -274,8 +274,9 @@ Result<double> TorchCostProbe::seconds_per_example(const nlohmann::json& params)
     auto generator = at::make_generator<at::CPUGeneratorImpl>(0);
     t.model->set_generator(generator);
     t.model->set_training(true);
+    const Objective objective(shape_, *t.model);
     auto x = features_of(sample_);
-    auto y = labels_of(sample_);
+    auto y = targets_of(sample_);
     const int64_t batch = std::min<int64_t>(t.training.batch_size, sample_.size());
     double fastest = 0;
     for (int step = 0; step <= kTimedSteps; ++step) {
@@ -286,7 +287,7 @@ Result<double> TorchCostProbe::seconds_per_example(const nlohmann::json& params)
       auto xb = x.index_select(0, idx);
       auto yb = y.index_select(0, idx);
       t.optimizer->zero_grad();
-      auto loss = torch::nn::functional::cross_entropy(t.model->forward(xb), yb);
+      auto loss = objective.mean_loss(t.model->forward(xb), yb);
       loss.backward();
       t.optimizer->step();
       double seconds = since(started);
