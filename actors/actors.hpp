@@ -6,6 +6,7 @@
 // blocks (training, synced RocksDB writes) runs in detached actors so it never
 // stalls CAF's scheduler threads.
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -51,6 +52,10 @@ struct agent_config {
   std::string data_dir;            // shard cache: <data_dir>/<experiment>/<file>
   int workers = 1;
   bool shared_filesystem = false;  // may read placement.local_path directly
+  // Memory budget for the shards this node holds (0: no limit). Shards are
+  // read into memory while they fit; the rest stay in their files, memory-
+  // mapped (out of core), so the node's anonymous memory stays within it.
+  int64_t memory_budget_bytes = 0;
 };
 
 struct agent_handles {
@@ -71,7 +76,12 @@ struct scheduler_config {
   std::shared_ptr<ExperimentControl> control;
   std::string experiment;
   models::ShapeInfo shape;
+  datasets::Augmentation augmentation;          // of every unit's training batches
   std::map<ConfigId, std::string> params_json;  // JSON text, see unit_task::params_json
+  // Makes a config the search proposes (tpe) durable: its initial state
+  // (with its pilot check) and record; an error rejects it. Runs on the
+  // scheduler's thread (a small model's initialisation: milliseconds).
+  std::function<Status(ConfigId, const nlohmann::json&)> create_config;
   std::vector<std::pair<WorkerId, worker_actor>> workers;  // holdings are in control
   checkpoint_actor checkpoint;
   scheduler_listener_actor listener;

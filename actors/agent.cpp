@@ -24,18 +24,32 @@ struct agent_state {
   std::vector<worker_actor> workers;
   std::map<shard_key, data_partition_actor> partitions;
   std::map<shard_key, std::string> checksums;
+  std::map<shard_key, int64_t> bytes_in_memory;  // shards read into memory (the rest are mapped)
   static inline const char* name = "cerebro.agent";
 };
 
 using agent_ptr = agent_actor::stateful_pointer<agent_state>;
 
-// Loads a verified shard file and hands it to a new data-partition actor.
+int64_t memory_in_use(const agent_state& st) {
+  int64_t total = 0;
+  for (const auto& [key, bytes] : st.bytes_in_memory) total += bytes;
+  return total;
+}
+
+// Loads a verified shard file and hands it to a new data-partition actor:
+// into memory while the node's budget allows, otherwise memory-mapped.
 Status hold(agent_ptr self, const shard_placement& p, const std::string& path) {
-  auto data = datasets::read_shard(path, p.checksum);
-  if (!data.ok()) return data.status();
   shard_key key{p.experiment, p.partition};
-  if (auto it = self->state.partitions.find(key); it != self->state.partitions.end())
+  if (auto it = self->state.partitions.find(key); it != self->state.partitions.end()) {
     self->send_exit(it->second, caf::exit_reason::user_shutdown);
+    self->state.partitions.erase(it);
+    self->state.bytes_in_memory.erase(key);
+  }
+  const int64_t budget = self->state.config.memory_budget_bytes;
+  const bool in_memory = budget <= 0 || memory_in_use(self->state) + p.bytes <= budget;
+  auto data = in_memory ? datasets::read_shard(path, p.checksum) : datasets::map_shard(path, p.checksum);
+  if (!data.ok()) return data.status();
+  if (in_memory) self->state.bytes_in_memory[key] = p.bytes;
   self->state.partitions[key] = spawn_data_partition(
       self->system(), p.partition, std::make_shared<const datasets::Dataset>(std::move(data).value()));
   self->state.checksums[key] = p.checksum;
@@ -125,15 +139,15 @@ agent_actor::behavior_type agent_behavior(agent_ptr self, agent_config config) {
           emit_log_line(fmt::format("agent {}: {} {}: {}", self->state.config.name, p.experiment, p.file, what));
         };
         if (fs::exists(cache_path, ec)) {
-          if (has_checksum(cache_path, p.checksum) && hold(self, p, cache_path).ok()) {
+          if (hold(self, p, cache_path).ok()) {  // hold verifies the checksum
             say("cached copy matches its checksum, no transfer");
             return true;
           }
           say("cached copy does not match its checksum, fetching it again");
           fs::remove(cache_path, ec);
         }
-        if (self->state.config.shared_filesystem && has_checksum(p.local_path, p.checksum)) {
-          auto held = hold(self, p, p.local_path);
+        if (self->state.config.shared_filesystem && !p.local_path.empty()) {
+          auto held = hold(self, p, p.local_path);  // verifies the checksum
           if (held.ok()) return true;
         }
         say(fmt::format("fetching {:.1f} MB in chunks of at most {:.1f} MB", p.bytes / 1e6, max_chunk_bytes / 1e6));
@@ -147,6 +161,7 @@ agent_actor::behavior_type agent_behavior(agent_ptr self, agent_config config) {
           if (it->first.first == experiment) {
             self->send_exit(it->second, caf::exit_reason::user_shutdown);
             self->state.checksums.erase(it->first);
+            self->state.bytes_in_memory.erase(it->first);
             it = self->state.partitions.erase(it);
           } else {
             ++it;

@@ -33,22 +33,78 @@ UnitLogEntry entry_of(const unit_result& r, uint64_t seed, double start_s, doubl
   return e;
 }
 
-checkpoint_actor::behavior_type checkpoint_behavior(checkpoint_actor::pointer, std::shared_ptr<StateStore> store) {
+// A commit received and not yet written: the group commit's queue.
+struct pending_commit {
+  unit_result result;
+  uint64_t seed = 0;
+  double start_s = 0, end_s = 0;
+  bool damage = false;
+  caf::typed_response_promise<UnitLogEntry> promise;
+};
+
+struct checkpoint_state {
+  std::shared_ptr<StateStore> store;
+  std::vector<pending_commit> pending;
+  static inline const char* name = "cerebro.checkpoint";
+};
+
+using checkpoint_ptr = checkpoint_actor::stateful_pointer<checkpoint_state>;
+
+// Writes every pending commit in one synced batch, then answers each (in the
+// order received): durable before acknowledged, one sync for all of them.
+void flush_commits(checkpoint_ptr self) {
+  auto pending = std::move(self->state.pending);
+  self->state.pending.clear();
+  const auto& faults = FaultInjection::instance();
+  for (size_t first = 0; first < pending.size();) {
+    // A test's crash "after the K-th commit" ends a batch at that commit, so
+    // exactly K commits are durable when it stops, grouped or not.
+    size_t end = pending.size();
+    for (size_t i = first; i < end; ++i)
+      if (faults.stops_at("after_commit", static_cast<int64_t>(i - first) + 1)) end = i + 1;
+    std::vector<StateStore::UnitCommit> units;
+    units.reserve(end - first);
+    for (size_t i = first; i < end; ++i) {
+      auto& p = pending[i];
+      units.push_back({entry_of(p.result, p.seed, p.start_s, p.end_s), &p.result.state, p.damage});
+    }
+    auto stored = self->state.store->commit_units(units);
+    for (size_t i = first; i < end; ++i) {
+      if (!stored.ok()) {
+        pending[i].promise.deliver(to_error(stored.status()));
+        continue;
+      }
+      // A test may stop here: the unit is durable but not yet acknowledged.
+      faults.crash_point("after_commit");
+      pending[i].promise.deliver((*stored)[i - first]);
+    }
+    first = end;
+  }
+}
+
+checkpoint_actor::behavior_type checkpoint_behavior(checkpoint_ptr self, std::shared_ptr<StateStore> store) {
+  self->state.store = store;
   return {
-      [store](commit_atom, const unit_result& r, uint64_t seed, double start_s,
-              double end_s) -> caf::result<UnitLogEntry> {
+      // Not written at once: the commit waits in `pending` for the flush this
+      // actor sends itself behind the messages already in its mailbox, so the
+      // commits that arrived together share one synced write.
+      [self](commit_atom, unit_result& r, uint64_t seed, double start_s,
+             double end_s) -> caf::result<UnitLogEntry> {
         FaultInjection::instance().crash_point("before_commit");
         // Counted per process: a run that recovers in place spawns a new
         // checkpoint actor and must not be damaged again at the same count.
         static std::atomic<int64_t> commits{0};
         bool damage = FaultInjection::instance().damage_state(++commits);
-        auto stored = store->commit_unit(entry_of(r, seed, start_s, end_s), r.state, damage);
-        if (!stored.ok()) return to_error(stored.status());
-        // A test may stop here: the unit is durable but not yet acknowledged.
-        FaultInjection::instance().crash_point("after_commit");
-        return std::move(stored).value();
+        auto promise = self->make_response_promise<UnitLogEntry>();
+        if (self->state.pending.empty()) self->send(self, flush_atom::value);
+        self->state.pending.push_back({std::move(r), seed, start_s, end_s, damage, promise});
+        return promise;
       },
-      [store](copy_atom, const state_copy& copy) -> caf::result<bool> {
+      [self](flush_atom) { flush_commits(self); },
+      // Every other request first writes the commits received before it, so
+      // it sees the store as if each commit had been written on arrival.
+      [self, store](copy_atom, const state_copy& copy) -> caf::result<bool> {
+        flush_commits(self);
         auto params = nlohmann::json::parse(copy.params_json, nullptr, false);
         if (params.is_discarded())
           return to_error(Status::invalid_argument(
@@ -57,12 +113,14 @@ checkpoint_actor::behavior_type checkpoint_behavior(checkpoint_actor::pointer, s
         if (!copied.ok()) return to_error(copied);
         return true;
       },
-      [store](decision_atom, const SearchDecision& decision) -> caf::result<bool> {
+      [self, store](decision_atom, const SearchDecision& decision) -> caf::result<bool> {
+        flush_commits(self);
         auto stored = store->put_decision(to_json(decision));
         if (!stored.ok()) return to_error(stored);
         return true;
       },
-      [store](decision_atom, const std::string& user_action_json) -> caf::result<bool> {
+      [self, store](decision_atom, const std::string& user_action_json) -> caf::result<bool> {
+        flush_commits(self);
         auto record = nlohmann::json::parse(user_action_json, nullptr, false);
         if (record.is_discarded()) return to_error(Status::invalid_argument("a user action record is not JSON"));
         auto stored = store->put_decision(record);
@@ -71,7 +129,8 @@ checkpoint_actor::behavior_type checkpoint_behavior(checkpoint_actor::pointer, s
       },
       // Fails with the store's code: corruption only when the state fails its
       // checksum (the scheduler then rolls back), io_error or not_found else.
-      [store](latest_atom, ConfigId config) -> caf::result<StateBytes> {
+      [self, store](latest_atom, ConfigId config) -> caf::result<StateBytes> {
+        flush_commits(self);
         static std::atomic<int64_t> reads{0};
         if (FaultInjection::instance().unreadable_state(++reads))
           return to_error(Status::io_error(fmt::format("config {}: reading its state failed (injected)", config)));

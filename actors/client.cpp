@@ -297,6 +297,12 @@ Result<nlohmann::json> Client::top(const std::string& experiment, int32_t rows) 
 Result<nlohmann::json> Client::configs(const std::string& experiment) {
   return control_json({"", experiment, SteeringCommand::configs, -1, {}, 0});
 }
+Result<nlohmann::json> Client::detail(const std::string& experiment) {
+  return control_json({"", experiment, SteeringCommand::detail, -1, {}, 0});
+}
+Result<nlohmann::json> Client::units(const std::string& experiment) {
+  return control_json({"", experiment, SteeringCommand::units, -1, {}, 0});
+}
 
 Result<nlohmann::json> Client::export_model(const std::string& experiment, ConfigId config, const std::string& path) {
   auto reply = control({"", experiment, SteeringCommand::export_model, config, {}, 0}, std::max(request_timeout_s, 120.0));

@@ -117,6 +117,10 @@ class Client {
   Result<nlohmann::json> show(const std::string& experiment, ConfigId config);
   Result<nlohmann::json> top(const std::string& experiment, int32_t rows);
   Result<nlohmann::json> configs(const std::string& experiment);
+  // The HTTP API's views (runtime/api/experiment_view.hpp): the whole
+  // experiment (configs, per-epoch metrics, best, spec) and its unit log.
+  Result<nlohmann::json> detail(const std::string& experiment);
+  Result<nlohmann::json> units(const std::string& experiment);
   // Writes `config`'s latest model to `path` as TorchScript (torch::jit::load).
   Result<nlohmann::json> export_model(const std::string& experiment, ConfigId config, const std::string& path);
 

@@ -14,6 +14,7 @@
 #include "runtime/base/time_format.hpp"
 #include "runtime/cluster/agent_liveness.hpp"
 #include "runtime/net/cluster_validation.hpp"
+#include "runtime/net/error_category.hpp"
 #include "runtime/search/spec_loader.hpp"
 #include "runtime/spec/spec.hpp"
 #include "runtime/store/state_store.hpp"
@@ -261,6 +262,9 @@ nlohmann::json status_json(coordinator_ptr self) {
                            {"status", to_string(e.status)},
                            {"units_done", e.progress.units_done},
                            {"units_total", e.progress.units_total},
+                           {"units_running", e.progress.running_units.size()},
+                           {"units_failed", e.progress.units_failed},
+                           {"metric", e.metric},
                            {"epoch_low", e.progress.epoch_low},
                            {"epoch_high", e.progress.epoch_high},
                            {"elapsed_s", e.progress.elapsed_s}});
@@ -358,9 +362,9 @@ coordinator_actor::behavior_type coordinator_behavior(coordinator_ptr self, coor
           log_line("refused a submission: wrong token");
           return caf::make_error(caf::sec::runtime_error, "wrong token");
         }
-        if (r.spec_text.size() > (1u << 20)) return caf::make_error(caf::sec::runtime_error, "spec too large");
+        if (r.spec_text.size() > (1u << 20)) return make_error(StatusCode::invalid_argument, "spec too large");
         auto spec = parse_spec_string(r.spec_text, r.spec_dir, r.origin);
-        if (!spec.ok()) return caf::make_error(caf::sec::runtime_error, spec.error());
+        if (!spec.ok()) return make_error(StatusCode::invalid_argument, spec.error());
         for (auto& [id, existing] : self->state.experiments) {
           if ((existing.status == ExperimentStatus::running || existing.status == ExperimentStatus::waiting) &&
               existing.spec_text == spec->source_text) {

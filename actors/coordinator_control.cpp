@@ -43,8 +43,9 @@ caf::result<control_reply> handle_control(coordinator_actor::pointer self, const
   if (request.settings.size() > 64) return refuse("too many settings");
   auto found = view.find(request.experiment);
   if (!found)
-    return refuse(request.experiment.empty() ? std::string("no experiment has been submitted yet")
-                                             : fmt::format("no experiment {}", request.experiment.substr(0, 80)));
+    return make_error(StatusCode::not_found, request.experiment.empty()
+                                                 ? std::string("no experiment has been submitted yet")
+                                                 : fmt::format("no experiment {}", request.experiment.substr(0, 80)));
   auto experiment = std::move(*found);
   request.experiment = experiment.id;
   if (experiment.status == ExperimentStatus::running) {
@@ -70,7 +71,7 @@ caf::result<control_reply> handle_control(coordinator_actor::pointer self, const
   auto store = open_finished_store(experiment.run_dir);
   if (!store.ok()) return refuse(store.error());
   auto reply = answer_from_store(**store, request, experiment.run_dir, false);
-  if (!reply.ok()) return refuse(reply.error());
+  if (!reply.ok()) return make_error(reply.code(), reply.error());
   reply->experiment = experiment.id;
   return std::move(reply).value();
 }

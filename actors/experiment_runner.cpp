@@ -67,11 +67,11 @@ Result<nlohmann::json> run_embedded(const RunOptions& options, const RunObserver
                 : options.spec.cluster.workers > 0 ? options.spec.cluster.workers
                                                    : default_workers();
   cerebro_system_config config(system_role::embedded);
-  config.set("scheduler.max-threads", std::max(2, std::min(workers, 4)));
   caf::actor_system system(config);
   // One agent in this process, on the run directory's own files: the same
   // placement path as a cluster, with the transfer skipped (shared filesystem).
-  auto local = spawn_agent(system, agent_config{"local", (fs::path(options.out_dir) / "agent").string(), workers, true});
+  auto local = spawn_agent(system, agent_config{"local", (fs::path(options.out_dir) / "agent").string(), workers, true,
+                                                options.spec.cluster.memory_mb << 20});
   ClusterView cluster;
   cluster.agents.push_back({"local", local.agent, local.workers});
   auto result = run_experiment(system, options, cluster, observer);

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "datasets/manifest.hpp"
+#include "datasets/prepared_cache.hpp"
 #include "actors/system_config.hpp"
 #include "runtime/net/interfaces.hpp"
 #include "runtime/net/messages.hpp"
@@ -73,6 +74,12 @@ Result<nlohmann::json> run_embedded(const RunOptions& options, const RunObserver
 // one per worker): what `cerebro prepare` and a run's setup do.
 Result<datasets::Manifest> prepare_dataset(const ExperimentSpec& spec, const std::string& out_dir, int partitions,
                                            const std::function<void(const std::string&)>& line = {});
+
+// Finds the spec's prepared dataset in the shared cache
+// (datasets/prepared_cache.hpp, at default_cache_dir()) or prepares it there:
+// what a run, the REPL, the coordinator and `cerebro prepare` without --out do.
+Result<datasets::CachedData> prepare_into_cache(const ExperimentSpec& spec, int partitions,
+                                               const std::function<void(const std::string&)>& line = {});
 
 // The number of workers a run uses when neither flag nor spec says.
 int default_workers();

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "models/predict.hpp"
+#include "runtime/api/experiment_view.hpp"
 #include "runtime/base/file_io.hpp"
 #include "runtime/scheduling/experiment_control.hpp"
 #include "runtime/store/run_summary.hpp"
@@ -31,9 +32,9 @@ Result<ConfigRecord> find_config(const StateStore& store, ConfigId id) {
   auto configs = store.configs();
   for (auto& c : configs)
     if (c.id == id) return c;
-  if (configs.empty()) return Status::error(fmt::format("the experiment has no config {} (it has none yet)", id));
-  return Status::error(fmt::format("the experiment has no config {} (configs: {}..{})", id, configs.front().id,
-                                   configs.back().id));
+  if (configs.empty()) return Status::not_found(fmt::format("the experiment has no config {} (it has none yet)", id));
+  return Status::not_found(fmt::format("the experiment has no config {} (configs: {}..{})", id, configs.front().id,
+                                       configs.back().id));
 }
 
 Result<models::ShapeInfo> stored_shape(const StateStore& store) {
@@ -123,6 +124,14 @@ Result<control_reply> answer_from_store(const StateStore& store, const control_r
     reply.json = top_json(store, r.rows, paused).dump();
     return reply;
   }
+  if (r.command == SteeringCommand::detail) {
+    reply.json = api::experiment_view(api::ExperimentFacts{store, paused}).dump();
+    return reply;
+  }
+  if (r.command == SteeringCommand::units) {
+    reply.json = api::units_view(store.unit_log()).dump();
+    return reply;
+  }
   if (r.command == SteeringCommand::configs) {
     nlohmann::json ids = nlohmann::json::array();
     for (const auto& c : store.configs()) ids.push_back(c.id);
@@ -202,7 +211,9 @@ Result<control_reply> ExperimentSteering::add(caf::blocking_actor* self, const c
   }
   auto params = apply_settings(base.params, r.settings);
   if (!params.ok()) return params.status();
-  if (auto ok = models::check_params(*params, context_.shape); !ok.ok()) return ok;
+  // Parameters the model cannot take are bad input (the HTTP API answers 400).
+  if (auto ok = models::check_params(*params, context_.shape); !ok.ok())
+    return ok.code() == StatusCode::unknown ? Status::invalid_argument(ok.message()) : ok;
   const ConfigId id = context_.next_config;
   Result<std::string> state = Status::error("no state");
   if (clone) {

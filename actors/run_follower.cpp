@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "runtime/net/error_category.hpp"
 #include "runtime/search/search_registry.hpp"
 #include "actors/actors.hpp"
 #include "actors/experiment_steering.hpp"
@@ -58,7 +59,9 @@ Result<experiment_done> train(caf::actor_system& system, const RunOptions& optio
   sc.control = r.control;
   sc.experiment = options.experiment_id;
   sc.shape = s.shape;
+  sc.augmentation = s.augmentation;
   sc.params_json = r.params_json;
+  sc.create_config = [&r](ConfigId id, const nlohmann::json& params) { return create_config(r, id, params); };
   sc.checkpoint = spawn_checkpoint(system, r.store);
   for (size_t a = 0; a < cluster.agents.size(); ++a) {
     for (const auto& worker : cluster.agents[a].workers) {
@@ -164,7 +167,8 @@ Result<experiment_done> train(caf::actor_system& system, const RunOptions& optio
           reply->experiment = request.experiment;
           promise.deliver(std::move(reply).value());
         } else {
-          promise.deliver(caf::make_error(caf::sec::runtime_error, reply.error()));
+          // With its code: the HTTP API answers not_found with 404, invalid_argument with 400.
+          promise.deliver(make_error(reply.code(), reply.error()));
         }
       },
       [&](done_atom, const experiment_done& d) {

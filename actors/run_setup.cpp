@@ -1,5 +1,6 @@
 #include "actors/run_setup.hpp"
 
+#include <algorithm>
 #include <thread>
 
 #include <fmt/format.h>
@@ -7,6 +8,7 @@
 #include "runtime/base/file_io.hpp"
 #include "datasets/dataset_source.hpp"
 #include "datasets/idx.hpp"
+#include "datasets/prepared_cache.hpp"
 #include "models/cost_probe.hpp"
 #include "models/predict.hpp"
 #include "runtime/run/run_recovery.hpp"
@@ -37,6 +39,15 @@ Result<datasets::PrepareOptions> prepare_options(const ExperimentSpec& spec, int
       o.test_images = d.test_images;
       o.test_labels = d.test_labels;
     }
+  } else if (datasets::parse_builtin_source(d.source) == datasets::BuiltinSource::images) {
+    o.images.path = d.path;
+    if (d.image_size.size() == 2) {
+      o.images.height = d.image_size[0];
+      o.images.width = d.image_size[1];
+    }
+    o.images.channels = d.color == "rgb" ? 3 : 1;
+    o.images.resize = d.resize;
+    o.images.skip_bad = d.skip_bad;
   } else {
     o.train_csv = d.train;
     o.test_csv = d.test;
@@ -80,6 +91,51 @@ Status check_task(const ExperimentSpec& spec, const Setup& s) {
   return Status::ok_status();
 }
 
+// The coordinator's side of a run needs partition 0 (pilot forward passes)
+// and the validation and test sets; the agents hold the partitions. Dropping
+// the other mappings keeps their pages out of this process.
+void keep_only_the_pilot_partition(datasets::PreparedData& data) {
+  for (size_t i = 1; i < data.partitions.size(); ++i) data.partitions[i].reset();
+}
+
+// The spec's [data] augment, for samples of `shape` (images: channels, height, width).
+Result<datasets::Augmentation> augmentation_for(const DataSpec& d, const std::vector<int64_t>& shape) {
+  datasets::Augmentation a;
+  auto has = [&](const char* name) { return std::find(d.augment.begin(), d.augment.end(), name) != d.augment.end(); };
+  a.random_crop = has("random_crop");
+  a.hflip = has("hflip");
+  a.crop_padding = d.crop_padding;
+  if (a.any() && shape.size() != 3)
+    return Status::invalid_argument(fmt::format("[data] augment needs image samples (channels, height, width), "
+                                                "but the data's samples have shape [{}]", fmt::join(shape, ",")));
+  return a;
+}
+
+// A resumed run whose data/ links into the cache finds its entry again: when
+// the entry was pruned or damaged meanwhile it is prepared again, and it must
+// come out under the same key (the same source files and parameters), or the
+// run would go on with other data.
+Status relink_cached_data(const StateStore& store, const ExperimentSpec& spec, const fs::path& dir, const Say& say) {
+  const fs::path link = dir / "data";
+  std::error_code ec;
+  if (!fs::is_symlink(link, ec)) return Status::ok_status();  // its own copy, or a run from before the cache
+  if (datasets::verify_prepared(link.string()).ok()) return Status::ok_status();
+  auto partitions = store.get_meta("data_partitions");
+  const fs::path target = fs::read_symlink(link, ec);
+  if (!partitions || !spec.data.cache) return Status::ok_status();  // loading reports what is wrong
+  say(fmt::format("the run's prepared data ({}) is missing or damaged; preparing it again", target.string()));
+  auto cached = prepare_into_cache(spec, std::stoi(*partitions), say);
+  if (!cached.ok()) return cached.status();
+  if (fs::path(cached->dir).filename() != target.filename())
+    return Status::failed_precondition(fmt::format(
+        "{}: the source data or its preparation changed since the run started (cache entry {}, was {}): "
+        "the run cannot resume on other data", dir.string(), cached->name, target.filename().string()));
+  fs::remove(link, ec);
+  fs::create_directory_symlink(cached->dir, link, ec);
+  if (ec) return Status::io_error(fmt::format("{}: cannot link the prepared data: {}", link.string(), ec.message()));
+  return Status::ok_status();
+}
+
 Result<Setup> set_up(const RunOptions& options, int workers, const fs::path& dir, const RunObserver& observer) {
   const auto& spec = options.spec;
   Setup s;
@@ -89,18 +145,35 @@ Result<Setup> set_up(const RunOptions& options, int workers, const fs::path& dir
   if (!configs.ok()) return configs.status();
   s.configs = std::move(configs).value();
 
-  std::string data_dir = options.prepared_data_dir;
-  if (data_dir.empty()) {
-    data_dir = (dir / "data").string();
+  // The run's data/ is the prepared dataset: a link to the shared cache's
+  // entry (prepared there unless it is ready), or, uncached, its own copy.
+  const std::string data_dir = (dir / "data").string();
+  std::error_code ec;
+  if (!options.prepared_data_dir.empty()) {  // a replay: the original run's data
+    fs::create_directory_symlink(fs::canonical(options.prepared_data_dir, ec), data_dir, ec);
+    if (ec) return Status::io_error(fmt::format("{}: cannot link the prepared data: {}", data_dir, ec.message()));
+  } else if (auto options_for_data = prepare_options(spec, s.partitions);
+             options_for_data.ok() && spec.data.cache && datasets::is_cacheable(*options_for_data)) {
+    auto cached = prepare_into_cache(spec, s.partitions, observer.line);
+    if (!cached.ok()) return cached.status();
+    fs::create_directory_symlink(cached->dir, data_dir, ec);
+    if (ec) return Status::io_error(fmt::format("{}: cannot link the prepared data: {}", data_dir, ec.message()));
+  } else {
     auto manifest = prepare_dataset(spec, data_dir, s.partitions, observer.line);
     if (!manifest.ok()) return manifest.status();
   }
-  auto data = datasets::load_prepared(data_dir);
+  // Mapped: this process reads the pilot, validation and test examples
+  // through the page cache; the partitions are the agents' to hold.
+  auto data = datasets::load_prepared(data_dir, datasets::ShardStorage::mapped);
   if (!data.ok()) return data.status();
   s.data_dir = data_dir;
   s.data = std::move(data).value();
+  keep_only_the_pilot_partition(s.data);
   s.partitions = static_cast<int>(s.data.partitions.size());
   s.shape = shape_of(s.data.manifest);
+  auto augmentation = augmentation_for(spec.data, s.shape.sample_shape);
+  if (!augmentation.ok()) return augmentation.status();
+  s.augmentation = *augmentation;
   for (const auto& c : s.configs) {
     auto ok = models::check_params(c.params, s.shape);
     if (!ok.ok()) return ok.with_context(fmt::format("[space] config {} ({})", c.id, describe_params(c.params)));
@@ -110,7 +183,45 @@ Result<Setup> set_up(const RunOptions& options, int workers, const fs::path& dir
 }
 
 
+// The initial state of config `id`: the warm-start checkpoint when asked for
+// and one matches, else a fresh initialisation (with its pilot check).
+Result<std::string> initial_state_of(const Prepared& r, ConfigId id, const nlohmann::json& params) {
+  if (r.spec.from_checkpoint) {
+    if (const WarmConfig* w = find_warm_config(r.warm, params)) {
+      auto earlier = StateStore::open((fs::path(w->run_dir) / "state").string(), false);
+      if (!earlier.ok()) return earlier.status().with_context("[experiment] from_checkpoint: " + w->run_dir);
+      auto state = (*earlier)->latest_state(w->id);
+      if (!state.ok())
+        return state.status().with_context(fmt::format("[experiment] from_checkpoint: {} config {}", w->run_dir, w->id));
+      return state;
+    }
+  }
+  return models::initial_state(params, r.setup.shape, *r.setup.data.partitions.at(0), unit_seed(r.spec.seed, {id, -1, -1}));
+}
+
+// The trainable parameters of a config's model, built on the run's data shape.
+ParametersOf parameters_of(const models::ShapeInfo& shape) {
+  return [shape](const nlohmann::json& params) -> Result<double> {
+    auto count = models::parameter_count(params, shape);
+    if (!count.ok()) return count.status();
+    return static_cast<double>(*count);
+  };
+}
+
 }  // namespace
+
+Status create_config(const Prepared& r, ConfigId id, const nlohmann::json& params) {
+  ConfigRecord record{id, params, ConfigStatus::running, ""};
+  auto init = initial_state_of(r, id, params);
+  if (init.ok()) {
+    if (auto st = r.store->put_initial_state(id, *init); !st.ok()) return st;
+  } else {
+    record.status = ConfigStatus::failed;
+    record.error = init.error();
+  }
+  if (auto st = r.store->put_config(record); !st.ok()) return st;
+  return init.ok() ? Status::ok_status() : init.status();
+}
 
 Result<datasets::Manifest> prepare_dataset(const ExperimentSpec& spec, const std::string& out_dir, int partitions,
                                            const std::function<void(const std::string&)>& line) {
@@ -121,6 +232,16 @@ Result<datasets::Manifest> prepare_dataset(const ExperimentSpec& spec, const std
   return datasets::prepare(*options, out_dir, line);
 }
 
+Result<datasets::CachedData> prepare_into_cache(const ExperimentSpec& spec, int partitions,
+                                               const std::function<void(const std::string&)>& line) {
+  if (partitions <= 0) partitions = spec.data.partitions > 0 ? spec.data.partitions
+                                    : spec.cluster.workers > 0 ? spec.cluster.workers : default_workers();
+  auto options = prepare_options(spec, partitions);
+  if (!options.ok()) return options.status();
+  datasets::PreparedCache cache(datasets::default_cache_dir());
+  return cache.find_or_prepare(*options, line);
+}
+
 int default_workers() { return std::max(1u, std::thread::hardware_concurrency()); }
 
 Result<Prepared> start_new(const RunOptions& options, const ClusterView& cluster, const fs::path& dir,
@@ -128,6 +249,12 @@ Result<Prepared> start_new(const RunOptions& options, const ClusterView& cluster
   Prepared r;
   r.spec = options.spec;
   const auto& spec = r.spec;
+  // Before any data is prepared: a bad warm_start is an input error.
+  if (!spec.warm_start.empty()) {
+    auto warm = load_warm_start(spec);
+    if (!warm.ok()) return warm.status();
+    r.warm = std::move(warm).value();
+  }
   auto setup = set_up(options, cluster.total_workers(), dir, observer);
   if (!setup.ok()) return setup.status();
   r.setup = std::move(setup).value();
@@ -145,29 +272,37 @@ Result<Prepared> start_new(const RunOptions& options, const ClusterView& cluster
   r.store->put_meta("model_info", info.dump());
   if (auto st = write_file_atomically((dir / models::kModelInfoFile).string(), info.dump(2) + "\n"); !st.ok()) return st;
   r.store->put_meta("experiment_id", options.experiment_id);
+  r.store->put_meta("data_partitions", std::to_string(s.partitions));
   r.store->set_keep_epoch_states(spec.search == SearchKind::pbt);
-  auto control = make_run_control(spec, options.replay_of, s.configs, s.partitions);
+  if (!spec.warm_start.empty()) {
+    r.store->put_meta("warm_start", to_json(r.warm).dump());
+    if (spec.search != SearchKind::tpe) {
+      for (const auto& [id, w] : seed_configs(s.configs, r.warm))
+        say(fmt::format("config {} is config {} of {} (warm start, {} {})", id, w.id, w.run_dir,
+                        to_string(spec.metric), spec.metric.higher_is_better() ? w.score : -w.score));
+    } else {
+      say(fmt::format("tpe starts with {} finished configs of {} earlier run(s)", r.warm.size(), spec.warm_start.size()));
+    }
+  }
+  auto control = make_run_control(spec, options.replay_of, s.configs, s.partitions, r.warm, parameters_of(s.shape));
   if (!control.ok()) return control.status();
   r.control = *control;
 
   // Initial states, one config at a time (initialisation draws from torch's
   // global generator): the pilot forward pass rejects configs that do not fit.
+  // tpe has none yet: the scheduler creates its configs as they are proposed
+  // (they get no cost priors; the policy learns their costs as they train).
   std::vector<std::pair<ConfigId, nlohmann::json>> accepted;
   for (const auto& c : s.configs) {
-    ConfigRecord record{c.id, c.params, ConfigStatus::running, ""};
-    auto init = models::initial_state(c.params, s.shape, *s.data.partitions.at(0), unit_seed(spec.seed, {c.id, -1, -1}));
-    if (init.ok()) {
-      r.store->put_initial_state(c.id, *init);
+    auto made = create_config(r, c.id, c.params);
+    if (made.ok()) {
       r.control->add_config(c.id, spec.epochs);
       r.params_json[c.id] = c.params.dump();
       accepted.emplace_back(c.id, c.params);
     } else {
-      record.status = ConfigStatus::failed;
-      record.error = init.error();
-      r.control->reject_config(c.id, init.error());
-      say(fmt::format("config {} ({}) failed its pilot check: {}", c.id, describe_params(c.params), init.error()));
+      r.control->reject_config(c.id, made.message());
+      say(fmt::format("config {} ({}) failed its pilot check: {}", c.id, describe_params(c.params), made.message()));
     }
-    r.store->put_config(record);
   }
   // Cost priors, so the policy starts the heavy configs' long chains first
   // (runtime/scheduling/cost_prior.hpp); kept for resuming and simulating.
@@ -178,8 +313,13 @@ Result<Prepared> start_new(const RunOptions& options, const ClusterView& cluster
   estimated.priors.apply_to(*r.control);
   r.store->put_meta("cost_priors", estimated.priors.to_json().dump());
   guard.keep();  // from here on the run directory is a (resumable) record
-  say(fmt::format("training {} configs x {} partitions x {} epochs on {} workers", r.params_json.size(),
-                  s.partitions, spec.epochs, s.workers));
+  if (spec.search == SearchKind::tpe) {
+    say(fmt::format("tpe: {} configs, proposed as workers free, x {} partitions x {} epochs on {} workers",
+                    spec.samples, s.partitions, spec.epochs, s.workers));
+  } else {
+    say(fmt::format("training {} configs x {} partitions x {} epochs on {} workers", r.params_json.size(),
+                    s.partitions, spec.epochs, s.workers));
+  }
   return r;
 }
 
@@ -202,12 +342,19 @@ Result<Prepared> reopen(const RunOptions& options, const ClusterView& cluster, c
   auto& s = r.setup;
   s.workers = cluster.total_workers();
   s.data_dir = (dir / "data").string();
-  auto data = datasets::load_prepared(s.data_dir);
+  if (auto relinked = relink_cached_data(*r.store, r.spec, dir, say); !relinked.ok()) return relinked;
+  auto data = datasets::load_prepared(s.data_dir, datasets::ShardStorage::mapped);
   if (!data.ok()) return data.status();
   s.data = std::move(data).value();
   s.partitions = static_cast<int>(s.data.partitions.size());
+  keep_only_the_pilot_partition(s.data);
   s.shape = shape_of(s.data.manifest);
-  auto recovered = recover_run(*r.store, r.spec, options.replay_of, s.partitions, dir.string(), say);
+  auto augmentation = augmentation_for(r.spec.data, s.shape.sample_shape);
+  if (!augmentation.ok()) return augmentation.status();
+  s.augmentation = *augmentation;
+  if (auto text = r.store->get_meta("warm_start")) r.warm = warm_configs_from_json(nlohmann::json::parse(*text));
+  auto recovered = recover_run(*r.store, r.spec, options.replay_of, s.partitions, dir.string(), say,
+                               parameters_of(s.shape));
   if (!recovered.ok()) return recovered.status();
   s.configs = std::move(recovered->configs);
   r.control = recovered->control;

@@ -14,6 +14,7 @@
 #include "datasets/prepare.hpp"
 #include "models/unit_trainer.hpp"
 #include "runtime/run/run_control.hpp"
+#include "runtime/run/warm_start.hpp"
 #include "runtime/scheduling/experiment_control.hpp"
 #include "runtime/search/search_space.hpp"
 
@@ -23,8 +24,9 @@ namespace cerebro {
 struct Setup {
   std::vector<ConfigParams> configs;
   std::string data_dir;  // the prepared partitions (this run's, or reused)
-  datasets::PreparedData data;
+  datasets::PreparedData data;  // memory-mapped; of the partitions only partition 0 (the pilot) is loaded
   models::ShapeInfo shape;
+  datasets::Augmentation augmentation;  // from the spec's [data] augment
   int workers = 0;
   int partitions = 0;
 };
@@ -37,7 +39,15 @@ struct Prepared {
   std::shared_ptr<StateStore> store;
   std::shared_ptr<ExperimentControl> control;
   std::map<ConfigId, std::string> params_json;
+  std::vector<WarmConfig> warm;  // what the run is warm-started with ([experiment] warm_start)
 };
+
+// Makes config `id` with `params` durable: its initial state (a fresh
+// initialisation with its pilot check, or, with from_checkpoint, the latest
+// state of the warm-start config with the same params) and its record
+// (failed, with the reason, when the pilot check fails). Used for the
+// configs a run starts with and for those its search proposes (tpe).
+Status create_config(const Prepared& r, ConfigId id, const nlohmann::json& params);
 
 // Removes the run directory unless the run got far enough to keep it.
 class RunDirGuard {

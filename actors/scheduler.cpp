@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "actors/actors.hpp"
+#include "runtime/search/search_space.hpp"
 #include "runtime/net/error_category.hpp"
 
 namespace cerebro {
@@ -53,6 +54,22 @@ void dispatch(scheduler_ptr self);
 // (PBT): a copied-into config is dispatched only after its copy is durable.
 void apply_search(scheduler_ptr self) {
   auto& control = *self->state.config.control;
+  // Configs the search proposed (tpe): durable before they are scheduled. A
+  // rejected one frees its slot, and the search may propose again.
+  for (auto proposals = control.take_proposals(); !proposals.empty(); proposals = control.take_proposals()) {
+    for (const auto& p : proposals) {
+      auto& create = self->state.config.create_config;
+      Status made = create ? create(p.config, p.params) : Status::error("this run cannot create configs");
+      if (made.ok()) {
+        self->state.config.params_json[p.config] = p.params.dump();
+        control.on_config_created(p.config);
+        report(self, fmt::format("config {} proposed by {} ({}): {}", p.config, control.search().name(), p.reason,
+                                 describe_params(p.params)));
+      } else {
+        report(self, control.on_config_rejected(p.config, made.message()));
+      }
+    }
+  }
   for (const auto& d : control.take_decisions())
     self->request(self->state.config.checkpoint, caf::infinite, decision_atom::value, d)
         .then([](bool) {}, [self](const caf::error& e) { report(self, "cannot record a decision: " + caf::to_string(e)); });
@@ -151,6 +168,9 @@ void run(scheduler_ptr self, const Dispatch& d) {
             task.attempt = d.attempt;
             task.seed = d.seed;
             task.validate = d.validate;
+            task.augment_hflip = self->state.config.augmentation.hflip;
+            task.augment_crop_padding =
+                self->state.config.augmentation.random_crop ? self->state.config.augmentation.crop_padding : 0;
             task.params_json = self->state.config.params_json.at(d.unit.config);
             task.state = std::move(state);
             auto worker = self->state.workers.at(d.worker);

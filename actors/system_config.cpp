@@ -1,5 +1,6 @@
 #include "actors/system_config.hpp"
 
+#include <chrono>
 #include <filesystem>
 
 #include <caf/openssl/all.hpp>
@@ -17,7 +18,28 @@ std::string tls_options::problem() const {
   return {};
 }
 
+namespace {
+
+// CAF's scheduler threads must not compete with training for the cores.
+// CAF 0.17's defaults start max(cores, 4) of them, and after every message
+// each one polls its queue 500 more times with 50 us sleeps (about 25 ms of
+// wake-ups, measured as a few % of a core per thread on a 2-core VM while
+// units train); heartbeats, progress and hops keep them there. Training runs
+// in detached actors (own threads), so the scheduled actors (scheduler,
+// runner, agent, data partitions) need little: two threads, and an idle one
+// sleeps on its condition variable at once (a message from another thread
+// wakes it; stealing is checked every 10 ms).
+void quiet_scheduler_threads(caf::actor_system_config& config) {
+  config.set("scheduler.max-threads", 2);
+  config.set("work-stealing.aggressive-poll-attempts", 10);
+  config.set("work-stealing.moderate-poll-attempts", 0);
+  config.set("work-stealing.relaxed-sleep-duration", caf::timespan{std::chrono::milliseconds(10)});
+}
+
+}  // namespace
+
 cerebro_system_config::cerebro_system_config(system_role role, const tls_options& tls) {
+  quiet_scheduler_threads(*this);
   register_message_types(*this);
   register_cluster_message_types(*this);
   if (role == system_role::embedded) return;

@@ -40,6 +40,9 @@ unit_result run_unit(const worker_state& st, const unit_task& task) {
   in.partition = st.leases.at({task.experiment, task.partition}).get();
   in.validation = task.validate ? st.leases.at({task.experiment, validation_partition}).get() : nullptr;
   in.seed = task.seed;
+  in.augmentation.hflip = task.augment_hflip;
+  in.augmentation.random_crop = task.augment_crop_padding > 0;
+  in.augmentation.crop_padding = task.augment_crop_padding;
   const auto& faults = FaultInjection::instance();
   if (faults.fail_unit(task.config, task.partition, task.epoch, task.attempt)) {
     r.status = UnitStatus::failed;
@@ -80,15 +83,18 @@ using LeaseCallback = std::function<void(const std::string& error)>;
 
 using worker_ptr = worker_actor::stateful_pointer<worker_state>;
 
-void with_leases(worker_ptr self, const unit_task& task, LeaseCallback then) {
-  std::vector<PartitionId> needed{task.partition};
-  if (task.validate) needed.push_back(validation_partition);
+// The task is shared, not copied, into the callbacks: it carries the state.
+using SharedTask = std::shared_ptr<const unit_task>;
+
+void with_leases(worker_ptr self, SharedTask task, LeaseCallback then) {
+  std::vector<PartitionId> needed{task->partition};
+  if (task->validate) needed.push_back(validation_partition);
   for (auto id : needed) {
-    if (self->state.leases.count({task.experiment, id})) continue;
-    self->request(self->state.config.directory, caf::infinite, borrow_atom::value, task.experiment, id)
+    if (self->state.leases.count({task->experiment, id})) continue;
+    self->request(self->state.config.directory, caf::infinite, borrow_atom::value, task->experiment, id)
         .then(
             [self, task, then](const partition_lease& lease) {
-              self->state.leases[{task.experiment, lease.partition}] = lease.data;
+              self->state.leases[{task->experiment, lease.partition}] = lease.data;
               with_leases(self, task, then);
             },
             [then](const caf::error& e) { then("cannot borrow a partition: " + caf::to_string(e)); });
@@ -107,7 +113,9 @@ worker_actor::behavior_type worker_behavior(worker_ptr self, worker_config confi
           return caf::make_error(caf::sec::runtime_error, "injected worker exit (test)");
         }
         auto promise = self->make_response_promise<unit_result>();
-        with_leases(self, task, [self, task, promise](const std::string& error) mutable {
+        auto shared = std::make_shared<const unit_task>(std::move(task));
+        with_leases(self, shared, [self, shared, promise](const std::string& error) mutable {
+          const unit_task& task = *shared;
           if (!error.empty()) {
             unit_result r;
             r.config = task.config;

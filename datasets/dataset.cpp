@@ -61,7 +61,7 @@ Dataset gather(const Dataset& from, const std::vector<int64_t>& idx, int64_t beg
       throw std::out_of_range("gather: index " + std::to_string(src) + " is outside a dataset of " +
                               std::to_string(from.size()) + " examples");
     }
-    std::memcpy(out.features.data() + row * numel, from.features.data() + static_cast<size_t>(src) * numel,
+    std::memcpy(out.features.data() + row * numel, from.feature_data() + static_cast<size_t>(src) * numel,
                 numel * sizeof(float));
     if (from.has_targets()) {
       std::memcpy(out.targets.data() + row * width, from.targets.data() + static_cast<size_t>(src) * width,

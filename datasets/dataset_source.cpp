@@ -58,8 +58,8 @@ Status check_source_data(const SourceData& data) {
 }  // namespace
 
 namespace {
-const std::pair<BuiltinSource, const char*> builtin_source_names[] = {{BuiltinSource::idx, "idx"},
-                                                                      {BuiltinSource::csv, "csv"}};
+const std::pair<BuiltinSource, const char*> builtin_source_names[] = {
+    {BuiltinSource::idx, "idx"}, {BuiltinSource::csv, "csv"}, {BuiltinSource::images, "images"}};
 }  // namespace
 
 const std::vector<std::string>& builtin_dataset_sources() {

@@ -30,7 +30,7 @@ struct SourceData {
 using DatasetLoader = std::function<Result<SourceData>()>;
 
 // Registers `loader` under `name`. Thread-safe. Registering a name again
-// replaces its loader. Refuses the built-in names ("idx", "csv") and names
+// replaces its loader. Refuses the built-in names ("idx", "csv", "images") and names
 // that are not lower-case letters, digits, '_' or '-' (starting with a letter).
 Status register_dataset_source(const std::string& name, DatasetLoader loader);
 
@@ -40,15 +40,15 @@ bool unregister_dataset_source(const std::string& name);
 // Names of the registered sources, sorted (the built-ins are not listed).
 std::vector<std::string> registered_dataset_sources();
 
-// The built-in sources, "idx" and "csv".
+// The built-in sources, "idx", "csv" and "images".
 const std::vector<std::string>& builtin_dataset_sources();
 
 // The built-in sources as a kind. A spec and PrepareOptions keep the source's
 // name (a registered source is only a name); code that branches on a built-in
 // one parses the name once with parse_builtin_source.
-enum class BuiltinSource { idx, csv };
+enum class BuiltinSource { idx, csv, images };
 std::string to_string(BuiltinSource source);
-// "idx" | "csv"; nullopt for any other name (a registered or unknown source).
+// "idx" | "csv" | "images"; nullopt for any other name (a registered or unknown source).
 std::optional<BuiltinSource> parse_builtin_source(const std::string& name);
 
 // True for a built-in or registered source name.

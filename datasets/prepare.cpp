@@ -36,8 +36,8 @@ struct Loaded {
 Status validate(const PrepareOptions& o, const std::string& out_dir) {
   if (!is_known_dataset_source(o.source)) {
     auto registered = registered_dataset_sources();
-    if (registered.empty()) return Status::invalid_argument("source '" + o.source + "' is not supported, expected idx or csv");
-    return Status::invalid_argument(fmt::format("source '{}' is not supported, expected idx, csv or a registered source ({})",
+    if (registered.empty()) return Status::invalid_argument("source '" + o.source + "' is not supported, expected idx, csv or images");
+    return Status::invalid_argument(fmt::format("source '{}' is not supported, expected idx, csv, images or a registered source ({})",
                                                 o.source, fmt::join(registered, ", ")));
   }
   const auto builtin = parse_builtin_source(o.source);
@@ -51,6 +51,9 @@ Status validate(const PrepareOptions& o, const std::string& out_dir) {
   if (builtin == BuiltinSource::idx && o.task != TaskKind::classification) {
     return Status::invalid_argument(fmt::format("source idx holds class labels; task {} needs csv or a registered source",
                                                 to_string(o.task)));
+  }
+  if (builtin == BuiltinSource::images && o.images.path.empty()) {
+    return Status::invalid_argument("source images needs a path (a folder tree or a CSV manifest)");
   }
   auto in_range = [](double f) { return f >= 0.0 && f < 1.0; };  // also false for NaN
   if (!in_range(o.validation_fraction)) {
@@ -131,9 +134,24 @@ Result<Loaded> load_registered(const std::string& name) {
   return l;
 }
 
-Result<Loaded> load_sources(const PrepareOptions& o) {
+Result<Loaded> load_images(const PrepareOptions& o, const std::function<void(const std::string&)>& say) {
+  auto listing = list_images(o.images);
+  if (!listing) return listing.status();
+  auto decoded = decode_images(o.images, *listing, say);
+  if (!decoded) return decoded.status();
+  Loaded l;
+  l.train = std::move(decoded->train);
+  l.test = std::move(decoded->test);
+  l.has_test = listing->has_test;
+  l.class_names = std::move(listing->class_names);
+  l.inputs = {o.images.path};
+  return l;
+}
+
+Result<Loaded> load_sources(const PrepareOptions& o, const std::function<void(const std::string&)>& say) {
   const auto builtin = parse_builtin_source(o.source);
   if (!builtin) return load_registered(o.source);
+  if (*builtin == BuiltinSource::images) return load_images(o, say);
   Loaded l;
   if (*builtin == BuiltinSource::idx) {
     auto train = load_idx(o.train_images, o.train_labels);
@@ -276,7 +294,7 @@ Result<Manifest> prepare(const PrepareOptions& options, const std::string& out_d
   };
   if (Status s = validate(options, out_dir); !s.ok()) return s;
 
-  auto loaded = load_sources(options);
+  auto loaded = load_sources(options, say);
   if (!loaded) return loaded.status();
   Loaded& l = *loaded;
   say(fmt::format("loaded {} training examples of shape [{}]{}", l.train.size(), fmt::join(l.train.sample_shape, ","),
@@ -385,9 +403,10 @@ Result<Manifest> prepare(const PrepareOptions& options, const std::string& out_d
   return m;
 }
 
-Result<Dataset> load_shard(const std::string& dir, const Manifest& manifest, const ShardInfo& shard) {
+Result<Dataset> load_shard(const std::string& dir, const Manifest& manifest, const ShardInfo& shard,
+                           ShardStorage storage) {
   const std::string path = (fs::path(dir) / shard.file).string();
-  auto data = read_shard(path, shard.checksum);
+  auto data = storage == ShardStorage::mapped ? map_shard(path, shard.checksum) : read_shard(path, shard.checksum);
   if (!data) return data.status();
   if (data->size() != shard.count) {
     return Status::corruption(fmt::format("{}: holds {} examples, the manifest says {}", path, data->size(), shard.count));
@@ -410,20 +429,37 @@ Result<Dataset> load_shard(const std::string& dir, const Manifest& manifest, con
   return data;
 }
 
-Result<PreparedData> load_prepared(const std::string& dir) {
+Status verify_prepared(const std::string& dir) {
+  auto manifest = read_manifest(dir);
+  if (!manifest) return manifest.status();
+  std::vector<const ShardInfo*> shards;
+  for (const auto& p : manifest->partitions) shards.push_back(&p);
+  shards.push_back(&manifest->validation);
+  shards.push_back(&manifest->test);
+  for (const ShardInfo* shard : shards) {
+    const std::string path = (fs::path(dir) / shard->file).string();
+    auto sum = file_checksum(path);
+    if (!sum) return sum.status();
+    if (*sum != shard->checksum)
+      return Status::corruption(fmt::format("{}: checksum {} does not match the manifest's {}", path, *sum, shard->checksum));
+  }
+  return Status::ok_status();
+}
+
+Result<PreparedData> load_prepared(const std::string& dir, ShardStorage storage) {
   auto manifest = read_manifest(dir);
   if (!manifest) return manifest.status();
   PreparedData out;
   out.manifest = std::move(*manifest);
   for (const auto& part : out.manifest.partitions) {
-    auto data = load_shard(dir, out.manifest, part);
+    auto data = load_shard(dir, out.manifest, part, storage);
     if (!data) return data.status();
     out.partitions.push_back(std::make_shared<const Dataset>(std::move(*data)));
   }
-  auto validation = load_shard(dir, out.manifest, out.manifest.validation);
+  auto validation = load_shard(dir, out.manifest, out.manifest.validation, storage);
   if (!validation) return validation.status();
   out.validation = std::make_shared<const Dataset>(std::move(*validation));
-  auto test = load_shard(dir, out.manifest, out.manifest.test);
+  auto test = load_shard(dir, out.manifest, out.manifest.test, storage);
   if (!test) return test.status();
   out.test = std::make_shared<const Dataset>(std::move(*test));
   return out;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "datasets/dataset.hpp"
+#include "datasets/images.hpp"
 #include "datasets/manifest.hpp"
 #include "datasets/normalization.hpp"
 #include "runtime/base/status.hpp"
@@ -15,15 +16,16 @@
 namespace cerebro::datasets {
 
 struct PrepareOptions {
-  std::string source;                                                  // "idx" | "csv"
+  std::string source;                                                  // "idx" | "csv" | "images" | registered
   std::string train_images, train_labels, test_images, test_labels;  // idx
   std::string train_csv, test_csv, label_column;                      // csv; test_csv may be empty
   // What the labels are (datasets/task_kind.hpp). Regression may name several target columns in
   // label_columns (then label_column is ignored); csv only, or a registered source that returns targets.
   TaskKind task = TaskKind::classification;
   std::vector<std::string> label_columns;
+  ImageOptions images;                                                 // images
   double validation_fraction = 0.1;  // of the (limited) training set, in [0, 1)
-  double test_fraction = 0.1;        // csv without test_csv: carved off BEFORE the validation split, in [0, 1)
+  double test_fraction = 0.1;        // csv without test_csv, images without test/: carved off BEFORE the validation split, in [0, 1)
   int partitions = 1;                // >= 1
   int64_t limit = 0;                 // 0 = all; else only the first N training examples
   uint64_t seed = 42;
@@ -52,12 +54,21 @@ struct PreparedData {
   std::shared_ptr<const Dataset> validation, test;
 };
 
+// Where a loaded shard's features live: copied into memory, or left in the file and memory-mapped (out of
+// core: file-backed pages the kernel reads on demand and may drop, no anonymous memory).
+enum class ShardStorage { in_memory, mapped };
+
 // Reads the manifest and every shard, verifying each checksum, count, shape and label range
 // (errors name the shard).
-Result<PreparedData> load_prepared(const std::string& dir);
+Result<PreparedData> load_prepared(const std::string& dir, ShardStorage storage = ShardStorage::in_memory);
 
 // Reads one shard of a prepared directory, checked against its manifest entry (what a worker does for the
 // partitions it holds).
-Result<Dataset> load_shard(const std::string& dir, const Manifest& manifest, const ShardInfo& shard);
+Result<Dataset> load_shard(const std::string& dir, const Manifest& manifest, const ShardInfo& shard,
+                           ShardStorage storage = ShardStorage::in_memory);
+
+// Verifies every file of a prepared directory against its manifest (checksums, through a mapping, no
+// copy); the error names the first damaged file.
+Status verify_prepared(const std::string& dir);
 
 }  // namespace cerebro::datasets

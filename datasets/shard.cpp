@@ -1,10 +1,18 @@
 #include "datasets/shard.hpp"
 
 #include <algorithm>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cctype>
+#include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <memory>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -38,7 +46,7 @@ std::string printable(const char* bytes, size_t n) {
 // Reads fixed-size little-endian values from the verified file image.
 class Cursor {
  public:
-  explicit Cursor(const std::string& bytes) : bytes_(bytes) {}
+  explicit Cursor(std::string_view bytes) : bytes_(bytes) {}
   template <class T>
   bool read(T& out) {
     if (bytes_.size() - pos_ < sizeof(T)) return false;
@@ -49,7 +57,7 @@ class Cursor {
   size_t position() const { return pos_; }
 
  private:
-  const std::string& bytes_;
+  std::string_view bytes_;
   size_t pos_ = 0;
 };
 
@@ -101,22 +109,26 @@ Result<ShardInfo> write_shard(const std::string& path, const Dataset& data) {
   return info;
 }
 
-Result<std::string> file_checksum(const std::string& path) {
-  auto bytes = read_whole_file(path);
-  if (!bytes) return bytes.status();
-  return checksum_of(*bytes);
+namespace {
+
+// Where a verified shard's parts lie in its file image.
+struct ShardLayout {
+  std::vector<int64_t> sample_shape;
+  int64_t count = 0;
+  size_t features_offset = 0, labels_offset = 0;  // labels_offset: where the labels or the targets start
+  int64_t target_width = 0;                        // version 2: float targets per example; 0 = class labels
+};
+
+Status checksum_matches(const std::string& path, std::string_view file, const std::string& expected_checksum) {
+  const std::string actual = checksum_of(file);
+  if (actual == expected_checksum) return Status::ok_status();
+  return Status::corruption(fmt::format("{}: checksum {} does not match the manifest's {}", path, actual,
+                                        expected_checksum.empty() ? "(none)" : expected_checksum));
 }
 
-Result<Dataset> read_shard(const std::string& path, const std::string& expected_checksum) {
-  auto bytes = read_whole_file(path);
-  if (!bytes) return bytes.status();
-  const std::string actual = checksum_of(*bytes);
-  if (actual != expected_checksum) {
-    return Status::corruption(fmt::format("{}: checksum {} does not match the manifest's {}", path, actual,
-                                          expected_checksum.empty() ? "(none)" : expected_checksum));
-  }
-
-  const std::string& file = *bytes;
+// Parses the header of a file image whose checksum already matched, and checks that the sizes it announces
+// are exactly the file's.
+Result<ShardLayout> parse_layout(const std::string& path, std::string_view file) {
   auto truncated = [&](const std::string& what) {
     return Status::corruption(fmt::format("{}: truncated: the file ends ({} bytes) inside the {}", path, file.size(), what));
   };
@@ -136,9 +148,9 @@ Result<Dataset> read_shard(const std::string& path, const std::string& expected_
                                                 path, version, kFormatVersion, kTargetsFormatVersion));
   }
   if (rank > kMaxRank) return Status::corruption(fmt::format("{}: corrupt header: sample rank {} exceeds {}", path, rank, kMaxRank));
-  Dataset data;
-  data.sample_shape.resize(rank);
-  for (auto& dim : data.sample_shape) {
+  ShardLayout layout;
+  layout.sample_shape.resize(rank);
+  for (auto& dim : layout.sample_shape) {
     if (!cursor.read(dim)) return truncated("header");
     if (dim < 0) return Status::corruption(fmt::format("{}: corrupt header: negative dimension {}", path, dim));
   }
@@ -158,7 +170,7 @@ Result<Dataset> read_shard(const std::string& path, const std::string& expected_
   const uint64_t file_size = file.size(), available = file_size - cursor.position();
   uint64_t numel = rank == 0 ? 0 : 1;
   bool numel_exceeds_file = false;
-  for (int64_t dim : data.sample_shape) {
+  for (int64_t dim : layout.sample_shape) {
     const auto d = static_cast<uint64_t>(dim);
     if (d == 0) {
       numel = 0;
@@ -180,18 +192,107 @@ Result<Dataset> read_shard(const std::string& path, const std::string& expected_
     return Status::corruption(fmt::format("{}: corrupt: {} unexpected bytes after the {} examples", path,
                                           available - n * per_example, count));
   }
-  const size_t feature_count = static_cast<size_t>(count) * static_cast<size_t>(numel);
-  data.features.resize(feature_count);
-  std::memcpy(data.features.data(), file.data() + cursor.position(), feature_count * sizeof(float));
-  const char* after_features = file.data() + cursor.position() + feature_count * sizeof(float);
-  if (target_width > 0) {
-    data.target_width = target_width;
-    data.targets.resize(static_cast<size_t>(count) * static_cast<size_t>(target_width));
-    std::memcpy(data.targets.data(), after_features, data.targets.size() * sizeof(float));
-  } else {
-    data.labels.resize(static_cast<size_t>(count));
-    std::memcpy(data.labels.data(), after_features, static_cast<size_t>(count) * sizeof(int64_t));
+  layout.count = count;
+  layout.features_offset = cursor.position();
+  layout.labels_offset = layout.features_offset + static_cast<size_t>(n * numel) * sizeof(float);
+  layout.target_width = target_width;
+  return layout;
+}
+
+// Class labels (version 1) or float targets (version 2), whichever the shard holds; both lie after the
+// features, at labels_offset.
+void copy_labels(Dataset& data, std::string_view file, const ShardLayout& layout) {
+  if (layout.target_width > 0) {
+    data.target_width = layout.target_width;
+    data.targets.resize(static_cast<size_t>(layout.count) * static_cast<size_t>(layout.target_width));
+    std::memcpy(data.targets.data(), file.data() + layout.labels_offset, data.targets.size() * sizeof(float));
+    return;
   }
+  data.labels.resize(static_cast<size_t>(layout.count));
+  std::memcpy(data.labels.data(), file.data() + layout.labels_offset, static_cast<size_t>(layout.count) * sizeof(int64_t));
+}
+
+// A read-only mapping of a whole file, unmapped when the last Dataset using it goes.
+class MappedFile {
+ public:
+  MappedFile(void* base, size_t bytes) : base_(base), bytes_(bytes) {}
+  ~MappedFile() {
+    if (base_) ::munmap(base_, bytes_);
+  }
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  std::string_view bytes() const { return {static_cast<const char*>(base_), bytes_}; }
+
+ private:
+  void* base_;
+  size_t bytes_;
+};
+
+Result<std::shared_ptr<MappedFile>> map_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    if (err == ENOENT) return Status::not_found(path + ": no such file");
+    return Status::io_error(fmt::format("{}: cannot open: {}", path, std::strerror(err)));
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Status::invalid_argument(path + ": not a regular file");
+  }
+  const auto bytes = static_cast<size_t>(st.st_size);
+  if (bytes == 0) {
+    ::close(fd);
+    return Status::corruption(path + ": truncated: the file is empty");
+  }
+  // MAP_SHARED of a file we never write: its pages are the page cache's, counted as file-backed memory that
+  // the kernel may drop and read again, never as this process's anonymous memory.
+  void* base = ::mmap(nullptr, bytes, PROT_READ, MAP_SHARED, fd, 0);
+  const int err = errno;
+  ::close(fd);  // the mapping keeps the file
+  if (base == MAP_FAILED) return Status::io_error(fmt::format("{}: cannot map: {}", path, std::strerror(err)));
+  return std::make_shared<MappedFile>(base, bytes);
+}
+
+}  // namespace
+
+Result<Dataset> read_shard(const std::string& path, const std::string& expected_checksum) {
+  // Verified through a mapping, then the features copied out: the only anonymous memory is the result.
+  auto mapped = map_shard(path, expected_checksum);
+  if (!mapped) return mapped.status();
+  Dataset data = std::move(*mapped);
+  const size_t feature_count = static_cast<size_t>(data.size() * data.sample_numel());
+  data.features.assign(data.mapped_features, data.mapped_features + feature_count);
+  data.mapped_features = nullptr;
+  data.feature_storage.reset();  // unmapped
+  return data;
+}
+
+Result<std::string> file_checksum(const std::string& path) {
+  // Through a mapping: a large shard is checked without a copy in anonymous memory.
+  auto mapped = map_file(path);
+  if (!mapped) {
+    if (mapped.status().is_corruption()) return checksum_of("");  // an empty file
+    return mapped.status();
+  }
+  return checksum_of((*mapped)->bytes());
+}
+
+Result<Dataset> map_shard(const std::string& path, const std::string& expected_checksum) {
+  auto mapped = map_file(path);
+  if (!mapped) return mapped.status();
+  const std::string_view file = (*mapped)->bytes();
+  // No MADV_SEQUENTIAL for the checksum pass: it lets the kernel drop pages right behind the reader, and
+  // training reads them all again next (in a shuffled order).
+  if (Status s = checksum_matches(path, file, expected_checksum); !s.ok()) return s;
+  auto layout = parse_layout(path, file);
+  if (!layout) return layout.status();
+  Dataset data;
+  data.sample_shape = layout->sample_shape;
+  copy_labels(data, file, *layout);  // labels or targets: small, and not always aligned in the file: copied
+  // Features start after a header of 24 + 8 * rank bytes (8 more with targets): aligned for floats.
+  data.mapped_features = reinterpret_cast<const float*>(file.data() + layout->features_offset);
+  data.feature_storage = std::move(*mapped);
   return data;
 }
 

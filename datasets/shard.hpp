@@ -37,6 +37,11 @@ Result<ShardInfo> write_shard(const std::string& path, const Dataset& data);
 // bad magic, unsupported version, truncation.
 Result<Dataset> read_shard(const std::string& path, const std::string& expected_checksum);
 
+// Out of core: maps the file read-only and verifies its checksum through the mapping; the Dataset's
+// features stay in the file (Dataset::mapped_features), only the labels are copied. Same errors as
+// read_shard. The mapping lives as long as any copy of the Dataset.
+Result<Dataset> map_shard(const std::string& path, const std::string& expected_checksum);
+
 // "crc32:xxxxxxxx" of a whole file (the checksum write_shard reports).
 Result<std::string> file_checksum(const std::string& path);
 

@@ -149,7 +149,7 @@ Result<int64_t> predict_to_csv(const std::string& model_path, const std::string&
     const auto& d = *examples;
     std::vector<int64_t> shape{d.size()};
     shape.insert(shape.end(), d.sample_shape.begin(), d.sample_shape.end());
-    auto x = torch::from_blob(const_cast<float*>(d.features.data()), shape, torch::kFloat32);
+    auto x = torch::from_blob(const_cast<float*>(d.feature_data()), shape, torch::kFloat32);
     for (int64_t begin = 0; begin < d.size(); begin += 1000) {
       const int64_t end = std::min(begin + 1000, d.size());
       auto output = module.forward({x.slice(0, begin, end)}).toTensor().to(torch::kFloat64);

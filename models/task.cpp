@@ -58,6 +58,11 @@ double Objective::summed_loss(const torch::Tensor& output, const torch::Tensor& 
   return mean_loss(output, target).item<double>() * static_cast<double>(output.size(0));
 }
 
+torch::Tensor Objective::summed_loss_tensor(const torch::Tensor& output, const torch::Tensor& target) const {
+  if (!template_loss_) return builtin_loss(shape_.task, output, target, true);
+  return mean_loss(output, target) * static_cast<double>(output.size(0));
+}
+
 MetricAccumulator::MetricAccumulator(const ShapeInfo& shape, MetricsFunction template_metrics)
     : shape_(shape), template_metrics_(std::move(template_metrics)) {
   const auto width = static_cast<size_t>(std::max<int64_t>(0, shape.num_classes));

@@ -40,6 +40,8 @@ class Objective {
   torch::Tensor mean_loss(const torch::Tensor& output, const torch::Tensor& target) const;
   // The summed loss over the batch (for a validation's mean over examples).
   double summed_loss(const torch::Tensor& output, const torch::Tensor& target) const;
+  // The same as a tensor to backpropagate (the gang trainer sums gradients over its ranks' shares).
+  torch::Tensor summed_loss_tensor(const torch::Tensor& output, const torch::Tensor& target) const;
 
  private:
   ShapeInfo shape_;

@@ -18,4 +18,11 @@ Status TorchTrainedModels::export_model(const nlohmann::json& params, const std:
   return attach_model_info(path, model_info_);
 }
 
+Result<TrainedModels::Cost> TorchTrainedModels::cost(const nlohmann::json& params, const std::string& state) {
+  if (!test_) return Status::error("the run has no test set to time the model on");
+  auto measured = model_cost(params, shape_, state, *test_);
+  if (!measured.ok()) return measured.status();
+  return Cost{measured->parameters, measured->inference_ms};
+}
+
 }  // namespace cerebro::models

@@ -19,6 +19,7 @@ class TorchTrainedModels : public TrainedModels {
       : shape_(std::move(shape)), test_(std::move(test)), model_info_(std::move(model_info)) {}
   Result<Score> test(const nlohmann::json& params, const std::string& state) override;
   Status export_model(const nlohmann::json& params, const std::string& state, const std::string& path) override;
+  Result<Cost> cost(const nlohmann::json& params, const std::string& state) override;
 
  private:
   ShapeInfo shape_;

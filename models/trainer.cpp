@@ -8,14 +8,17 @@
 
 #include <fmt/format.h>
 
+#include "models/augmentation.hpp"
 #include "models/cost_probe.hpp"
 #include "models/model.hpp"
 #include "models/task.hpp"
+#include "models/trainee.hpp"
 #include "models/unit_trainer.hpp"
 
 namespace cerebro::models {
 
-namespace {
+// Shared with the gang trainer (models/trainee.hpp declares what it uses).
+namespace detail {
 
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
@@ -24,12 +27,6 @@ std::string first_line(const std::string& s) { return s.substr(0, s.find('\n'));
 
 DataShape to_shape(const ShapeInfo& s) { return DataShape{s.sample_shape, s.num_classes}; }
 
-// A config's model and optimizer, built from its hyper-parameters.
-struct Trainee {
-  TrainingParams training;
-  std::unique_ptr<Model> model;
-  std::unique_ptr<torch::optim::Optimizer> optimizer;
-};
 
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainingParams& p, std::vector<torch::Tensor> params) {
   switch (p.optimizer) {
@@ -57,7 +54,10 @@ Trainee build(const nlohmann::json& params, const ShapeInfo& shape) {
   return t;
 }
 
-std::string save_state(Trainee& t) {
+// `size_hint`: the expected size (a unit's resulting state is as large as the
+// state it started from), reserved up front so the archive is written into
+// one buffer without regrowing it.
+std::string save_state(Trainee& t, size_t size_hint) {
   torch::serialize::OutputArchive archive;
   auto state = t.model->named_state();
   archive.write("count", torch::tensor(static_cast<int64_t>(state.size())), true);
@@ -65,15 +65,21 @@ std::string save_state(Trainee& t) {
   torch::serialize::OutputArchive optimizer_archive;
   t.optimizer->save(optimizer_archive);
   archive.write("optimizer", optimizer_archive);
-  std::ostringstream out;
-  archive.save_to(out);
-  return out.str();
+  // Written straight into the string that becomes the state: no stream
+  // buffer and no copy out of it.
+  std::string out;
+  out.reserve(size_hint);
+  archive.save_to([&out](const void* data, size_t size) {
+    out.append(static_cast<const char*>(data), size);
+    return size;
+  });
+  return out;
 }
 
 void restore_state(Trainee& t, const std::string& bytes) {
-  std::istringstream in(bytes);
+  // Read where the bytes lie (an istringstream would copy the whole state).
   torch::serialize::InputArchive archive;
-  archive.load_from(in);
+  archive.load_from(bytes.data(), bytes.size());
   auto state = t.model->named_state();
   torch::Tensor count;
   archive.read("count", count, true);
@@ -96,7 +102,7 @@ void restore_state(Trainee& t, const std::string& bytes) {
 torch::Tensor features_of(const datasets::Dataset& d) {
   std::vector<int64_t> shape{d.size()};
   shape.insert(shape.end(), d.sample_shape.begin(), d.sample_shape.end());
-  return torch::from_blob(const_cast<float*>(d.features.data()), shape, torch::kFloat32);
+  return torch::from_blob(const_cast<float*>(d.feature_data()), shape, torch::kFloat32);
 }
 
 struct PassResult {
@@ -106,8 +112,11 @@ struct PassResult {
 };
 
 // One training pass over `data` in the order of a seeded permutation.
-PassResult train_pass(Trainee& t, const ShapeInfo& shape, const datasets::Dataset& data, uint64_t seed) {
+PassResult train_pass(Trainee& t, const ShapeInfo& shape, const datasets::Dataset& data, uint64_t seed,
+                      const datasets::Augmentation& augmentation = {}) {
   auto generator = at::make_generator<at::CPUGeneratorImpl>(seed);
+  // Augmentation draws from a stream of its own: the batch order and dropout stay those of the seed.
+  auto augmentation_generator = at::make_generator<at::CPUGeneratorImpl>(seed ^ 0x9e3779b97f4a7c15ull);
   t.model->set_generator(generator);
   t.model->set_training(true);
   const Objective objective(shape, *t.model);
@@ -119,6 +128,7 @@ PassResult train_pass(Trainee& t, const ShapeInfo& shape, const datasets::Datase
   for (int64_t begin = 0; begin < data.size(); begin += t.training.batch_size) {
     auto idx = order.slice(0, begin, std::min(begin + t.training.batch_size, data.size()));
     auto xb = x.index_select(0, idx);
+    if (augmentation.any()) xb = augment_batch(xb, augmentation, augmentation_generator);
     auto yb = y.index_select(0, idx);
     t.optimizer->zero_grad();
     auto loss = objective.mean_loss(t.model->forward(xb), yb);
@@ -171,7 +181,8 @@ Result<T> guarded(const char* what, Body body) {
   }
 }
 
-}  // namespace
+}  // namespace detail
+using namespace detail;
 
 void configure_threads(int intra_op_threads) {
   torch::set_num_threads(std::max(1, intra_op_threads));
@@ -306,7 +317,7 @@ Result<UnitOutput> train_unit(const UnitInput& in) {
     out.restore_s = since(t0);
 
     auto t1 = Clock::now();
-    auto pass = train_pass(t, in.shape, *in.partition, in.seed);
+    auto pass = train_pass(t, in.shape, *in.partition, in.seed, in.augmentation);
     out.train_s = since(t1);
     out.train_loss = pass.mean_loss;
     out.examples = pass.examples;
@@ -318,7 +329,7 @@ Result<UnitOutput> train_unit(const UnitInput& in) {
       out.validate_s = since(t2);
     }
     auto t3 = Clock::now();
-    out.state = save_state(t);
+    out.state = save_state(t, in.state->size() + 1024);
     out.save_s = since(t3);
     return out;
   });
@@ -330,6 +341,36 @@ Result<Evaluation> evaluate_state(const nlohmann::json& params, const ShapeInfo&
     auto t = build(params, shape);
     restore_state(t, state);
     return evaluate_model(*t.model, shape, data);
+  });
+}
+
+Result<int64_t> parameter_count(const nlohmann::json& params, const ShapeInfo& shape) {
+  return guarded<int64_t>("building the model failed", [&] {
+    auto t = build(params, shape);
+    int64_t count = 0;
+    for (const auto& p : t.model->parameters()) count += p.numel();
+    return count;
+  });
+}
+
+Result<ModelCost> model_cost(const nlohmann::json& params, const ShapeInfo& shape, const std::string& state,
+                             const datasets::Dataset& data) {
+  return guarded<ModelCost>("measuring the model failed", [&] {
+    auto t = build(params, shape);
+    restore_state(t, state);
+    ModelCost cost;
+    for (const auto& p : t.model->parameters()) cost.parameters += p.numel();
+    torch::NoGradGuard no_grad;
+    t.model->set_training(false);
+    auto x = features_of(data);
+    const int64_t batch = 256;
+    auto start = Clock::now();
+    for (int64_t begin = 0; begin < data.size(); begin += batch) {
+      auto out = t.model->forward(x.slice(0, begin, std::min(begin + batch, data.size())));
+      (void)out.argmax(1).sum().item<int64_t>();  // waits for the result
+    }
+    if (data.size() > 0) cost.inference_ms = 1000.0 * since(start) / static_cast<double>(data.size());
+    return cost;
   });
 }
 

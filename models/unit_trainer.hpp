@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "datasets/augmentation.hpp"
 #include "datasets/dataset.hpp"
 #include "datasets/task_kind.hpp"
 #include "runtime/base/status.hpp"
@@ -70,6 +71,7 @@ struct UnitInput {
   const datasets::Dataset* partition = nullptr;        // borrowed, not copied
   const datasets::Dataset* validation = nullptr;       // set: evaluate after training
   uint64_t seed = 0;                                   // batch order and dropout of this unit
+  datasets::Augmentation augmentation;                 // of the training batches, drawn from `seed`
 };
 
 struct UnitOutput {
@@ -86,6 +88,19 @@ Result<UnitOutput> train_unit(const UnitInput& input);
 
 Result<Evaluation> evaluate_state(const nlohmann::json& params, const ShapeInfo& shape, const std::string& state,
                                   const datasets::Dataset& data);
+
+// What a trained model costs (the built-in objectives of issue 15): its
+// trainable parameters, and the mean milliseconds per example to predict
+// `data` in batches of 256 in this thread (the prediction only, no loss).
+struct ModelCost {
+  int64_t parameters = 0;
+  double inference_ms = 0;
+};
+Result<ModelCost> model_cost(const nlohmann::json& params, const ShapeInfo& shape, const std::string& state,
+                             const datasets::Dataset& data);
+
+// The trainable parameters of the model `params` builds for `shape`.
+Result<int64_t> parameter_count(const nlohmann::json& params, const ShapeInfo& shape);
 
 // Writes the model in `state` as a TorchScript file (torch::jit::load-able).
 Status export_model(const nlohmann::json& params, const ShapeInfo& shape, const std::string& state,

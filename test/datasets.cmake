@@ -8,6 +8,8 @@ cerebro_add_test(test_datasets
     ${CMAKE_CURRENT_LIST_DIR}/test_datasets_csv.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_datasets_shard.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_datasets_prepare.cpp
-  LIBS cerebro_datasets ZLIB::ZLIB
+    ${CMAKE_CURRENT_LIST_DIR}/test_datasets_images.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/test_datasets_cache.cpp
+  LIBS cerebro_datasets ZLIB::ZLIB ${CEREBRO_STB_LIBRARY}
   TIMEOUT 60
   LABELS datasets)

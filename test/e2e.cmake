@@ -23,3 +23,17 @@ cerebro_add_test(test_cluster
   TIMEOUT 600
   LABELS cluster)
 add_dependencies(test_cluster cerebro)
+# Issue 14: the gang allreduce probe through the real executable.
+cerebro_add_test(test_e2e_gang_probe
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_e2e_gang_probe.cpp
+  LIBS cerebro_runtime
+  TIMEOUT 120
+  LABELS e2e)
+add_dependencies(test_e2e_gang_probe cerebro)
+# Issue 13, data: image folders, the prepared-data cache, out-of-core partitions.
+cerebro_add_test(test_e2e_data
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_e2e_data.cpp
+  LIBS cerebro_runtime cerebro_datasets ${CEREBRO_STB_LIBRARY}
+  TIMEOUT 600
+  LABELS e2e)
+add_dependencies(test_e2e_data cerebro)

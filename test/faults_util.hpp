@@ -26,7 +26,8 @@ inline UnitKey key_of(const UnitLogEntry& e) { return {e.config, e.partition, e.
 
 inline std::vector<UnitRecord> records_of(const std::vector<UnitLogEntry>& log) {
   std::vector<UnitRecord> records;
-  for (const auto& e : log) records.push_back({e.config, e.partition, e.epoch, e.worker, e.start_s, e.end_s, true});
+  for (const auto& e : log)
+    records.push_back({e.config, e.partition, e.epoch, e.worker, e.start_s, e.end_s, true, e.gang, e.gang_size});
   return records;
 }
 

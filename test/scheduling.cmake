@@ -8,6 +8,7 @@ cerebro_add_test(test_scheduling
     ${CMAKE_CURRENT_LIST_DIR}/test_scheduling_unit_log_check.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_scheduling_simulation.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_scheduling_priors.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/test_scheduling_gangs.cpp
   LIBS cerebro_runtime
   TIMEOUT 60
   LABELS scheduling)

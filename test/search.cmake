@@ -9,6 +9,7 @@ cerebro_add_test(test_search
     ${CMAKE_CURRENT_LIST_DIR}/test_search_replay.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_search_spec.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_search_tpe.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/test_search_tpe_search.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_search_registry.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_search_sim.cpp
   LIBS cerebro_runtime

@@ -10,6 +10,7 @@ cerebro_add_test(test_simulator
     ${CMAKE_CURRENT_LIST_DIR}/test_simulator_runs.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_simulator_command.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_simulator_from_run.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/test_simulator_gangs.cpp
     ${PROJECT_SOURCE_DIR}/tools/commands/simulate.cpp
     ${PROJECT_SOURCE_DIR}/tools/command_registry.cpp
   LIBS cerebro_runtime

@@ -8,6 +8,8 @@
 #include <mutex>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "runtime/net/basp_frame_reader.hpp"
 #include "runtime/net/frame_guard.hpp"
 #include "test/raw_tcp.hpp"
@@ -207,4 +209,36 @@ BOOST_AUTO_TEST_CASE(peers_leaving_mid_transfer_do_not_end_the_process) {
   BOOST_REQUIRE(send_bytes(next, f));
   BOOST_TEST((receive_bytes(next, f.size(), 10) == f));
   ::close(next);
+}
+
+// Issue 11: a relay splices payloads past the reader (skip_payload) and shows
+// it only the headers; the frame count and the next header's check must be
+// the same as when every byte is fed.
+BOOST_AUTO_TEST_CASE(skipped_payloads_keep_the_frame_boundaries) {
+  auto first = frame(100), second = frame(kLimit + 1);
+  BaspFrameReader reader(kLimit);
+  BOOST_REQUIRE(!reader.feed(first.data(), kBaspHeaderSize + 10));
+  BOOST_TEST(reader.payload_left() == 90u);
+  reader.skip_payload(90);
+  BOOST_TEST(reader.payload_left() == 0u);
+  BOOST_TEST(reader.frames() == 1u);
+  BOOST_TEST(reader.feed(second.data(), kBaspHeaderSize).value_or(0) == kLimit + 1);
+}
+
+// Large payloads cross the relay spliced; an oversized header right after one
+// is still refused, and the large frame before it arrives intact.
+BOOST_AUTO_TEST_CASE(an_oversized_frame_after_a_spliced_payload_is_refused) {
+  constexpr uint32_t kLarge = 2 * 1024 * 1024 + 13;
+  GuardedEcho relay(kLarge);
+  int fd = relay.connect();
+  auto large = frame(kLarge);
+  std::thread sender([&] { send_bytes(fd, large); });
+  auto echoed = receive_bytes(fd, large.size(), 20);
+  sender.join();
+  BOOST_TEST((echoed == large));
+  BOOST_REQUIRE(send_bytes(fd, basp_header(1, kLarge + 1, 3)));
+  BOOST_TEST(closed_within(fd, 5));
+  ::close(fd);
+  auto lines = relay.log.all();
+  BOOST_TEST(lines.find(fmt::format("refused a message of {} bytes", kLarge + 1)) != std::string::npos, lines);
 }

@@ -294,3 +294,67 @@ BOOST_AUTO_TEST_CASE(fault_rules_parse_and_reject_malformed_ones) {
   // Without the enabling variable nothing is injected.
   BOOST_TEST(!FaultInjection::instance().enabled());
 }
+
+// A group commit ends its batch where a test's crash rule stops the
+// process: stops_at looks ahead of the arrivals without counting one.
+BOOST_AUTO_TEST_CASE(stops_at_sees_the_crash_ahead_without_arriving) {
+  auto f = FaultInjection::parse("crash=after_commit:3;fatal_signal=other:1");
+  BOOST_REQUIRE(f.ok());
+  BOOST_TEST(!f->stops_at("after_commit", 1));
+  BOOST_TEST(!f->stops_at("after_commit", 2));
+  BOOST_TEST(f->stops_at("after_commit", 3));
+  BOOST_TEST(f->stops_at("after_commit", 3));  // looking did not arrive
+  f->crash_point("after_commit");
+  BOOST_TEST(f->stops_at("after_commit", 2));
+  BOOST_TEST(!f->stops_at("after_commit", 3));
+  BOOST_TEST(f->stops_at("other", 1));
+  BOOST_TEST(!f->stops_at("before_commit", 1));
+}
+
+// Issue 11's group commit: units written in one synced batch keep their
+// order (sequence numbers, unit log), each config's newest state is the last
+// one written for it, and the two-newest retention counts the batch's states.
+BOOST_AUTO_TEST_CASE(a_group_commit_keeps_order_states_and_retention) {
+  TempStoreDir dir;
+  {
+    auto store = StateStore::open(dir.path.string(), true).take_or_throw();
+    store->put_initial_state(0, "init0");
+    store->put_initial_state(1, "init1");
+    BOOST_REQUIRE(store->commit_unit(entry(0, 0, 0), "a0").ok());
+    std::string a1 = "a1", b0 = "b0", a2 = "a2", b1 = "b1";
+    std::vector<StateStore::UnitCommit> batch{
+        {entry(0, 1, 0), &a1}, {entry(1, 0, 0), &b0}, {entry(0, 0, 1), &a2}, {entry(1, 1, 0), &b1}};
+    auto stored = store->commit_units(batch);
+    BOOST_REQUIRE_MESSAGE(stored.ok(), stored.error());
+    BOOST_REQUIRE(stored->size() == 4u);
+    for (size_t i = 0; i < 4; ++i) {
+      BOOST_TEST(stored->at(i).seq == static_cast<int64_t>(i) + 2);
+      BOOST_TEST(stored->at(i).config == batch[i].entry.config);
+      BOOST_TEST(stored->at(i).partition == batch[i].entry.partition);
+      BOOST_TEST(stored->at(i).state_checksum == checksum_of(*batch[i].state));
+    }
+    BOOST_TEST(*store->latest_state(0) == "a2");
+    BOOST_TEST(*store->latest_state(1) == "b1");
+    auto log = store->unit_log();
+    BOOST_REQUIRE(log.size() == 5u);
+    for (size_t i = 0; i < log.size(); ++i) BOOST_TEST(log[i].seq == static_cast<int64_t>(i) + 1);
+    BOOST_TEST(log[3].config == 0);
+    BOOST_TEST(log[3].epoch == 1);
+    // The next single commit continues the sequence.
+    BOOST_TEST(store->commit_unit(entry(1, 0, 1), "b2")->seq == 6);
+    BOOST_TEST(store->commit_units({})->empty());
+  }
+  // Config 0 wrote a0 then a1 and a2 in the batch: a1 and a2 are kept (a2's
+  // fallback is a1); config 1 keeps b1 and b2.
+  rocksdb::DB* db = nullptr;
+  BOOST_REQUIRE(rocksdb::DB::Open(rocksdb::Options(), dir.path.string(), &db).ok());
+  std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions()));
+  std::vector<std::string> values;
+  for (it->Seek("state/"); it->Valid() && it->key().starts_with("state/"); it->Next()) {
+    auto v = it->value().ToString();
+    values.push_back(v.substr(v.find('\n') + 1));
+  }
+  it.reset();
+  delete db;
+  BOOST_TEST((values == std::vector<std::string>{"a1", "a2", "b1", "b2"}));
+}

@@ -68,7 +68,7 @@ BOOST_AUTO_TEST_CASE(the_spec_layer_alone_applies_no_search_rules) {
   BOOST_TEST(parse_spec_string_with(grid_with_samples, "/specs", "g.toml", SearchChecks{}).ok());
   auto grid = parse_spec_string(grid_with_samples, "/specs", "g.toml");
   BOOST_REQUIRE(!grid.ok());
-  BOOST_TEST(grid.error() == "g.toml:2:11: [experiment] samples applies only to search = \"random\" or \"asha\" "
+  BOOST_TEST(grid.error() == "g.toml:2:11: [experiment] samples applies only to search = \"random\", \"asha\" or \"tpe\" "
                              "(a grid tries every combination)");
 }
 

@@ -100,11 +100,11 @@ BOOST_AUTO_TEST_CASE(required_keys_and_keys_of_other_searches) {
   expect_error("search = \"hyperband\"\n", {"[experiment] max_epochs is required", "max_epochs = 81"});
   expect_error("search = \"pbt\"\n", {"[experiment] population is required", "population = 8"});
   expect_error("search = \"hyperband\"\nmax_epochs = 9\nsamples = 5\n",
-               {"search.toml:4:11: [experiment] samples applies only to search = \"random\" or \"asha\"",
+               {"search.toml:4:11: [experiment] samples applies only to search = \"random\", \"asha\" or \"tpe\"",
                 "hyperband derives the number of configs"});
   expect_error("search = \"asha\"\nsamples = 4\nmax_epochs = 9\nepochs = 3\n",
                {"search.toml:5:10: [experiment] epochs does not apply to search = \"asha\"", "give max_epochs"});
-  expect_error("eta = 3\n", {"[experiment] eta applies only to search = \"asha\" or \"hyperband\""},
+  expect_error("eta = 3\n", {"[experiment] eta applies only to search = \"asha\", \"hyperband\" or \"tpe\""},
                "[space]\nmodel = [\"mlp\"]\n");
   expect_error("search = \"random\"\nsamples = 3\nperturb = [0.8]\n",
                {"[experiment] perturb applies only to search = \"pbt\""});
@@ -161,8 +161,8 @@ BOOST_AUTO_TEST_CASE(distributions_are_allowed_for_every_sampling_search) {
     for (const auto& c : configs) BOOST_TEST(c.params["lr"].is_number_float());
   }
   expect_error("search = \"grid\"\n", {"[space] lr is a distribution"});
-  BOOST_TEST(search_names().size() == 5u);
-  expect_error("search = \"bohb\"\n", {"search must be \"grid\", \"random\", \"asha\", \"hyperband\" or \"pbt\""});
+  BOOST_TEST(search_names().size() == 6u);
+  expect_error("search = \"bohb\"\n", {"search must be \"grid\", \"random\", \"asha\", \"hyperband\", \"pbt\" or \"tpe\""});
 }
 
 BOOST_AUTO_TEST_SUITE_END()

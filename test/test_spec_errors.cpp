@@ -78,11 +78,11 @@ BOOST_AUTO_TEST_CASE(wrong_types_name_the_expected_type_and_the_value) {
 
 BOOST_AUTO_TEST_CASE(enumerated_values_list_the_accepted_ones) {
   expect_error("[experiment]\nsearch = \"grd\"\n" + kData + kSpace,
-               {":2:10:", "[experiment] search must be \"grid\", \"random\", \"asha\", \"hyperband\" or \"pbt\", got \"grd\""});
+               {":2:10:", "[experiment] search must be \"grid\", \"random\", \"asha\", \"hyperband\", \"pbt\" or \"tpe\", got \"grd\""});
   expect_error("[experiment]\nmetric = \"accuracy\"\n" + kData + kSpace, {"metric must be", "\"val_loss\""});
   expect_error(kData + "normalization = \"zscore\"\n" + kSpace, {"[data] normalization must be", "\"per_feature\""});
   expect_error(kData + "[cluster]\nscheduler = \"fifo\"\n" + kSpace, {"[cluster] scheduler must be \"critical_path\" or \"randomized\""});
-  expect_error("[data]\nsource = \"parquet\"\n" + kSpace, {":2:10:", "[data] source must be \"idx\" or \"csv\""});
+  expect_error("[data]\nsource = \"parquet\"\n" + kSpace, {":2:10:", "[data] source must be \"idx\", \"csv\" or \"images\""});
   expect_error("[experiment]\nname = \"a/b\"\n" + kData + kSpace, {"name must not contain '/'"});
 }
 
@@ -107,6 +107,33 @@ BOOST_AUTO_TEST_CASE(missing_required_keys_are_named) {
   expect_error("[experiment]\nsamples = 4\n" + kData + kSpace, {":2:11:", "samples applies only to search = \"random\""});
   expect_error("[experiment]\nsearch = \"random\"\nsamples = 0\n" + kData + kSpace, {"samples must be an integer >= 1"});
   expect_error("[data]\nsource = \"csv\"\ntrain = \"\"\nlabel_column = \"y\"\n" + kSpace, {":3:9:", "[data] train must not be empty"});
+}
+
+BOOST_AUTO_TEST_CASE(image_data_keys_are_checked_and_belong_to_their_sources) {
+  const std::string images = "[data]\nsource = \"images\"\npath = \"/img\"\n";
+  auto ok = parse_spec_string(images + "image_size = [32, 24]\ncolor = \"rgb\"\nresize = false\nskip_bad = true\n"
+                              "augment = [\"hflip\", \"random_crop\"]\ncrop_padding = 2\ncache = false\n" + kSpace,
+                              "/specs", "i.toml");
+  BOOST_REQUIRE_MESSAGE(ok.ok(), ok.error());
+  BOOST_TEST(ok->data.image_size == (std::vector<int64_t>{32, 24}), boost::test_tools::per_element());
+  BOOST_TEST(ok->data.color == "rgb");
+  BOOST_TEST(!ok->data.resize);
+  BOOST_TEST(ok->data.skip_bad);
+  BOOST_TEST(ok->data.augment.size() == 2u);
+  BOOST_TEST(ok->data.crop_padding == 2);
+  BOOST_TEST(!ok->data.cache);
+  BOOST_TEST(cerebro::effective_normalization(ok->data) == "global");
+  auto square = parse_spec_string(images + "image_size = 28\n" + kSpace, "/specs", "i.toml");
+  BOOST_TEST(square->data.image_size == (std::vector<int64_t>{28, 28}), boost::test_tools::per_element());
+  expect_error("[data]\nsource = \"images\"\n" + kSpace, {"[data] path is required: give path = a folder"});
+  expect_error(images + "image_size = [0, 3]\n" + kSpace, {"[data] image_size must be an integer or [height, width]"});
+  expect_error(images + "augment = [\"rotate\"]\n" + kSpace, {"[data] augment holds \"rotate\": each entry must be \"random_crop\" or \"hflip\""});
+  expect_error(images + "crop_padding = 3\n" + kSpace, {"[data] crop_padding applies only with augment = [\"random_crop\""});
+  expect_error(kData + "image_size = 28\n" + kSpace, {"[data] image_size applies only to source = \"images\""});
+  expect_error(images + "label_column = \"y\"\n" + kSpace, {"[data] label_column applies only to source = \"csv\""});
+  expect_error("[data]\nsource = \"csv\"\ntrain = \"t.csv\"\nlabel_column = \"y\"\naugment = [\"hflip\"]\n" + kSpace,
+               {"[data] augment applies only to source = \"idx\" or \"images\""});
+  expect_error(kData + "[cluster]\nmemory_mb = -1\n" + kSpace, {"[cluster] memory_mb must be an integer >= 0"});
 }
 
 BOOST_AUTO_TEST_CASE(search_space_errors) {

@@ -14,7 +14,7 @@ using namespace cerebro;
 BOOST_AUTO_TEST_SUITE(spec_kinds)
 
 BOOST_AUTO_TEST_CASE(every_search_kind_round_trips_through_its_name) {
-  BOOST_TEST(search_names() == (std::vector<std::string>{"grid", "random", "asha", "hyperband", "pbt"}),
+  BOOST_TEST(search_names() == (std::vector<std::string>{"grid", "random", "asha", "hyperband", "pbt", "tpe"}),
              boost::test_tools::per_element());
   BOOST_TEST(search_kinds().size() == search_names().size());
   for (SearchKind kind : search_kinds()) {
@@ -56,7 +56,7 @@ BOOST_AUTO_TEST_SUITE(steering_commands_table)
 
 BOOST_AUTO_TEST_CASE(every_steering_command_round_trips_through_its_name) {
   const std::vector<std::string> names = {"top", "show", "pause", "resume", "stop", "add", "clone", "export",
-                                          "configs"};
+                                          "configs", "detail", "units"};
   BOOST_REQUIRE(steering_commands().size() == names.size());
   for (size_t i = 0; i < names.size(); ++i) {
     const SteeringCommandInfo& info = steering_commands()[i];
@@ -74,7 +74,8 @@ BOOST_AUTO_TEST_CASE(every_steering_command_round_trips_through_its_name) {
 BOOST_AUTO_TEST_CASE(only_the_store_readers_are_answered_after_an_experiment_ends) {
   for (const auto& info : steering_commands()) {
     const bool reader = info.command == SteeringCommand::show || info.command == SteeringCommand::top ||
-                        info.command == SteeringCommand::export_model || info.command == SteeringCommand::configs;
+                        info.command == SteeringCommand::export_model || info.command == SteeringCommand::configs ||
+                        info.command == SteeringCommand::detail || info.command == SteeringCommand::units;
     BOOST_TEST(info.reads_store == reader, info.name);
     // Repeatable commands have no side effect at all, so they read the store.
     if (info.repeatable) BOOST_TEST(info.reads_store, info.name);

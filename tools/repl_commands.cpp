@@ -183,7 +183,9 @@ bool ReplCommands::run(const std::vector<std::string>& words) {
       case SteeringCommand::add: return add(args);
       case SteeringCommand::clone: return clone(args);
       case SteeringCommand::export_model: return export_config(args);
-      case SteeringCommand::configs: break;  // not a REPL command: find_command has refused it
+      case SteeringCommand::configs:
+      case SteeringCommand::detail:
+      case SteeringCommand::units: break;  // not REPL commands: find_command has refused them
     }
     return true;
   }

@@ -94,6 +94,15 @@ double FaultInjection::slowdown(int32_t worker) const {
   return it == slow_workers_.end() ? 1.0 : it->second;
 }
 
+bool FaultInjection::stops_at(const std::string& point, int64_t ahead) const {
+  auto arrival = arrivals_.find(point);
+  if (arrival == arrivals_.end()) return false;
+  const int64_t k = arrival->second.load() + ahead;
+  auto crash = crashes_.find(point);
+  auto signal = fatal_signals_.find(point);
+  return (crash != crashes_.end() && crash->second == k) || (signal != fatal_signals_.end() && signal->second == k);
+}
+
 void FaultInjection::crash_point(const std::string& point) const {
   auto arrival = arrivals_.find(point);
   if (arrival == arrivals_.end()) return;

@@ -45,6 +45,10 @@ class FaultInjection {
   // Exits the process (or raises SIGSEGV) at the K-th arrival at `point`,
   // when a rule says so.
   void crash_point(const std::string& point) const;
+  // Would the `ahead`-th next arrival at `point` (1: the next one) exit or
+  // raise? A group commit ends its batch there, so that a crash "after the
+  // K-th commit" finds exactly K commits durable, as without grouping.
+  bool stops_at(const std::string& point, int64_t ahead) const;
 
  private:
   bool enabled_ = false;

@@ -33,6 +33,9 @@ struct unit_task {
   int32_t attempt = 0;
   uint64_t seed = 0;        // batch order and dropout of this unit
   bool validate = false;    // the config's last unit of its epoch: evaluate after
+  // Training-time augmentation ([data] augment), drawn from `seed`.
+  bool augment_hflip = false;
+  int32_t augment_crop_padding = 0;  // > 0: random crops with this padding
   // The config's hyper-parameters as JSON text: user data with arbitrary
   // keys and value types (runtime/spec/param_value.hpp), read by the trainer.
   std::string params_json;
@@ -73,6 +76,9 @@ struct progress_update {
   std::vector<int32_t> running_workers;
   std::vector<std::string> running_agents;
   std::vector<std::string> running_units;
+  // Failed unit attempts so far (each retried, or failing its config): the
+  // unit log keeps committed units only. For /metrics (issue 12).
+  int64_t units_failed = 0;
 };
 
 // Sent once when every config has finished, stopped, diverged or failed.

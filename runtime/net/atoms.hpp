@@ -18,6 +18,8 @@ using progress_atom = caf::atom_constant<caf::atom("progress")>;
 using done_atom = caf::atom_constant<caf::atom("done")>;
 using copy_atom = caf::atom_constant<caf::atom("copy")>;
 using decision_atom = caf::atom_constant<caf::atom("decision")>;
+// The checkpoint actor to itself: commit the units received so far (group commit).
+using flush_atom = caf::atom_constant<caf::atom("flush")>;
 
 // The cluster: agents, the coordinator gateway, clients.
 using join_atom = caf::atom_constant<caf::atom("join")>;

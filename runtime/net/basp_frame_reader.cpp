@@ -10,6 +10,13 @@ uint32_t basp_payload_len(const unsigned char* header) {
   return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | uint32_t{p[3]};
 }
 
+void BaspFrameReader::skip_payload(uint64_t bytes) {
+  bytes = std::min(bytes, payload_left_);
+  if (bytes == 0) return;
+  payload_left_ -= bytes;
+  if (payload_left_ == 0) ++frames_;
+}
+
 std::optional<uint32_t> BaspFrameReader::feed(const unsigned char* data, size_t size) {
   while (size > 0 && !refused_) {
     if (payload_left_ > 0) {

@@ -32,6 +32,12 @@ class BaspFrameReader {
   // Complete frames seen so far (a header with no payload is a frame).
   uint64_t frames() const { return frames_; }
 
+  // Payload bytes of the current frame still to come: a relay may pass that
+  // many without showing them to the reader (splice), then call
+  // skip_payload with the count it passed (at most payload_left()).
+  uint64_t payload_left() const { return payload_left_; }
+  void skip_payload(uint64_t bytes);
+
  private:
   uint64_t max_payload_bytes_;
   unsigned char header_[kBaspHeaderSize] = {};

@@ -94,6 +94,9 @@ using checkpoint_actor = caf::typed_actor<
     // (result, seed, start_s, end_s): the unit's state and log entry made
     // durable; answers the entry as stored (with its seq and checksum).
     caf::replies_to<commit_atom, unit_result, uint64_t, double, double>::with<UnitLogEntry>,
+    // Sent by the actor to itself behind the commits already queued: they
+    // are written in one synced batch, then each is answered (group commit).
+    caf::reacts_to<flush_atom>,
     // The config's latest state (weights, buffers and optimizer state).
     caf::replies_to<latest_atom, ConfigId>::with<StateBytes>,
     // PBT's exploit: a config takes another's epoch-end state.

@@ -27,7 +27,9 @@ Result<ReplayPolicy::VisitOrder> visit_order_of(const std::string& run_dir) {
 }
 
 Result<std::shared_ptr<ExperimentControl>> make_run_control(const ExperimentSpec& spec, const std::string& replay_of,
-                                                            const std::vector<ConfigParams>& configs, int partitions) {
+                                                            const std::vector<ConfigParams>& configs, int partitions,
+                                                            const std::vector<WarmConfig>& warm,
+                                                            const ParametersOf& parameters_of) {
   std::unique_ptr<SchedulingPolicy> policy;
   if (!replay_of.empty()) {
     auto order = visit_order_of(replay_of);
@@ -42,6 +44,12 @@ Result<std::shared_ptr<ExperimentControl>> make_run_control(const ExperimentSpec
   }
   const Metric metric = spec.metric;
   std::unique_ptr<SearchProcedure> search;
+  if (!replay_of.empty() && spec.search == SearchKind::tpe) {
+    return Status::invalid_argument(fmt::format("{} ran search = \"tpe\": --replay re-applies recorded decisions to "
+                                                "configs planned up front, and tpe proposes its configs as it goes "
+                                                "(--resume re-derives them)",
+                                                replay_of));
+  }
   if (!replay_of.empty()) {
     // The original run's decisions, re-applied in its visit order.
     auto original = StateStore::open((fs::path(replay_of) / "state").string(), false);
@@ -57,7 +65,11 @@ Result<std::shared_ptr<ExperimentControl>> make_run_control(const ExperimentSpec
     }
     search = std::make_unique<ReplayDecisions>(recorded);
   } else {
-    auto made = make_search_procedure(spec, configs);
+    SearchSetup setup;
+    setup.default_in_flight = spec.cluster.workers > 0 ? spec.cluster.workers : partitions;
+    setup.warm = warm_observations(warm);
+    setup.parameters_of = parameters_of;
+    auto made = make_search_procedure(spec, configs, setup);
     if (!made.ok()) return made.status();
     search = std::move(made).value();
   }

@@ -11,6 +11,7 @@
 #include "runtime/base/status.hpp"
 #include "runtime/scheduling/experiment_control.hpp"
 #include "runtime/scheduling/replay_policy.hpp"
+#include "runtime/run/warm_start.hpp"
 #include "runtime/search/search_space.hpp"
 #include "runtime/spec/spec.hpp"
 
@@ -20,9 +21,14 @@ namespace cerebro {
 using Say = std::function<void(const std::string&)>;
 
 // `replay_of`: a finished run directory whose visit order and decisions to
-// re-execute; empty for an ordinary run.
+// re-execute; empty for an ordinary run. `warm`: what the run is warm-started
+// with (tpe takes it as observations). `parameters_of`: a config's trainable
+// parameters (tpe with the objective `parameters`; the runner's model builder).
+using ParametersOf = std::function<Result<double>(const nlohmann::json& params)>;
 Result<std::shared_ptr<ExperimentControl>> make_run_control(const ExperimentSpec& spec, const std::string& replay_of,
-                                                            const std::vector<ConfigParams>& configs, int partitions);
+                                                            const std::vector<ConfigParams>& configs, int partitions,
+                                                            const std::vector<WarmConfig>& warm = {},
+                                                            const ParametersOf& parameters_of = nullptr);
 
 // The per-config visit order of a finished run, from its unit log.
 Result<ReplayPolicy::VisitOrder> visit_order_of(const std::string& run_dir);

@@ -5,6 +5,7 @@
 
 #include "runtime/base/file_io.hpp"
 #include "runtime/base/log_lines.hpp"
+#include "runtime/run/objectives.hpp"
 #include "runtime/store/run_summary.hpp"
 #include "runtime/viz/tensorboard.hpp"
 
@@ -58,6 +59,11 @@ Result<nlohmann::json> finish_run(StateStore& store, const ExperimentControl& co
   auto summary = build_summary(facts, ranked, log, best);
   if (!training.replay_of.empty()) summary["replay_of"] = fs::absolute(training.replay_of).string();
   if (auto resumes = store.get_meta("resumes")) summary["resumes"] = std::stoi(*resumes);
+  if (!spec.objectives.empty()) {
+    auto values = objective_values(spec, store, ranked, log, models);
+    if (!values.ok()) return values.status().with_context("several objectives");
+    add_objectives(summary, spec, *values);
+  }
   summary["units_rolled_back"] = store.rolled_back_units().size();
   if (auto st = write_file_atomically((dir / "summary.json").string(), summary.dump(2) + "\n"); !st.ok())
     return st;
@@ -65,7 +71,7 @@ Result<nlohmann::json> finish_run(StateStore& store, const ExperimentControl& co
     return st;
   // TensorBoard logs are for looking at, not for resuming: a failure to
   // write them is said, and the run still finishes.
-  RunView view{spec.name, run_dir, to_string(spec.metric), ranked, log, summary};
+  RunView view{spec.name, run_dir, to_string(spec.metric), ranked, log, summary, spec.metric.higher_is_better()};
   if (auto id = store.get_meta("experiment_id")) view.experiment = *id;
   double now_s = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   TensorBoardClock clock{now_s - log_span(log).second, host_name()};

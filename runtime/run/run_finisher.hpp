@@ -29,6 +29,15 @@ class TrainedModels {
   virtual Result<Score> test(const nlohmann::json& params, const std::string& state) = 0;
   // Writes that model as a TorchScript file at `path`.
   virtual Status export_model(const nlohmann::json& params, const std::string& state, const std::string& path) = 0;
+  // Its trainable parameters and milliseconds per test example (the built-in
+  // objectives parameters and inference_ms). Default: not available.
+  struct Cost {
+    int64_t parameters = 0;
+    double inference_ms = 0;
+  };
+  virtual Result<Cost> cost(const nlohmann::json& /*params*/, const std::string& /*state*/) {
+    return Status::error("the model's cost cannot be measured here");
+  }
 };
 
 // What the run was, beyond its spec and store.

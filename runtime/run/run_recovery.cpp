@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "runtime/run/warm_start.hpp"
 #include "runtime/scheduling/cost_prior.hpp"
 #include "runtime/search/spec_loader.hpp"
 #include "runtime/spec/steering.hpp"
@@ -32,12 +33,19 @@ Result<ExperimentSpec> resumable_spec(const StateStore& store, const std::string
 }
 
 Result<RecoveredRun> recover_run(StateStore& store, const ExperimentSpec& spec, const std::string& replay_of,
-                                 int partitions, const std::string& run_dir, const Say& say) {
+                                 int partitions, const std::string& run_dir, const Say& say,
+                                 const ParametersOf& parameters_of) {
   RecoveredRun r;
   auto records = store.configs();
   for (const auto& record : records) r.configs.push_back(ConfigParams{record.id, record.params});
   store.set_keep_epoch_states(spec.search == SearchKind::pbt);
-  auto control = make_run_control(spec, replay_of, r.configs, partitions);
+  std::vector<WarmConfig> warm;
+  if (auto text = store.get_meta("warm_start")) warm = warm_configs_from_json(nlohmann::json::parse(*text));
+  // tpe proposes its configs as it goes: the restore below re-derives the
+  // proposals, and the recorded configs join as they are re-proposed.
+  const bool proposes = spec.search == SearchKind::tpe;
+  auto control = make_run_control(spec, replay_of, proposes ? std::vector<ConfigParams>{} : r.configs, partitions,
+                                  warm, parameters_of);
   if (!control.ok()) return control.status();
   r.control = *control;
   // The priors the run started with (a run from before priors has none).
@@ -52,15 +60,23 @@ Result<RecoveredRun> recover_run(StateStore& store, const ExperimentSpec& spec, 
   }
 
   std::set<ConfigId> live;
-  for (const auto& record : records) {
+  std::vector<ConfigRecord> recorded;
+  for (auto record : records) {
     if (record.status == ConfigStatus::failed) {
-      r.control->reject_config(record.id, record.error);
+      if (proposes) recorded.push_back(record);
+      else r.control->reject_config(record.id, record.error);
       continue;
     }
     auto recovered = store.recover_latest_state(record.id);
     if (!recovered.ok()) {
       say(fmt::format("warning: config {} cannot resume: {}", record.id, recovered.error()));
-      r.control->reject_config(record.id, recovered.error());
+      if (proposes) {
+        record.status = ConfigStatus::failed;
+        record.error = recovered.error();
+        recorded.push_back(record);
+      } else {
+        r.control->reject_config(record.id, recovered.error());
+      }
       continue;
     }
     if (recovered->fell_back) {
@@ -73,10 +89,12 @@ Result<RecoveredRun> recover_run(StateStore& store, const ExperimentSpec& spec, 
                                             : std::string("its initial state"),
                       units.size(), fmt::join(units, ", ")));
     }
-    r.control->add_config(record.id, spec.epochs);
+    if (proposes) recorded.push_back(record);
+    else r.control->add_config(record.id, spec.epochs);
     r.params_json[record.id] = record.params.dump();
     live.insert(record.id);
   }
+  if (proposes) r.control->set_recorded_configs(recorded);
   std::vector<UnitLogEntry> log;
   for (const auto& e : store.unit_log())
     if (live.count(e.config)) log.push_back(e);

@@ -41,6 +41,7 @@ struct RecoveredRun {
 // "resumes". Warnings (a config that cannot resume, a damaged state fallen
 // back from) go to `say`. `replay_of` as for make_run_control.
 Result<RecoveredRun> recover_run(StateStore& store, const ExperimentSpec& spec, const std::string& replay_of,
-                                 int partitions, const std::string& run_dir, const Say& say);
+                                 int partitions, const std::string& run_dir, const Say& say,
+                                 const ParametersOf& parameters_of = nullptr);
 
 }  // namespace cerebro

@@ -36,7 +36,59 @@ ExperimentControl::ExperimentControl(int32_t num_partitions, uint64_t seed, Metr
       metric_(metric),
       max_unit_retries_(max_unit_retries),
       policy_(std::move(policy)),
-      search_(std::move(search)) {}
+      search_(std::move(search)) {
+  collect_proposals();
+}
+
+void ExperimentControl::collect_proposals() {
+  for (auto& p : search_->take_proposals()) resolve(std::move(p));
+}
+
+void ExperimentControl::resolve(ConfigProposal p) {
+  auto known = recorded_.find(p.config);
+  if (known == recorded_.end()) {
+    pending_creation_[p.config] = p.epochs;
+    proposals_.push_back(std::move(p));
+    return;
+  }
+  const ConfigRecord record = known->second;
+  recorded_.erase(known);
+  pending_creation_.erase(p.config);
+  if (record.params != p.params) search_->use_recorded_params(p.config, record.params);
+  if (record.status == ConfigStatus::failed) {
+    reject_config(p.config, record.error);
+  } else {
+    add_config(p.config, p.epochs);
+  }
+}
+
+std::vector<ConfigProposal> ExperimentControl::take_proposals() {
+  collect_proposals();
+  std::vector<ConfigProposal> out;
+  out.swap(proposals_);
+  return out;
+}
+
+void ExperimentControl::on_config_created(ConfigId c) {
+  auto it = pending_creation_.find(c);
+  if (it == pending_creation_.end()) throw Error(fmt::format("on_config_created: config {} was not proposed", c));
+  const int32_t epochs = it->second;
+  pending_creation_.erase(it);
+  add_config(c, epochs);
+}
+
+std::string ExperimentControl::on_config_rejected(ConfigId c, const std::string& error) {
+  if (!pending_creation_.erase(c)) throw Error(fmt::format("on_config_rejected: config {} was not proposed", c));
+  outcomes_[c] = ConfigOutcome{ConfigStatus::failed, error};
+  return fmt::format("config {} failed its pilot check: {}", c, error) + config_ended(c);
+}
+
+void ExperimentControl::set_recorded_configs(const std::vector<ConfigRecord>& records) {
+  for (const auto& r : records) recorded_[r.id] = r;
+  std::vector<ConfigProposal> waiting;
+  waiting.swap(proposals_);
+  for (auto& p : waiting) resolve(std::move(p));
+}
 
 void ExperimentControl::add_worker(WorkerId w, std::vector<PartitionId> holds) {
   book_.add_worker(w, std::move(holds));
@@ -116,6 +168,7 @@ std::string ExperimentControl::commit(WorkerId w, const UnitLogEntry& e) {
   auto& loss = epoch_loss_[e.config];
   loss.first += e.train_loss * static_cast<double>(e.examples);
   loss.second += e.examples;
+  train_seconds_[e.config] += e.train_s;
   bool epoch_ended = book_.complete(w, u);
   auto& outcome = outcomes_[e.config];
   if (e.status == UnitStatus::diverged) {
@@ -131,6 +184,7 @@ std::string ExperimentControl::commit(WorkerId w, const UnitLogEntry& e) {
 
   EpochOutcome result{e.config, e.epoch, loss.second ? loss.first / static_cast<double>(loss.second) : 0.0,
                       e.val_loss, e.val_accuracy, e.val_metrics};
+  result.train_seconds = train_seconds_[e.config];
   loss = {0.0, 0};
   last_metric_[e.config] = metric_value(metric_, e.val_loss, e.val_accuracy, e.val_metrics);
   std::string line = fmt::format("config {} epoch {}: train_loss {:.4f} val_loss {:.4f}", e.config, e.epoch,
@@ -175,6 +229,8 @@ std::string ExperimentControl::apply(const std::vector<SearchDecision>& decision
     decisions_.push_back(d);
     if (d.kind != SearchDecision::Kind::continue_training || !d.reason.empty()) lines += "; " + to_string(d);
   }
+  // A config that ended may have freed a slot for a new proposal (tpe).
+  collect_proposals();
   return lines;
 }
 
@@ -258,6 +314,7 @@ progress_update ExperimentControl::progress(double elapsed_s) const {
   p.units_done = units_done();
   p.units_total = units_total();
   p.elapsed_s = elapsed_s;
+  for (const auto& [unit, failures] : failed_attempts_) p.units_failed += failures;
   if (auto b = best()) {
     p.best_config = b->first;
     p.best_metric = b->second;

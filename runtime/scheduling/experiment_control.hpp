@@ -106,7 +106,23 @@ class ExperimentControl {
   // A copy to config c was issued and is not confirmed yet.
   bool copy_pending(ConfigId c) const { return pending_copies_.count(c) > 0; }
 
-  bool all_done() const { return book_.all_done(); }
+  bool all_done() const { return book_.all_done() && pending_creation_.empty(); }
+
+  // --- Configs the search procedure proposes as it goes (tpe). Each
+  // proposal is the shell's to make durable (initial state with its pilot
+  // check, config record), then to confirm: on_config_created adds it to the
+  // schedule, on_config_rejected records it as failed (which frees its slot,
+  // so the procedure may propose again). Until then the experiment is not done.
+
+  // Proposals not yet taken, in order.
+  std::vector<ConfigProposal> take_proposals();
+  void on_config_created(ConfigId c);
+  std::string on_config_rejected(ConfigId c, const std::string& error);
+  bool creation_pending(ConfigId c) const { return pending_creation_.count(c) > 0; }
+  // Resuming such a search: the configs the run recorded. A re-derived
+  // proposal of a recorded id is not proposed again: the config joins the
+  // schedule at once (or fails at once, if its record says failed), with its
+  // recorded params. Call before restore().
   int64_t units_done() const { return book_.units_done(); }
   int64_t units_total() const { return book_.units_total(); }
   std::optional<std::pair<ConfigId, double>> best() const;
@@ -133,6 +149,7 @@ class ExperimentControl {
     int64_t units = 0;
   };
   Restored restore(const std::vector<UnitLogEntry>& log);
+  void set_recorded_configs(const std::vector<ConfigRecord>& records);
 
   // --- Steering by a person (the REPL, through the scheduler actor). Each
   // call returns an error Status for a request that cannot apply (unknown or
@@ -172,9 +189,18 @@ class ExperimentControl {
   std::map<Unit, int32_t> failed_attempts_;
   std::map<ConfigId, double> last_metric_;
   std::map<ConfigId, std::pair<double, int64_t>> epoch_loss_;  // weighted sum, examples
+  std::map<ConfigId, double> train_seconds_;                  // per config, its units' train_s
   std::vector<SearchDecision> decisions_;            // not yet taken by the shell
   std::vector<StateCopy> copies_;                    // not yet taken by the shell
   std::map<ConfigId, SearchDecision> pending_copies_;  // issued, not confirmed
+  std::vector<ConfigProposal> proposals_;             // not yet taken by the shell
+  std::map<ConfigId, int32_t> pending_creation_;      // proposed, not yet created: planned epochs
+  std::map<ConfigId, ConfigRecord> recorded_;         // resuming: recorded configs not yet re-proposed
+
+  // Takes the procedure's new proposals: recorded ones join at once, the
+  // others wait for the shell.
+  void collect_proposals();
+  void resolve(ConfigProposal proposal);
 
   // Applies the procedure's decisions to the book; returns their human lines.
   std::string apply(const std::vector<SearchDecision>& decisions);

@@ -164,9 +164,8 @@ std::optional<Unit> MopBook::remove_worker(WorkerId w) {
   if (!running) return std::nullopt;
   --running_units_;
   ConfigEntry& config = config_entry(running->config, "remove_worker");
-  config.running_on.reset();
-  hot_[config.slot].busy = false;
-  idle_.insert(config.slot);
+  // A gang member: the config stays busy until the other members end.
+  release_config(config);
   if (is_over(config.state)) return std::nullopt;
   make_pending(config, running->partition);
   return running;
@@ -301,6 +300,7 @@ void MopBook::start(WorkerId w, const Unit& u) {
   }
   make_not_pending(config, u.partition);
   config.running_on = w;
+  config.running_count = 1;
   hot_[config.slot].busy = true;
   idle_.erase(config.slot);
   worker.running = u;
@@ -316,12 +316,14 @@ MopBook::ConfigEntry& MopBook::finish_attempt(WorkerId w, const Unit& u, const c
     misuse(operation, fmt::format("worker {} is running {}, not {}", w, to_string(*worker.running),
                                   to_string(u)));
   }
+  if (worker.in_gang) {
+    misuse(operation, fmt::format("worker {} runs {} as a gang member: the gang ends as a whole "
+                                  "(complete_gang / requeue_gang)", w, to_string(u)));
+  }
   worker.running.reset();
   --running_units_;
   ConfigEntry& config = config_entry(u.config, operation);
-  config.running_on.reset();
-  hot_[config.slot].busy = false;
-  idle_.insert(config.slot);
+  release_config(config);
   return config;
 }
 
@@ -409,7 +411,7 @@ MopBook::ConfigSummary MopBook::summary(ConfigId c) const {
   const ConfigEntry& config = config_entry(c, "summary");
   int64_t remaining = 0;
   if (!is_over(config.state)) {
-    int64_t in_epoch = static_cast<int64_t>(config.pending.count()) + (config.running_on ? 1 : 0);
+    int64_t in_epoch = static_cast<int64_t>(config.pending.count()) + config.running_count;
     remaining = in_epoch + int64_t{config.epochs - config.epoch - 1} * num_partitions_;
   }
   return ConfigSummary{config.state, config.epoch, config.epochs, remaining, config.running_on.has_value()};

@@ -10,6 +10,13 @@
 //  - no preemption: a running unit ends only by complete(), requeue() or the
 //    removal of its worker.
 //
+// A data-parallel gang (issue 14) is one attempt of one config over k >= 2
+// of its pending partitions of the current epoch at once, each on a
+// different idle worker holding it: start_gang(), complete_gang() (all k
+// units count at once: a gang commits as a whole or not at all) and
+// requeue_gang(). Isolation then means one *attempt* at a time: the config is
+// busy until every member has ended.
+//
 // Epochs are per config: a config enters its next epoch as soon as it finished
 // all partitions of the current one and advance() is called (the search
 // procedure said "continue"); there is no global barrier.
@@ -139,6 +146,28 @@ class MopBook {
   // config was stopped or failed meanwhile).
   void requeue(WorkerId w, const Unit& u);
 
+  // A gang member: worker and the unit (config, partition, epoch) it runs.
+  struct GangMember {
+    WorkerId worker = 0;
+    Unit unit;
+  };
+  // Starts a gang: every member's unit must be eligible for its worker as in
+  // start(), all of one config and epoch, k >= 2 distinct workers and
+  // partitions. Throws naming the member at fault; nothing changes then.
+  void start_gang(const std::vector<GangMember>& members);
+  // The gang ended well: exactly the members of the running gang (all of
+  // them, none removed since) are freed and their units count. Returns true
+  // when that ended the config's epoch, as complete() does.
+  bool complete_gang(const std::vector<GangMember>& members);
+  // The gang's attempt failed: the members still present are freed and every
+  // member's unit is pending again (members already removed by
+  // remove_worker() are skipped: their unit is pending already).
+  void requeue_gang(const std::vector<GangMember>& members);
+  // Whether w runs a unit as a member of a gang.
+  bool in_gang(WorkerId w) const { return worker_entry(w, "in_gang").in_gang; }
+  // How many units of c run now (0, 1 for MOP, k for a gang of k).
+  int32_t running_units(ConfigId c) const { return config_entry(c, "running_units").running_count; }
+
   // Decisions at an epoch boundary (config must be awaiting_decision for
   // advance). advance() enters the next epoch, or finishes the config after its
   // last planned one.
@@ -243,6 +272,7 @@ class MopBook {
     std::vector<PartitionId> holds;  // ascending, no duplicates
     PartitionSet held;               // holds, for O(1) membership
     std::optional<Unit> running;
+    bool in_gang = false;  // running is one member of a gang
   };
   // Cache-line aligned, the scalars first: starting or completing a unit
   // touches the first line and the line of one pending word.
@@ -253,7 +283,8 @@ class MopBook {
     int32_t epoch = 0;
     ConfigState state = ConfigState::pending_epoch;
     int32_t slot = 0;
-    std::optional<WorkerId> running_on;
+    std::optional<WorkerId> running_on;  // a member, while any runs
+    int32_t running_count = 0;          // 1 for MOP, the members left for a gang
     int64_t units_done = 0;
     PartitionSet pending;  // current epoch, not done, not running
   };
@@ -290,6 +321,10 @@ class MopBook {
   [[noreturn]] void bad_position(int32_t position) const;
   // Checks that w is running exactly u and frees w; returns u's config entry.
   ConfigEntry& finish_attempt(WorkerId w, const Unit& u, const char* operation);
+  // Frees the config of one unit that ended; it is idle again after the last.
+  void release_config(ConfigEntry& config);
+  // Checks a gang's members against their config and the workers; throws.
+  void check_gang(const std::vector<GangMember>& members, const char* operation, bool starting) const;
   void end_config(ConfigId c, ConfigState final_state, const char* operation);
   const SlotSet& needers(PartitionId p, const char* operation) const;
   // Keep pending and needers_ in step.

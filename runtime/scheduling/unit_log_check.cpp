@@ -9,8 +9,49 @@ namespace cerebro {
 namespace {
 
 std::string describe(const UnitRecord& r) {
-  return fmt::format("{} on worker {} [{:g} s, {:g} s]",
-                     to_string(Unit{r.config, r.partition, r.epoch}), r.worker, r.start_s, r.end_s);
+  return fmt::format("{} on worker {} [{:g} s, {:g} s]{}",
+                     to_string(Unit{r.config, r.partition, r.epoch}), r.worker, r.start_s, r.end_s,
+                     r.gang ? fmt::format(" in gang {} of {}", r.gang, r.gang_size) : std::string());
+}
+
+Status check_gangs(const std::vector<const UnitRecord*>& records) {
+  std::map<int64_t, std::vector<const UnitRecord*>> gangs;
+  for (const UnitRecord* r : records) {
+    if (r->gang == 0 && r->gang_size == 0) continue;
+    if (r->gang <= 0 || r->gang_size < 2) {
+      return Status::error(fmt::format("bad gang: {} (a gang has an id > 0 and at least 2 members)", describe(*r)));
+    }
+    gangs[r->gang].push_back(r);
+  }
+  for (const auto& [id, members] : gangs) {
+    const UnitRecord& first = *members.front();
+    std::set<WorkerId> workers;
+    for (const UnitRecord* r : members) {
+      if (r->config != first.config || r->epoch != first.epoch || r->gang_size != first.gang_size ||
+          r->start_s != first.start_s || r->end_s != first.end_s) {
+        return Status::error(fmt::format("gang {} is not one attempt: {} and {} differ in config, epoch, size or "
+                                         "times", id, describe(first), describe(*r)));
+      }
+      if (!workers.insert(r->worker).second) {
+        return Status::error(fmt::format("gang {} uses worker {} twice: {}", id, r->worker, describe(*r)));
+      }
+    }
+    if (static_cast<int32_t>(members.size()) != first.gang_size) {
+      return Status::error(fmt::format("gang {} committed {} of its {} units (a gang commits whole): {}", id,
+                                       members.size(), first.gang_size, describe(first)));
+    }
+  }
+  return Status::ok_status();
+}
+
+// One record per attempt: a gang's members after the first are left out.
+std::vector<const UnitRecord*> one_per_attempt(const std::vector<const UnitRecord*>& records) {
+  std::vector<const UnitRecord*> out;
+  std::set<int64_t> gangs_seen;
+  for (const UnitRecord* r : records) {
+    if (r->gang == 0 || gangs_seen.insert(r->gang).second) out.push_back(r);
+  }
+  return out;
 }
 
 Status check_well_formed(const std::vector<const UnitRecord*>& records,
@@ -138,9 +179,10 @@ Status check_mop_invariants(const std::vector<UnitRecord>& log, const ExpectedRu
     if (r.committed) committed.push_back(&r);
   }
   if (Status s = check_well_formed(committed, expected); !s.ok()) return s;
+  if (Status s = check_gangs(committed); !s.ok()) return s;
   if (Status s = check_no_duplicates(committed); !s.ok()) return s;
   if (Status s = check_completeness(committed, expected); !s.ok()) return s;
-  if (Status s = check_no_overlap(committed, [](const UnitRecord& r) { return r.config; },
+  if (Status s = check_no_overlap(one_per_attempt(committed), [](const UnitRecord& r) { return r.config; },
                                   "isolation");
       !s.ok()) {
     return s;

@@ -22,6 +22,11 @@ struct UnitRecord {
   double start_s = 0;
   double end_s = 0;
   bool committed = false;
+  // A data-parallel gang's members share a gang id (> 0, unique per gang
+  // attempt) and gang_size (their number, >= 2); 0 and 0 for a unit that ran
+  // alone (MOP).
+  int64_t gang = 0;
+  int32_t gang_size = 0;
 };
 
 struct ExpectedRun {
@@ -34,10 +39,13 @@ struct ExpectedRun {
 // Checks, on committed records, in this order:
 //  - each record is well formed: known config, partition in range, epoch >= 0,
 //    end_s >= start_s;
-//  - no unit (config, partition, epoch) twice;
+//  - gangs are whole: a committed gang's records share config, epoch, start
+//    and end, are on distinct workers, and number gang_size (>= 2);
+//  - no unit (config, partition, epoch) twice (a gang's units included);
 //  - completeness: each config visits each partition once in every completed
 //    epoch, its epoch n = epochs_completed is not complete and none beyond n ran;
-//  - isolation: a config's units never overlap in time (touching is fine);
+//  - isolation: a config's attempts never overlap in time (touching is fine;
+//    a gang is one attempt);
 //  - one unit per worker at a time: units on a worker never overlap;
 //  - epochs in order: all of a config's epoch e ends before any of e+1 starts.
 // Returns ok, or an error naming the first violation and the units involved.

@@ -6,6 +6,7 @@
 #include "runtime/search/asha.hpp"
 #include "runtime/search/hyperband.hpp"
 #include "runtime/search/pbt.hpp"
+#include "runtime/search/tpe_search.hpp"
 
 namespace cerebro {
 
@@ -17,7 +18,8 @@ constexpr uint64_t kPbtSeedSalt = 0x7062742d64726177ULL;  // "pbt-draw"
 }  // namespace
 
 Result<std::unique_ptr<SearchProcedure>> make_search_procedure(const ExperimentSpec& spec,
-                                                               const std::vector<ConfigParams>& configs) {
+                                                               const std::vector<ConfigParams>& configs,
+                                                               const SearchSetup& setup) {
   const SearchMetric metric = spec.metric;
   try {
     switch (spec.search) {
@@ -50,6 +52,29 @@ Result<std::unique_ptr<SearchProcedure>> make_search_procedure(const ExperimentS
         options.metric = metric;
         options.seed = spec.seed ^ kPbtSeedSalt;
         return std::unique_ptr<SearchProcedure>(std::make_unique<PbtProcedure>(std::move(options), configs));
+      }
+      case SearchKind::tpe: {
+        TpeSearchOptions options;
+        options.samples = spec.samples;
+        options.in_flight = spec.in_flight > 0 ? spec.in_flight : std::max(1, setup.default_in_flight);
+        options.epochs = spec.epochs;
+        options.min_epochs = spec.min_epochs;
+        options.eta = spec.eta;
+        options.brackets = spec.brackets;
+        options.pruner = spec.pruner == "asha"        ? TpePruner::asha
+                         : spec.pruner == "hyperband" ? TpePruner::hyperband
+                                                      : TpePruner::none;
+        options.metric = metric;
+        options.tpe.startup = spec.startup;
+        options.tpe.candidates = spec.candidates;
+        options.tpe.gamma_fraction = spec.gamma;
+        options.tpe.prior_weight = spec.prior_weight;
+        options.warm = setup.warm;
+        options.objectives = spec.objectives;
+        options.parameters_of = setup.parameters_of;
+        auto made = TpeProcedure::create(spec.space, spec.seed, std::move(options));
+        if (!made.ok()) return made.status().with_context("[experiment] search = \"tpe\"");
+        return std::unique_ptr<SearchProcedure>(std::move(made).value());
       }
     }
   } catch (const Error& e) {

@@ -39,6 +39,7 @@ struct EpochOutcome {
   double val_loss = 0;
   double val_accuracy = 0;
   MetricValues val_metrics;  // the task's or template's named metrics ("r2" ...), runtime/spec/metric.hpp
+  double train_seconds = 0;  // the config's training time so far: its committed units' train_s
 };
 
 // The ranking metric of procedures that compare configs.
@@ -91,6 +92,15 @@ std::string to_string(const SearchDecision& decision);
 nlohmann::json to_json(const SearchDecision& decision);
 SearchDecision search_decision_from_json(const nlohmann::json& j);
 
+// A config a procedure proposes while the search runs (tpe): the shell makes
+// its initial state durable, then ExperimentControl adds it to the schedule.
+struct ConfigProposal {
+  ConfigId config = 0;
+  nlohmann::json params;   // object: key -> concrete value
+  int32_t epochs = 1;      // planned epochs
+  std::string reason;      // one human line: how it was proposed
+};
+
 class SearchProcedure {
  public:
   virtual ~SearchProcedure() = default;
@@ -113,6 +123,14 @@ class SearchProcedure {
   // (diverged, failed, rejected by its pilot check): procedures waiting for it
   // stop waiting and return what that unblocks. Default: nothing.
   virtual std::vector<SearchDecision> on_config_ended(ConfigId config);
+
+  // Procedures that propose their configs as the search goes (tpe): the
+  // configs proposed since the last call, in order. Default: none (the
+  // configs are planned up front).
+  virtual std::vector<ConfigProposal> take_proposals() { return {}; }
+  // Resuming: the run recorded config `config` with `params`, which the
+  // procedure re-derived differently (the record wins: it is what trained).
+  virtual void use_recorded_params(ConfigId /*config*/, const nlohmann::json& /*params*/) {}
 };
 
 // Grid and random search train every config for its planned epochs: always

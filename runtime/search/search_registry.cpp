@@ -83,6 +83,61 @@ void check_pbt_space(ExperimentKeys& s, const ExperimentSpec& spec) {
   if (!ranges.ok()) s.report_message("perturb_keys", ranges.error());
 }
 
+void check_tpe(ExperimentKeys& s, ExperimentSpec& spec) {
+  if (!s.has("samples")) {
+    s.missing("samples", "search = \"tpe\" needs the number of configs to propose, e.g. samples = 30");
+  }
+  size_t modelled = 0;
+  for (const auto& o : spec.objectives) modelled += o.builtin != BuiltinObjective::inference_ms;
+  if (modelled > 1 && !spec.warm_start.empty())
+    s.report("warm_start", "does not combine with several objectives for search = \"tpe\" (earlier runs give one "
+                           "score per config)");
+  if (spec.pruner.empty()) {
+    for (const char* key : {"max_epochs", "min_epochs", "eta", "brackets"}) {
+      if (s.has(key)) s.report(key, "applies to search = \"tpe\" only with a pruner (pruner = \"asha\" or \"hyperband\")");
+    }
+    return;
+  }
+  if (spec.pruner == "asha" && s.has("brackets")) s.report("brackets", "applies only to pruner = \"hyperband\"");
+  check_rungs(s, spec, 9);
+  if (spec.max_epochs < 1) return;
+  spec.epochs = spec.max_epochs;
+  if (spec.min_epochs > spec.max_epochs) {
+    s.report("min_epochs", fmt::format("must be <= max_epochs ({}), got {}", spec.max_epochs, spec.min_epochs));
+  }
+}
+
+// TPE models each hyper-parameter; a space whose every key has one value
+// leaves nothing to model, and a space of lists only with fewer combinations
+// than samples is a grid (every combination would be tried anyway).
+void check_tpe_space(ExperimentKeys& s, const ExperimentSpec& spec) {
+  int64_t combinations = 1;
+  bool lists_only = true;
+  for (auto it = spec.space.begin(); it != spec.space.end(); ++it) {
+    const auto& v = it.value();
+    if (v.is_array()) {
+      combinations = std::min<int64_t>(combinations * static_cast<int64_t>(std::max<size_t>(1, v.size())), kMaxConfigs + 1);
+    } else if (v.is_object() && v.value("dist", std::string()) == "choice" && v.contains("values") &&
+               v["values"].is_array()) {
+      combinations = std::min<int64_t>(combinations * static_cast<int64_t>(std::max<size_t>(1, v["values"].size())),
+                                       kMaxConfigs + 1);
+    } else if (v.is_object()) {
+      lists_only = false;
+    }
+  }
+  if (!lists_only) return;
+  if (combinations <= 1) {
+    s.report_message("search", "[experiment] search = \"tpe\": the [space] has one value per hyper-parameter, so "
+                               "there is nothing to search: give a list of several values or a distribution "
+                               "(e.g. lr = { dist = \"loguniform\", low = 1e-4, high = 1e-1 })");
+  } else if (combinations < spec.samples) {
+    s.report_message("samples", fmt::format("[experiment] samples = {} but the [space] (lists only) has {} "
+                                            "combinations: use search = \"grid\" to try each once, or give "
+                                            "distributions for tpe to model",
+                                            spec.samples, combinations));
+  }
+}
+
 // The searches that accept `key`, in registry order.
 std::vector<std::string> searches_accepting(const std::string& key) {
   std::vector<std::string> names;
@@ -101,6 +156,9 @@ void check_experiment(ExperimentKeys& s, ExperimentSpec& spec) {
                               hint == info.misplaced_key_hints.end() ? "" : hint->second));
   }
   if (info.check_experiment) info.check_experiment(s, spec);
+  if (s.has("warm_start") && spec.search == SearchKind::grid)
+    s.report("warm_start", "does not apply to search = \"grid\", which tries every combination anyway (warm start "
+                           "seeds random, asha, hyperband, pbt and tpe)");
 }
 
 }  // namespace
@@ -125,6 +183,11 @@ const std::vector<SearchInfo>& search_registry() {
                  "top ones and perturb their hyper-parameters",
                  {"population", "ready", "exploit_fraction", "perturb", "perturb_keys"},
                  {{"samples", " (pbt samples `population` configs)"}}, true, false, check_pbt, check_pbt_space});
+    t.push_back({SearchKind::tpe, "Tree-structured Parzen Estimator: `samples` configs proposed one by one as "
+                 "workers free, each from a model of the finished ones; optional pruner asha or hyperband",
+                 {"samples", "startup", "candidates", "gamma", "prior_weight", "in_flight", "pruner", "max_epochs",
+                  "min_epochs", "eta", "brackets"},
+                 {}, true, false, check_tpe, check_tpe_space});
     return t;
   }();
   return table;

@@ -130,6 +130,7 @@ Result<std::vector<ConfigParams>> configs_for(const ExperimentSpec& spec) {
     case SearchKind::random:
     case SearchKind::asha: return sample_random(spec.space, spec.samples, spec.seed);
     case SearchKind::pbt: return sample_random(spec.space, spec.population, spec.seed);
+    case SearchKind::tpe: return std::vector<ConfigParams>{};  // proposed as the search goes (tpe_search.hpp)
     case SearchKind::hyperband: {
       int64_t count = 0;
       try {

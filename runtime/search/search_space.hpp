@@ -36,7 +36,8 @@ Result<std::vector<ConfigParams>> sample_random(const nlohmann::json& space, int
 // The configs of a spec, by spec.search: grid -> expand_grid; random and asha
 // -> sample_random(samples); pbt -> sample_random(population); hyperband ->
 // sample_random(hyperband_config_count(max_epochs, eta, brackets)), ids in
-// bracket order (runtime/search/hyperband.hpp). Always with spec.seed.
+// bracket order (runtime/search/hyperband.hpp); tpe -> none (its procedure
+// proposes them as the search goes). Always with spec.seed.
 Result<std::vector<ConfigParams>> configs_for(const ExperimentSpec& spec);
 
 // A short one-line description, "model=cnn lr=0.001 batch_size=64": the

@@ -28,6 +28,9 @@
 // decisions differ (the ratios to the bound stay as good: docs/BENCHMARKS.md).
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <map>
+#include <optional>
 #include <random>
 
 #if defined(__x86_64__)
@@ -37,6 +40,7 @@
 #include <fmt/format.h>
 
 #include "runtime/sim/event_queue.hpp"
+#include "runtime/scheduling/gang_planner.hpp"
 #include "runtime/scheduling/mop_book.hpp"
 #include "runtime/scheduling/partition_set.hpp"
 #include "runtime/scheduling/randomized_policy.hpp"
@@ -114,15 +118,32 @@ class Simulator::Run {
         waiting_(options.workers, 0),
         waiting_holders_(workload.num_partitions(), 0),
         waiting_partitions_(workload.num_partitions()),
-        may_have_idle_needer_(workload.num_partitions()) {
+        may_have_idle_needer_(workload.num_partitions()),
+        gang_members_(options.workers) {
     may_have_idle_needer_.fill();  // every config starts idle, needing every partition
     holders_ = Lists(workload.holders);
     holdings_ = Lists(workload.holdings);
     for (WorkerId w = 0; w < options.workers; ++w) book_.add_worker(w, workload.holdings[w]);
     report_.expected.num_partitions = workload.num_partitions();
     for (ConfigId c = 0; c < options.configs; ++c) {
-      book_.add_config(c, options.epochs);
+      book_.add_config(c, workload.epochs_of(c));
       report_.expected.epochs_completed[c] = 0;
+    }
+    // Hyperband: how many configs of each bracket train to each rung barrier.
+    rung_waiting_.resize(workload.bracket_rungs.size());
+    for (size_t c = 0; c < workload.config_epochs.size(); ++c) {
+      int32_t bracket = workload.config_bracket[c];
+      for (int32_t rung_end : workload.bracket_rungs[bracket]) {
+        if (workload.config_epochs[c] >= rung_end) ++rung_waiting_[bracket][rung_end].expected;
+      }
+    }
+    if (options.parallelism != Parallelism::mop) {
+      GangCosts costs;
+      costs.allreduce_s = options.allreduce_s;  // as if probed before the run
+      costs.setup_s = options.gang_setup_s;
+      costs.steps_per_unit = std::ceil(static_cast<double>(workload.examples_per_partition) / options.batch_size);
+      costs.max_gang = options.max_gang;
+      planner_.emplace(options.parallelism, costs);
     }
     // Reading the clock twice per decision cost 7% of a 10^8-unit run: time
     // every decision up to 2^23 units, then a regular sample of about 2^23.
@@ -139,8 +160,20 @@ class Simulator::Run {
       auto w = static_cast<WorkerId>(ev.payload);
       if (!events_.empty()) prefetch_for(static_cast<WorkerId>(events_.top_payload()));
       switch (next_event_[w]) {
-        case EventKind::unit_ends: unit_ends(w); break;
-        case EventKind::worker_fails: worker_fails(w); break;
+        case EventKind::unit_ends:
+          if (gang_members_[w].empty()) {
+            unit_ends(w);
+          } else {
+            gang_ends(w);
+          }
+          break;
+        case EventKind::worker_fails:
+          if (gang_members_[w].empty()) {
+            worker_fails(w);
+          } else {
+            gang_fails(w);
+          }
+          break;
         case EventKind::worker_returns:
           book_.add_worker(w, workload_.holdings[w]);
           offer(w);
@@ -157,6 +190,7 @@ class Simulator::Run {
     report_.units = book_.units_done();
     report_.bound = lower_bound(workload_);
     report_.ratio = report_.makespan_s / report_.bound.seconds();
+    report_.ratio_gang_bound = report_.makespan_s / report_.bound.seconds_with_gangs(options_.max_gang);
     report_.utilization = busy_s_ / (report_.makespan_s * options_.workers);
     latencies_.calibrate();
     report_.decision_latency_p50_us = latencies_.percentile_us(0.50);
@@ -196,6 +230,13 @@ class Simulator::Run {
     Unit unit;
     double start_s = 0;
     double duration_s = 0;  // as planned; a failure cuts it short
+    int64_t gang = 0;       // > 0: a gang's id; the gang's event is its first member's
+  };
+  // Per (bracket, rung end): configs expected there, arrived, and the promoted ones held.
+  struct Rung {
+    int32_t expected = 0;
+    int32_t arrived = 0;
+    std::vector<ConfigId> held;
   };
 
   void push(double time, WorkerId w, EventKind kind) {
@@ -232,6 +273,7 @@ class Simulator::Run {
       return false;
     }
     set_waiting(w, false);
+    if (planner_ && start_gang(w, *u)) return true;
     book_.start(w, *u);  // throws if the policy chose an ineligible unit
     double duration = workload_.unit_seconds(u->config, w);
     if (options_.noise > 0) duration *= 1 + std::uniform_real_distribution<double>(0, options_.noise)(rng_);
@@ -279,10 +321,131 @@ class Simulator::Run {
     return false;
   }
 
-  void record(WorkerId w, const Attempt& a, bool committed) {
+  void record(WorkerId w, const Attempt& a, bool committed, int32_t gang_size = 0) {
     if (!options_.keep_log) return;
-    report_.log.push_back(
-        UnitRecord{a.unit.config, a.unit.partition, a.unit.epoch, w, a.start_s, now_, committed});
+    report_.log.push_back(UnitRecord{a.unit.config, a.unit.partition, a.unit.epoch, w, a.start_s, now_, committed,
+                                     a.gang, gang_size});
+  }
+
+  // Waiting workers that hold a partition config c still needs this epoch,
+  // a few per gang seat, in partition order: the gang's candidates.
+  std::vector<WorkerId> gang_candidates(WorkerId w, ConfigId c) {
+    std::vector<WorkerId> out;
+    if (waiting_partitions_.empty()) return out;
+    size_t enough = static_cast<size_t>(options_.max_gang) * 2;
+    book_.pending_set(c).for_each_common(waiting_partitions_, [&](PartitionId p) {
+      if (out.size() >= enough) return;
+      for (WorkerId h : holders_.of(p)) {
+        if (h != w && waiting_[h] && std::find(out.begin(), out.end(), h) == out.end()) out.push_back(h);
+      }
+    });
+    return out;
+  }
+
+  // The planner may turn u on w into a gang: started here (true) or not (false).
+  bool start_gang(WorkerId w, const Unit& u) {
+    std::vector<WorkerId> candidates = gang_candidates(w, u.config);
+    if (candidates.empty()) return false;
+    std::vector<MopBook::GangMember> members = planner_->plan(w, u, candidates, book_);
+    if (members.empty()) return false;
+    book_.start_gang(members);  // throws if the plan is not a valid gang
+    auto k = static_cast<int32_t>(members.size());
+    double slowest = 0;
+    for (const MopBook::GangMember& m : members) {
+      set_waiting(m.worker, false);
+      slowest = std::max(slowest, workload_.unit_seconds(u.config, m.worker));
+    }
+    if (options_.noise > 0) slowest *= 1 + std::uniform_real_distribution<double>(0, options_.noise)(rng_);
+    double duration = gang_seconds(slowest, k, planner_->costs());
+    int64_t gang = ++gang_count_;
+    for (const MopBook::GangMember& m : members) attempts_[m.worker] = Attempt{m.unit, now_, duration, gang};
+    gang_members_[w] = members;
+    // A gang fails when any member does: 1 - (1 - rate)^k per attempt.
+    double fail_p = 1 - std::pow(1 - options_.failure_rate, k);
+    if (options_.failure_rate > 0 && std::bernoulli_distribution(fail_p)(rng_)) {
+      push(now_ + duration * std::uniform_real_distribution<double>(0, 1)(rng_), w, EventKind::worker_fails);
+    } else {
+      push(now_ + duration, w, EventKind::unit_ends);
+    }
+    return true;
+  }
+
+  // Config c's epoch ended: the search decides. Fixed epochs: always go on
+  // (the book finishes it after its planned epochs). Hyperband: a config
+  // promoted past a rung barrier waits for its bracket there.
+  void epoch_ended(ConfigId c) {
+    int32_t done = ++report_.expected.epochs_completed[c];
+    if (workload_.config_epochs.empty()) {
+      book_.advance(c);
+      return;
+    }
+    int32_t bracket = workload_.config_bracket[c];
+    auto it = rung_waiting_[bracket].find(done);
+    if (it == rung_waiting_[bracket].end()) {
+      book_.advance(c);  // not a barrier (or its last epoch: the book finishes it)
+      return;
+    }
+    Rung& rung = it->second;
+    ++rung.arrived;
+    if (done == workload_.config_epochs[c]) {
+      book_.advance(c);  // not promoted: it ends here
+    } else {
+      rung.held.push_back(c);
+    }
+    if (rung.arrived < rung.expected) return;
+    std::vector<ConfigId> released;
+    released.swap(rung.held);
+    for (ConfigId promoted : released) book_.advance(promoted);
+    for (ConfigId promoted : released) wake_for(promoted);
+  }
+
+  void gang_ends(WorkerId leader) {
+    std::vector<MopBook::GangMember> members;
+    members.swap(gang_members_[leader]);
+    auto k = static_cast<int32_t>(members.size());
+    const Attempt a = attempts_[leader];
+    busy_s_ += (now_ - a.start_s) * k;
+    report_.makespan_s = std::max(report_.makespan_s, now_);
+    for (const MopBook::GangMember& m : members) record(m.worker, attempts_[m.worker], true, k);
+    ++report_.gangs;
+    report_.gang_units += k;
+    // What a real gang measures: its allreduce per step.
+    planner_->observe_allreduce(k, planner_->costs().allreduce_s * 2.0 * (k - 1) / k);
+    if (book_.complete_gang(members)) epoch_ended(a.unit.config);
+    for (const MopBook::GangMember& m : members) {
+      if (book_.worker_busy(m.worker)) continue;  // a wake-up above gave it work
+      if (may_have_work(m.worker)) {
+        offer(m.worker);
+      } else {
+        set_waiting(m.worker, true);
+      }
+    }
+    wake_for(a.unit.config);
+  }
+
+  // A member of the gang led by `leader` failed mid-attempt: nothing of the
+  // gang counts, every unit is pending again, the member's worker is away.
+  void gang_fails(WorkerId leader) {
+    std::vector<MopBook::GangMember> members;
+    members.swap(gang_members_[leader]);
+    auto k = static_cast<int32_t>(members.size());
+    const Attempt a = attempts_[leader];
+    busy_s_ += (now_ - a.start_s) * k;
+    for (const MopBook::GangMember& m : members) record(m.worker, attempts_[m.worker], false, k);
+    ++report_.failed_attempts;
+    WorkerId failed = members[std::uniform_int_distribution<size_t>(0, members.size() - 1)(rng_)].worker;
+    book_.remove_worker(failed);
+    book_.requeue_gang(members);
+    push(now_ + options_.downtime_s, failed, EventKind::worker_returns);
+    for (const MopBook::GangMember& m : members) {
+      if (m.worker == failed || book_.worker_busy(m.worker)) continue;
+      if (may_have_work(m.worker)) {
+        offer(m.worker);
+      } else {
+        set_waiting(m.worker, true);
+      }
+    }
+    wake_for(a.unit.config);
   }
 
   void unit_ends(WorkerId w) {
@@ -291,12 +454,13 @@ class Simulator::Run {
     busy_s_ += now_ - a.start_s;
     report_.makespan_s = std::max(report_.makespan_s, now_);
     record(w, a, true);
-    policy_.observe(SchedulingPolicy::Observation{w, u, a.duration_s, 0, workload_.examples_per_partition});
-    if (book_.complete(w, u)) {
-      ++report_.expected.epochs_completed[u.config];
-      book_.advance(u.config);  // fixed epochs: the procedure always continues
-    }
-    if (may_have_work(w)) {
+    SchedulingPolicy::Observation observation{w, u, a.duration_s, 0, workload_.examples_per_partition};
+    policy_.observe(observation);
+    if (planner_) planner_->observe(observation);
+    if (book_.complete(w, u)) epoch_ended(u.config);
+    if (book_.worker_busy(w)) {
+      // a promoted config's wake-up gave it work already
+    } else if (may_have_work(w)) {
       offer(w);
     } else {
       set_waiting(w, true);
@@ -335,19 +499,25 @@ class Simulator::Run {
   LatencyHistogram latencies_;
   int64_t latency_every_ = 1;  // decisions: every latency_every_-th is timed
   SimulationReport report_;
+  std::optional<GangPlanner> planner_;  // unless parallelism is mop
+  // Per worker leading a gang, its members (the leader first); empty otherwise.
+  std::vector<std::vector<MopBook::GangMember>> gang_members_;
+  int64_t gang_count_ = 0;
+  // Per bracket: rung end (epochs) -> its barrier.
+  std::vector<std::map<int32_t, Rung>> rung_waiting_;
 };
 
 Simulator::Simulator(const SimulationOptions& options, std::unique_ptr<SchedulingPolicy> policy)
-    : options_(options), policy_(std::move(policy)) {
-  Status valid = validate(options);
+    : options_(effective_options(options)), policy_(std::move(policy)) {
+  Status valid = validate(options_);
   if (!valid.ok()) throw Error(valid.message());
   if (!policy_) throw Error("Simulator: no policy");
-  workload_ = make_workload(options);
+  workload_ = make_workload(options_);
 }
 
 Simulator::Simulator(const SimulationOptions& options, Workload workload, std::unique_ptr<SchedulingPolicy> policy)
     : options_(options), workload_(std::move(workload)), policy_(std::move(policy)) {
-  Status valid = validate(options);
+  Status valid = validate(options_);
   if (!valid.ok()) throw Error(valid.message());
   if (!policy_) throw Error("Simulator: no policy");
   if (workload_.config_mflops.size() != static_cast<size_t>(options.configs) ||

@@ -12,6 +12,20 @@
 // never sees these numbers: it only gets observe() with each committed unit's
 // measured time, exactly as ExperimentControl feeds it, and must learn.
 //
+// Searches (--search): `fixed`, every config trains all epochs; `hyperband`,
+// Hyperband's brackets (max epochs R = epochs, reduction factor eta) with a
+// synchronous rung barrier per bracket: a config promoted at a rung waits
+// until every config of its bracket reached that rung. Which configs are
+// promoted is drawn from the seed (a hidden quality per config).
+//
+// Gangs (issue 14, --parallelism auto|data): when the policy picks unit u for
+// a worker, a GangPlanner (runtime/scheduling/gang_planner.hpp) may add idle
+// workers (ones that asked and got nothing) holding other pending partitions
+// of u's config. A gang of k lasts its slowest member's unit time plus
+// k x steps_per_unit allreduces (allreduce_s x 2(k-1)/k each) plus
+// gang_setup_s, commits its k units at once, and fails as a whole when a
+// member fails (every unit requeued, the member's worker away for downtime).
+//
 // Not thread-safe; deterministic for a given seed and policy.
 
 #include <cstdint>
@@ -26,6 +40,7 @@
 #include "runtime/scheduling/scheduling_policy.hpp"
 #include "runtime/base/status.hpp"
 #include "runtime/scheduling/unit_log_check.hpp"
+#include "runtime/spec/parallelism.hpp"
 
 namespace cerebro {
 
@@ -38,6 +53,11 @@ std::string to_string(Heterogeneity h);
 inline std::ostream& operator<<(std::ostream& os, Heterogeneity h) { return os << to_string(h); }
 // "paper" | "uniform" | "none"; an error names the known values.
 Result<Heterogeneity> parse_heterogeneity(const std::string& name);
+
+enum class SimulatedSearch { fixed, hyperband };
+std::string to_string(SimulatedSearch s);
+// "fixed" | "hyperband"; an error names the known values.
+Result<SimulatedSearch> parse_simulated_search(const std::string& name);
 
 struct SimulationOptions {
   int32_t configs = 16;
@@ -54,7 +74,22 @@ struct SimulationOptions {
   // Give the policy each config's true cost as its cost prior before the run
   // (SchedulingPolicy::set_cost_prior), as a real run's probe does.
   bool priors = false;
+  // The search: fixed epochs, or Hyperband brackets (then `configs` is rounded
+  // up to whole Hyperband iterations: hyperband_configs(epochs, eta) each).
+  SimulatedSearch search = SimulatedSearch::fixed;
+  int32_t eta = 3;
+  // Data-parallel gangs (issue 14).
+  Parallelism parallelism = Parallelism::mop;
+  double allreduce_s = 0.08;        // one allreduce between 2 ranks (100 MB of gradients at 10 Gb/s)
+  double gang_setup_s = 1;          // forming a gang, per attempt
+  int32_t batch_size = 256;         // a config's batch: steps per unit = examples per partition / this
+  int32_t max_gang = 8;             // most workers in one gang, 2 .. workers
 };
+// The configs of one Hyperband iteration with max epochs R and factor eta
+// (the sum of its brackets' first rungs).
+int32_t hyperband_configs(int32_t max_epochs, int32_t eta);
+// options with `configs` as the run will have it (rounded up for hyperband).
+SimulationOptions effective_options(const SimulationOptions& options);
 // Checks ranges; the error names the option (as a command-line flag).
 Status validate(const SimulationOptions& options);
 
@@ -66,8 +101,15 @@ struct Workload {
   std::vector<std::vector<WorkerId>> holders;      // per partition
   int64_t examples_per_partition = 0;
   int32_t epochs = 0;
+  // Epochs each config trains (all `epochs` under fixed; its last rung under
+  // hyperband), its bracket, and per bracket the epoch counts at its rung
+  // barriers (ascending, below the bracket's last rung). Empty: fixed.
+  std::vector<int32_t> config_epochs;
+  std::vector<int32_t> config_bracket;
+  std::vector<std::vector<int32_t>> bracket_rungs;
 
   int32_t num_partitions() const { return static_cast<int32_t>(holders.size()); }
+  int32_t epochs_of(ConfigId c) const { return config_epochs.empty() ? epochs : config_epochs[c]; }
   // Nominal seconds of one unit of config c on worker w.
   double unit_seconds(ConfigId c, WorkerId w) const;
 };
@@ -85,6 +127,9 @@ struct LowerBound {
   double worker_load_s = 0;    // the busiest worker's units on partitions no
                                // other worker holds
   double seconds() const;
+  // With gangs of up to g members a chain can run at most g times faster:
+  // the bound any schedule with such gangs meets.
+  double seconds_with_gangs(int32_t max_gang) const;
 };
 LowerBound lower_bound(const Workload& workload);
 
@@ -96,7 +141,10 @@ struct SimulationReport {
   int64_t decisions = 0;        // choose() calls
   double makespan_s = 0;
   LowerBound bound;
-  double ratio = 0;        // makespan / lower bound
+  double ratio = 0;        // makespan / lower bound (the MOP bound, also with gangs)
+  double ratio_gang_bound = 0;  // makespan / bound.seconds_with_gangs(max_gang), with gangs
+  int64_t gangs = 0;            // committed gang attempts
+  int64_t gang_units = 0;       // units they covered
   double utilization = 0;  // time workers spent running units / (workers x makespan)
   double decision_latency_p50_us = 0;
   double decision_latency_p99_us = 0;

@@ -26,6 +26,7 @@ constexpr double kTrainingPasses = 3;
 // Streams of the workload and of the run, so adding a draw to one does not
 // change the other.
 constexpr uint64_t kWorkloadStream = 0x243f6a8885a308d3ULL;
+constexpr uint64_t kHyperbandStream = 0xa4093822299f31d0ULL;
 
 double draw_mflops(std::mt19937_64& rng) {
   double k = kCostExponent + 1;
@@ -65,6 +66,67 @@ Result<Heterogeneity> parse_heterogeneity(const std::string& name) {
       fmt::format("--heterogeneity: unknown value '{}' (known: paper, uniform, none)", name));
 }
 
+std::string to_string(SimulatedSearch s) {
+  switch (s) {
+    case SimulatedSearch::fixed: return "fixed";
+    case SimulatedSearch::hyperband: return "hyperband";
+  }
+  return "unknown";
+}
+
+Result<SimulatedSearch> parse_simulated_search(const std::string& name) {
+  for (SimulatedSearch s : {SimulatedSearch::fixed, SimulatedSearch::hyperband}) {
+    if (name == to_string(s)) return s;
+  }
+  return Status::error(fmt::format("--search: unknown value '{}' (known: fixed, hyperband)", name));
+}
+
+namespace {
+
+// Hyperband's brackets for max epochs R and factor eta: bracket s (s_max ..
+// 0) starts n_s configs at R / eta^s epochs; rung i keeps n_s / eta^i of them
+// for R / eta^(s-i) epochs.
+struct Bracket {
+  int32_t configs = 0;
+  std::vector<int32_t> rung_epochs;   // per rung, ascending; the last is R
+  std::vector<int32_t> rung_configs;  // per rung: how many train to it
+};
+
+std::vector<Bracket> hyperband_brackets(int32_t max_epochs, int32_t eta) {
+  int32_t s_max = 0;
+  for (int64_t power = eta; power <= max_epochs; power *= eta) ++s_max;
+  std::vector<Bracket> out;
+  for (int32_t s = s_max; s >= 0; --s) {
+    Bracket b;
+    double eta_s = std::pow(eta, s);
+    b.configs = static_cast<int32_t>(std::ceil((s_max + 1.0) / (s + 1.0) * eta_s));
+    for (int32_t i = 0; i <= s; ++i) {
+      int64_t divisor = static_cast<int64_t>(std::pow(eta, s - i));
+      b.rung_epochs.push_back(std::max<int32_t>(1, static_cast<int32_t>(max_epochs / divisor)));
+      b.rung_configs.push_back(std::max<int32_t>(1, static_cast<int32_t>(b.configs / std::pow(eta, i))));
+    }
+    out.push_back(b);
+  }
+  return out;
+}
+
+}  // namespace
+
+int32_t hyperband_configs(int32_t max_epochs, int32_t eta) {
+  int32_t total = 0;
+  for (const Bracket& b : hyperband_brackets(max_epochs, eta)) total += b.configs;
+  return total;
+}
+
+SimulationOptions effective_options(const SimulationOptions& options) {
+  SimulationOptions o = options;
+  if (o.search == SimulatedSearch::hyperband && o.eta >= 2 && o.epochs >= 1 && o.configs >= 1) {
+    int32_t iteration = hyperband_configs(o.epochs, o.eta);
+    o.configs = (o.configs + iteration - 1) / iteration * iteration;
+  }
+  return o;
+}
+
 Status validate(const SimulationOptions& o) {
   auto bad = [](const char* flag, const std::string& what) {
     return Status::error(fmt::format("{}: {}", flag, what));
@@ -82,6 +144,14 @@ Status validate(const SimulationOptions& o) {
     return bad("--failure-rate", fmt::format("must be in [0, 1), got {}", o.failure_rate));
   }
   if (!(o.downtime_s > 0)) return bad("--downtime", fmt::format("must be > 0, got {}", o.downtime_s));
+  if (o.eta < 2) return bad("--eta", fmt::format("must be >= 2, got {}", o.eta));
+  if (!(o.allreduce_s >= 0)) return bad("--allreduce-s", fmt::format("must be >= 0, got {}", o.allreduce_s));
+  if (!(o.gang_setup_s >= 0)) return bad("--gang-setup-s", fmt::format("must be >= 0, got {}", o.gang_setup_s));
+  if (o.batch_size < 1) return bad("--batch-size", fmt::format("must be >= 1, got {}", o.batch_size));
+  if (o.parallelism != Parallelism::mop && (o.max_gang < 2 || o.max_gang > o.workers)) {
+    return bad("--max-gang", fmt::format("a gang needs 2 .. {} workers (one per partition it covers, "
+                                         "each on a worker holding it), got {}", o.workers, o.max_gang));
+  }
   if (o.examples < o.workers) {
     return bad("--examples", fmt::format("must be >= the workers ({}) so no partition is empty, got {}",
                                          o.workers, o.examples));
@@ -115,7 +185,33 @@ Workload make_workload(const SimulationOptions& o) {
     std::sort(holders.begin(), holders.end());
     for (WorkerId w : holders) wl.holdings[w].push_back(p);
   }
+  if (o.search == SimulatedSearch::hyperband) {
+    // Drawn from its own stream, after the rest: the fixed workload of a seed stays as it was.
+    std::mt19937_64 quality_rng(o.seed ^ kHyperbandStream);
+    std::vector<Bracket> brackets = hyperband_brackets(o.epochs, o.eta);
+    ConfigId next = 0;
+    while (next < o.configs) {
+      for (const Bracket& b : brackets) {
+        auto bracket = static_cast<int32_t>(wl.bracket_rungs.size());
+        wl.bracket_rungs.emplace_back(b.rung_epochs.begin(), b.rung_epochs.end() - 1);
+        // A random order stands for the configs' quality: the first ones are promoted.
+        std::vector<int32_t> rank(b.configs);
+        for (int32_t i = 0; i < b.configs; ++i) rank[i] = i;
+        std::shuffle(rank.begin(), rank.end(), quality_rng);
+        for (int32_t i = 0; i < b.configs; ++i, ++next) {
+          size_t rung = 0;
+          while (rung + 1 < b.rung_configs.size() && rank[i] < b.rung_configs[rung + 1]) ++rung;
+          wl.config_epochs.push_back(b.rung_epochs[rung]);
+          wl.config_bracket.push_back(bracket);
+        }
+      }
+    }
+  }
   return wl;
+}
+
+double LowerBound::seconds_with_gangs(int32_t max_gang) const {
+  return std::max({total_work_s, longest_chain_s / std::max(1, max_gang), worker_load_s});
 }
 
 double LowerBound::seconds() const { return std::max({total_work_s, longest_chain_s, worker_load_s}); }
@@ -126,8 +222,13 @@ LowerBound lower_bound(const Workload& wl) {
   const int32_t partitions = wl.num_partitions();
   double total_speed = 0;
   for (double s : wl.worker_tflops) total_speed += s;
-  double total_mflops = 0;
-  for (double m : wl.config_mflops) total_mflops += m;
+  // Config costs weighted by the epochs each trains (all `epochs` when fixed).
+  double total_mflops = 0, heaviest = 0;
+  for (size_t c = 0; c < wl.config_mflops.size(); ++c) {
+    double weighted = wl.config_mflops[c] * wl.epochs_of(static_cast<ConfigId>(c)) / epochs;
+    total_mflops += weighted;
+    heaviest = std::max(heaviest, weighted);
+  }
   // unit_seconds is proportional to mflops / tflops: work out the sums once.
   auto seconds = [&](double mflops, double tflops) {
     return mflops * kTrainingPasses * static_cast<double>(wl.examples_per_partition) / (tflops * 1e6);
@@ -140,7 +241,6 @@ LowerBound lower_bound(const Workload& wl) {
     for (WorkerId w : holders) fastest = std::max(fastest, wl.worker_tflops[w]);
     inverse_fastest += 1 / fastest;
   }
-  double heaviest = *std::max_element(wl.config_mflops.begin(), wl.config_mflops.end());
   lb.longest_chain_s = seconds(heaviest, 1) * inverse_fastest * epochs;
 
   for (size_t w = 0; w < wl.holdings.size(); ++w) {
@@ -166,6 +266,14 @@ nlohmann::json SimulationReport::to_json() const {
       {"downtime_s", options.downtime_s},
       {"examples", options.examples},
       {"priors", options.priors},
+      {"search", to_string(options.search)},
+      {"parallelism", to_string(options.parallelism)},
+      {"allreduce_s", options.allreduce_s},
+      {"max_gang", options.max_gang},
+      {"gangs", gangs},
+      {"gang_units", gang_units},
+      {"lower_bound_with_gangs", bound.seconds_with_gangs(options.max_gang)},
+      {"ratio_gang_bound", ratio_gang_bound},
       {"units", units},
       {"failed_attempts", failed_attempts},
       {"decisions", decisions},

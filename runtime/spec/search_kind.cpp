@@ -11,13 +11,14 @@ std::string to_string(SearchKind kind) {
     case SearchKind::asha: return "asha";
     case SearchKind::hyperband: return "hyperband";
     case SearchKind::pbt: return "pbt";
+    case SearchKind::tpe: return "tpe";
   }
   return "unknown";
 }
 
 const std::vector<SearchKind>& search_kinds() {
   static const std::vector<SearchKind> kinds = {SearchKind::grid, SearchKind::random, SearchKind::asha,
-                                                SearchKind::hyperband, SearchKind::pbt};
+                                                SearchKind::hyperband, SearchKind::pbt, SearchKind::tpe};
   return kinds;
 }
 

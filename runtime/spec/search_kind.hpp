@@ -11,9 +11,9 @@
 
 namespace cerebro {
 
-enum class SearchKind { grid, random, asha, hyperband, pbt };
+enum class SearchKind { grid, random, asha, hyperband, pbt, tpe };
 
-// "grid", "random", "asha", "hyperband", "pbt": the spelling in specs, JSON and messages.
+// "grid", "random", "asha", "hyperband", "pbt", "tpe": the spelling in specs, JSON and messages.
 std::string to_string(SearchKind kind);
 std::optional<SearchKind> parse_search_kind(const std::string& name);
 std::ostream& operator<<(std::ostream& os, SearchKind kind);

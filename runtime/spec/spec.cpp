@@ -219,6 +219,50 @@ class Section : public ExperimentKeys {
     out = std::move(names);
   }
 
+  void read_bool(const std::string& key, bool& out) {
+    const toml::node* node = get(key);
+    if (!node) return;
+    if (!node->is_boolean()) return wrong(key, "true or false", *node);
+    out = node->as_boolean()->get();
+  }
+
+  // A list of distinct strings, each one of `allowed` (may be empty).
+  void read_choices(const std::string& key, std::vector<std::string>& out, const std::vector<std::string>& allowed) {
+    const toml::node* node = get(key);
+    if (!node) return;
+    const std::string expected = fmt::format("a list of {}", quoted_alternatives(allowed));
+    const toml::array* list = node->as_array();
+    if (!list) return wrong(key, expected, *node);
+    std::vector<std::string> values;
+    for (const auto& item : *list) {
+      if (!item.is_string()) return wrong(key, expected, *node);
+      const std::string value = item.as_string()->get();
+      if (std::find(allowed.begin(), allowed.end(), value) == allowed.end())
+        return report(key, fmt::format("holds \"{}\": each entry must be {}", value, quoted_alternatives(allowed)));
+      if (std::find(values.begin(), values.end(), value) != values.end())
+        return report(key, fmt::format("lists \"{}\" twice", value));
+      values.push_back(value);
+    }
+    out = std::move(values);
+  }
+
+  // An image size: one integer (square) or [height, width], each in [1, 65536].
+  void read_image_size(const std::string& key, std::vector<int64_t>& out) {
+    const toml::node* node = get(key);
+    if (!node) return;
+    const std::string expected = "an integer or [height, width], each in [1, 65536]";
+    auto in_range = [](const toml::node& n) {
+      return n.is_integer() && n.as_integer()->get() >= 1 && n.as_integer()->get() <= 65536;
+    };
+    if (in_range(*node)) {
+      out = {node->as_integer()->get(), node->as_integer()->get()};
+      return;
+    }
+    const toml::array* list = node->as_array();
+    if (!list || list->size() != 2 || !in_range(*list->get(0)) || !in_range(*list->get(1))) return wrong(key, expected, *node);
+    out = {list->get(0)->as_integer()->get(), list->get(1)->as_integer()->get()};
+  }
+
   // A complete message (already naming the key) at the key's position, or at
   // the section when the key is absent.
   void report_message(const std::string& key, const std::string& message) override {
@@ -279,7 +323,50 @@ void resolve_model_paths(json& entry, const std::string& base) {
   }
 }
 
-// [experiment] metric: a metric of the task, or with metric_goal a training template's own metric.
+// [experiment] metric as a list: several objectives (objective.hpp), distinct names, at least one metric of
+// the task, which ranks the configs (the first such).
+void read_objectives(Section& s, const toml::array& list, ExperimentSpec& spec) {
+  const auto& quantities = task_quantities(spec.task);
+  std::vector<std::string> seen;
+  bool ok = list.size() >= 2;
+  if (!ok) s.report("metric", "as a list needs two or more objectives (give one name as a string)");
+  for (const auto& item : list) {
+    if (!ok) break;
+    const std::string name = item.is_string() ? item.as_string()->get() : std::string();
+    auto objective = parse_objective(name);
+    if (!objective) {
+      s.report("metric", fmt::format("has an unknown objective {}: objectives are {}",
+                                     item.is_string() ? "\"" + name + "\"" : describe_node(item),
+                                     quoted_alternatives(objective_names())));
+      ok = false;
+    } else if (objective->metric &&
+               std::find(quantities.begin(), quantities.end(), objective->metric->quantity()) == quantities.end()) {
+      std::vector<std::string> task_names;
+      for (const auto& q : quantities) task_names.push_back("val_" + q);
+      s.report("metric", fmt::format("has objective \"{}\", which is not computed for task {} (its metrics: {})", name,
+                                     datasets::to_string(spec.task), fmt::join(task_names, ", ")));
+      ok = false;
+    } else if (std::find(seen.begin(), seen.end(), name) != seen.end()) {
+      s.report("metric", fmt::format("names \"{}\" twice", name));
+      ok = false;
+    } else {
+      seen.push_back(name);
+      spec.objectives.push_back(*objective);
+    }
+  }
+  auto task = std::find_if(spec.objectives.begin(), spec.objectives.end(), [](const Objective& o) { return o.metric.has_value(); });
+  if (ok && task == spec.objectives.end()) {
+    std::vector<std::string> task_names;
+    for (const auto& q : quantities) task_names.push_back("val_" + q);
+    s.report("metric", fmt::format("needs a task metric among its objectives ({}) to rank configs by",
+                                   quoted_alternatives(task_names)));
+  }
+  if (!ok || task == spec.objectives.end()) spec.objectives.clear();
+  else spec.metric = *task->metric;
+}
+
+// [experiment] metric: a metric of the task, or with metric_goal a training template's own metric; or a
+// list of objectives.
 void read_metric(Section& s, ExperimentSpec& spec) {
   std::string goal;
   s.read_string("metric_goal", goal, {"maximize", "minimize"});
@@ -287,6 +374,10 @@ void read_metric(Section& s, ExperimentSpec& spec) {
   if (!s.has("metric")) {
     if (s.has("metric_goal")) s.report("metric_goal", "applies only with a metric (a training template's own)");
     return;
+  }
+  if (const toml::node* node = s.get("metric"); node && node->is_array()) {
+    if (s.has("metric_goal")) s.report("metric_goal", "applies only with a single metric (a training template's own)");
+    return read_objectives(s, *node->as_array(), spec);
   }
   std::string name;
   s.read_string("metric", name);
@@ -318,8 +409,9 @@ void read_metric(Section& s, ExperimentSpec& spec) {
   spec.metric = Metric(name.substr(4), goal == "maximize");
 }
 
-void parse_experiment(Section s, ExperimentSpec& spec, const SearchChecks& checks) {
-  std::vector<std::string> known = {"name", "epochs", "seed", "search", "metric", "task", "metric_goal"};
+void parse_experiment(Section s, ExperimentSpec& spec, const SearchChecks& checks, const std::string& base) {
+  std::vector<std::string> known = {"name",     "epochs", "seed",        "search",    "metric",
+                                    "task",     "metric_goal", "warm_start", "from_checkpoint"};
   for (const auto& key : search_specific_keys()) known.push_back(key);
   s.check_unknown(known);
   s.read_string("name", spec.name);
@@ -343,6 +435,22 @@ void parse_experiment(Section s, ExperimentSpec& spec, const SearchChecks& check
                 [](double x) { return x > 0 && x <= 0.5; });
   s.read_positive_numbers("perturb", spec.perturb);
   s.read_names("perturb_keys", spec.perturb_keys);
+  // tpe
+  s.read_int("startup", spec.startup, 1, INT_MAX);
+  s.read_int("candidates", spec.candidates, 1, INT_MAX);
+  s.read_number("gamma", spec.gamma, "a number in (0, 1]", [](double x) { return x > 0 && x <= 1; });
+  s.read_number("prior_weight", spec.prior_weight, "a number > 0", [](double x) { return x > 0; });
+  s.read_int("in_flight", spec.in_flight, 1, INT_MAX);
+  s.read_string("pruner", spec.pruner, {"asha", "hyperband"});
+  // warm start: run directories, relative to the spec
+  s.read_names("warm_start", spec.warm_start, "a non-empty list of run directories");
+  for (auto& dir : spec.warm_start) dir = resolve_path(base, dir);
+  if (const toml::node* node = s.get("from_checkpoint")) {
+    if (!node->is_boolean()) s.report("from_checkpoint", fmt::format("must be true or false, got {}", describe_node(*node)));
+    else spec.from_checkpoint = node->as_boolean()->get();
+  }
+  if (spec.from_checkpoint && spec.warm_start.empty())
+    s.report("from_checkpoint", "needs warm_start: the earlier runs whose checkpoints to start from");
 
   // With an invalid search (already reported) the search's rules would only add noise.
   const toml::node* search_node = s.get("search");
@@ -352,14 +460,32 @@ void parse_experiment(Section s, ExperimentSpec& spec, const SearchChecks& check
   if (checks.experiment) checks.experiment(s, spec);
 }
 
+// Which built-in sources a [data] key applies to (keys every source takes are not listed).
+const std::vector<std::pair<std::string, std::vector<datasets::BuiltinSource>>>& source_specific_keys() {
+  using datasets::BuiltinSource;
+  static const std::vector<std::pair<std::string, std::vector<BuiltinSource>>> keys = {
+      {"path", {BuiltinSource::idx, BuiltinSource::images}},
+      {"train_images", {BuiltinSource::idx}},
+      {"train_labels", {BuiltinSource::idx}},
+      {"test_images", {BuiltinSource::idx}},
+      {"test_labels", {BuiltinSource::idx}},
+      {"train", {BuiltinSource::csv}},
+      {"test", {BuiltinSource::csv}},
+      {"label_column", {BuiltinSource::csv}},
+      {"image_size", {BuiltinSource::images}},
+      {"color", {BuiltinSource::images}},
+      {"resize", {BuiltinSource::images}},
+      {"skip_bad", {BuiltinSource::images}},
+      {"augment", {BuiltinSource::idx, BuiltinSource::images}},
+      {"crop_padding", {BuiltinSource::idx, BuiltinSource::images}},
+  };
+  return keys;
+}
+
 void parse_data(Section s, DataSpec& data, const std::string& base) {
-  const std::vector<std::string> idx_keys = {"path", "train_images", "train_labels", "test_images",
-                                             "test_labels"};
-  const std::vector<std::string> csv_keys = {"train", "test", "label_column", "test_fraction"};
-  std::vector<std::string> known = {"source"};
-  known.insert(known.end(), idx_keys.begin(), idx_keys.end());
-  known.insert(known.end(), csv_keys.begin(), csv_keys.end());
-  known.insert(known.end(), {"validation_fraction", "partitions", "limit", "normalization"});
+  std::vector<std::string> known = {"source", "validation_fraction", "test_fraction", "partitions", "limit",
+                                    "normalization", "cache"};
+  for (const auto& [key, sources] : source_specific_keys()) known.push_back(key);
   s.check_unknown(known);
 
   s.read_string("source", data.source, data_source_names());
@@ -383,26 +509,31 @@ void parse_data(Section s, DataSpec& data, const std::string& base) {
   s.read_int("partitions", data.partitions, 0, INT_MAX);
   s.read_int("limit", data.limit, 0, INT64_MAX);
   s.read_string("normalization", data.normalization, normalization_names());
+  s.read_image_size("image_size", data.image_size);
+  s.read_string("color", data.color, {"grayscale", "rgb"});
+  s.read_bool("resize", data.resize);
+  s.read_bool("skip_bad", data.skip_bad);
+  s.read_choices("augment", data.augment, {"random_crop", "hflip"});
+  s.read_int("crop_padding", data.crop_padding, 1, 1024);
+  s.read_bool("cache", data.cache);
 
   if (!s.has("source")) {
-    return s.missing("source", "give source = \"idx\" (MNIST-layout files) or source = \"csv\"");
+    return s.missing("source", "give source = \"idx\" (MNIST-layout files), \"csv\" or \"images\"");
   }
   if (data.source.empty()) return;  // an invalid source, already reported
   const auto builtin = datasets::parse_builtin_source(data.source);
-  if (!builtin) {
-    // A source registered by C++ code: the loader supplies the examples.
-    for (const auto& key : idx_keys)
-      if (s.has(key)) s.report(key, "applies only to source = \"idx\"");
-    for (const auto& key : csv_keys)
-      if (key != "test_fraction" && s.has(key)) s.report(key, "applies only to source = \"csv\"");
-    return;
+  for (const auto& [key, sources] : source_specific_keys()) {
+    if (!s.has(key)) continue;
+    if (key == "test_fraction") continue;
+    if (builtin && std::find(sources.begin(), sources.end(), *builtin) != sources.end()) continue;
+    std::vector<std::string> names;
+    for (auto source : sources) names.push_back(datasets::to_string(source));
+    s.report(key, fmt::format("applies only to source = {}", quoted_alternatives(names)));
   }
-  const bool idx = *builtin == datasets::BuiltinSource::idx;
-  const std::string other = datasets::to_string(idx ? datasets::BuiltinSource::csv : datasets::BuiltinSource::idx);
-  for (const auto& key : idx ? csv_keys : idx_keys) {
-    if (s.has(key)) s.report(key, fmt::format("applies only to source = \"{}\"", other));
-  }
-  if (idx) {
+  if (s.has("crop_padding") && std::find(data.augment.begin(), data.augment.end(), "random_crop") == data.augment.end())
+    s.report("crop_padding", "applies only with augment = [\"random_crop\", ...]");
+  if (!builtin) return;  // a source registered by C++ code: the loader supplies the examples
+  if (*builtin == datasets::BuiltinSource::idx) {
     const bool any_file = s.has("train_images") || s.has("train_labels") || s.has("test_images") ||
                           s.has("test_labels");
     if (s.has("path") && any_file) {
@@ -415,18 +546,21 @@ void parse_data(Section s, DataSpec& data, const std::string& base) {
         if (!s.has(key)) s.missing(key, "give all four IDX files, or path = the directory holding them");
       }
     }
-  } else {
+    if (s.has("test_fraction")) s.report("test_fraction", "applies only to source = \"csv\", \"images\" or a registered source");
+  } else if (*builtin == datasets::BuiltinSource::csv) {
     if (!s.has("train")) s.missing("train", "give train = the CSV file to train on");
     if (!s.has("label_column")) s.missing("label_column", "give the name of the CSV column holding the label");
     if (s.has("test") && s.has("test_fraction")) {
       s.report("test_fraction", "applies only when no test file is given (the test set is split from train)");
     }
+  } else if (!s.has("path")) {
+    s.missing("path", "give path = a folder with train/<class>/ image folders, or a CSV manifest with path,label columns");
   }
 }
 
 void parse_cluster(Section s, ClusterSpec& cluster) {
   s.check_unknown({"workers", "threads_per_worker", "max_unit_retries", "scheduler", "replication",
-                   "heartbeat_timeout"});
+                   "heartbeat_timeout", "memory_mb"});
   s.read_int("workers", cluster.workers, 0, INT_MAX);
   s.read_int("threads_per_worker", cluster.threads_per_worker, 1, INT_MAX);
   s.read_int("max_unit_retries", cluster.max_unit_retries, 0, INT_MAX);
@@ -434,6 +568,7 @@ void parse_cluster(Section s, ClusterSpec& cluster) {
   s.read_number("heartbeat_timeout", cluster.heartbeat_timeout, "a number of seconds in [1, 3600]",
                 [](double v) { return v >= 1 && v <= 3600; });
   s.read_kind("scheduler", cluster.scheduler, scheduler_names(), parse_scheduler_kind);
+  s.read_int("memory_mb", cluster.memory_mb, 0, int64_t{1} << 40);
 }
 
 void parse_space(const toml::table* table, ExperimentSpec& spec, Problems& problems,
@@ -476,10 +611,11 @@ void check_task_labels(Section s, const ExperimentSpec& spec) {
     s.report("label_column", fmt::format("lists {} columns: several target columns are for task = \"regression\"; "
                                          "task {} reads one", spec.data.label_columns.size(), datasets::to_string(spec.task)));
   }
+  const auto builtin = datasets::parse_builtin_source(spec.data.source);
   if (spec.task != datasets::TaskKind::classification &&
-      datasets::parse_builtin_source(spec.data.source) == datasets::BuiltinSource::idx) {
-    s.report("source", fmt::format("idx holds class labels; task {} needs source = \"csv\" (or a registered source)",
-                                   datasets::to_string(spec.task)));
+      (builtin == datasets::BuiltinSource::idx || builtin == datasets::BuiltinSource::images)) {
+    s.report("source", fmt::format("{} holds class labels; task {} needs source = \"csv\" (or a registered source)",
+                                   spec.data.source, datasets::to_string(spec.task)));
   }
 }
 
@@ -523,7 +659,7 @@ Result<ExperimentSpec> parse_spec_string_with(const std::string& toml_text, cons
     }
   }
   auto table_of = [&](const char* name) { return root.get_as<toml::table>(name); };
-  parse_experiment(Section(table_of("experiment"), "experiment", problems), spec, checks);
+  parse_experiment(Section(table_of("experiment"), "experiment", problems), spec, checks, base);
   if (!root.contains("data")) {
     problems.add("the [data] section is missing: give at least source = \"idx\" or \"csv\"");
   } else if (table_of("data")) {  // a non-table [data] is already reported
@@ -568,15 +704,26 @@ json spec_to_json(const ExperimentSpec& spec) {
       {"brackets", spec.brackets}, {"population", spec.population}, {"ready", spec.ready},
       {"exploit_fraction", spec.exploit_fraction}, {"perturb", spec.perturb},
       {"perturb_keys", spec.perturb_keys},
+      {"startup", spec.startup}, {"candidates", spec.candidates}, {"gamma", spec.gamma},
+      {"prior_weight", spec.prior_weight}, {"in_flight", spec.in_flight}, {"pruner", spec.pruner},
+      {"warm_start", spec.warm_start}, {"from_checkpoint", spec.from_checkpoint},
+      {"objectives", [&] {
+         json names = json::array();
+         for (const auto& o : spec.objectives) names.push_back(o.name);
+         return names;
+       }()},
       {"data", {{"source", d.source}, {"path", d.path}, {"train_images", d.train_images},
                 {"train_labels", d.train_labels}, {"test_images", d.test_images},
                 {"test_labels", d.test_labels}, {"train", d.train}, {"test", d.test},
                 {"label_column", d.label_column}, {"label_columns", d.label_columns}, {"validation_fraction", d.validation_fraction},
                 {"test_fraction", d.test_fraction}, {"partitions", d.partitions},
-                {"limit", d.limit}, {"normalization", d.normalization}}},
+                {"limit", d.limit}, {"normalization", d.normalization}, {"image_size", d.image_size},
+                {"color", d.color}, {"resize", d.resize}, {"skip_bad", d.skip_bad}, {"augment", d.augment},
+                {"crop_padding", d.crop_padding}, {"cache", d.cache}}},
       {"cluster", {{"workers", c.workers}, {"threads_per_worker", c.threads_per_worker},
                    {"max_unit_retries", c.max_unit_retries}, {"scheduler", to_string(c.scheduler)},
-                   {"replication", c.replication}, {"heartbeat_timeout", c.heartbeat_timeout}}},
+                   {"replication", c.replication}, {"heartbeat_timeout", c.heartbeat_timeout},
+                   {"memory_mb", c.memory_mb}}},
       {"space", spec.space}};
 }
 
@@ -584,7 +731,8 @@ std::string effective_normalization(const DataSpec& data) {
   if (data.normalization != "auto") return data.normalization;
   // IDX holds images (one statistic for all pixels); csv and registered
   // sources hold features of different scales.
-  const bool images = datasets::parse_builtin_source(data.source) == datasets::BuiltinSource::idx;
+  const auto builtin = datasets::parse_builtin_source(data.source);
+  const bool images = builtin == datasets::BuiltinSource::idx || builtin == datasets::BuiltinSource::images;
   return datasets::to_string(images ? datasets::NormalizationMode::global : datasets::NormalizationMode::per_feature);
 }
 
@@ -600,7 +748,10 @@ const std::vector<std::string>& normalization_names() {
 const std::vector<std::string>& search_specific_keys() {
   static const std::vector<std::string> keys = {"samples",    "max_epochs", "eta",   "min_epochs",
                                                 "brackets",   "population", "ready", "exploit_fraction",
-                                                "perturb",    "perturb_keys"};
+                                                "perturb",    "perturb_keys",
+                                                // tpe
+                                                "startup", "candidates", "gamma", "prior_weight", "in_flight",
+                                                "pruner"};
   return keys;
 }
 

@@ -13,14 +13,16 @@
 
 #include "runtime/base/status.hpp"
 #include "runtime/spec/metric.hpp"
+#include "runtime/spec/objective.hpp"
 #include "runtime/spec/scheduler_kind.hpp"
 #include "runtime/spec/search_kind.hpp"
 
 namespace cerebro {
 
 struct DataSpec {
-  std::string source;                  // "idx" | "csv" | a registered source name (required)
-  std::string path;                    // idx: directory with the MNIST-layout files
+  std::string source;                  // "idx" | "csv" | "images" | a registered source name (required)
+  std::string path;                    // idx: directory with the MNIST-layout files; images: a folder
+                                       // tree (train/<class>/*, optional test/<class>/*) or a CSV manifest
   std::string train_images, train_labels, test_images, test_labels;  // idx: explicit files instead of path
   std::string train, test;             // csv files (test optional)
   std::string label_column;            // csv: required (the first column when a list is given)
@@ -29,7 +31,18 @@ struct DataSpec {
   double test_fraction = 0.1;          // csv without `test`: (0, 1)
   int partitions = 0;                  // 0 = one per worker
   int64_t limit = 0;                   // 0 = all training examples; else the first N
-  std::string normalization = "auto";  // auto|none|global|per_feature (auto: global for idx, else per_feature)
+  std::string normalization = "auto";  // auto|none|global|per_feature (auto: global for idx and images, else per_feature)
+  // images: decoding (docs/SPEC.md "Image data")
+  std::vector<int64_t> image_size;     // {height, width}; empty: the first image's size
+  std::string color = "grayscale";     // grayscale | rgb
+  bool resize = true;                  // false: an image of another size is an error naming it
+  bool skip_bad = false;               // true: undecodable images are skipped and counted
+  // idx and images: training-time augmentation, drawn from each unit's seed
+  std::vector<std::string> augment;    // "random_crop", "hflip"
+  int crop_padding = 4;                // random_crop: pixels of zero padding on each side
+  // Prepared partitions live in the shared content-addressed cache
+  // (datasets/prepared_cache.hpp); false prepares into the run directory.
+  bool cache = true;
 };
 
 struct ClusterSpec {
@@ -41,6 +54,9 @@ struct ClusterSpec {
   // Seconds an agent may go without a heartbeat before its units are
   // requeued elsewhere (a hung node); on a coordinator only.
   double heartbeat_timeout = 10;
+  // Memory in MB for the partitions an embedded run's agent holds (0: no
+  // limit); partitions beyond it are memory-mapped from disk (out of core).
+  int64_t memory_mb = 0;
 };
 
 struct ExperimentSpec {
@@ -70,6 +86,21 @@ struct ExperimentSpec {
   double exploit_fraction = 0.25;      // pbt: bottom fraction that copies the top fraction, (0, 0.5]
   std::vector<double> perturb = {0.8, 1.2};  // pbt: factors a perturbed hyper-parameter is multiplied by
   std::vector<std::string> perturb_keys;     // pbt: hyper-parameters to perturb; empty = every float range
+  // tpe (docs/SEARCH.md): the model's options, how many configs are in
+  // flight, and the optional pruner (BOHB-like: asha or hyperband rungs).
+  int startup = 10;                    // tpe: random configs before the model, >= 1
+  int candidates = 24;                 // tpe: draws from l(x) per hyper-parameter, >= 1
+  double gamma = 0.1;                  // tpe: the good set's fraction of the finished configs, (0, 1]
+  double prior_weight = 1.0;           // tpe: the prior kernel's weight, > 0
+  int in_flight = 0;                   // tpe: configs training at once; 0 = [cluster] workers, else the partitions
+  std::string pruner;                  // tpe: "" (none), "asha" or "hyperband"
+  // Warm start (docs/SEARCH.md): earlier run directories, absolute; their
+  // finished configs over the same [space] seed this search.
+  std::vector<std::string> warm_start;
+  bool from_checkpoint = false;        // a warm-started config starts from its earlier checkpoint
+  // Several objectives (metric = [...], objective.hpp): empty for one metric.
+  // `metric` is then the first task metric of the list (the run's ranking).
+  std::vector<Objective> objectives;
   DataSpec data;
   ClusterSpec cluster;
   nlohmann::json space;                // object: key -> array of values, or a distribution object

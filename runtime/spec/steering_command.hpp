@@ -13,7 +13,8 @@
 
 namespace cerebro {
 
-enum class SteeringCommand { pause, resume, stop, add, clone, show, top, export_model, configs };
+// detail and units serve the HTTP API (runtime/api/experiment_view.hpp): not REPL words.
+enum class SteeringCommand { pause, resume, stop, add, clone, show, top, export_model, configs, detail, units };
 
 // What the command's first argument names in the REPL (for completion).
 enum class SteeringTarget {

@@ -1,6 +1,7 @@
 #include "runtime/store/state_store.hpp"
 
 #include <map>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <rocksdb/db.h>
@@ -43,17 +44,21 @@ bool starts_with(const rocksdb::Slice& s, const std::string& prefix) {
 
 std::string framed(const std::string& state) { return checksum_of(state) + "\n" + state; }
 
-Result<std::string> unframed(const std::string& value, const std::string& what) {
+// Verifies "checksum\nstate" where it lies (a RocksDB slice or a string)
+// and copies the state out once, only when it is intact.
+Result<std::string> unframed(std::string_view value, const std::string& what) {
   auto nl = value.find('\n');
-  if (nl == std::string::npos) return Status::corruption(what + ": stored state has no checksum line");
-  std::string state = value.substr(nl + 1);
+  if (nl == std::string_view::npos) return Status::corruption(what + ": stored state has no checksum line");
+  auto state = value.substr(nl + 1);
   auto expected = value.substr(0, nl);
   auto actual = checksum_of(state);
   if (expected != actual)
     return Status::corruption(fmt::format("{}: stored state checksum {} does not match its content ({})", what,
                                      expected, actual));
-  return state;
+  return std::string(state);
 }
+
+std::string_view view_of(const rocksdb::Slice& s) { return {s.data(), s.size()}; }
 
 // Calls f(key, value) for every key with the prefix, in order; fails with
 // io_error when RocksDB could not read them all.
@@ -68,13 +73,18 @@ Status scan(rocksdb::DB* db, const std::string& prefix, F&& f) {
 }  // namespace
 
 nlohmann::json to_json(const UnitLogEntry& e) {
-  return {{"seq", e.seq},           {"config", e.config},     {"partition", e.partition},
+  nlohmann::json j = {{"seq", e.seq},           {"config", e.config},     {"partition", e.partition},
           {"epoch", e.epoch},       {"worker", e.worker},     {"status", to_string(e.status)},
           {"seed", e.seed},         {"train_loss", e.train_loss}, {"examples", e.examples},
           {"has_validation", e.has_validation}, {"val_loss", e.val_loss}, {"val_accuracy", e.val_accuracy},
           {"val_metrics", e.val_metrics},  {"start_s", e.start_s},   {"end_s", e.end_s},       {"train_s", e.train_s},
           {"validate_s", e.validate_s}, {"restore_s", e.restore_s}, {"save_s", e.save_s},
           {"state_checksum", e.state_checksum}, {"state_bytes", e.state_bytes}, {"rolled_back", e.rolled_back}};
+  if (e.gang > 0) {  // only gang entries carry the keys: logs of MOP runs read as before
+    j["gang"] = e.gang;
+    j["gang_size"] = e.gang_size;
+  }
+  return j;
 }
 
 UnitLogEntry unit_log_entry_from_json(const nlohmann::json& j) {
@@ -99,6 +109,8 @@ UnitLogEntry unit_log_entry_from_json(const nlohmann::json& j) {
   j.at("restore_s").get_to(e.restore_s);
   j.at("save_s").get_to(e.save_s);
   j.at("state_checksum").get_to(e.state_checksum);
+  e.gang = j.value("gang", int64_t{0});
+  e.gang_size = j.value("gang_size", 0);
   e.state_bytes = j.value("state_bytes", int64_t{0});
   e.rolled_back = j.value("rolled_back", false);
   return e;
@@ -204,27 +216,100 @@ Result<std::string> StateStore::initial_state(ConfigId config) const {
 }
 
 Result<UnitLogEntry> StateStore::commit_unit(UnitLogEntry entry, const std::string& state, bool damage_for_test) {
-  entry.seq = next_seq_;
-  entry.state_checksum = checksum_of(state);
-  entry.state_bytes = static_cast<int64_t>(state.size());
+  auto stored = commit_units({UnitCommit{std::move(entry), &state, damage_for_test}});
+  if (!stored.ok()) return stored.status();
+  return std::move(stored->front());
+}
+
+Result<std::vector<UnitLogEntry>> StateStore::commit_units(const std::vector<UnitCommit>& units) {
+  std::vector<UnitLogEntry> entries;
+  entries.reserve(units.size());
   rocksdb::WriteBatch batch;
-  std::string stored = entry.state_checksum + "\n" + state;
-  if (damage_for_test && !state.empty()) stored.back() ^= 0x5a;
-  batch.Put(state_key(entry.config, entry.seq), stored);
-  batch.Put(log_key(entry.seq), to_json(entry).dump());
-  if (keep_epoch_states_ && entry.has_validation)
-    batch.Put(epoch_state_key(entry.config, entry.epoch), entry.state_checksum + "\n" + state);
+  // Per config, the state keys in order: the stored ones, then this batch's.
+  std::map<ConfigId, std::vector<std::string>> states;
+  int64_t seq = next_seq_;
+  for (const auto& unit : units) {
+    const std::string& state = *unit.state;
+    UnitLogEntry entry = unit.entry;
+    entry.seq = seq++;
+    entry.state_checksum = checksum_of(state);
+    entry.state_bytes = static_cast<int64_t>(state.size());
+    auto key = state_key(entry.config, entry.seq);
+    // The stored value is "checksum\nstate": written from its parts, so a
+    // state is copied into the batch once, not first into a framed string.
+    rocksdb::Slice key_part(key);
+    rocksdb::Slice value_parts[3] = {entry.state_checksum, "\n", state};
+    std::string damaged;
+    if (unit.damage_for_test && !state.empty()) {
+      damaged = entry.state_checksum + "\n" + state;
+      damaged.back() ^= 0x5a;
+      value_parts[0] = damaged;
+      value_parts[1] = value_parts[2] = rocksdb::Slice();
+    }
+    batch.Put(rocksdb::SliceParts(&key_part, 1), rocksdb::SliceParts(value_parts, 3));
+    batch.Put(log_key(entry.seq), to_json(entry).dump());
+    if (keep_epoch_states_ && entry.has_validation) {
+      auto epoch_key = epoch_state_key(entry.config, entry.epoch);
+      rocksdb::Slice epoch_key_part(epoch_key);
+      rocksdb::Slice intact_parts[3] = {entry.state_checksum, "\n", state};
+      batch.Put(rocksdb::SliceParts(&epoch_key_part, 1), rocksdb::SliceParts(intact_parts, 3));
+    }
+    auto [listed, first_of_config] = states.try_emplace(entry.config);
+    if (first_of_config) {
+      auto scanned = scan(db_, state_prefix(entry.config), [&](const rocksdb::Slice& k, const rocksdb::Slice&) {
+        listed->second.push_back(k.ToString());
+      });
+      if (!scanned.ok()) return scanned;
+    }
+    listed->second.push_back(std::move(key));
+    entries.push_back(std::move(entry));
+  }
+  // Keep the newest state of each config and the one before it, its
+  // fallback; older ones go in the same batch (after their Put, if written here).
+  for (const auto& [config, keys] : states)
+    for (size_t i = 0; i + 2 < keys.size(); ++i) batch.Delete(keys[i]);
+  auto s = write_batch_synced(&batch);
+  if (!s.ok()) return s;
+  next_seq_ = seq;
+  return entries;
+}
+
+Result<std::vector<UnitLogEntry>> StateStore::commit_gang(std::vector<UnitLogEntry> entries, const std::string& state) {
+  if (entries.size() < 2) {
+    return Status::invalid_argument(fmt::format("a gang commits at least 2 units, got {}", entries.size()));
+  }
+  const UnitLogEntry& first = entries.front();
+  for (const UnitLogEntry& e : entries) {
+    if (e.config != first.config || e.epoch != first.epoch) {
+      return Status::invalid_argument(fmt::format("a gang's units are of one config and epoch: config {} epoch {} "
+                                                  "and config {} epoch {}", first.config, first.epoch, e.config,
+                                                  e.epoch));
+    }
+  }
+  rocksdb::WriteBatch batch;
+  std::string checksum = checksum_of(state);
+  int64_t seq = next_seq_;
+  for (UnitLogEntry& e : entries) {
+    e.seq = seq++;
+    e.gang = next_seq_;
+    e.gang_size = static_cast<int32_t>(entries.size());
+    e.state_checksum = checksum;
+    e.state_bytes = static_cast<int64_t>(state.size());
+    batch.Put(log_key(e.seq), to_json(e).dump());
+    if (keep_epoch_states_ && e.has_validation) batch.Put(epoch_state_key(e.config, e.epoch), checksum + "\n" + state);
+  }
+  ConfigId config = first.config;
+  batch.Put(state_key(config, entries.back().seq), checksum + "\n" + state);
   std::vector<std::string> older;
-  auto listed = scan(db_, state_prefix(entry.config), [&](const rocksdb::Slice& k, const rocksdb::Slice&) {
+  auto listed = scan(db_, state_prefix(config), [&](const rocksdb::Slice& k, const rocksdb::Slice&) {
     older.push_back(k.ToString());
   });
   if (!listed.ok()) return listed;
-  // Keep the newest existing state as the fallback of the one written now.
   for (size_t i = 0; i + 1 < older.size(); ++i) batch.Delete(older[i]);
   auto s = write_batch_synced(&batch);
   if (!s.ok()) return s;
-  ++next_seq_;
-  return entry;
+  next_seq_ = seq;
+  return entries;
 }
 
 Result<std::string> StateStore::latest_state(ConfigId config) const {
@@ -232,7 +317,7 @@ Result<std::string> StateStore::latest_state(ConfigId config) const {
   auto prefix = state_prefix(config);
   it->SeekForPrev(prefix + "~");  // '~' sorts after every digit
   if (it->Valid() && starts_with(it->key(), prefix))
-    return unframed(it->value().ToString(), fmt::format("config {} state {}", config, it->key().ToString()));
+    return unframed(view_of(it->value()), fmt::format("config {} state {}", config, it->key().ToString()));
   // An I/O error ends the seek as if there were no state: never fall back to
   // the initial state on it.
   if (!it->status().ok()) return from_rocksdb(it->status(), fmt::format("config {}: reading its newest state", config));

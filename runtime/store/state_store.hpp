@@ -53,6 +53,10 @@ struct UnitLogEntry {
   // The unit's state was lost (corrupt or missing in the store) and the unit
   // ran again: the entry stays as history but no longer counts.
   bool rolled_back = false;
+  // Trained in a data-parallel gang (issue 14): the gang's id (the seq of its
+  // first entry) and its size; 0 and 0 for a unit trained alone.
+  int64_t gang = 0;
+  int32_t gang_size = 0;
 };
 
 nlohmann::json to_json(const UnitLogEntry& e);
@@ -92,6 +96,25 @@ class StateStore {
   // `damage_for_test` (fault injection only) stores the state with one byte
   // flipped after its checksum was taken, as bit rot would.
   Result<UnitLogEntry> commit_unit(UnitLogEntry entry, const std::string& state, bool damage_for_test = false);
+  // A data-parallel gang's k >= 2 units (one config, one epoch) and the one
+  // state they produced, in one synced batch: all k entries or none. Each
+  // entry gets its seq, gang = the first seq and gang_size = k; the state is
+  // kept once, as of the last entry.
+  Result<std::vector<UnitLogEntry>> commit_gang(std::vector<UnitLogEntry> entries, const std::string& state);
+
+  // One unit of a group commit: its entry, its resulting state (borrowed for
+  // the call) and the test-only damage flag of commit_unit.
+  struct UnitCommit {
+    UnitLogEntry entry;
+    const std::string* state = nullptr;
+    bool damage_for_test = false;
+  };
+  // Group commit: the units' states and log entries in ONE synced batch, so
+  // units that finish together pay for one sync. Sequence numbers follow the
+  // given order; each config keeps its two newest states (counting the ones
+  // written here). All or nothing: on failure no unit is stored and the
+  // sequence numbers are not used up. Returns the entries as stored, in order.
+  Result<std::vector<UnitLogEntry>> commit_units(const std::vector<UnitCommit>& units);
 
   // The config's newest state (initial state when no unit committed yet),
   // verified against its checksum. Fails with corruption when the stored

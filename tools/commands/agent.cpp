@@ -34,6 +34,7 @@ struct AgentOptions {
   std::string data_dir;
   std::string name;
   int threads_per_worker = 1;
+  int64_t memory_mb = 0;  // 0: hold every partition in memory
   tls_options tls;
 };
 
@@ -83,7 +84,7 @@ int agent_main(const AgentOptions& o) {
   if (auto p = o.tls.problem(); !p.empty()) return fail(p);
   cerebro_system_config config(system_role::agent, o.tls);
   caf::actor_system system(config);
-  auto local = spawn_agent(system, agent_config{o.name, o.data_dir, o.workers, false});
+  auto local = spawn_agent(system, agent_config{o.name, o.data_dir, o.workers, false, o.memory_mb << 20});
   agent_resources resources{o.name, o.workers, static_cast<int32_t>(std::thread::hardware_concurrency()),
                             physical_memory(), models::calibrate_speed()};
   caf::scoped_actor self(system);
@@ -128,6 +129,11 @@ CommandAction setup(CLI::App& agent) {
       ->capture_default_str();
   agent.add_option("--data-dir", o->data_dir, "Where this node caches its partitions")->required();
   agent.add_option("--name", o->name, "This agent's name, unique in the cluster")->required();
+  agent.add_option("--memory-mb", o->memory_mb,
+                   "Memory for the partitions this node holds (0: no limit); partitions beyond it are "
+                   "memory-mapped from disk (out of core)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   add_tls_options(agent, o->tls);
   return [o] { return agent_main(*o); };
 }

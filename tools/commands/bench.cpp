@@ -23,8 +23,7 @@
 #include "models/unit_trainer.hpp"
 #include "runtime/search/search_space.hpp"
 #include "runtime/search/spec_loader.hpp"
-#include "tools/child_process.hpp"
-#include "tools/cluster_client.hpp"
+#include "tools/bench_modes.hpp"
 #include "tools/command_registry.hpp"
 #include "tools/command_support.hpp"
 #include "tools/progress.hpp"
@@ -43,6 +42,11 @@ struct BenchOptions {
   int workers = 2;
   std::string json_path;
   bool cluster = false;  // also run it on a coordinator + `workers` agent processes
+  // Issue 11's modes instead of the reference workload (tools/bench_modes.hpp).
+  bool small_units = false;
+  bool parity = false;
+  int runs = 3;
+  int hop_samples = 200;
 };
 
 std::string reference_spec(const BenchOptions& o) {
@@ -79,11 +83,6 @@ datasets::Dataset concatenate(const datasets::PreparedData& data) {
   return all;
 }
 
-double percentile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())))];
-}
-
 // The standalone loops again, `workers` at a time, longest first: the
 // wall time plain task parallelism gets from this machine.
 double concurrent_standalone(const std::vector<ConfigParams>& configs, const std::vector<double>& seconds,
@@ -116,54 +115,16 @@ double concurrent_standalone(const std::vector<ConfigParams>& configs, const std
 // Starts a coordinator and `agents` agents (this binary, as child processes)
 // on a free loopback port, runs the spec on them, and measures a 10 MB hop.
 Result<nlohmann::json> cluster_figures(const BenchOptions& o, const std::string& spec_path) {
-  auto dir = fs::path(o.out_dir) / "cluster";
-  fs::create_directories(dir);
-  auto token = (dir / "token").string();
-  std::ofstream(token) << "bench-token-" << std::chrono::steady_clock::now().time_since_epoch().count() << "\n";
-  fs::permissions(token, fs::perms::owner_read | fs::perms::owner_write, fs::perm_options::replace);
-  auto self_exe = fs::read_symlink("/proc/self/exe").string();
-  auto port = std::to_string(e2e::free_port());
-  e2e::ChildProcess coordinator({self_exe, "coordinator", "--listen", "127.0.0.1:" + port, "--state",
-                                 (dir / "state").string(), "--token-file", token},
-                                (dir / "coordinator.log").string());
-  std::vector<std::unique_ptr<e2e::ChildProcess>> agents;
-  for (int a = 1; a <= o.workers; ++a)
-    agents.push_back(std::make_unique<e2e::ChildProcess>(
-        std::vector<std::string>{self_exe, "agent", "--join", "127.0.0.1:" + port, "--token-file", token, "--workers",
-                                 "1", "--data-dir", (dir / ("agent" + std::to_string(a))).string(), "--name",
-                                 "bench" + std::to_string(a)},
-        (dir / ("agent" + std::to_string(a) + ".log")).string()));
-  for (int a = 1; a <= o.workers; ++a)
-    if (!coordinator.wait_for_log("agent bench" + std::to_string(a) + " joined", 60))
-      return Status::error("the bench agents did not join: see " + (dir / "coordinator.log").string());
-
-  ClientOptions client;
-  client.cluster = "127.0.0.1:" + port;
-  client.token_file = token;
-  auto run_dir = (dir / "run").string();
-  if (run_on_cluster(client, spec_path, run_dir) != 0) return Status::error("the cluster run failed");
-  std::ifstream in(fs::path(run_dir) / "summary.json");
-  auto summary = nlohmann::json::parse(in);
-
+  auto cluster = bench::BenchCluster::start((fs::path(o.out_dir) / "cluster").string(), o.workers);
+  if (!cluster.ok()) return cluster.status();
+  auto summary = (*cluster)->run(spec_path, (fs::path(o.out_dir) / "cluster" / "run").string());
+  if (!summary.ok()) return summary.status();
   // Hop latency: a 10 MB state to the coordinator process and its ack, over
   // loopback, the way a state travels between checkpoint store and worker.
-  cerebro_system_config config(system_role::client);
-  caf::actor_system system(config);
-  auto gateway = system.middleman().remote_actor<coordinator_actor>("127.0.0.1", static_cast<uint16_t>(std::stoi(port)));
-  if (!gateway) return Status::error("cannot reach the bench coordinator: " + system.render(gateway.error()));
-  caf::scoped_actor self(system);
-  std::string token_text;
-  std::getline(std::ifstream(token), token_text);
-  std::string state(10 * 1000 * 1000, '\x5a');
-  std::vector<double> hop_ms;
-  for (int i = 0; i < 21; ++i) {
-    auto t0 = std::chrono::steady_clock::now();
-    self->request(*gateway, std::chrono::seconds(30), hop_atom::value, token_text, state)
-        .receive([](int64_t) {}, [](const caf::error&) {});
-    if (i > 0) hop_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  return nlohmann::json{{"summary", summary}, {"hop_ms_p50", percentile(hop_ms, 0.5)},
-                        {"hop_ms_p99", percentile(hop_ms, 0.99)}};
+  auto hop_ms = (*cluster)->hop_ms(20, 10 * 1000 * 1000);
+  if (!hop_ms.ok()) return hop_ms.status();
+  return nlohmann::json{{"summary", *summary}, {"hop_ms_p50", bench::percentile(*hop_ms, 0.5)},
+                        {"hop_ms_p99", bench::percentile(*hop_ms, 0.99)}};
 }
 
 int run_bench(const BenchOptions& o) {
@@ -292,8 +253,27 @@ cli::CommandAction setup(CLI::App& bench) {
   bench.add_option("--json", o->json_path, "Also write the figures to this file");
   bench.add_flag("--cluster", o->cluster,
                  "Also run the workload on a coordinator and agent processes on loopback and compare");
+  bench.add_flag("--small-units", o->small_units,
+                 "Instead: the fixed cost per unit of small units (16 random small MLPs x 2 partitions x 3 epochs, "
+                 "20,000 examples), --runs times (with --cluster also on agent processes)");
+  bench.add_flag("--parity", o->parity,
+                 "Instead: the same units on the embedded cluster and on 2 agent processes in --runs interleaved "
+                 "pairs, cluster hop overhead, and --hop-samples 10 MB hops through the coordinator's guard");
+  bench.add_option("--runs", o->runs, "--small-units: runs; --parity: pairs")->capture_default_str()->check(
+      CLI::PositiveNumber);
+  bench.add_option("--hop-samples", o->hop_samples, "--parity: 10 MB hops measured")->capture_default_str()->check(
+      CLI::PositiveNumber);
   return [o] {
     if (o->out_dir.empty()) o->out_dir = (fs::path("runs") / ("bench-" + cli::timestamp())).string();
+    if (o->small_units && o->parity) {
+      fmt::print(stderr, "error: --small-units and --parity are separate benchmarks: give one\n");
+      return 1;
+    }
+    if (o->small_units || o->parity) {
+      fs::create_directories(o->out_dir);
+      bench::ModeOptions m{o->out_dir, o->data_dir, o->runs, o->cluster, o->hop_samples, o->json_path};
+      return o->small_units ? bench::run_small_units(m) : bench::run_parity(m);
+    }
     return run_bench(*o);
   };
 }

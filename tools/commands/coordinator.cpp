@@ -9,6 +9,7 @@
 
 #include "actors/actors.hpp"
 #include "actors/coordinator.hpp"
+#include "actors/http/http_server.hpp"
 #include "actors/system_config.hpp"
 #include "runtime/net/frame_guard.hpp"
 #include "tools/cluster_client.hpp"
@@ -31,6 +32,7 @@ struct CoordinatorOptions {
   // Without TLS, the largest message a peer may send (the frame guard's limit).
   int max_message_mb = 1024;
   tls_options tls;
+  std::string http;  // host:port of the HTTP API and dashboard (issue 12); empty: none
 };
 
 // What the coordinator listens through: the guard when TLS is off (kept alive
@@ -90,6 +92,26 @@ int coordinator_main(const CoordinatorOptions& o) {
   }
   auto port = listening->port;
   fmt::print("listening on {}:{}{}\n", at.host, port, o.tls.enabled() ? " (TLS)" : "");
+  // The HTTP API and dashboard: the cluster's token on every request, HTTPS
+  // with the coordinator's certificate when it has one.
+  std::unique_ptr<HttpServer> http;
+  if (!o.http.empty()) {
+    auto http_at = parse_endpoint(o.http);
+    HttpServerOptions options;
+    options.host = http_at.host;
+    options.port = http_at.port;
+    options.token = *token;
+    options.gateway_token = *token;
+    options.tls_certificate = o.tls.certificate;
+    options.tls_key = o.tls.key;
+    auto started = HttpServer::start(system, coordinator, options);
+    if (!started.ok()) {
+      caf::anon_send_exit(coordinator, caf::exit_reason::user_shutdown);
+      return fail(fmt::format("--http: {}", started.error()));
+    }
+    http = std::move(started).value();
+    fmt::print("http on {}\n", http->url());
+  }
   std::fflush(stdout);
   wait_for_stop_signal();
   fmt::print(stderr, "coordinator: stopping\n");
@@ -118,6 +140,9 @@ CommandAction setup(CLI::App& coordinator) {
       ->check(CLI::Range(1, 4095))
       ->capture_default_str();
   add_tls_options(coordinator, o->tls);
+  coordinator.add_option("--http", o->http,
+                         "host:port of the HTTP API, /metrics and the dashboard (every request needs the token; "
+                         "HTTPS with the TLS options; port 0: any free port)");
   return [o] { return coordinator_main(*o); };
 }
 

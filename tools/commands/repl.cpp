@@ -21,6 +21,7 @@
 #include "tools/line_editor.hpp"
 #include "tools/repl_commands.hpp"
 #include "tools/shared_options.hpp"
+#include "tools/ui_server.hpp"
 
 namespace fs = std::filesystem;
 
@@ -35,6 +36,7 @@ struct ReplOptions {
   int workers = 0;         // embedded: 0 = one per core
   double connect_timeout_s = 15;
   tls_options tls;
+  std::string ui;  // --ui [HOST:]PORT: the embedded cluster's dashboard
 };
 
 constexpr double kReconnectBudgetS = 60;
@@ -47,6 +49,7 @@ struct Session {
   caf::actor_system system;
   std::optional<EmbeddedCluster> embedded;
   std::unique_ptr<Client> client;
+  std::unique_ptr<HttpServer> ui;
 };
 
 Status open_session(Session& session, const ReplOptions& o) {
@@ -55,8 +58,15 @@ Status open_session(Session& session, const ReplOptions& o) {
     if (!cluster.ok()) return cluster.status();
     session.embedded = std::move(cluster).value();
     session.client = std::make_unique<Client>(session.system, session.embedded->gateway(), session.embedded->token());
+    if (!o.ui.empty()) {
+      // The same gateway: what the dashboard steers, the REPL sees, and the other way round.
+      session.ui = cli::start_embedded_ui(session.system, session.embedded->gateway(), session.embedded->token(), o.ui);
+      if (!session.ui) return Status::error("the dashboard could not start");
+    }
     return Status::ok_status();
   }
+  if (!o.ui.empty())
+    return Status::invalid_argument("--ui serves an embedded cluster; a coordinator serves its own (--http)");
   if (o.token_file.empty()) return Status::error("--cluster needs --token-file");
   auto token = read_token_file(o.token_file);
   if (!token.ok()) return token.status();
@@ -169,6 +179,7 @@ cli::CommandAction setup(CLI::App& repl) {
       ->check(CLI::PositiveNumber);
   cli::add_connect_timeout_option(repl, o->connect_timeout_s);
   cli::add_tls_options(repl, o->tls);
+  cli::add_ui_option(repl, o->ui);
   // Running experiments end with an embedded cluster; attached ones go on.
   return [o]() -> int { repl_main(*o); };
 }

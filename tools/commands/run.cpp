@@ -8,8 +8,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "actors/embedded_cluster.hpp"
 #include "actors/experiment_runner.hpp"
 #include "runtime/base/file_io.hpp"
+#include "runtime/run/objectives.hpp"
 #include "runtime/search/spec_loader.hpp"
 #include "runtime/spec/spec.hpp"
 #include "runtime/store/run_summary.hpp"
@@ -20,6 +22,7 @@
 #include "tools/progress.hpp"
 #include "tools/shared_options.hpp"
 #include "tools/status_format.hpp"
+#include "tools/ui_server.hpp"
 
 namespace fs = std::filesystem;
 
@@ -32,6 +35,7 @@ struct RunCommandOptions {
   int workers = 0;
   std::string cluster_address;
   ClientOptions client;
+  std::string ui;  // --ui [HOST:]PORT: the dashboard of this run's embedded cluster
 };
 
 void print_result(const nlohmann::json& summary, const std::string& dir) {
@@ -58,6 +62,7 @@ int run_and_report(RunOptions options) {
     fmt::print("\n{}", format_leaderboard(rank_configs((*store)->configs(), (*store)->unit_log(), options.spec.metric),
                                           to_string(options.spec.metric), 20));
   }
+  if (auto front = format_pareto_front(*summary); !front.empty()) fmt::print("\n{}", front);
   print_result(*summary, options.out_dir);
   return 0;
 }
@@ -112,7 +117,40 @@ int replay(const std::string& original, std::string out_dir) {
   return 0;
 }
 
+// --ui: the run goes through an embedded cluster's gateway (the one `cerebro
+// repl` uses), so the HTTP API and the dashboard can watch and steer it. Its
+// run directory is OUT/experiments/<id> (state, data); the run files are also
+// written into OUT itself, as `run --cluster` writes them.
+int run_with_ui(const RunCommandOptions& o, const ExperimentSpec& spec) {
+  auto out_dir = o.out_dir.empty() ? (fs::path("runs") / (spec.name + "-" + timestamp())).string() : o.out_dir;
+  std::error_code ec;
+  if (fs::exists(out_dir, ec) && !fs::is_empty(out_dir, ec))
+    return fail(fmt::format("{}: the run directory already exists and is not empty", out_dir));
+  cerebro_system_config config(system_role::embedded);
+  caf::actor_system system(config);
+  auto cluster = EmbeddedCluster::start(system, EmbeddedClusterOptions{out_dir, o.workers});
+  if (!cluster.ok()) return fail(cluster.error());
+  auto ui = start_embedded_ui(system, cluster->gateway(), cluster->token(), o.ui);
+  if (!ui) leave_now(1);
+  Client client(system, cluster->gateway(), cluster->token());
+  std::string experiment;
+  auto result = follow(to_string(spec.metric), [&](const Client::Progress& progress) {
+    return client.run(
+        spec.source_text, spec.spec_dir, o.spec_path,
+        [&](const std::string& id) {
+          experiment = id;
+          fmt::print(stderr, "submitted experiment {} (run directory {}/experiments/{})\n", id, out_dir, id);
+        },
+        progress);
+  });
+  int rc = save_run_files(result, experiment, out_dir);
+  ui->stop();
+  leave_now(rc);  // the embedded cluster's actors end with the process
+}
+
 int run_command(RunCommandOptions& o) {
+  if (!o.ui.empty() && (!o.cluster_address.empty() || !o.replay_dir.empty() || !o.resume_dir.empty()))
+    return fail("--ui serves a new embedded run; a coordinator serves its own dashboard (cerebro coordinator --http)");
   if (!o.replay_dir.empty()) return replay(o.replay_dir, o.out_dir);
   if (!o.resume_dir.empty()) {
     if (!o.cluster_address.empty()) return fail("--resume resumes an embedded run; a coordinator resumes its own");
@@ -135,6 +173,7 @@ int run_command(RunCommandOptions& o) {
   }
   auto spec = parse_spec_file(o.spec_path);
   if (!spec.ok()) return fail(spec.error());
+  if (!o.ui.empty()) return run_with_ui(o, *spec);
   RunOptions options;
   options.spec = std::move(spec).value();
   options.workers = o.workers;
@@ -160,6 +199,7 @@ CommandAction setup(CLI::App& run) {
       run, o->cluster_address, o->client.token_file,
       "Run on a cluster: the coordinator's host:port (default: an embedded cluster in this process)");
   add_tls_options(run, o->client.tls);
+  add_ui_option(run, o->ui);
   return [o] { return run_command(*o); };
 }
 

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <filesystem>
 
@@ -50,6 +51,23 @@ std::unique_ptr<SimulateCommand> add_simulate_options(CLI::App& simulate) {
                   "and partitions, its cost priors) with its scheduler (or --policy) and print the simulated "
                   "against the real makespan; --configs, --workers, --epochs, --examples, --heterogeneity, "
                   "--replicas and --priors do not apply");
+  // Issue 14: searches with few configs at the end, and data-parallel gangs.
+  sub->add_option("--search", cmd->search,
+                  "fixed (every config all epochs) or hyperband (brackets with rung barriers, max epochs = "
+                  "--epochs; --configs rounds up to whole Hyperband iterations)")
+      ->capture_default_str();
+  sub->add_option("--eta", o.eta, "Hyperband's reduction factor")->capture_default_str();
+  sub->add_option("--parallelism", cmd->parallelism,
+                  "mop (units alone), auto (data-parallel gangs when the cost model says sooner), data (gangs "
+                  "whenever idle holders can form one), or compare (mop and auto on the same workload)")
+      ->capture_default_str();
+  sub->add_option("--allreduce-s", o.allreduce_s, "Seconds of one gradient allreduce between 2 ranks")
+      ->capture_default_str();
+  sub->add_option("--gang-setup-s", o.gang_setup_s, "Seconds to form a gang (rendezvous), per attempt")
+      ->capture_default_str();
+  sub->add_option("--batch-size", o.batch_size, "A config's batch size (allreduces per unit = examples / this)")
+      ->capture_default_str();
+  sub->add_option("--max-gang", o.max_gang, "Most workers in one gang")->capture_default_str();
   sub->add_flag("--json", cmd->json,
                 "Print JSON (one object, or an array with --policy all) with makespan, lower_bound, ratio, "
                 "utilization, decision_latency_p50_us, decision_latency_p99_us");
@@ -67,6 +85,12 @@ void print_text(const SimulationReport& r, std::ostream& out) {
   out << fmt::format("  lower bound    {:.0f} s (total work {:.0f} s, longest chain {:.0f} s, worker load {:.0f} s)\n",
              r.bound.seconds(), r.bound.total_work_s, r.bound.longest_chain_s, r.bound.worker_load_s);
   out << fmt::format("  ratio          {:.4f}\n", r.ratio);
+  if (o.parallelism != Parallelism::mop || o.search != SimulatedSearch::fixed) {
+    out << fmt::format("  search {}, parallelism {}: {} gangs covered {} units; makespan / bound with gangs of "
+                       "<= {}: {:.4f}\n",
+                       to_string(o.search), to_string(o.parallelism), r.gangs, r.gang_units, o.max_gang,
+                       r.ratio_gang_bound);
+  }
   out << fmt::format("  utilization    {:.1f}%\n", 100 * r.utilization);
   out << fmt::format("  decisions      {}: latency p50 {:.2f} us, p99 {:.2f} us{}\n", r.decisions,
              r.decision_latency_p50_us, r.decision_latency_p99_us,
@@ -146,20 +170,36 @@ int run_simulate_command(const SimulateCommand& cmd, std::ostream& out, std::ost
   Result<Heterogeneity> heterogeneity = parse_heterogeneity(cmd.heterogeneity);
   if (!heterogeneity.ok()) return fail(heterogeneity.error());
   options.heterogeneity = *heterogeneity;
+  Result<SimulatedSearch> search = parse_simulated_search(cmd.search);
+  if (!search.ok()) return fail(search.error());
+  options.search = *search;
+  // "compare" is a CLI word for mop then auto on the same workload, not a mode.
+  std::vector<Parallelism> modes;
+  if (cmd.parallelism == "compare") {
+    modes = {Parallelism::mop, Parallelism::automatic};
+  } else if (std::optional<Parallelism> mode = parse_parallelism(cmd.parallelism)) {
+    modes = {*mode};
+  } else {
+    return fail(fmt::format("--parallelism: unknown value '{}' (known: {}, compare)", cmd.parallelism,
+                            fmt::join(parallelism_names(), ", ")));
+  }
   std::vector<std::string> policies{cmd.policy};
   // "all" is a CLI word for every policy, not a policy: the policies stay names that simulate() parses.
   if (cmd.policy == "all") policies = policy_names();
   nlohmann::json reports = nlohmann::json::array();
   for (const std::string& policy : policies) {
-    Result<SimulationReport> report = simulate(options, policy);
-    if (!report.ok()) return fail(report.error());
-    if (cmd.json) {
-      reports.push_back(report->to_json());
-    } else {
-      print_text(*report, out);
+    for (Parallelism mode : modes) {
+      options.parallelism = mode;
+      Result<SimulationReport> report = simulate(options, policy);
+      if (!report.ok()) return fail(report.error());
+      if (cmd.json) {
+        reports.push_back(report->to_json());
+      } else {
+        print_text(*report, out);
+      }
     }
   }
-  if (cmd.json) out << (policies.size() == 1 ? reports[0] : reports).dump(2) << "\n";
+  if (cmd.json) out << (reports.size() == 1 ? reports[0] : reports).dump(2) << "\n";
   return 0;
 }
 

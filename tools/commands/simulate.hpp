@@ -22,6 +22,9 @@ struct SimulateCommand {
   SimulationOptions options;
   std::string policy = "critical_path";
   std::string heterogeneity = "paper";
+  std::string search = "fixed";
+  // mop | auto | data, or compare (mop and auto on the same workload).
+  std::string parallelism = "mop";
   bool json = false;
   // --from-run: simulate a real run's workload and compare makespans.
   std::string from_run;

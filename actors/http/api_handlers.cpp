@@ -1,0 +1,140 @@
+#include "actors/http/api_handlers.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "runtime/api/api_request.hpp"
+#include "runtime/api/prometheus.hpp"
+
+namespace cerebro {
+
+namespace {
+
+ApiAnswer error_answer(int status, const std::string& message) { return {status, api::error_json(status, message)}; }
+
+ApiAnswer refused(const Status& status) { return error_answer(http_status_of(status.code()), status.message()); }
+
+ApiAnswer ok(const nlohmann::json& j, int status = 200) { return {status, j.dump()}; }
+
+// The experiment's entry in the cluster status (id, name, status, progress).
+nlohmann::json summary_of(const nlohmann::json& e) {
+  double total = e.value("units_total", 0.0);
+  nlohmann::json out = e;
+  out["progress"] = total > 0 ? e.value("units_done", 0.0) / total : 0.0;
+  return out;
+}
+
+Result<nlohmann::json> find_experiment(Client& client, const std::string& id) {
+  auto status = client.status();
+  if (!status.ok()) return status.status();
+  for (const auto& e : (*status)["experiments"])
+    if (e.value("id", "") == id) return summary_of(e);
+  return Status::not_found(fmt::format("no experiment {}", id));
+}
+
+ApiAnswer list_experiments(Client& client) {
+  auto status = client.status();
+  if (!status.ok()) return refused(status.status());
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& e : (*status)["experiments"]) list.push_back(summary_of(e));
+  return ok({{"experiments", list}, {"latest", (*status)["latest"]}});
+}
+
+ApiAnswer get_experiment(Client& client, const std::string& id) {
+  auto entry = find_experiment(client, id);
+  if (!entry.ok()) return refused(entry.status());
+  auto detail = client.detail(id);
+  nlohmann::json out = *entry;
+  if (detail.ok()) {
+    for (auto& [key, value] : detail->items()) out[key] = value;
+  } else if (detail.code() == StatusCode::unavailable) {
+    // Still preparing its data (or finishing): the summary alone, and why.
+    out["configs"] = nlohmann::json::array();
+    out["best"] = nullptr;
+    out["note"] = detail.error();
+  } else {
+    return refused(detail.status());
+  }
+  return ok(out);
+}
+
+ApiAnswer with_experiment(Result<nlohmann::json> answer, int status = 200) {
+  if (!answer.ok()) return refused(answer.status());
+  return ok(*answer, status);
+}
+
+}  // namespace
+
+int http_status_of(StatusCode code) {
+  switch (code) {
+    case StatusCode::ok: return 200;
+    case StatusCode::invalid_argument: return 400;
+    case StatusCode::not_found: return 404;
+    case StatusCode::unavailable: return 503;
+    case StatusCode::unknown:  // the gateway's refusals: "already paused", "has ended"
+    case StatusCode::failed_precondition: return 409;
+    default: return 500;
+  }
+}
+
+ApiAnswer answer_api(Client& client, const api::Route& route, const std::string& body, const std::string& spec_dir) {
+  using api::Endpoint;
+  const auto& id = route.experiment;
+  switch (route.endpoint) {
+    case Endpoint::list_experiments: return list_experiments(client);
+    case Endpoint::submit_experiment: {
+      if (auto checked = api::check_spec_body(body); !checked.ok()) return refused(checked);
+      auto submitted = client.submit(body, spec_dir, "the request body");
+      if (!submitted.ok()) {
+        // The gateway's spec parser names the key and line.
+        auto code = submitted.code() == StatusCode::unknown ? StatusCode::failed_precondition : submitted.code();
+        return refused(Status::of(code, submitted.error()));
+      }
+      return ok({{"id", *submitted}}, 201);
+    }
+    case Endpoint::get_experiment: return get_experiment(client, id);
+    case Endpoint::get_units: return with_experiment(client.units(id));
+    case Endpoint::get_config: return with_experiment(client.show(id, route.config));
+    case Endpoint::pause: return with_experiment(client.pause(id));
+    case Endpoint::resume: return with_experiment(client.resume(id));
+    case Endpoint::stop_config: return with_experiment(client.stop(id, route.config));
+    case Endpoint::clone_config:
+    case Endpoint::add_config: {
+      const bool clone = route.endpoint == Endpoint::clone_config;
+      auto settings = api::settings_from_body(body, clone);
+      if (!settings.ok()) return refused(settings.status());
+      // The experiment is named in the path: an empty id would mean "the latest".
+      return with_experiment(clone ? client.clone(id, route.config, *settings) : client.add(id, *settings), 201);
+    }
+    case Endpoint::list_agents: {
+      auto status = client.status();
+      if (!status.ok()) return refused(status.status());
+      return ok({{"agents", (*status)["agents"]}});
+    }
+    case Endpoint::cluster: {
+      auto status = client.status();
+      if (!status.ok()) return refused(status.status());
+      nlohmann::json out = *status;
+      out["experiments"] = nlohmann::json::array();
+      for (const auto& e : (*status)["experiments"]) out["experiments"].push_back(summary_of(e));
+      return ok(out);
+    }
+  }
+  return error_answer(500, "unhandled endpoint");
+}
+
+ApiAnswer answer_metrics(Client& client) {
+  auto status = client.status();
+  if (!status.ok()) return refused(status.status());
+  std::map<std::string, nlohmann::json> units;
+  for (const auto& e : (*status)["experiments"]) {
+    auto id = e.value("id", "");
+    auto log = client.units(id);
+    // An experiment still setting up has no units yet; one that cannot be
+    // read is left out of this scrape rather than failing it.
+    if (log.ok()) units[id] = (*log)["units"];
+  }
+  return {200, api::render_metrics(*status, units), api::kPrometheusContentType};
+}
+
+}  // namespace cerebro

@@ -1,0 +1,236 @@
+// The dashboard: a client of the public API only (docs/API.md). It polls
+// /api/v1/cluster and the selected experiment (with its units) every couple
+// of seconds and steers through the same POST endpoints a program uses.
+"use strict";
+
+const state = {
+  selected: null,      // experiment id
+  highlighted: null,   // config id
+  experiment: null,    // its last GET /api/v1/experiments/{id}
+  units: [],
+  curves: null,
+  schedule: null,
+  pollMs: Number(new URLSearchParams(location.search).get("poll")) || 2000,
+};
+window.cerebroCharts = {};
+
+const $ = (id) => document.getElementById(id);
+
+async function api(method, path, body) {
+  const init = { method, credentials: "same-origin", headers: { "X-Cerebro-Request": "1" } };
+  if (body !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const response = await fetch(path, init);
+  if (response.status === 401) { location.href = "/login"; throw new Error("not logged in"); }
+  const json = await response.json().catch(() => ({}));
+  if (!response.ok) throw new Error(json.error || `HTTP ${response.status}`);
+  return json;
+}
+
+function cell(row, content, className) {
+  const td = row.insertCell();
+  if (content instanceof Node) td.appendChild(content); else td.textContent = content;
+  if (className) td.className = className;
+  return td;
+}
+
+function progressBar(fraction) {
+  const outer = document.createElement("span");
+  outer.className = "progress";
+  const inner = document.createElement("span");
+  inner.style.width = `${Math.round(100 * Math.min(1, fraction))}%`;
+  outer.appendChild(inner);
+  return outer;
+}
+
+function say(text, isError) {
+  $("message").textContent = text;
+  $("message").className = isError ? "error" : "";
+}
+
+function formatParams(params) {
+  return Object.entries(params || {}).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(" ");
+}
+
+function renderCluster(cluster) {
+  const agents = cluster.agents || [];
+  const workers = agents.reduce((n, a) => n + a.workers, 0);
+  const busy = agents.reduce((n, a) => n + (a.running || []).length, 0);
+  $("cluster-summary").textContent = `${agents.length} agent(s), ${workers} worker(s), ${busy} busy`;
+  const body = $("agents").tBodies[0];
+  body.replaceChildren();
+  for (const a of agents) {
+    const row = body.insertRow();
+    row.dataset.agent = a.name;
+    cell(row, `${a.name} (${a.node})`);
+    cell(row, String(a.workers));
+    cell(row, a.speed.toFixed(1));
+    cell(row, (a.running || []).join("; ") || "idle");
+  }
+  const list = $("experiments").tBodies[0];
+  list.replaceChildren();
+  for (const e of cluster.experiments || []) {
+    const row = list.insertRow();
+    row.dataset.experiment = e.id;
+    if (e.id === state.selected) row.className = "selected";
+    cell(row, `${e.name}\n`).appendChild(Object.assign(document.createElement("div"), { className: "muted", textContent: e.id }));
+    cell(row, e.status);
+    const p = cell(row, progressBar(e.progress));
+    p.appendChild(document.createTextNode(` ${e.units_done}/${e.units_total}`));
+    row.onclick = () => select(e.id);
+  }
+  if (!state.selected) {
+    const first = cluster.latest || (cluster.experiments || [])[0]?.id;
+    if (first) select(first);
+  }
+}
+
+function renderWorkers(units) {
+  // Utilisation per worker: seconds spent on committed units over the run so far.
+  const end = Math.max(0, ...units.map((u) => u.end_s));
+  const per = new Map();
+  for (const u of units) {
+    if (u.rolled_back) continue;
+    const w = per.get(u.worker) || { units: 0, busy: 0 };
+    w.units += 1;
+    w.busy += u.end_s - u.start_s;
+    per.set(u.worker, w);
+  }
+  const body = $("workers").tBodies[0];
+  body.replaceChildren();
+  for (const [worker, w] of [...per.entries()].sort((a, b) => a[0] - b[0])) {
+    const row = body.insertRow();
+    cell(row, `worker ${worker}`);
+    cell(row, String(w.units));
+    cell(row, end > 0 ? `${(100 * w.busy / end).toFixed(0)}%` : "-");
+  }
+}
+
+function renderExperiment() {
+  const e = state.experiment;
+  if (!e) return;
+  $("experiment").hidden = false;
+  $("experiment-title").textContent = `${e.name}  (${e.id})`;
+  const best = e.best ? `best: config ${e.best.config}, ${e.metric} ${e.best.metric.toFixed(4)}` : "no config has validated yet";
+  $("experiment-status").textContent = `${e.status}${e.paused ? " (paused)" : ""}: ${e.units_done} of ${e.units_total} units; ${best}${e.note ? "; " + e.note : ""}`;
+  $("pause").disabled = e.status !== "running" || e.paused;
+  $("resume").disabled = e.status !== "running" || !e.paused;
+  $("metric-name").textContent = `by ${e.metric}`;
+  $("spec").textContent = e.spec || "";
+  const body = $("leaderboard").tBodies[0];
+  body.replaceChildren();
+  for (const c of e.configs || []) {
+    const row = body.insertRow();
+    row.dataset.config = c.config;
+    if (c.config === state.highlighted) row.className = "highlight";
+    cell(row, c.rank === null ? "-" : String(c.rank));
+    const id = cell(row, "");
+    id.appendChild(Object.assign(document.createElement("span"), { className: "swatch" })).style.background = CerebroCharts.colour(c.config);
+    id.appendChild(document.createTextNode(String(c.config)));
+    cell(row, c.status).className = "config-status";
+    cell(row, c.metric === null ? "-" : c.metric.toFixed(4));
+    cell(row, String(c.epochs.length));
+    cell(row, formatParams(c.params), "params");
+    const actions = cell(row, "");
+    if (e.status === "running" && c.status === "running") {
+      const stop = Object.assign(document.createElement("button"), { className: "stop", textContent: "Stop" });
+      stop.dataset.config = c.config;
+      stop.onclick = (ev) => { ev.stopPropagation(); steer(`configs/${c.config}/stop`, undefined, `config ${c.config} stopped`); };
+      actions.appendChild(stop);
+    }
+    if (e.status === "running") {
+      const clone = Object.assign(document.createElement("button"), { className: "clone", textContent: "Clone" });
+      clone.dataset.config = c.config;
+      clone.onclick = (ev) => { ev.stopPropagation(); openClone(c); };
+      actions.appendChild(clone);
+    }
+    row.onclick = () => highlight(c.config);
+  }
+  drawCharts();
+}
+
+function drawCharts() {
+  const e = state.experiment;
+  if (!e) return;
+  if (!state.curves) state.curves = CerebroCharts.makeCurves($("curves"), highlight);
+  if (!state.schedule) state.schedule = CerebroCharts.makeSchedule($("schedule"), highlight);
+  CerebroCharts.updateCurves(state.curves, e.configs || [], $("curve-series").value, e.metric, state.highlighted);
+  CerebroCharts.updateSchedule(state.schedule, state.units, state.highlighted);
+  const parallel = CerebroCharts.drawParallel($("parallel"), e.configs || [], e.metric, state.highlighted, highlight);
+  window.cerebroCharts = { curves: state.curves, schedule: state.schedule, parallel };
+}
+
+function highlight(config) {
+  state.highlighted = state.highlighted === config ? null : config;
+  renderExperiment();
+}
+
+function openClone(c) {
+  $("clone-form").hidden = false;
+  $("clone-form").dataset.config = c.config;
+  $("clone-parent").textContent = String(c.config);
+  $("clone-params").value = JSON.stringify(c.params, null, 1);
+}
+
+async function steer(path, body, done) {
+  try {
+    await api("POST", `/api/v1/experiments/${encodeURIComponent(state.selected)}/${path}`, body);
+    say(done);
+    await poll();
+  } catch (err) {
+    say(err.message, true);
+  }
+}
+
+function select(id) {
+  if (state.selected !== id) {
+    state.selected = id;
+    state.highlighted = null;
+    state.experiment = null;
+    state.units = [];
+  }
+  poll();
+}
+
+let polling = false;
+async function poll() {
+  if (polling) return;
+  polling = true;
+  try {
+    const cluster = await api("GET", "/api/v1/cluster");
+    renderCluster(cluster);
+    if (state.selected) {
+      const id = encodeURIComponent(state.selected);
+      const [experiment, units] = await Promise.all([
+        api("GET", `/api/v1/experiments/${id}`),
+        api("GET", `/api/v1/experiments/${id}/units`).catch(() => ({ units: [] })),
+      ]);
+      state.experiment = experiment;
+      state.units = units.units || [];
+      renderWorkers(state.units);
+      renderExperiment();
+    }
+    $("connection").textContent = `updated ${new Date().toLocaleTimeString()}`;
+  } catch (err) {
+    $("connection").textContent = `cannot reach the server: ${err.message}`;
+  } finally {
+    polling = false;
+  }
+}
+
+$("pause").onclick = () => steer("pause", undefined, "paused: running units finish, no new unit starts");
+$("resume").onclick = () => steer("resume", undefined, "resumed");
+$("curve-series").onchange = drawCharts;
+$("clone-cancel").onclick = () => { $("clone-form").hidden = true; };
+$("clone-form").onsubmit = (ev) => {
+  ev.preventDefault();
+  let params;
+  try { params = JSON.parse($("clone-params").value); } catch (err) { return say(`the parameters are not JSON: ${err.message}`, true); }
+  const parent = $("clone-form").dataset.config;
+  $("clone-form").hidden = true;
+  steer(`configs/${parent}/clone`, { params }, `cloned config ${parent}`);
+};
+poll();
+setInterval(poll, state.pollMs);

@@ -1,0 +1,183 @@
+#include "actors/http/http_server.hpp"
+
+#include <thread>
+
+#include <httplib.h>  // with HTTPLIB_DEFINITIONS (actors/http/CMakeLists.txt)
+
+#include <fmt/format.h>
+
+#include "actors/client.hpp"
+#include "actors/http/api_handlers.hpp"
+#include "actors/http/dashboard_assets.hpp"
+#include "runtime/api/api_auth.hpp"
+#include "runtime/api/api_request.hpp"
+#include "runtime/api/api_route.hpp"
+
+namespace cerebro {
+
+// The header a dashboard request carries with its POSTs: a page on another
+// site cannot set it without a CORS preflight this server never grants, so a
+// session cookie alone cannot steer (no cross-site request forgery).
+constexpr const char* kCsrfHeader = "X-Cerebro-Request";
+
+struct HttpServer::Impl {
+  caf::actor_system& system;
+  coordinator_actor gateway;
+  HttpServerOptions options;
+  std::unique_ptr<httplib::Server> server;
+  std::thread thread;
+  uint16_t port = 0;
+  bool tls = false;
+  api::SessionTable sessions;
+
+  Impl(caf::actor_system& system, coordinator_actor gateway, HttpServerOptions options)
+      : system(system), gateway(std::move(gateway)), options(std::move(options)) {}
+
+  void reply(httplib::Response& res, const ApiAnswer& a) {
+    res.status = a.status;
+    res.set_content(a.body, a.content_type.c_str());
+  }
+
+  void unauthorized(const httplib::Request& req, httplib::Response& res) {
+    const bool page = req.method == "GET" && (req.path == "/" || req.path == "/index.html");
+    if (page) {  // a browser: to the login page
+      res.status = 302;
+      res.set_header("Location", "/login");
+      return;
+    }
+    res.set_header("WWW-Authenticate", "Bearer realm=\"cerebro\"");
+    reply(res, {401, api::error_json(401, "this server needs the cluster token: send \"Authorization: Bearer TOKEN\" "
+                                          "or log in at /login")});
+  }
+
+  void log_in(httplib::Response& res) {
+    res.status = 303;
+    res.set_header("Set-Cookie", api::session_cookie(sessions.open(), tls));
+    res.set_header("Location", "/");
+  }
+
+  void login_page(httplib::Response& res, int status, const std::string& problem) {
+    const auto* page = find_dashboard_asset("/login.html");
+    std::string html(page->data, page->size);
+    auto at = html.find("<!--problem-->");
+    if (at != std::string::npos) html.replace(at, 14, problem);
+    res.status = status;
+    res.set_content(html, "text/html; charset=utf-8");
+  }
+
+  void handle(const httplib::Request& req, httplib::Response& res) {
+    res.set_header("Cache-Control", "no-store");
+    res.set_header("X-Content-Type-Options", "nosniff");
+    res.set_header("X-Frame-Options", "DENY");
+    // The login page and its form need no token.
+    if (req.path == "/login") {
+      if (req.method == "POST") {
+        auto token = req.get_param_value("token");
+        if (api::same_token(token, options.token)) return log_in(res);
+        return login_page(res, 401, "<p class=\"problem\">That is not the token.</p>");
+      }
+      return login_page(res, 200, "");
+    }
+    // The URL an embedded --ui prints: its token logs the browser in once,
+    // then the page is at / without the token in the address.
+    if (req.method == "GET" && req.has_param("token") && (req.path == "/" || req.path == "/index.html")) {
+      if (api::same_token(req.get_param_value("token"), options.token)) return log_in(res);
+      return login_page(res, 401, "<p class=\"problem\">The token in the address is not this server's.</p>");
+    }
+    auto credential = api::authenticate(req.get_header_value("Authorization"), req.get_header_value("Cookie"),
+                                        options.token, sessions);
+    if (credential == api::Credential::none) return unauthorized(req, res);
+    if (credential == api::Credential::session && req.method != "GET" && !req.has_header(kCsrfHeader))
+      return reply(res, {403, api::error_json(403, fmt::format("a request from the dashboard needs the {} header",
+                                                              kCsrfHeader))});
+    if (req.path == "/metrics" && req.method == "GET") {
+      auto client = make_client();
+      return reply(res, answer_metrics(*client));
+    }
+    if (req.path.rfind(api::kApiPrefix, 0) == 0) {
+      auto match = api::match_route(req.method, req.path);
+      if (!match.route) return reply(res, {match.http_status, api::error_json(match.http_status, match.error)});
+      auto client = make_client();
+      return reply(res, answer_api(*client, *match.route, req.body, options.spec_dir));
+    }
+    if (req.method == "GET") {
+      const auto* asset = find_dashboard_asset(req.path == "/" ? "/index.html" : req.path);
+      if (asset) {
+        res.set_content(std::string(asset->data, asset->size), asset->content_type);
+        return;
+      }
+    }
+    reply(res, {404, api::error_json(404, fmt::format("no such page: {} {}", req.method, req.path.substr(0, 200)))});
+  }
+
+  std::unique_ptr<Client> make_client() {
+    auto client = std::make_unique<Client>(system, gateway, options.gateway_token);
+    // An experiment setting up answers 503 at once: an HTTP thread never waits for it.
+    client->setup_wait_s = 0;
+    return client;
+  }
+};
+
+HttpServer::HttpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+HttpServer::~HttpServer() { stop(); }
+
+Result<std::unique_ptr<HttpServer>> HttpServer::start(caf::actor_system& system, coordinator_actor gateway,
+                                                      HttpServerOptions options) {
+  if (options.token.empty()) return Status::invalid_argument("the HTTP server needs a token");
+  auto impl = std::make_unique<Impl>(system, std::move(gateway), std::move(options));
+  auto& o = impl->options;
+  if (!o.tls_certificate.empty() || !o.tls_key.empty()) {
+    auto ssl = std::make_unique<httplib::SSLServer>(o.tls_certificate.c_str(), o.tls_key.c_str());
+    if (!ssl->is_valid())
+      return Status::invalid_argument(fmt::format("HTTPS: cannot load the certificate {} with the key {}",
+                                                  o.tls_certificate, o.tls_key));
+    impl->server = std::move(ssl);
+    impl->tls = true;
+  } else {
+    impl->server = std::make_unique<httplib::Server>();
+  }
+  auto& server = *impl->server;
+  const int threads = std::max(4, o.threads);
+  server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  // Larger bodies are refused (413) before they are read into memory.
+  server.set_payload_max_length(api::kMaxBodyBytes);
+  server.set_read_timeout(10, 0);
+  server.set_write_timeout(10, 0);
+  server.set_keep_alive_timeout(5);
+  auto* self = impl.get();
+  auto handler = [self](const httplib::Request& req, httplib::Response& res) { self->handle(req, res); };
+  server.Get(".*", handler);
+  server.Post(".*", handler);
+  server.Put(".*", handler);
+  server.Delete(".*", handler);
+  server.Patch(".*", handler);
+  server.set_error_handler([](const httplib::Request&, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    auto message = res.status == 413 ? fmt::format("the body is larger than {} bytes", api::kMaxBodyBytes)
+                                     : fmt::format("HTTP error {}", res.status);
+    res.set_content(api::error_json(res.status, message), "application/json");
+  });
+  int port = o.port == 0 ? server.bind_to_any_port(o.host) : (server.bind_to_port(o.host.c_str(), o.port) ? o.port : -1);
+  if (port <= 0) return Status::unavailable(fmt::format("cannot listen for HTTP on {}:{}", o.host, o.port));
+  impl->port = static_cast<uint16_t>(port);
+  impl->thread = std::thread([self] { self->server->listen_after_bind(); });
+  return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
+}
+
+uint16_t HttpServer::port() const { return impl_->port; }
+
+std::string HttpServer::url() const {
+  auto host = impl_->options.host == "0.0.0.0" ? std::string("127.0.0.1") : impl_->options.host;
+  return fmt::format("{}://{}:{}/", impl_->tls ? "https" : "http", host, impl_->port);
+}
+
+std::string HttpServer::login_url() const { return url() + "?token=" + impl_->options.token; }
+
+void HttpServer::stop() {
+  if (!impl_ || !impl_->server) return;
+  impl_->server->stop();
+  if (impl_->thread.joinable()) impl_->thread.join();
+}
+
+}  // namespace cerebro

@@ -1,0 +1,33 @@
+#pragma once
+// Inside models/ only (it includes LibTorch): the pieces of trainer.cpp that
+// the data-parallel gang trainer (gang_trainer.cpp) trains with, so both
+// build, restore, save and evaluate a config the same way.
+
+#include <memory>
+#include <string>
+
+#include "datasets/dataset.hpp"
+#include "models/model.hpp"
+#include "models/unit_trainer.hpp"
+
+namespace cerebro::models::detail {
+
+// A config's model and optimizer, built from its hyper-parameters.
+struct Trainee {
+  TrainingParams training;
+  std::unique_ptr<Model> model;
+  std::unique_ptr<torch::optim::Optimizer> optimizer;
+};
+
+// Reads every key (ParamError on a bad one) and builds model + optimizer.
+Trainee build(const nlohmann::json& params, const ShapeInfo& shape);
+// `size_hint`: the expected size of the state, reserved up front (0: none).
+std::string save_state(Trainee& t, size_t size_hint = 0);
+void restore_state(Trainee& t, const std::string& bytes);
+// Borrowed views of a dataset (no copy).
+torch::Tensor features_of(const datasets::Dataset& d);
+// (The targets' view is targets_of, models/task.hpp.)
+Evaluation evaluate_model(Model& model, const ShapeInfo& shape, const datasets::Dataset& data);
+std::string first_line(const std::string& s);
+
+}  // namespace cerebro::models::detail

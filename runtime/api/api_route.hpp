@@ -1,0 +1,61 @@
+#pragma once
+// The HTTP API's route table (docs/API.md): which endpoint a method and path
+// name, with the experiment and config they carry. Plain code: the server
+// (actors/http) matches every request here first, so an unknown path or a
+// wrong method is answered before anything is asked of the coordinator.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/base/ids.hpp"
+
+namespace cerebro::api {
+
+// Every route is under this prefix: a new version gets a new prefix.
+constexpr const char* kApiPrefix = "/api/v1";
+
+enum class Endpoint {
+  list_experiments,   // GET  /api/v1/experiments
+  submit_experiment,  // POST /api/v1/experiments            (body: TOML spec)
+  get_experiment,     // GET  /api/v1/experiments/{id}
+  get_units,          // GET  /api/v1/experiments/{id}/units
+  get_config,         // GET  /api/v1/experiments/{id}/configs/{c}
+  pause,              // POST /api/v1/experiments/{id}/pause
+  resume,             // POST /api/v1/experiments/{id}/resume
+  stop_config,        // POST /api/v1/experiments/{id}/configs/{c}/stop
+  clone_config,       // POST /api/v1/experiments/{id}/configs/{c}/clone  (body: {"params": {...}})
+  add_config,         // POST /api/v1/experiments/{id}/configs            (body: {"params": {...}})
+  list_agents,        // GET  /api/v1/agents
+  cluster,            // GET  /api/v1/cluster  (agents and experiments in one answer, for the dashboard)
+};
+
+struct RouteInfo {
+  Endpoint endpoint;
+  std::string method;   // "GET" or "POST"
+  std::string pattern;  // "/api/v1/experiments/{id}/configs/{config}/stop": for docs and errors
+  bool changes_state;   // steering or submitting (a POST)
+};
+
+// Every route, in the order docs/API.md lists them.
+const std::vector<RouteInfo>& routes();
+const RouteInfo& route_info(Endpoint endpoint);
+
+struct Route {
+  Endpoint endpoint = Endpoint::list_experiments;
+  std::string experiment;  // {id}
+  ConfigId config = -1;    // {config}
+};
+
+// What a method and path match: a route, or the HTTP status (404 no such
+// path, 405 the path exists for another method, 400 a config that is not a
+// number) and a message naming what is wrong.
+struct RouteMatch {
+  std::optional<Route> route;
+  int http_status = 200;
+  std::string error;
+};
+
+RouteMatch match_route(const std::string& method, const std::string& path);
+
+}  // namespace cerebro::api

@@ -1,0 +1,104 @@
+#include "runtime/api/experiment_view.hpp"
+
+#include <set>
+
+#include "runtime/store/run_summary.hpp"
+
+namespace cerebro::api {
+
+namespace {
+
+std::string metric_of(const StateStore& store) { return store.get_meta("metric").value_or("val_accuracy"); }
+
+// metric, paused, spec and the count of committed units.
+void fill_overview(const ExperimentFacts& f, nlohmann::json& view) {
+  view["metric"] = metric_of(f.store);
+  view["paused"] = f.paused;
+  view["spec"] = f.store.get_meta("spec").value_or("");
+  int64_t done = 0;
+  for (const auto& e : f.store.unit_log())
+    if (!e.rolled_back) ++done;
+  view["units_done"] = done;
+}
+
+// Every config with its parameters, status, rank and validated epochs; the best.
+void fill_configs(const ExperimentFacts& f, nlohmann::json& view) {
+  auto log = f.store.unit_log();
+  auto ranked = rank_configs(f.store.configs(), log, stored_metric(f.store));  // a template metric keeps its goal
+  nlohmann::json configs = nlohmann::json::array();
+  nlohmann::json best = nullptr;
+  int rank = 0;
+  for (const auto& s : ranked) {
+    ++rank;
+    nlohmann::json metric = s.metric ? nlohmann::json(*s.metric) : nlohmann::json(nullptr);
+    if (best.is_null() && s.metric) best = {{"config", s.id}, {"metric", *s.metric}, {"params", s.params}};
+    configs.push_back({{"config", s.id},
+                       {"params", s.params},
+                       {"status", to_string(s.status)},
+                       {"error", s.error},
+                       {"metric", metric},
+                       {"rank", s.metric ? nlohmann::json(rank) : nlohmann::json(nullptr)},
+                       {"epochs", validated_epochs_json(log, s.id)}});
+  }
+  view["configs"] = std::move(configs);
+  view["best"] = std::move(best);
+}
+
+}  // namespace
+
+const std::vector<ViewSection>& experiment_view_sections() {
+  static const std::vector<ViewSection> sections = {
+      {"overview", fill_overview},
+      {"configs", fill_configs},
+  };
+  return sections;
+}
+
+nlohmann::json experiment_view(const ExperimentFacts& facts) {
+  nlohmann::json view = nlohmann::json::object();
+  for (const auto& section : experiment_view_sections()) section.fill(facts, view);
+  return view;
+}
+
+nlohmann::json validated_epochs_json(const std::vector<UnitLogEntry>& log, ConfigId config) {
+  std::set<int32_t> validated;
+  for (const auto& e : log)
+    if (e.config == config && e.has_validation && !e.rolled_back) validated.insert(e.epoch);
+  nlohmann::json epochs = nlohmann::json::array();
+  for (const auto& m : epoch_metrics(log, config)) {
+    if (!validated.count(m.epoch)) continue;
+    nlohmann::json epoch = {{"epoch", m.epoch},
+                            {"train_loss", m.train_loss},
+                            {"val_loss", m.val_loss},
+                            {"val_accuracy", m.val_accuracy},
+                            {"seconds", m.seconds}};
+    // Every metric of the task (or template) by its name, as summary.json has them: "val_r2" ...
+    for (const auto& [name, value] : named_values(m)) epoch[name] = value;
+    epochs.push_back(std::move(epoch));
+  }
+  return epochs;
+}
+
+nlohmann::json units_view(const std::vector<UnitLogEntry>& log) {
+  nlohmann::json units = nlohmann::json::array();
+  for (const auto& e : log) {
+    units.push_back({{"seq", e.seq},
+                     {"config", e.config},
+                     {"partition", e.partition},
+                     {"epoch", e.epoch},
+                     {"worker", e.worker},
+                     {"start_s", e.start_s},
+                     {"end_s", e.end_s},
+                     {"train_s", e.train_s},
+                     {"validate_s", e.validate_s},
+                     {"restore_s", e.restore_s},
+                     {"save_s", e.save_s},
+                     {"state_bytes", e.state_bytes},
+                     {"status", to_string(e.status)},
+                     {"validated", e.has_validation},
+                     {"rolled_back", e.rolled_back}});
+  }
+  return {{"units", units}};
+}
+
+}  // namespace cerebro::api

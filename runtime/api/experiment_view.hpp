@@ -1,0 +1,51 @@
+#pragma once
+// The JSON views of one experiment the HTTP API answers, built from its state
+// store (so a running and a finished experiment look the same):
+//
+//   experiment_view  {"metric", "paused", "spec", "units_done", "configs": [{"config", "params",
+//                     "status", "error", "metric", "rank", "epochs": [{"epoch", "train_loss",
+//                     "val_loss", "val_accuracy", "seconds"}]}], "best": {"config", "metric",
+//                     "params"} or null, ...one key per extra section}
+//   units_view       {"units": [{"seq", "config", "partition", "epoch", "worker", "start_s",
+//                     "end_s", "train_s", "validate_s", "restore_s", "save_s", "state_bytes",
+//                     "status", "validated", "rolled_back"}]}
+//
+// The experiment view is assembled from sections, one function each: a
+// feature that has more to show (a search procedure's proposals, a Pareto
+// front) adds a row to experiment_view_sections() in experiment_view.cpp and
+// its key appears in the API and to the dashboard.
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/store/state_store.hpp"
+
+namespace cerebro::api {
+
+// What a section sees: the store (read only) and what the runner knows
+// beyond it.
+struct ExperimentFacts {
+  const StateStore& store;
+  bool paused = false;
+};
+
+struct ViewSection {
+  std::string name;  // for tests and docs
+  // Adds its keys to the view.
+  std::function<void(const ExperimentFacts&, nlohmann::json& view)> fill;
+};
+
+const std::vector<ViewSection>& experiment_view_sections();
+
+nlohmann::json experiment_view(const ExperimentFacts& facts);
+
+nlohmann::json units_view(const std::vector<UnitLogEntry>& log);
+
+// Per-epoch metrics of validated epochs only (the epoch in progress is left
+// out), as the REPL's show lists them.
+nlohmann::json validated_epochs_json(const std::vector<UnitLogEntry>& log, ConfigId config);
+
+}  // namespace cerebro::api

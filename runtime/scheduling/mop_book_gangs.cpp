@@ -1,0 +1,147 @@
+// MopBook's data-parallel gangs (issue 14): one attempt of one config over
+// k >= 2 of its pending partitions on k workers, committed or requeued whole.
+// Split from mop_book.cpp to keep each file readable in one sitting.
+#include <set>
+
+#include <fmt/format.h>
+
+#include "runtime/base/status.hpp"
+#include "runtime/scheduling/mop_book.hpp"
+
+namespace cerebro {
+
+namespace {
+
+[[noreturn]] void misuse(const char* operation, const std::string& what) {
+  throw Error(fmt::format("MopBook::{}: {}", operation, what));
+}
+
+bool is_over(ConfigState s) {
+  return s == ConfigState::finished || s == ConfigState::stopped || s == ConfigState::failed;
+}
+
+}  // namespace
+
+void MopBook::release_config(ConfigEntry& config) {
+  if (--config.running_count > 0) return;
+  config.running_count = 0;
+  config.running_on.reset();
+  hot_[config.slot].busy = false;
+  idle_.insert(config.slot);
+}
+
+void MopBook::check_gang(const std::vector<GangMember>& members, const char* operation, bool starting) const {
+  if (members.size() < 2) {
+    misuse(operation, fmt::format("a gang needs at least 2 members, got {}", members.size()));
+  }
+  const Unit& first = members.front().unit;
+  const ConfigEntry& config = config_entry(first.config, operation);
+  std::set<WorkerId> workers;
+  std::set<PartitionId> partitions;
+  for (const GangMember& m : members) {
+    if (m.unit.config != first.config || m.unit.epoch != first.epoch) {
+      misuse(operation, fmt::format("gang members {} and {} differ in config or epoch", to_string(first),
+                                    to_string(m.unit)));
+    }
+    if (!workers.insert(m.worker).second) {
+      misuse(operation, fmt::format("worker {} appears twice in the gang of config {}", m.worker, first.config));
+    }
+    if (!partitions.insert(m.unit.partition).second) {
+      misuse(operation, fmt::format("{} appears twice in the gang", to_string(m.unit)));
+    }
+    const WorkerEntry& worker = worker_entry(m.worker, operation);
+    if (starting) {
+      if (worker.running) {
+        misuse(operation, fmt::format("worker {} is busy with {}, cannot join a gang for {}", m.worker,
+                                      to_string(*worker.running), to_string(m.unit)));
+      }
+      if (m.unit.partition < 0 || m.unit.partition >= num_partitions_) {
+        misuse(operation, fmt::format("{}: partition outside 0..{}", to_string(m.unit), num_partitions_ - 1));
+      }
+      if (!worker.held.contains(m.unit.partition)) {
+        misuse(operation, fmt::format("{}: worker {} does not hold partition {}", to_string(m.unit), m.worker,
+                                      m.unit.partition));
+      }
+      if (!config.pending.contains(m.unit.partition)) {
+        misuse(operation, fmt::format("{}: unit is not pending (already done or running this epoch)",
+                                      to_string(m.unit)));
+      }
+    } else if (!worker.running || *worker.running != m.unit || !worker.in_gang) {
+      misuse(operation, fmt::format("worker {} is not running {} in a gang", m.worker, to_string(m.unit)));
+    }
+  }
+  if (starting) {
+    if (config.state != ConfigState::pending_epoch) {
+      misuse(operation, fmt::format("{}: config is {}, not pending_epoch", to_string(first), to_string(config.state)));
+    }
+    if (config.running_on) {
+      misuse(operation, fmt::format("{}: config {} is busy on worker {} (isolation)", to_string(first),
+                                    first.config, *config.running_on));
+    }
+    if (first.epoch != config.epoch) {
+      misuse(operation, fmt::format("{}: config {} is in epoch {}", to_string(first), first.config, config.epoch));
+    }
+  }
+}
+
+void MopBook::start_gang(const std::vector<GangMember>& members) {
+  check_gang(members, "start_gang", true);
+  ConfigEntry& config = config_entry(members.front().unit.config, "start_gang");
+  for (const GangMember& m : members) {
+    WorkerEntry& worker = worker_entry(m.worker, "start_gang");
+    make_not_pending(config, m.unit.partition);
+    worker.running = m.unit;
+    worker.in_gang = true;
+    ++running_units_;
+  }
+  config.running_on = members.front().worker;
+  config.running_count = static_cast<int32_t>(members.size());
+  hot_[config.slot].busy = true;
+  idle_.erase(config.slot);
+}
+
+bool MopBook::complete_gang(const std::vector<GangMember>& members) {
+  check_gang(members, "complete_gang", false);
+  ConfigEntry& config = config_entry(members.front().unit.config, "complete_gang");
+  if (config.running_count != static_cast<int32_t>(members.size())) {
+    misuse("complete_gang", fmt::format("config {} runs {} gang member(s), {} given: a gang commits whole",
+                                        config.id, config.running_count, members.size()));
+  }
+  for (const GangMember& m : members) {
+    WorkerEntry& worker = worker_entry(m.worker, "complete_gang");
+    worker.running.reset();
+    worker.in_gang = false;
+    --running_units_;
+    release_config(config);
+  }
+  if (is_over(config.state)) return false;  // stopped/failed while it ran
+  config.units_done += static_cast<int64_t>(members.size());
+  units_done_ += static_cast<int64_t>(members.size());
+  if (!config.pending.empty()) return false;
+  config.state = ConfigState::awaiting_decision;
+  return true;
+}
+
+void MopBook::requeue_gang(const std::vector<GangMember>& members) {
+  if (members.empty()) misuse("requeue_gang", "no members");
+  ConfigEntry& config = config_entry(members.front().unit.config, "requeue_gang");
+  for (const GangMember& m : members) {
+    if (m.unit.config != config.id) {
+      misuse("requeue_gang", fmt::format("{} is not of config {}", to_string(m.unit), config.id));
+    }
+    int32_t slot = worker_slots_.find(m.worker);
+    bool running_it = slot >= 0 && workers_[slot].present && workers_[slot].running == m.unit;
+    if (!running_it) continue;  // removed meanwhile: its unit is pending already
+    if (!workers_[slot].in_gang) {
+      misuse("requeue_gang", fmt::format("worker {} runs {} alone, not in a gang", m.worker, to_string(m.unit)));
+    }
+    WorkerEntry& worker = workers_[slot];
+    worker.running.reset();
+    worker.in_gang = false;
+    --running_units_;
+    release_config(config);
+    if (!is_over(config.state)) make_pending(config, m.unit.partition);
+  }
+}
+
+}  // namespace cerebro

@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""The dashboard in a real browser (issue 12): headless Chromium driven by
+Selenium against a live embedded run (`cerebro repl --ui`, a spec submitted
+through the API). The leaderboard has a row per config, the learning-curve and
+schedule charts have one series per config and one lane per worker, a click on
+"Stop" stops the config (the API says so), and a screenshot is saved.
+
+usage: test_api_dashboard.py CEREBRO_BINARY ARTIFACT_DIR"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+from selenium import webdriver
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+FASHION = "/usr/share/datasets/fashion-mnist"
+SPEC = f"""[experiment]
+name = "dash"
+epochs = 4
+seed = 5
+[data]
+source = "idx"
+path = "{FASHION}"
+limit = 4000
+[space]
+model = ["mlp"]
+hidden = [[32]]
+lr = [0.003, 0.001, 0.0003]
+"""
+
+
+def request(base, token, method, path, body=None):
+    data = body.encode() if body is not None else None
+    req = urllib.request.Request(base + path, data=data, method=method,
+                                 headers={"Authorization": "Bearer " + token})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"{}")
+
+
+def main():
+    binary, artifacts = sys.argv[1], sys.argv[2]
+    os.makedirs(artifacts, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix="cerebro-dashboard-")
+    env = dict(os.environ, CEREBRO_FAULT_INJECTION_ENABLE="i-am-a-test",
+               # Units 40 times slower: the run stays alive while the browser looks.
+               CEREBRO_FAULTS="slow_worker=0:40;slow_worker=1:40")
+    log = open(os.path.join(tmp, "repl.log"), "w+")
+    repl = subprocess.Popen([binary, "repl", "--workers", "2", "--state", os.path.join(tmp, "state"), "--ui", "0"],
+                            stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, env=env)
+    driver = None
+    try:
+        url = None
+        for _ in range(200):
+            log.seek(0)
+            m = re.search(r"dashboard: (http://127\.0\.0\.1:\d+/)\?token=([0-9a-f]+)", log.read())
+            if m:
+                url, token = m.group(1), m.group(2)
+                break
+            time.sleep(0.1)
+        assert url, "no dashboard URL printed"
+        status, body = request(url.rstrip("/"), token, "POST", "/api/v1/experiments", SPEC)
+        assert status == 201, body
+        experiment = body["id"]
+
+        options = Options()
+        for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,1500",
+                     "--proxy-server=127.0.0.1:9"):  # no network beyond this server (localhost bypasses proxies)
+            options.add_argument(flag)
+        driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+        driver.get(url + "?token=" + token + "&poll=500")
+        wait = WebDriverWait(driver, 90, poll_frequency=0.25)
+        rows = lambda d: d.find_elements(By.CSS_SELECTOR, "#leaderboard tbody tr")
+        wait.until(lambda d: len(rows(d)) == 3)
+        # Wait until both workers have committed units and a config validated.
+        lanes = "return window.cerebroCharts.schedule ? window.cerebroCharts.schedule.data.labels.length : 0"
+        wait.until(lambda d: d.execute_script(lanes) == 2)
+        curves = ("return window.cerebroCharts.curves ? window.cerebroCharts.curves.data.datasets"
+                  ".filter(s => s.data.length > 0).length : 0")
+        wait.until(lambda d: d.execute_script(curves) >= 1)
+        assert driver.execute_script("return window.cerebroCharts.curves.data.datasets.length") == 3
+        series = driver.execute_script(
+            "return window.cerebroCharts.curves.data.datasets.map(s => s.label)")
+        assert sorted(series) == ["config 0", "config 1", "config 2"], series
+        schedule_series = driver.execute_script(
+            "return window.cerebroCharts.schedule.data.datasets.map(s => s.config)")
+        assert len(schedule_series) == len(set(schedule_series)), "one schedule series per config"
+        assert driver.execute_script("return window.cerebroCharts.parallel.series") == 3
+        # Only this server was asked for anything: no CDN.
+        hosts = driver.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
+        assert all(h.startswith(url) for h in hosts), hosts
+
+        # Paused (through the API) so that config 2 is surely still running
+        # when its button is clicked; units already running finish.
+        status, body = request(url.rstrip("/"), token, "POST", f"/api/v1/experiments/{experiment}/pause")
+        assert status == 200, body
+        # Stop config 2 with its button; the API says it is stopped.
+        stop = "button.stop[data-config='2']"
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, stop))
+        # The table is redrawn at every poll: click the button that is there now.
+        driver.execute_script(f"document.querySelector(\"{stop}\").click()")
+        wait.until(lambda d: d.find_element(By.CSS_SELECTOR, "#leaderboard tr[data-config='2'] .config-status").text
+                   == "stopped")
+        status, body = request(url.rstrip("/"), token, "GET", f"/api/v1/experiments/{experiment}/configs/2")
+        assert status == 200 and body["status"] == "stopped", body
+        # Click a leaderboard row: that config is highlighted in the curves.
+        driver.find_element(By.CSS_SELECTOR, "#leaderboard tr[data-config='0']").click()
+        wait.until(lambda d: d.execute_script(
+            "return window.cerebroCharts.curves.data.datasets.find(s => s.config === 0).borderWidth") == 4)
+        wait.until(lambda d: d.execute_script(curves) >= 2)
+        # Clone config 1 with an edited learning rate through the form.
+        driver.execute_script("document.querySelector(\"button.clone[data-config='1']\").click()")
+        wait.until(lambda d: d.find_element(By.ID, "clone-form").is_displayed())
+        driver.execute_script("""
+            const box = document.getElementById('clone-params');
+            const params = JSON.parse(box.value);
+            params.lr = 0.0005;
+            box.value = JSON.stringify(params);""")
+        driver.find_element(By.ID, "clone-submit").click()
+        wait.until(lambda d: len(rows(d)) == 4)
+        status, body = request(url.rstrip("/"), token, "GET", f"/api/v1/experiments/{experiment}/configs/3")
+        assert status == 200 and body["params"]["lr"] == 0.0005, body
+        status, body = request(url.rstrip("/"), token, "POST", f"/api/v1/experiments/{experiment}/resume")
+        assert status == 200, body
+        shot = os.path.join(artifacts, "dashboard.png")
+        driver.save_screenshot(shot)
+        print("screenshot:", shot)
+        print("ok: dashboard drawn, stop and clone applied, screenshot saved")
+    except BaseException:
+        if driver:
+            driver.save_screenshot(os.path.join(artifacts, "dashboard-failed.png"))
+        raise
+    finally:
+        if driver:
+            driver.quit()
+        repl.kill()
+        repl.wait()
+        log.seek(0)
+        text = log.read()
+        if sys.exc_info()[0]:
+            print(text[-4000:])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,266 @@
+// The HTTP API's plain parts (runtime/api): the route table, request bodies,
+// tokens and sessions, the experiment and unit views from a real state store,
+// and the Prometheus exposition.
+#define BOOST_TEST_MODULE api_core
+#include <boost/test/unit_test.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/api/api_auth.hpp"
+#include "runtime/api/api_request.hpp"
+#include "runtime/api/api_route.hpp"
+#include "runtime/api/experiment_view.hpp"
+#include "runtime/api/prometheus.hpp"
+#include "runtime/spec/steering.hpp"
+#include "runtime/store/state_store.hpp"
+#include "test/temp_dir.hpp"
+
+using namespace cerebro;
+using namespace cerebro::api;
+
+namespace {
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(every_route_matches_its_method_and_path) {
+  struct Case {
+    std::string method, path;
+    Endpoint endpoint;
+    std::string experiment;
+    ConfigId config;
+  };
+  std::vector<Case> cases = {
+      {"GET", "/api/v1/experiments", Endpoint::list_experiments, "", -1},
+      {"POST", "/api/v1/experiments", Endpoint::submit_experiment, "", -1},
+      {"GET", "/api/v1/experiments/small-20261201-1", Endpoint::get_experiment, "small-20261201-1", -1},
+      {"GET", "/api/v1/experiments/e-1/units", Endpoint::get_units, "e-1", -1},
+      {"GET", "/api/v1/experiments/e-1/configs/3", Endpoint::get_config, "e-1", 3},
+      {"POST", "/api/v1/experiments/e-1/pause", Endpoint::pause, "e-1", -1},
+      {"POST", "/api/v1/experiments/e-1/resume", Endpoint::resume, "e-1", -1},
+      {"POST", "/api/v1/experiments/e-1/configs/2/stop", Endpoint::stop_config, "e-1", 2},
+      {"POST", "/api/v1/experiments/e-1/configs/0/clone", Endpoint::clone_config, "e-1", 0},
+      {"POST", "/api/v1/experiments/e-1/configs", Endpoint::add_config, "e-1", -1},
+      {"GET", "/api/v1/agents", Endpoint::list_agents, "", -1},
+      {"GET", "/api/v1/cluster", Endpoint::cluster, "", -1},
+  };
+  BOOST_TEST(cases.size() == routes().size(), "a case per route");
+  for (const auto& c : cases) {
+    auto m = match_route(c.method, c.path);
+    BOOST_TEST_INFO(c.method << " " << c.path << ": " << m.error);
+    BOOST_REQUIRE(m.route.has_value());
+    BOOST_TEST((m.route->endpoint == c.endpoint));
+    BOOST_TEST(m.route->experiment == c.experiment);
+    BOOST_TEST(m.route->config == c.config);
+    BOOST_TEST(route_info(c.endpoint).method == c.method);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(unknown_paths_wrong_methods_and_bad_ids_are_refused_with_their_status) {
+  auto m = match_route("GET", "/api/v1/nothing");
+  BOOST_TEST(!m.route.has_value());
+  BOOST_TEST(m.http_status == 404);
+  BOOST_TEST(has(m.error, "no such endpoint: GET /api/v1/nothing"));
+  m = match_route("DELETE", "/api/v1/experiments/e-1");
+  BOOST_TEST(m.http_status == 405);
+  BOOST_TEST(has(m.error, "DELETE is not allowed"));
+  m = match_route("GET", "/api/v1/experiments/e-1/pause");
+  BOOST_TEST(m.http_status == 405, "pause is a POST");
+  m = match_route("POST", "/api/v1/experiments/e-1/configs/three/stop");
+  BOOST_TEST(m.http_status == 400);
+  BOOST_TEST(has(m.error, "\"three\" is not a config id"));
+  m = match_route("POST", "/api/v1/experiments/e-1/configs/-1/stop");
+  BOOST_TEST(m.http_status == 400);
+  m = match_route("GET", "/api/v1/experiments/bad%20id");
+  BOOST_TEST(m.http_status == 404, "an id with characters no experiment has names none");
+}
+
+BOOST_AUTO_TEST_CASE(params_bodies_become_the_repls_settings) {
+  auto s = settings_from_body(R"({"params": {"lr": 0.003, "hidden": [64, 32], "optimizer": "sgd"}})", true);
+  BOOST_REQUIRE(s.ok());
+  nlohmann::json base = {{"lr", 0.001}, {"hidden", {128}}, {"optimizer", "adam"}, {"model", "mlp"}};
+  auto applied = apply_settings(base, *s);
+  BOOST_REQUIRE(applied.ok());
+  BOOST_TEST((*applied)["lr"].get<double>() == 0.003);
+  BOOST_TEST(((*applied)["hidden"] == nlohmann::json({64, 32})));
+  BOOST_TEST((*applied)["optimizer"] == "sgd");
+  BOOST_TEST((*applied)["model"] == "mlp");
+  // A string that looks like a number stays a string.
+  auto text = settings_from_body(R"({"params": {"tag": "123"}})", true);
+  BOOST_REQUIRE(text.ok());
+  BOOST_TEST(apply_settings(nlohmann::json::object(), *text).value()["tag"].is_string());
+  // add: an empty body is no change.
+  BOOST_TEST(settings_from_body("", false).value().empty());
+  BOOST_TEST(settings_from_body("{}", false).value().empty());
+}
+
+BOOST_AUTO_TEST_CASE(bad_bodies_are_refused_naming_what_is_wrong) {
+  auto refused = [](const std::string& body, bool require_one, const std::string& part) {
+    auto s = settings_from_body(body, require_one);
+    BOOST_TEST_INFO(body);
+    BOOST_TEST(!s.ok());
+    BOOST_TEST((s.code() == StatusCode::invalid_argument));
+    BOOST_TEST(has(s.error(), part), s.error());
+  };
+  refused("{not json", false, "not valid JSON");
+  refused("[1, 2]", false, "must be a JSON object");
+  refused(R"({"param": {}})", false, "unknown key \"param\"");
+  refused(R"({"params": 3})", false, "\"params\" must be an object");
+  refused(R"({"params": {}})", true, "give at least one parameter");
+  refused("", true, "at least one parameter");
+  refused(R"({"params": {"lr": null}})", false, "params.lr: a value must be");
+  refused(R"({"params": {"lr": {"a": 1}}})", false, "params.lr: a value must be");
+  refused(R"({"params": {"bad key!": 1}})", false, "not a parameter name");
+  nlohmann::json many = {{"params", nlohmann::json::object()}};
+  for (int i = 0; i < 65; ++i) many["params"]["p" + std::to_string(i)] = i;
+  refused(many.dump(), false, "at most 64");
+  refused(std::string(kMaxBodyBytes + 1, ' '), false, "at most");
+  BOOST_TEST(!check_spec_body("  \n").ok());
+  BOOST_TEST(!check_spec_body(std::string(kMaxBodyBytes + 1, 'x')).ok());
+  BOOST_TEST(check_spec_body("[experiment]\nname = \"x\"\n").ok());
+  auto error = nlohmann::json::parse(error_json(404, "no experiment x"));
+  BOOST_TEST(error["error"] == "no experiment x");
+  BOOST_TEST(error["status"] == 404);
+}
+
+BOOST_AUTO_TEST_CASE(tokens_headers_cookies_and_sessions) {
+  BOOST_TEST(same_token("abc", "abc"));
+  BOOST_TEST(!same_token("abd", "abc"));
+  BOOST_TEST(!same_token("abcd", "abc"));
+  BOOST_TEST(!same_token("", ""), "an empty token never matches");
+  BOOST_TEST(bearer_token("Bearer s3cret").value() == "s3cret");
+  BOOST_TEST(!bearer_token("Basic s3cret").has_value());
+  BOOST_TEST(!bearer_token("Bearer ").has_value());
+  BOOST_TEST(cookie_value("a=1; cerebro_session=xyz; b=2", kSessionCookie).value() == "xyz");
+  BOOST_TEST(!cookie_value("a=1; b=2", kSessionCookie).has_value());
+  auto t1 = random_token(), t2 = random_token();
+  BOOST_TEST(t1.size() == 48u);
+  BOOST_TEST(t1 != t2);
+  BOOST_TEST(has(session_cookie("xyz", true), "HttpOnly"));
+  BOOST_TEST(has(session_cookie("xyz", true), "SameSite=Strict"));
+  BOOST_TEST(has(session_cookie("xyz", true), "Secure"));
+  BOOST_TEST(!has(session_cookie("xyz", false), "Secure"));
+
+  SessionTable sessions;
+  auto s = sessions.open();
+  BOOST_TEST(sessions.valid(s));
+  BOOST_TEST(!sessions.valid(s + "0"));
+  BOOST_TEST((authenticate("Bearer tok", "", "tok", sessions) == Credential::bearer));
+  BOOST_TEST((authenticate("Bearer wrong", "", "tok", sessions) == Credential::none));
+  BOOST_TEST((authenticate("", "", "tok", sessions) == Credential::none));
+  BOOST_TEST((authenticate("", std::string(kSessionCookie) + "=" + s, "tok", sessions) == Credential::session));
+  BOOST_TEST((authenticate("", std::string(kSessionCookie) + "=forged", "tok", sessions) == Credential::none));
+  for (size_t i = 0; i < kMaxSessions; ++i) sessions.open();
+  BOOST_TEST(sessions.size() == kMaxSessions);
+  BOOST_TEST(!sessions.valid(s), "the oldest session goes first");
+}
+
+namespace {
+
+UnitLogEntry unit(ConfigId config, PartitionId partition, int32_t epoch, WorkerId worker, double start, double end,
+                  bool validates, double accuracy) {
+  UnitLogEntry e;
+  e.config = config;
+  e.partition = partition;
+  e.epoch = epoch;
+  e.worker = worker;
+  e.start_s = start;
+  e.end_s = end;
+  e.train_s = (end - start) * 0.9;
+  e.train_loss = 1.0 - accuracy / 2;
+  e.examples = 100;
+  e.has_validation = validates;
+  e.val_accuracy = accuracy;
+  e.val_loss = 1.0 - accuracy;
+  return e;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(the_experiment_and_units_views_come_from_the_store) {
+  cerebro::testing::TempDir tmp;
+  auto store = StateStore::open(tmp.file("state"), true).value();
+  store->put_meta("metric", "val_accuracy");
+  store->put_meta("spec", "[experiment]\nname = \"v\"\n");
+  store->put_config({0, {{"lr", 0.001}}, ConfigStatus::running, ""});
+  store->put_config({1, {{"lr", 0.01}}, ConfigStatus::stopped, ""});
+  store->put_config({2, {{"lr", 0.1}}, ConfigStatus::running, ""});
+  store->commit_unit(unit(0, 0, 0, 0, 0.0, 1.0, false, 0), "s").value();
+  store->commit_unit(unit(0, 1, 0, 1, 1.0, 2.0, true, 0.70), "s").value();
+  store->commit_unit(unit(1, 1, 0, 0, 1.0, 2.5, false, 0), "s").value();
+  store->commit_unit(unit(1, 0, 0, 1, 2.5, 3.0, true, 0.80), "s").value();
+  store->commit_unit(unit(0, 0, 1, 0, 3.0, 4.0, false, 0), "s").value();  // epoch 1 in progress
+
+  auto view = experiment_view(ExperimentFacts{*store, true});
+  BOOST_TEST(view["metric"] == "val_accuracy");
+  BOOST_TEST(view["paused"] == true);
+  BOOST_TEST(has(view["spec"].get<std::string>(), "name = \"v\""));
+  BOOST_TEST(view["units_done"] == 5);
+  BOOST_REQUIRE(view["configs"].size() == 3u);
+  const auto& first = view["configs"][0];
+  BOOST_TEST(first["config"] == 1, "ranked by the metric, best first");
+  BOOST_TEST(first["rank"] == 1);
+  BOOST_TEST(first["status"] == "stopped");
+  BOOST_TEST(first["metric"].get<double>() == 0.80);
+  BOOST_TEST(view["configs"][1]["config"] == 0);
+  BOOST_TEST(view["configs"][1]["epochs"].size() == 1u, "the epoch in progress is not listed");
+  BOOST_TEST(view["configs"][1]["epochs"][0]["val_accuracy"].get<double>() == 0.70);
+  BOOST_TEST(view["configs"][2]["config"] == 2);
+  BOOST_TEST(view["configs"][2]["metric"].is_null());
+  BOOST_TEST(view["configs"][2]["rank"].is_null());
+  BOOST_TEST(view["best"]["config"] == 1);
+  BOOST_TEST(view["best"]["params"]["lr"].get<double>() == 0.01);
+  // Each section adds its keys: a new section is a new row.
+  BOOST_TEST(experiment_view_sections().size() >= 2u);
+
+  auto units = units_view(store->unit_log())["units"];
+  BOOST_REQUIRE(units.size() == 5u);
+  BOOST_TEST(units[1]["config"] == 0);
+  BOOST_TEST(units[1]["partition"] == 1);
+  BOOST_TEST(units[1]["worker"] == 1);
+  BOOST_TEST(units[1]["start_s"].get<double>() == 1.0);
+  BOOST_TEST(units[1]["end_s"].get<double>() == 2.0);
+  BOOST_TEST(units[1]["validated"] == true);
+  BOOST_TEST(units[1]["seq"].get<int64_t>() > units[0]["seq"].get<int64_t>());
+}
+
+BOOST_AUTO_TEST_CASE(metrics_render_counters_gauges_and_histograms) {
+  nlohmann::json status = {
+      {"agents", {{{"name", "node-\"a\""}, {"workers", 2}, {"speed", 3.5}, {"running", {"e: config 0"}}}}},
+      {"experiments",
+       {{{"id", "e-1"}, {"status", "running"}, {"units_done", 3}, {"units_total", 12}, {"units_running", 1},
+         {"units_failed", 2}},
+        {{"id", "e-0"}, {"status", "completed"}, {"units_done", 4}, {"units_total", 4}}}}};
+  nlohmann::json units = nlohmann::json::array();
+  units.push_back({{"worker", 0}, {"start_s", 0.0}, {"end_s", 0.4}, {"train_s", 0.35}, {"validate_s", 0.0}});
+  units.push_back({{"worker", 1}, {"start_s", 0.0}, {"end_s", 3.0}, {"train_s", 2.0}, {"validate_s", 0.5}});
+  units.push_back({{"worker", 0}, {"start_s", 0.5}, {"end_s", 1.5}, {"train_s", 1.0}, {"validate_s", 0.0}});
+  units.push_back({{"worker", 0}, {"start_s", 2.0}, {"end_s", 9.0}, {"rolled_back", true}});
+  auto text = render_metrics(status, {{"e-1", units}});
+  BOOST_TEST_INFO(text);
+  BOOST_TEST(has(text, "# TYPE cerebro_agents_up gauge\ncerebro_agents_up 1\n"));
+  BOOST_TEST(has(text, "cerebro_agent_workers{agent=\"node-\\\"a\\\"\"} 2\n"), "label values escaped");
+  BOOST_TEST(has(text, "cerebro_agent_busy_workers{agent=\"node-\\\"a\\\"\"} 1\n"));
+  BOOST_TEST(has(text, "cerebro_experiment_progress{experiment=\"e-1\"} 0.25\n"));
+  BOOST_TEST(has(text, "cerebro_experiment_progress{experiment=\"e-0\"} 1\n"));
+  BOOST_TEST(has(text, "cerebro_queue_depth{experiment=\"e-1\"} 8\n"));
+  BOOST_TEST(has(text, "cerebro_queue_depth{experiment=\"e-0\"} 0\n"));
+  BOOST_TEST(has(text, "# TYPE cerebro_units_failed_total counter\ncerebro_units_failed_total{experiment=\"e-1\"} 2\n"));
+  BOOST_TEST(has(text, "cerebro_units_completed_total{experiment=\"e-1\"} 3\n"), "rolled-back units do not count");
+  BOOST_TEST(has(text, "cerebro_units_completed_total{experiment=\"e-0\"} 0\n"));
+  BOOST_TEST(has(text, "cerebro_worker_busy_seconds_total{experiment=\"e-1\",worker=\"0\"} 1.4\n"));
+  BOOST_TEST(has(text, "cerebro_worker_busy_seconds_total{experiment=\"e-1\",worker=\"1\"} 3\n"));
+  BOOST_TEST(has(text, "# TYPE cerebro_unit_duration_seconds histogram\n"));
+  BOOST_TEST(has(text, "cerebro_unit_duration_seconds_bucket{experiment=\"e-1\",le=\"0.5\"} 1\n"));
+  BOOST_TEST(has(text, "cerebro_unit_duration_seconds_bucket{experiment=\"e-1\",le=\"1\"} 2\n"));
+  BOOST_TEST(has(text, "cerebro_unit_duration_seconds_bucket{experiment=\"e-1\",le=\"+Inf\"} 3\n"));
+  BOOST_TEST(has(text, "cerebro_unit_duration_seconds_count{experiment=\"e-1\"} 3\n"));
+  BOOST_TEST(has(text, "cerebro_unit_duration_seconds_sum{experiment=\"e-1\"} 4.4\n"));
+  // Hops: 0.05, 0.5 and 0 seconds outside training and validation.
+  BOOST_TEST(has(text, "cerebro_hop_duration_seconds_bucket{experiment=\"e-1\",le=\"0.1\"} 2\n"));
+  BOOST_TEST(has(text, "cerebro_hop_duration_seconds_bucket{experiment=\"e-1\",le=\"0.5\"} 3\n"));
+  auto buckets = cumulative_buckets({0.2, 1, 7}, {0.5, 1, 5});
+  BOOST_TEST((buckets == std::vector<uint64_t>{1, 2, 2}));
+  BOOST_TEST(escape_label("a\\b\n") == "a\\\\b\\n");
+}

@@ -1,0 +1,201 @@
+// Data-parallel gangs (issue 14) over c10d ProcessGroupGloo, two ranks on
+// threads of this process talking over loopback TCP:
+//  - exactness: a gang whose two ranks hold the same partition with the same
+//    seed takes the steps of one unit at half the batch (each global step
+//    averages two copies of the same half batch), so its parameters match
+//    that unit's within 1e-5;
+//  - the loss curve: a gang of 2 over partitions p0 and p1, the global batch
+//    split, trains like one worker visiting p0 then p1 (MOP) on a small fixed
+//    problem: per-epoch training loss within 15% (+0.05) and validation
+//    accuracy within 0.1 over 4 epochs;
+//  - failures and bad input are errors, never a state.
+#include <boost/test/unit_test.hpp>
+
+#include <future>
+#include <thread>
+
+#include "models/gang_trainer.hpp"
+#include "test/test_models_state.hpp"
+#include "test/test_models_util.hpp"
+
+namespace cerebro::models::testing {
+namespace {
+
+using nlohmann::json;
+
+struct RankInput {
+  const datasets::Dataset* partition;
+  uint64_t seed;
+  const datasets::Dataset* validation = nullptr;
+};
+
+// Runs one gang attempt of two ranks on two threads; both results.
+std::pair<Result<GangUnitOutput>, Result<GangUnitOutput>> run_gang(const json& params, const ShapeInfo& shape,
+                                                                   const std::string& state, RankInput r0,
+                                                                   RankInput r1) {
+  auto host = GangSession::host("127.0.0.1", 2, 30);
+  BOOST_TEST_REQUIRE(host.ok(), host.error());
+  std::unique_ptr<GangSession> rank0 = std::move(host).value();
+  int port = rank0->port();
+  BOOST_TEST_REQUIRE(port > 0);
+  auto input = [&](const RankInput& r) {
+    UnitInput in;
+    in.params = &params;
+    in.shape = shape;
+    in.state = &state;
+    in.partition = r.partition;
+    in.validation = r.validation;
+    in.seed = r.seed;
+    return in;
+  };
+  auto second = std::async(std::launch::async, [&]() -> Result<GangUnitOutput> {
+    auto joined = GangSession::join("127.0.0.1", port, "127.0.0.1", 1, 2, 30);
+    if (!joined.ok()) return joined.status();
+    return train_gang_unit(**joined, input(r1));
+  });
+  Result<GangUnitOutput> first = train_gang_unit(*rank0, input(r0));
+  return {std::move(first), second.get()};
+}
+
+double max_model_difference(const std::string& a, const std::string& b) {
+  DecodedState da = decode_state(a), db = decode_state(b);
+  double worst = 0;
+  int64_t compared = 0;
+  for (const auto& [key, tensor] : da.tensors) {
+    if (key.rfind("model/", 0) != 0) continue;
+    worst = std::max(worst, (tensor - db.tensors.at(key)).abs().max().item<double>());
+    ++compared;
+  }
+  BOOST_TEST(compared > 0);
+  return worst;
+}
+
+std::string must(const Result<std::string>& r) {
+  BOOST_TEST_REQUIRE(r.ok(), r.error());
+  return r.value();
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(gang_training)
+
+BOOST_AUTO_TEST_CASE(two_copies_of_a_half_batch_are_one_unit_at_half_the_batch) {
+  Data data = make_data({20}, 128);
+  json gang_params = json::parse(R"({"model": "mlp", "hidden": [16], "optimizer": "sgd", "lr": 0.05,
+                                     "momentum": 0.9, "batch_size": 32})");
+  json half_params = gang_params;
+  half_params["batch_size"] = 16;
+  std::string state = must(initial_state(gang_params, data.shape, data.p0, 7));
+  auto [r0, r1] = run_gang(gang_params, data.shape, state, {&data.p0, 11}, {&data.p0, 11});
+  BOOST_TEST_REQUIRE(r0.ok(), r0.error());
+  BOOST_TEST_REQUIRE(r1.ok(), r1.error());
+  BOOST_TEST(r0->steps == 8);  // 128 examples in shares of 16
+  BOOST_TEST(r0->unit.examples == 256);
+  Result<UnitOutput> alone = run_unit(half_params, data.shape, state, data.p0, 11);
+  BOOST_TEST_REQUIRE(alone.ok(), alone.error());
+  BOOST_TEST(max_model_difference(r0->unit.state, alone->state) < 1e-5);
+  BOOST_TEST(r0->unit.train_loss == alone->train_loss, boost::test_tools::tolerance(1e-5));
+  // Both ranks hold the one resulting state.
+  BOOST_TEST(max_model_difference(r0->unit.state, r1->unit.state) == 0.0);
+}
+
+BOOST_AUTO_TEST_CASE(a_gang_of_two_trains_like_one_worker_visiting_both_partitions) {
+  Data data = make_data({20}, 256);
+  json params = json::parse(R"({"model": "mlp", "hidden": [32], "batch_size": 32, "lr": 0.003})");
+  std::string initial = must(initial_state(params, data.shape, data.p0, 3));
+  std::string gang_state = initial, mop_state = initial;
+  for (uint64_t epoch = 0; epoch < 4; ++epoch) {
+    auto [r0, r1] = run_gang(params, data.shape, gang_state, {&data.p0, 100 + epoch, &data.validation},
+                             {&data.p1, 200 + epoch});
+    BOOST_TEST_REQUIRE(r0.ok(), r0.error());
+    BOOST_TEST_REQUIRE(r1.ok(), r1.error());
+    gang_state = r0->unit.state;
+    Result<UnitOutput> first = run_unit(params, data.shape, mop_state, data.p0, 100 + epoch);
+    BOOST_TEST_REQUIRE(first.ok(), first.error());
+    Result<UnitOutput> second = run_unit(params, data.shape, first->state, data.p1, 200 + epoch, &data.validation);
+    BOOST_TEST_REQUIRE(second.ok(), second.error());
+    mop_state = second->state;
+    double mop_loss = (first->train_loss * first->examples + second->train_loss * second->examples) /
+                      static_cast<double>(first->examples + second->examples);
+    BOOST_TEST_CONTEXT("epoch " << epoch << ": gang loss " << r0->unit.train_loss << ", MOP loss " << mop_loss) {
+      BOOST_TEST(r0->unit.examples == first->examples + second->examples);
+      BOOST_TEST(std::abs(r0->unit.train_loss - mop_loss) <= 0.15 * mop_loss + 0.05);
+      BOOST_TEST_REQUIRE(r0->unit.validation.has_value());
+      BOOST_TEST(std::abs(r0->unit.validation->accuracy - second->validation->accuracy) <= 0.1);
+    }
+  }
+  // And it learnt: the last epoch's accuracy is well above chance (0.1).
+  Result<Evaluation> final_gang = evaluate_state(params, data.shape, gang_state, data.validation);
+  BOOST_TEST_REQUIRE(final_gang.ok(), final_gang.error());
+  BOOST_TEST(final_gang->accuracy > 0.5);
+}
+
+BOOST_AUTO_TEST_CASE(batchnorm_statistics_are_one_state) {
+  Data data = make_data({1, 8, 8}, 64);
+  json params = json::parse(R"({"model": "resnet", "width": 4, "blocks": [1], "batch_size": 16})");
+  std::string state = must(initial_state(params, data.shape, data.p0, 5));
+  auto [r0, r1] = run_gang(params, data.shape, state, {&data.p0, 1}, {&data.p1, 2});
+  BOOST_TEST_REQUIRE(r0.ok(), r0.error());
+  BOOST_TEST_REQUIRE(r1.ok(), r1.error());
+  BOOST_TEST(max_model_difference(r0->unit.state, r1->unit.state) == 0.0);
+}
+
+BOOST_AUTO_TEST_CASE(bad_gangs_are_errors_naming_why) {
+  Data data = make_data({20}, 32);
+  json params = json::parse(R"({"model": "mlp", "hidden": [8], "batch_size": 1})");
+  std::string state = must(initial_state(params, data.shape, data.p0, 1));
+  auto [r0, r1] = run_gang(params, data.shape, state, {&data.p0, 1}, {&data.p1, 2});
+  BOOST_TEST_REQUIRE(!r0.ok());
+  BOOST_TEST(r0.error().find("batch_size 1 is smaller than the gang's 2 ranks") != std::string::npos, r0.error());
+  BOOST_TEST(!r1.ok());
+  BOOST_TEST(!GangSession::host("127.0.0.1", 1, 5).ok());
+  auto rank = GangSession::join("127.0.0.1", 1234, "127.0.0.1", 2, 2, 5);
+  BOOST_TEST_REQUIRE(!rank.ok());
+  BOOST_TEST(rank.error().find("rank 2 outside 1..1") != std::string::npos, rank.error());
+}
+
+BOOST_AUTO_TEST_CASE(a_peer_that_leaves_fails_the_attempt_without_a_state) {
+  Data data = make_data({20}, 64);
+  json params = json::parse(R"({"model": "mlp", "hidden": [8], "batch_size": 16})");
+  std::string state = must(initial_state(params, data.shape, data.p0, 1));
+  auto host = GangSession::host("127.0.0.1", 2, 3);
+  BOOST_TEST_REQUIRE(host.ok(), host.error());
+  std::unique_ptr<GangSession> rank0 = std::move(host).value();
+  // Rank 1 joins the store and leaves before training: rank 0 waits for it
+  // at most the timeout, then fails.
+  {
+    auto joined = GangSession::join("127.0.0.1", rank0->port(), "127.0.0.1", 1, 2, 3);
+    BOOST_TEST_REQUIRE(joined.ok(), joined.error());
+  }
+  UnitInput in;
+  in.params = &params;
+  in.shape = data.shape;
+  in.state = &state;
+  in.partition = &data.p0;
+  in.seed = 1;
+  Result<GangUnitOutput> out = train_gang_unit(*rank0, in);
+  BOOST_TEST_REQUIRE(!out.ok());
+  BOOST_TEST(out.error().find("gang training failed (rank 0 of 2)") != std::string::npos, out.error());
+}
+
+BOOST_AUTO_TEST_CASE(the_allreduce_probe_measures_a_configs_gradients) {
+  Data data = make_data({20}, 16);
+  json params = json::parse(R"({"model": "mlp", "hidden": [64], "batch_size": 16})");
+  auto host = GangSession::host("127.0.0.1", 2, 30);
+  BOOST_TEST_REQUIRE(host.ok(), host.error());
+  std::unique_ptr<GangSession> rank0 = std::move(host).value();
+  int port = rank0->port();
+  auto other = std::async(std::launch::async, [&]() -> Result<double> {
+    auto joined = GangSession::join("127.0.0.1", port, "127.0.0.1", 1, 2, 30);
+    if (!joined.ok()) return joined.status();
+    return measure_allreduce(**joined, params, data.shape, 5);
+  });
+  Result<double> seconds = measure_allreduce(*rank0, params, data.shape, 5);
+  BOOST_TEST_REQUIRE(seconds.ok(), seconds.error());
+  BOOST_TEST(other.get().ok());
+  BOOST_TEST(*seconds > 0);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace cerebro::models::testing

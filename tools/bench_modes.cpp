@@ -1,0 +1,287 @@
+#include "tools/bench_modes.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "actors/experiment_runner.hpp"
+#include "actors/system_config.hpp"
+#include "runtime/search/spec_loader.hpp"
+#include "tools/cluster_client.hpp"
+
+namespace fs = std::filesystem;
+
+namespace cerebro::bench {
+
+double percentile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())))];
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  auto n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+UnitOverhead unit_overhead(const nlohmann::json& summary) {
+  UnitOverhead o;
+  o.units = summary.at("units").get<int64_t>();
+  o.unit_compute_s = summary.at("unit_compute_s").get<double>();
+  double span = summary.at("unit_span_s").get<double>();
+  o.hop_overhead_fraction = summary.at("hop_overhead_fraction").get<double>();
+  if (o.units > 0) {
+    o.compute_ms_per_unit = 1e3 * o.unit_compute_s / static_cast<double>(o.units);
+    o.overhead_ms_per_unit = 1e3 * std::max(0.0, span - o.unit_compute_s) / static_cast<double>(o.units);
+  }
+  return o;
+}
+
+std::string small_units_spec(const std::string& data_dir) {
+  return fmt::format(R"(
+[experiment]
+name = "small-units"
+epochs = 3
+seed = 11
+search = "random"
+samples = 16
+[data]
+source = "idx"
+path = "{}"
+validation_fraction = 0.1
+limit = 20000
+[cluster]
+workers = 2
+threads_per_worker = 1
+[space]
+model = ["mlp"]
+hidden = [[32], [64], [64, 32], [128]]
+lr = {{ dist = "loguniform", low = 1e-4, high = 1e-2 }}
+batch_size = [128, 256]
+optimizer = ["adam"]
+)",
+                     data_dir);
+}
+
+// The issue's parity workload: 8 configs x 2 partitions x 1 epoch on 24,000
+// examples, mlp and cnn (states of 0.3 to 3 MB).
+std::string parity_spec(const std::string& data_dir) {
+  return fmt::format(R"(
+[experiment]
+name = "parity"
+epochs = 1
+seed = 42
+[data]
+source = "idx"
+path = "{}"
+validation_fraction = 0.1
+limit = 24000
+[cluster]
+workers = 2
+threads_per_worker = 1
+[space]
+model = ["mlp", "cnn"]
+lr = [1e-3, 3e-4]
+batch_size = [64, 256]
+optimizer = ["adam"]
+)",
+                     data_dir);
+}
+
+Result<std::unique_ptr<BenchCluster>> BenchCluster::start(const std::string& dir, int agents) {
+  std::unique_ptr<BenchCluster> c(new BenchCluster());
+  c->dir_ = dir;
+  fs::create_directories(dir);
+  c->token_path_ = (fs::path(dir) / "token").string();
+  std::ofstream(c->token_path_) << "bench-token-" << std::chrono::steady_clock::now().time_since_epoch().count()
+                                << "\n";
+  fs::permissions(c->token_path_, fs::perms::owner_read | fs::perms::owner_write, fs::perm_options::replace);
+  auto self_exe = fs::read_symlink("/proc/self/exe").string();
+  c->port_ = std::to_string(e2e::free_port());
+  c->coordinator_ = std::make_unique<e2e::ChildProcess>(
+      std::vector<std::string>{self_exe, "coordinator", "--listen", "127.0.0.1:" + c->port_, "--state",
+                               (fs::path(dir) / "state").string(), "--token-file", c->token_path_},
+      (fs::path(dir) / "coordinator.log").string());
+  for (int a = 1; a <= agents; ++a)
+    c->agents_.push_back(std::make_unique<e2e::ChildProcess>(
+        std::vector<std::string>{self_exe, "agent", "--join", "127.0.0.1:" + c->port_, "--token-file",
+                                 c->token_path_, "--workers", "1", "--data-dir",
+                                 (fs::path(dir) / ("agent" + std::to_string(a))).string(), "--name",
+                                 "bench" + std::to_string(a)},
+        (fs::path(dir) / ("agent" + std::to_string(a) + ".log")).string()));
+  for (int a = 1; a <= agents; ++a)
+    if (!c->coordinator_->wait_for_log("agent bench" + std::to_string(a) + " joined", 60))
+      return Status::error("the bench agents did not join: see " + (fs::path(dir) / "coordinator.log").string());
+  return c;
+}
+
+Result<nlohmann::json> BenchCluster::run(const std::string& spec_path, const std::string& run_dir) const {
+  ClientOptions client;
+  client.cluster = "127.0.0.1:" + port_;
+  client.token_file = token_path_;
+  if (run_on_cluster(client, spec_path, run_dir) != 0) return Status::error("the cluster run failed");
+  std::ifstream in(fs::path(run_dir) / "summary.json");
+  return nlohmann::json::parse(in);
+}
+
+Result<std::vector<double>> BenchCluster::hop_ms(int samples, size_t bytes) const {
+  cerebro_system_config config(system_role::client);
+  caf::actor_system system(config);
+  auto gateway =
+      system.middleman().remote_actor<coordinator_actor>("127.0.0.1", static_cast<uint16_t>(std::stoi(port_)));
+  if (!gateway) return Status::error("cannot reach the bench coordinator: " + system.render(gateway.error()));
+  caf::scoped_actor self(system);
+  std::string token_text;
+  std::getline(std::ifstream(token_path_), token_text);
+  std::string state(bytes, '\x5a');
+  std::vector<double> ms;
+  std::string failure;
+  for (int i = 0; i <= samples && failure.empty(); ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    self->request(*gateway, std::chrono::seconds(30), hop_atom::value, token_text, state)
+        .receive([](int64_t) {}, [&](const caf::error& e) { failure = system.render(e); });
+    if (i > 0) ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  if (!failure.empty()) return Status::error("a hop failed: " + failure);
+  return ms;
+}
+
+namespace {
+
+Result<nlohmann::json> run_embedded_quietly(const std::string& spec_text, const std::string& out_dir) {
+  auto spec = parse_spec_string(spec_text, "", "bench spec");
+  if (!spec.ok()) return spec.status();
+  RunOptions run;
+  run.spec = *spec;
+  run.out_dir = out_dir;
+  return run_embedded(run, {[](const std::string&) {}, [](const progress_update&) {}});
+}
+
+std::string write_spec(const std::string& dir, const std::string& name, const std::string& text) {
+  fs::create_directories(dir);
+  auto path = (fs::path(dir) / name).string();
+  std::ofstream(path) << text;
+  return path;
+}
+
+nlohmann::json overhead_json(const UnitOverhead& o) {
+  return {{"units", o.units},
+          {"unit_compute_s", o.unit_compute_s},
+          {"compute_ms_per_unit", o.compute_ms_per_unit},
+          {"overhead_ms_per_unit", o.overhead_ms_per_unit},
+          {"hop_overhead_fraction", o.hop_overhead_fraction}};
+}
+
+void emit(const ModeOptions& o, const nlohmann::json& report) {
+  auto text = report.dump(2) + "\n";
+  std::ofstream(fs::path(o.out_dir) / "bench.json") << text;
+  if (!o.json_path.empty()) std::ofstream(o.json_path) << text;
+  fmt::print("{}", text);
+}
+
+}  // namespace
+
+int run_small_units(const ModeOptions& o) {
+  auto spec_text = small_units_spec(o.data_dir);
+  auto spec_path = write_spec(o.out_dir, "small_units.toml", spec_text);
+  std::unique_ptr<BenchCluster> cluster;
+  if (o.cluster) {
+    auto started = BenchCluster::start((fs::path(o.out_dir) / "cluster").string(), 2);
+    if (!started.ok()) return fmt::print(stderr, "error: {}\n", started.error()), 1;
+    cluster = std::move(started).value();
+  }
+  nlohmann::json runs = nlohmann::json::array();
+  std::vector<double> embedded_ms, cluster_ms;
+  for (int i = 1; i <= o.runs; ++i) {
+    auto dir = (fs::path(o.out_dir) / fmt::format("embedded-{}", i)).string();
+    auto summary = run_embedded_quietly(spec_text, dir);
+    if (!summary.ok()) return fmt::print(stderr, "error: {}\n", summary.error()), 1;
+    auto e = unit_overhead(*summary);
+    embedded_ms.push_back(e.overhead_ms_per_unit);
+    fmt::print(stderr, "small units, embedded run {}: {} units of {:.1f} ms, fixed cost {:.2f} ms per unit\n", i,
+               e.units, e.compute_ms_per_unit, e.overhead_ms_per_unit);
+    nlohmann::json run{{"embedded", overhead_json(e)}};
+    if (cluster) {
+      auto cs = cluster->run(spec_path, (fs::path(o.out_dir) / fmt::format("cluster-{}", i)).string());
+      if (!cs.ok()) return fmt::print(stderr, "error: {}\n", cs.error()), 1;
+      auto c = unit_overhead(*cs);
+      cluster_ms.push_back(c.overhead_ms_per_unit);
+      fmt::print(stderr, "small units, cluster run {}: {} units of {:.1f} ms, fixed cost {:.2f} ms per unit\n", i,
+                 c.units, c.compute_ms_per_unit, c.overhead_ms_per_unit);
+      run["cluster"] = overhead_json(c);
+    }
+    runs.push_back(run);
+  }
+  nlohmann::json report{{"workload", "16 random small mlp configs x 2 partitions x 3 epochs, 20,000 examples"},
+                        {"runs", runs},
+                        {"overhead_ms_per_unit_median", median(embedded_ms)}};
+  if (cluster) report["cluster_overhead_ms_per_unit_median"] = median(cluster_ms);
+  emit(o, report);
+  fmt::print("small units: per-unit fixed cost (span from dispatch to durable ack, minus training and validation) "
+             "median {:.2f} ms over {} embedded runs{}\n",
+             median(embedded_ms), o.runs,
+             cluster ? fmt::format(", {:.2f} ms on agent processes", median(cluster_ms)) : std::string());
+  return 0;
+}
+
+int run_parity(const ModeOptions& o) {
+  auto spec_text = parity_spec(o.data_dir);
+  auto spec_path = write_spec(o.out_dir, "parity.toml", spec_text);
+  auto started = BenchCluster::start((fs::path(o.out_dir) / "cluster").string(), 2);
+  if (!started.ok()) return fmt::print(stderr, "error: {}\n", started.error()), 1;
+  auto cluster = std::move(started).value();
+  nlohmann::json pairs = nlohmann::json::array();
+  std::vector<double> ratios, cluster_hop, embedded_hop;
+  for (int i = 1; i <= o.runs; ++i) {
+    // Alternate which side goes first, so a drift of the VM's speed during
+    // the invocation does not favour one side.
+    bool embedded_first = i % 2 == 1;
+    Result<nlohmann::json> embedded = Status::error("not run"), on_cluster = Status::error("not run");
+    auto run_embedded_side = [&] {
+      embedded = run_embedded_quietly(spec_text, (fs::path(o.out_dir) / fmt::format("embedded-{}", i)).string());
+    };
+    auto run_cluster_side = [&] {
+      on_cluster = cluster->run(spec_path, (fs::path(o.out_dir) / fmt::format("cluster-{}", i)).string());
+    };
+    if (embedded_first) run_embedded_side(), run_cluster_side();
+    else run_cluster_side(), run_embedded_side();
+    if (!embedded.ok()) return fmt::print(stderr, "error: {}\n", embedded.error()), 1;
+    if (!on_cluster.ok()) return fmt::print(stderr, "error: {}\n", on_cluster.error()), 1;
+    auto e = unit_overhead(*embedded), c = unit_overhead(*on_cluster);
+    double ratio = e.unit_compute_s > 0 ? c.unit_compute_s / e.unit_compute_s : 0;
+    ratios.push_back(ratio);
+    cluster_hop.push_back(c.hop_overhead_fraction);
+    embedded_hop.push_back(e.hop_overhead_fraction);
+    fmt::print(stderr, "pair {} ({} first): unit compute embedded {:.2f} s, agents {:.2f} s (ratio {:.3f}); hop "
+               "overhead {:.2f}% / {:.2f}%\n",
+               i, embedded_first ? "embedded" : "agents", e.unit_compute_s, c.unit_compute_s, ratio,
+               100 * e.hop_overhead_fraction, 100 * c.hop_overhead_fraction);
+    pairs.push_back({{"order", embedded_first ? "embedded,cluster" : "cluster,embedded"},
+                     {"embedded", overhead_json(e)},
+                     {"cluster", overhead_json(c)},
+                     {"compute_ratio_cluster_over_embedded", ratio}});
+  }
+  auto hops = cluster->hop_ms(o.hop_samples, 10 * 1000 * 1000);
+  if (!hops.ok()) return fmt::print(stderr, "error: {}\n", hops.error()), 1;
+  nlohmann::json report{{"workload", "grid {mlp,cnn} x lr {1e-3,3e-4} x batch {64,256}, 1 epoch, 24,000 examples"},
+                        {"pairs", pairs},
+                        {"compute_ratio_median", median(ratios)},
+                        {"cluster_hop_overhead_median", median(cluster_hop)},
+                        {"embedded_hop_overhead_median", median(embedded_hop)},
+                        {"hop_10MB_samples", hops->size()},
+                        {"hop_10MB_ms_p50", percentile(*hops, 0.5)},
+                        {"hop_10MB_ms_p99", percentile(*hops, 0.99)}};
+  emit(o, report);
+  fmt::print("parity over {} interleaved pairs: agents/embedded unit compute median {:.3f} (goal within 3%), "
+             "cluster hop overhead median {:.2f}% (goal <= 1%), 10 MB hop through the guard p50 {:.1f} ms p99 {:.1f} "
+             "ms over {} hops (goal 15 / 40)\n",
+             o.runs, median(ratios), 100 * median(cluster_hop), percentile(*hops, 0.5), percentile(*hops, 0.99),
+             hops->size());
+  return 0;
+}
+
+}  // namespace cerebro::bench

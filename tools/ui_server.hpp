@@ -1,0 +1,32 @@
+#pragma once
+// The dashboard and HTTP API of a command's own cluster: `cerebro coordinator
+// --http` (the cluster's token, the coordinator's certificate) and the
+// embedded `cerebro run --ui` / `cerebro repl --ui` (a random one-time token,
+// printed in the URL as Jupyter does; 127.0.0.1 unless a host is given).
+
+#include <memory>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "actors/http/http_server.hpp"
+
+namespace cerebro::cli {
+
+// "[HOST:]PORT" -> host (default 127.0.0.1) and port; throws Error naming the text.
+struct UiAddress {
+  std::string host = "127.0.0.1";
+  uint16_t port = 0;
+};
+UiAddress parse_ui_address(const std::string& text);
+
+// --ui [HOST:]PORT on run and repl.
+void add_ui_option(CLI::App& command, std::string& ui);
+
+// Starts the HTTP server of an embedded cluster with a fresh random token and
+// prints its URL (with the token) on stderr; nullptr and an error printed when
+// it cannot listen.
+std::unique_ptr<HttpServer> start_embedded_ui(caf::actor_system& system, const coordinator_actor& gateway,
+                                              const std::string& gateway_token, const std::string& ui);
+
+}  // namespace cerebro::cli
