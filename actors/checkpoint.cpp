@@ -23,6 +23,7 @@ UnitLogEntry entry_of(const unit_result& r, uint64_t seed, double start_s, doubl
   e.has_validation = r.has_validation;
   e.val_loss = r.val_loss;
   e.val_accuracy = r.val_accuracy;
+  e.val_metrics = r.val_metrics;
   e.start_s = start_s;
   e.end_s = end_s;
   e.train_s = r.train_s;

@@ -7,6 +7,7 @@
 #include "actors/actors.hpp"
 #include "actors/run_follower.hpp"
 #include "actors/run_setup.hpp"
+#include "models/predict.hpp"
 #include "models/trained_models.hpp"
 #include "runtime/net/cluster_validation.hpp"
 #include "runtime/run/run_finisher.hpp"
@@ -48,7 +49,7 @@ Result<nlohmann::json> run_experiment(caf::actor_system& system, const RunOption
     if (!done.ok()) return done.status();
     if (!done->damaged_state) {
       const auto& s = prepared->setup;
-      models::TorchTrainedModels models(s.shape, s.data.test);
+      models::TorchTrainedModels models(s.shape, s.data.test, models::model_info(s.data.manifest));
       FinishedTraining training{s.workers, s.partitions, done->wall_s, done->unit_span_s, options.replay_of};
       return finish_run(*prepared->store, *prepared->control, prepared->spec, training, models, dir.string(), say);
     }

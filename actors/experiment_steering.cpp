@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "models/predict.hpp"
 #include "runtime/api/experiment_view.hpp"
 #include "runtime/base/file_io.hpp"
 #include "runtime/scheduling/experiment_control.hpp"
@@ -40,7 +41,10 @@ Result<models::ShapeInfo> stored_shape(const StateStore& store) {
   auto text = store.get_meta("shape");
   if (!text) return Status::error("the run has no recorded data shape (it predates exports by the REPL)");
   auto j = nlohmann::json::parse(*text);
-  return models::ShapeInfo{j.at("sample_shape").get<std::vector<int64_t>>(), j.at("num_classes").get<int64_t>()};
+  models::ShapeInfo shape{j.at("sample_shape").get<std::vector<int64_t>>(), j.at("num_classes").get<int64_t>()};
+  shape.task = datasets::parse_task_kind(j.value("task", std::string())).value_or(datasets::TaskKind::classification);
+  shape.target_stddev = j.value("target_stddev", std::vector<float>{});
+  return shape;
 }
 
 nlohmann::json show_json(const StateStore& store, const ConfigRecord& record) {
@@ -49,11 +53,9 @@ nlohmann::json show_json(const StateStore& store, const ConfigRecord& record) {
   nlohmann::json epochs = nlohmann::json::array();
   for (const auto& m : epoch_metrics(log, record.id)) {
     if (!validated.count(m.epoch)) continue;
-    epochs.push_back({{"epoch", m.epoch},
-                      {"train_loss", m.train_loss},
-                      {"val_loss", m.val_loss},
-                      {"val_accuracy", m.val_accuracy},
-                      {"seconds", m.seconds}});
+    nlohmann::json epoch{{"epoch", m.epoch}, {"train_loss", m.train_loss}, {"val_loss", m.val_loss}, {"seconds", m.seconds}};
+    for (const auto& [name, value] : named_values(m)) epoch[name] = value;
+    epochs.push_back(std::move(epoch));
   }
   nlohmann::json actions = nlohmann::json::array();
   for (const auto& d : store.decisions())
@@ -62,14 +64,15 @@ nlohmann::json show_json(const StateStore& store, const ConfigRecord& record) {
           {"params", record.params},
           {"status", to_string(record.status)},
           {"error", record.error},
-          {"metric", store.get_meta("metric").value_or("val_accuracy")},
+          {"metric", to_string(stored_metric(store))},
           {"epochs", epochs},
           {"actions", actions}};
 }
 
 nlohmann::json top_json(const StateStore& store, int32_t rows, bool paused) {
-  auto metric = store.get_meta("metric").value_or("val_accuracy");
-  auto ranked = rank_configs(store.configs(), store.unit_log(), metric);
+  const Metric stored = stored_metric(store);
+  const std::string metric = to_string(stored);
+  auto ranked = rank_configs(store.configs(), store.unit_log(), stored);
   nlohmann::json out = nlohmann::json::array();
   int rank = 0;
   for (const auto& s : ranked) {
@@ -93,7 +96,15 @@ Result<control_reply> export_config(const StateStore& store, const ConfigRecord&
   auto tmp = fs::path(scratch_dir) / fmt::format(".export-{}-{}.pt", record.id,
                                                  std::chrono::steady_clock::now().time_since_epoch().count());
   auto exported = models::export_model(record.params, *shape, *state, tmp.string());
-  if (!exported.ok()) return exported;
+  if (exported.ok()) {
+    // What `predict` needs travels inside the file (models/predict.hpp).
+    if (auto info = store.get_meta("model_info")) exported = models::attach_model_info(tmp.string(), nlohmann::json::parse(*info));
+  }
+  if (!exported.ok()) {
+    std::error_code ec;
+    fs::remove(tmp, ec);
+    return exported;
+  }
   auto file = read_whole_file(tmp.string());
   std::error_code ec;
   fs::remove(tmp, ec);
@@ -138,7 +149,9 @@ Result<control_reply> answer_from_store(const StateStore& store, const control_r
 
 ExperimentSteering::ExperimentSteering(SteeringContext context) : context_(std::move(context)) {
   context_.store->put_meta("shape", nlohmann::json{{"sample_shape", context_.shape.sample_shape},
-                                                   {"num_classes", context_.shape.num_classes}}
+                                                   {"num_classes", context_.shape.num_classes},
+                                                   {"task", datasets::to_string(context_.shape.task)},
+                                                   {"target_stddev", context_.shape.target_stddev}}
                                         .dump());
 }
 

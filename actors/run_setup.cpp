@@ -10,7 +10,9 @@
 #include "datasets/idx.hpp"
 #include "datasets/prepared_cache.hpp"
 #include "models/cost_probe.hpp"
+#include "models/predict.hpp"
 #include "runtime/run/run_recovery.hpp"
+#include "runtime/store/run_summary.hpp"
 #include "runtime/spec/steering.hpp"
 
 namespace fs = std::filesystem;
@@ -50,7 +52,9 @@ Result<datasets::PrepareOptions> prepare_options(const ExperimentSpec& spec, int
     o.train_csv = d.train;
     o.test_csv = d.test;
     o.label_column = d.label_column;
+    o.label_columns = d.label_columns;
   }
+  o.task = spec.task;
   o.validation_fraction = d.validation_fraction;
   o.test_fraction = d.test_fraction;
   o.partitions = partitions;
@@ -60,6 +64,31 @@ Result<datasets::PrepareOptions> prepare_options(const ExperimentSpec& spec, int
   if (!mode.ok()) return mode.status();
   o.normalization = *mode;
   return o;
+}
+
+models::ShapeInfo shape_of(const datasets::Manifest& m) {
+  models::ShapeInfo shape{m.sample_shape, m.num_classes};
+  shape.task = m.task;
+  shape.target_stddev = m.target_stddev;
+  return shape;
+}
+
+// The task's metric must be computable: top-5 needs more than 5 classes, and
+// a training template's methods must keep their contract (checked on a pilot
+// batch, so a bad template fails the run before anything is kept).
+Status check_task(const ExperimentSpec& spec, const Setup& s) {
+  if (spec.task != s.data.manifest.task)
+    return Status::invalid_argument(fmt::format("the prepared data is for task {}, the spec's task is {}",
+                                                datasets::to_string(s.data.manifest.task), datasets::to_string(spec.task)));
+  if (spec.metric.quantity() == "top5_accuracy" && s.shape.num_classes <= 5)
+    return Status::invalid_argument(fmt::format("[experiment] metric val_top5_accuracy needs more than 5 classes; the data has {}",
+                                                s.shape.num_classes));
+  for (const auto& c : s.configs) {
+    auto ok = models::check_template(c.params, s.shape, *s.data.partitions.at(0), spec.metric.quantity(),
+                                     spec.metric.builtin());
+    if (!ok.ok()) return ok.with_context(fmt::format("[space] config {} ({})", c.id, describe_params(c.params)));
+  }
+  return Status::ok_status();
 }
 
 // The coordinator's side of a run needs partition 0 (pilot forward passes)
@@ -141,7 +170,7 @@ Result<Setup> set_up(const RunOptions& options, int workers, const fs::path& dir
   s.data = std::move(data).value();
   keep_only_the_pilot_partition(s.data);
   s.partitions = static_cast<int>(s.data.partitions.size());
-  s.shape = models::ShapeInfo{s.data.manifest.sample_shape, s.data.manifest.num_classes};
+  s.shape = shape_of(s.data.manifest);
   auto augmentation = augmentation_for(spec.data, s.shape.sample_shape);
   if (!augmentation.ok()) return augmentation.status();
   s.augmentation = *augmentation;
@@ -149,6 +178,7 @@ Result<Setup> set_up(const RunOptions& options, int workers, const fs::path& dir
     auto ok = models::check_params(c.params, s.shape);
     if (!ok.ok()) return ok.with_context(fmt::format("[space] config {} ({})", c.id, describe_params(c.params)));
   }
+  if (auto ok = check_task(spec, s); !ok.ok()) return ok;
   return s;
 }
 
@@ -236,7 +266,11 @@ Result<Prepared> start_new(const RunOptions& options, const ClusterView& cluster
   if (auto st = write_file_atomically((dir / "spec.toml").string(), spec.source_text); !st.ok()) return st;
   r.store->put_meta("spec", spec.source_text);
   r.store->put_meta("spec_dir", spec.spec_dir);
-  r.store->put_meta("metric", to_string(spec.metric));
+  store_metric(*r.store, spec.metric);
+  // What `predict` needs of this run's data, for exports (models/predict.hpp).
+  const auto info = models::model_info(s.data.manifest);
+  r.store->put_meta("model_info", info.dump());
+  if (auto st = write_file_atomically((dir / models::kModelInfoFile).string(), info.dump(2) + "\n"); !st.ok()) return st;
   r.store->put_meta("experiment_id", options.experiment_id);
   r.store->put_meta("data_partitions", std::to_string(s.partitions));
   r.store->set_keep_epoch_states(spec.search == SearchKind::pbt);
@@ -245,7 +279,7 @@ Result<Prepared> start_new(const RunOptions& options, const ClusterView& cluster
     if (spec.search != SearchKind::tpe) {
       for (const auto& [id, w] : seed_configs(s.configs, r.warm))
         say(fmt::format("config {} is config {} of {} (warm start, {} {})", id, w.id, w.run_dir,
-                        to_string(spec.metric), spec.metric == Metric::val_loss ? -w.score : w.score));
+                        to_string(spec.metric), spec.metric.higher_is_better() ? w.score : -w.score));
     } else {
       say(fmt::format("tpe starts with {} finished configs of {} earlier run(s)", r.warm.size(), spec.warm_start.size()));
     }
@@ -314,7 +348,7 @@ Result<Prepared> reopen(const RunOptions& options, const ClusterView& cluster, c
   s.data = std::move(data).value();
   s.partitions = static_cast<int>(s.data.partitions.size());
   keep_only_the_pilot_partition(s.data);
-  s.shape = models::ShapeInfo{s.data.manifest.sample_shape, s.data.manifest.num_classes};
+  s.shape = shape_of(s.data.manifest);
   auto augmentation = augmentation_for(r.spec.data, s.shape.sample_shape);
   if (!augmentation.ok()) return augmentation.status();
   s.augmentation = *augmentation;

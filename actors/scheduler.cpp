@@ -160,6 +160,8 @@ void run(scheduler_ptr self, const Dispatch& d) {
             task.experiment = self->state.config.experiment;
             task.sample_shape = self->state.config.shape.sample_shape;
             task.num_classes = self->state.config.shape.num_classes;
+            task.task = datasets::to_string(self->state.config.shape.task);
+            task.target_stddev = self->state.config.shape.target_stddev;
             task.config = d.unit.config;
             task.partition = d.unit.partition;
             task.epoch = d.unit.epoch;

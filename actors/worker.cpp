@@ -34,6 +34,8 @@ unit_result run_unit(const worker_state& st, const unit_task& task) {
   models::UnitInput in;
   in.params = &params;
   in.shape = models::ShapeInfo{task.sample_shape, task.num_classes};
+  in.shape.task = datasets::parse_task_kind(task.task).value_or(datasets::TaskKind::classification);
+  in.shape.target_stddev = task.target_stddev;
   in.state = &task.state;
   in.partition = st.leases.at({task.experiment, task.partition}).get();
   in.validation = task.validate ? st.leases.at({task.experiment, validation_partition}).get() : nullptr;
@@ -61,6 +63,7 @@ unit_result run_unit(const worker_state& st, const unit_task& task) {
     r.has_validation = true;
     r.val_loss = out->validation->loss;
     r.val_accuracy = out->validation->accuracy;
+    r.val_metrics = out->validation->metrics;
   }
   r.restore_s = out->restore_s;
   r.train_s = out->train_s;

@@ -48,7 +48,13 @@ Dataset gather(const Dataset& from, const std::vector<int64_t>& idx, int64_t beg
   const auto numel = static_cast<size_t>(from.sample_numel());
   const auto count = static_cast<size_t>(end - begin);
   out.features.resize(count * numel);
-  out.labels.resize(count);
+  out.target_width = from.target_width;
+  const auto width = static_cast<size_t>(from.target_width);
+  if (from.has_targets()) {
+    out.targets.resize(count * width);
+  } else {
+    out.labels.resize(count);
+  }
   for (size_t row = 0; row < count; ++row) {
     const int64_t src = idx[static_cast<size_t>(begin) + row];
     if (src < 0 || src >= from.size()) {
@@ -57,7 +63,12 @@ Dataset gather(const Dataset& from, const std::vector<int64_t>& idx, int64_t beg
     }
     std::memcpy(out.features.data() + row * numel, from.feature_data() + static_cast<size_t>(src) * numel,
                 numel * sizeof(float));
-    out.labels[row] = from.labels[static_cast<size_t>(src)];
+    if (from.has_targets()) {
+      std::memcpy(out.targets.data() + row * width, from.targets.data() + static_cast<size_t>(src) * width,
+                  width * sizeof(float));
+    } else {
+      out.labels[row] = from.labels[static_cast<size_t>(src)];
+    }
   }
   return out;
 }

@@ -1,6 +1,7 @@
 #pragma once
-// An in-memory labelled dataset: dense float features plus one class index per example.
-// Every loader (IDX, CSV, shards) produces this, and the ETL works on it.
+// An in-memory labelled dataset: dense float features plus one class index per example, or (regression,
+// multilabel) a row of float targets per example. Every loader (IDX, CSV, shards) produces this, and the
+// ETL works on it.
 
 #include <cstdint>
 #include <memory>
@@ -11,14 +12,21 @@ namespace cerebro::datasets {
 struct Dataset {
   std::vector<int64_t> sample_shape;  // {1,28,28} for IDX images; {F} for CSV
   std::vector<float> features;        // row-major, size() * sample_numel() floats (empty when mapped)
-  std::vector<int64_t> labels;        // class index per example, in [0, num_classes)
+  std::vector<int64_t> labels;        // class index per example, in [0, num_classes); empty with targets
+  // Regression and multilabel: target_width floats per example, row-major (regression values, or 0/1 per
+  // label); 0 = class labels.
+  int64_t target_width = 0;
+  std::vector<float> targets;
   // Out of core (datasets/shard.hpp map_shard): the features stay in a read-only memory-mapped shard file
   // owned by `feature_storage`, read through the page cache, so they take no anonymous memory; `features`
   // is then empty and `mapped_features` points into the mapping. Readers use feature_data().
   std::shared_ptr<const void> feature_storage;
   const float* mapped_features = nullptr;
 
-  int64_t size() const { return static_cast<int64_t>(labels.size()); }
+  bool has_targets() const { return target_width > 0; }
+  int64_t size() const {
+    return has_targets() ? static_cast<int64_t>(targets.size()) / target_width : static_cast<int64_t>(labels.size());
+  }
   const float* feature_data() const { return mapped_features ? mapped_features : features.data(); }
   bool is_mapped() const { return mapped_features != nullptr; }
   // Product of sample_shape; 0 for a Dataset without a shape.

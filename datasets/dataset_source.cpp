@@ -33,10 +33,13 @@ Status check_dataset(const Dataset& d, const char* which) {
     if (size <= 0)
       return Status::invalid_argument(fmt::format("the {} set's sample_shape [{}] has a size that is not positive", which,
                                                   fmt::join(d.sample_shape, ",")));
+  if (d.has_targets() && d.targets.size() % static_cast<size_t>(d.target_width) != 0)
+    return Status::invalid_argument(fmt::format("the {} set has {} target values, not a multiple of its target width {}",
+                                                which, d.targets.size(), d.target_width));
   auto expected = static_cast<size_t>(d.size() * d.sample_numel());
   if (d.features.size() != expected)
     return Status::invalid_argument(fmt::format("the {} set has {} features for {} labels of shape [{}]: expected {}", which,
-                                                d.features.size(), d.labels.size(), fmt::join(d.sample_shape, ","), expected));
+                                                d.features.size(), d.size(), fmt::join(d.sample_shape, ","), expected));
   return Status::ok_status();
 }
 

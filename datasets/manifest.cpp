@@ -109,6 +109,11 @@ Status check_consistency(const Manifest& m, Reader& reader) {
   check_name(m.validation, "validation");
   check_name(m.test, "test");
   if (m.num_classes <= 0) reader.fail(fmt::format("num_classes {} must be positive", m.num_classes));
+  if (m.target_mean.size() != m.target_stddev.size() ||
+      (m.task == TaskKind::regression && static_cast<int64_t>(m.target_mean.size()) != m.num_classes)) {
+    reader.fail(fmt::format("targets has {} means and {} stddevs for {} regression targets", m.target_mean.size(),
+                            m.target_stddev.size(), m.task == TaskKind::regression ? m.num_classes : 0));
+  }
   return reader.error();
 }
 
@@ -124,6 +129,9 @@ Status write_manifest(const std::string& dir, const Manifest& m) {
   doc["sample_shape"] = m.sample_shape;
   doc["num_classes"] = m.num_classes;
   doc["class_names"] = m.class_names;
+  doc["task"] = to_string(m.task);
+  if (!m.feature_names.empty()) doc["feature_names"] = m.feature_names;
+  if (!m.target_mean.empty()) doc["targets"] = {{"mean", m.target_mean}, {"stddev", m.target_stddev}};
   doc["normalization"] = {{"mode", m.normalization_mode},
                           {"mean", m.normalization.mean},
                           {"stddev", m.normalization.stddev}};
@@ -161,6 +169,20 @@ Result<Manifest> read_manifest(const std::string& dir) {
   r.get(doc, "sample_shape", m.sample_shape);
   r.get(doc, "num_classes", m.num_classes);
   r.get(doc, "class_names", m.class_names);
+  if (doc.is_object() && doc.contains("task")) {
+    std::string task;
+    r.get(doc, "task", task);
+    if (auto kind = parse_task_kind(task)) {
+      m.task = *kind;
+    } else if (r.error().ok()) {
+      r.fail("task '" + task + "' is not classification, regression or multilabel");
+    }
+  }
+  if (doc.is_object() && doc.contains("feature_names")) r.get(doc, "feature_names", m.feature_names);
+  if (doc.is_object() && doc.contains("targets")) {
+    r.get(doc["targets"], "mean", m.target_mean, "targets");
+    r.get(doc["targets"], "stddev", m.target_stddev, "targets");
+  }
   if (const json* norm = r.field(doc, "normalization", "")) {
     r.get(*norm, "mode", m.normalization_mode, "normalization");
     r.get(*norm, "mean", m.normalization.mean, "normalization");

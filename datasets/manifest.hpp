@@ -8,6 +8,7 @@
 
 #include "datasets/normalization.hpp"
 #include "datasets/shard.hpp"
+#include "datasets/task_kind.hpp"
 #include "runtime/base/status.hpp"
 
 namespace cerebro::datasets {
@@ -22,8 +23,13 @@ struct Manifest {
   uint64_t seed = 0;
   int64_t train_examples = 0;            // in partitions (after the validation split)
   std::vector<int64_t> sample_shape;
-  int64_t num_classes = 0;
-  std::vector<std::string> class_names;  // may be empty
+  int64_t num_classes = 0;                // classes; for regression and multilabel the target width
+  std::vector<std::string> class_names;  // may be empty; regression: the target columns, multilabel: the labels
+  TaskKind task = TaskKind::classification;  // absent in older manifests: classification
+  // Regression: the training targets' mean and stddev per target; the shards hold (y - mean) / stddev
+  // (stddev 0 -> 1), so a prediction is output * stddev + mean. Empty for the other tasks.
+  std::vector<float> target_mean, target_stddev;
+  std::vector<std::string> feature_names;  // csv: the feature columns in order (predict reads them); may be empty
   std::string normalization_mode;        // "none" | "global" | "per_feature"
   Normalization normalization;
   std::vector<ShardInfo> partitions;     // part-0000.bin ...

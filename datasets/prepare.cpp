@@ -30,6 +30,7 @@ struct Loaded {
   Dataset train, test;
   bool has_test = false;
   std::vector<std::string> class_names, inputs;
+  std::vector<std::string> feature_names;  // csv
 };
 
 Status validate(const PrepareOptions& o, const std::string& out_dir) {
@@ -44,8 +45,12 @@ Status validate(const PrepareOptions& o, const std::string& out_dir) {
       (o.train_images.empty() || o.train_labels.empty() || o.test_images.empty() || o.test_labels.empty())) {
     return Status::invalid_argument("source idx needs train_images, train_labels, test_images and test_labels");
   }
-  if (builtin == BuiltinSource::csv && (o.train_csv.empty() || o.label_column.empty())) {
+  if (builtin == BuiltinSource::csv && (o.train_csv.empty() || (o.label_column.empty() && o.label_columns.empty()))) {
     return Status::invalid_argument("source csv needs train_csv and label_column");
+  }
+  if (builtin == BuiltinSource::idx && o.task != TaskKind::classification) {
+    return Status::invalid_argument(fmt::format("source idx holds class labels; task {} needs csv or a registered source",
+                                                to_string(o.task)));
   }
   if (builtin == BuiltinSource::images && o.images.path.empty()) {
     return Status::invalid_argument("source images needs a path (a folder tree or a CSV manifest)");
@@ -93,6 +98,27 @@ Status merge_class_names(Loaded& l, const std::vector<std::string>& test_names, 
   return Status::ok_status();
 }
 
+// Gives the multi-hot columns of two CSV files one shared set of labels: the union, sorted.
+void merge_label_sets(Loaded& l, const std::vector<std::string>& test_names) {
+  std::vector<std::string> merged = l.class_names;
+  merged.insert(merged.end(), test_names.begin(), test_names.end());
+  std::sort(merged.begin(), merged.end());
+  merged.erase(std::unique(merged.begin(), merged.end()), merged.end());
+  auto widen = [&](Dataset& d, const std::vector<std::string>& names) {
+    std::vector<float> wide(static_cast<size_t>(d.size()) * merged.size(), 0.0f);
+    for (size_t k = 0; k < names.size(); ++k) {
+      const size_t to = static_cast<size_t>(std::lower_bound(merged.begin(), merged.end(), names[k]) - merged.begin());
+      for (int64_t i = 0; i < d.size(); ++i)
+        wide[static_cast<size_t>(i) * merged.size() + to] = d.targets[static_cast<size_t>(i) * names.size() + k];
+    }
+    d.targets = std::move(wide);
+    d.target_width = static_cast<int64_t>(merged.size());
+  };
+  widen(l.train, l.class_names);
+  widen(l.test, test_names);
+  l.class_names = std::move(merged);
+}
+
 // A source registered by C++ code (datasets/dataset_source.hpp).
 Result<Loaded> load_registered(const std::string& name) {
   auto data = load_registered_source(name);
@@ -137,19 +163,36 @@ Result<Loaded> load_sources(const PrepareOptions& o, const std::function<void(co
     l.has_test = true;
     l.inputs = {o.train_images, o.train_labels, o.test_images, o.test_labels};
   } else {
-    auto train = load_csv(o.train_csv, o.label_column, &l.class_names);
+    const std::vector<std::string> columns = o.label_columns.empty() ? std::vector<std::string>{o.label_column} : o.label_columns;
+    auto train = load_csv_targets(o.train_csv, o.task, columns, &l.class_names);
     if (!train) return train.status();
     l.train = std::move(*train);
     l.inputs = {o.train_csv};
+    auto features = csv_feature_columns(o.train_csv, columns);
+    if (features) l.feature_names = std::move(*features);
     if (!o.test_csv.empty()) {
       std::vector<std::string> test_names;
-      auto test = load_csv(o.test_csv, o.label_column, &test_names);
+      auto test = load_csv_targets(o.test_csv, o.task, columns, &test_names);
       if (!test) return test.status();
       l.test = std::move(*test);
       l.has_test = true;
       l.inputs.push_back(o.test_csv);
-      if (Status s = merge_class_names(l, test_names, o); !s.ok()) return s;
+      if (o.task == TaskKind::multilabel) {
+        merge_label_sets(l, test_names);
+      } else if (o.task == TaskKind::classification) {
+        if (Status s = merge_class_names(l, test_names, o); !s.ok()) return s;
+      }
     }
+  }
+  if (o.task != TaskKind::classification && !l.train.has_targets()) {
+    return Status::invalid_argument(fmt::format("task {} needs targets, but source '{}' gave class labels", to_string(o.task), o.source));
+  }
+  if (o.task == TaskKind::classification && l.train.has_targets()) {
+    return Status::invalid_argument(fmt::format("source '{}' gave float targets: set task to regression or multilabel", o.source));
+  }
+  if (l.has_test && l.test.target_width != l.train.target_width) {
+    return Status::invalid_argument(fmt::format("test examples have {} targets but training examples have {}",
+                                                l.test.target_width, l.train.target_width));
   }
   if (l.has_test && l.test.sample_shape != l.train.sample_shape) {
     return Status::invalid_argument(fmt::format("test examples have shape [{}] but training examples have shape [{}]",
@@ -159,7 +202,11 @@ Result<Loaded> load_sources(const PrepareOptions& o, const std::function<void(co
 }
 
 void keep_first(Dataset& d, int64_t n) {
-  d.labels.resize(static_cast<size_t>(n));
+  if (d.has_targets()) {
+    d.targets.resize(static_cast<size_t>(n * d.target_width));
+  } else {
+    d.labels.resize(static_cast<size_t>(n));
+  }
   d.features.resize(static_cast<size_t>(n * d.sample_numel()));
   d.features.shrink_to_fit();
 }
@@ -169,8 +216,40 @@ Dataset rows(const Dataset& d, int64_t begin, int64_t end) {
   out.sample_shape = d.sample_shape;
   const int64_t numel = d.sample_numel();
   out.features.assign(d.features.begin() + begin * numel, d.features.begin() + end * numel);
-  out.labels.assign(d.labels.begin() + begin, d.labels.begin() + end);
+  if (d.has_targets()) {
+    out.target_width = d.target_width;
+    out.targets.assign(d.targets.begin() + begin * d.target_width, d.targets.begin() + end * d.target_width);
+  } else {
+    out.labels.assign(d.labels.begin() + begin, d.labels.begin() + end);
+  }
   return out;
+}
+
+// Regression targets get the features' treatment: statistics from the training part only, applied to all.
+void standardize_targets(Dataset& train, Dataset& validation, Dataset& test, Manifest& m) {
+  const auto width = static_cast<size_t>(train.target_width);
+  std::vector<double> sum(width, 0.0), sum_sq(width, 0.0);
+  const auto n = static_cast<size_t>(train.size());
+  for (size_t i = 0; i < n; ++i)
+    for (size_t k = 0; k < width; ++k) {
+      const double y = train.targets[i * width + k];
+      sum[k] += y;
+      sum_sq[k] += y * y;
+    }
+  m.target_mean.assign(width, 0.0f);
+  m.target_stddev.assign(width, 1.0f);
+  for (size_t k = 0; k < width && n > 0; ++k) {
+    const double mean = sum[k] / double(n);
+    m.target_mean[k] = static_cast<float>(mean);
+    m.target_stddev[k] = static_cast<float>(std::sqrt(std::max(0.0, sum_sq[k] / double(n) - mean * mean)));
+  }
+  for (Dataset* d : {&train, &validation, &test}) {
+    for (size_t i = 0; i < static_cast<size_t>(d->size()); ++i)
+      for (size_t k = 0; k < width; ++k) {
+        const float stddev = m.target_stddev[k] > 0 ? m.target_stddev[k] : 1.0f;
+        d->targets[i * width + k] = (d->targets[i * width + k] - m.target_mean[k]) / stddev;
+      }
+  }
 }
 
 int64_t round_fraction(double fraction, int64_t n) { return static_cast<int64_t>(std::llround(fraction * double(n))); }
@@ -260,6 +339,12 @@ Result<Manifest> prepare(const PrepareOptions& options, const std::string& out_d
   }
 
   Manifest m;
+  m.task = options.task;
+  if (train.has_targets()) {
+    max_label = train.target_width - 1;
+    if (options.task == TaskKind::regression) standardize_targets(train, validation, l.test, m);
+  }
+  m.feature_names = l.feature_names;
   m.source = options.source;
   m.inputs = l.inputs;
   m.seed = options.seed;
@@ -329,6 +414,11 @@ Result<Dataset> load_shard(const std::string& dir, const Manifest& manifest, con
   if (data->sample_shape != manifest.sample_shape) {
     return Status::corruption(fmt::format("{}: sample shape [{}] differs from the manifest's [{}]", path,
                                           fmt::join(data->sample_shape, ","), fmt::join(manifest.sample_shape, ",")));
+  }
+  const int64_t width = manifest.task == TaskKind::classification ? 0 : manifest.num_classes;
+  if (data->target_width != width) {
+    return Status::corruption(fmt::format("{}: holds {} targets per example, the manifest's {} task has {}", path,
+                                          data->target_width, to_string(manifest.task), width));
   }
   for (size_t i = 0; i < data->labels.size(); ++i) {
     if (data->labels[i] < 0 || data->labels[i] >= manifest.num_classes) {

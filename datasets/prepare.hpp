@@ -19,6 +19,10 @@ struct PrepareOptions {
   std::string source;                                                  // "idx" | "csv" | "images" | registered
   std::string train_images, train_labels, test_images, test_labels;  // idx
   std::string train_csv, test_csv, label_column;                      // csv; test_csv may be empty
+  // What the labels are (datasets/task_kind.hpp). Regression may name several target columns in
+  // label_columns (then label_column is ignored); csv only, or a registered source that returns targets.
+  TaskKind task = TaskKind::classification;
+  std::vector<std::string> label_columns;
   ImageOptions images;                                                 // images
   double validation_fraction = 0.1;  // of the (limited) training set, in [0, 1)
   double test_fraction = 0.1;        // csv without test_csv, images without test/: carved off BEFORE the validation split, in [0, 1)
@@ -38,6 +42,9 @@ struct PrepareOptions {
 // empty. `progress` (may be empty) receives short human lines.
 // CSV string labels: train and test names are merged, sorted, and both files are remapped onto them.
 // num_classes = 1 + the largest label seen in train or test (at least the number of class names).
+// Regression and multilabel: num_classes is the target width; multilabel label names of train and test
+// are merged like class names; regression targets are standardized with the training part's statistics
+// (Manifest::target_mean, target_stddev).
 Result<Manifest> prepare(const PrepareOptions& options, const std::string& out_dir,
                          const std::function<void(const std::string&)>& progress = {});
 

@@ -25,7 +25,7 @@ using nlohmann::json;
 namespace {
 
 // Bump when the key document or the entry layout changes: old entries then simply stop matching.
-constexpr int kCacheFormat = 1;
+constexpr int kCacheFormat = 2;  // 2: the task and the label columns
 constexpr const char* kTempPrefix = ".tmp-";
 constexpr const char* kTrashPrefix = ".trash-";
 
@@ -154,6 +154,10 @@ Result<json> cache_key(const PrepareOptions& o) {
               {"source", o.source},
               {"inputs", std::move(inputs)},
               {"label_column", o.label_column},
+              // What the labels are read as (and, for regression, which columns): the shards hold class
+              // labels or float targets by it.
+              {"task", to_string(o.task)},
+              {"label_columns", o.label_columns},
               {"image", std::move(image)},
               {"validation_fraction", o.validation_fraction},
               {"test_fraction", o.test_fraction},

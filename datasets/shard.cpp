@@ -29,6 +29,8 @@ namespace {
 
 constexpr char kMagic[8] = {'C', 'R', 'B', 'S', 'H', 'R', 'D', '1'};
 constexpr uint32_t kFormatVersion = 1;
+// Version 2 (regression and multilabel, datasets/shard.hpp): float targets instead of class labels.
+constexpr uint32_t kTargetsFormatVersion = 2;
 constexpr uint32_t kMaxRank = 8;
 
 // Printable rendering of a magic that is not ours, for the error message.
@@ -71,10 +73,16 @@ Result<ShardInfo> write_shard(const std::string& path, const Dataset& data) {
   auto append = [&header](const auto& value) {
     header.append(reinterpret_cast<const char*>(&value), sizeof(value));
   };
-  append(kFormatVersion);
+  if (data.has_targets() && data.targets.size() != static_cast<size_t>(data.size() * data.target_width)) {
+    return Status::invalid_argument(fmt::format("{}: dataset has {} target values, not a multiple of {}", path,
+                                                data.targets.size(), data.target_width));
+  }
+  // Class labels keep version 1, byte for byte as before targets existed.
+  append(data.has_targets() ? kTargetsFormatVersion : kFormatVersion);
   append(static_cast<uint32_t>(data.sample_shape.size()));
   for (int64_t dim : data.sample_shape) append(dim);
   append(data.size());
+  if (data.has_targets()) append(data.target_width);
 
   AtomicFileWriter writer(path);
   if (Status s = writer.open(); !s.ok()) return s;
@@ -85,7 +93,11 @@ Result<ShardInfo> write_shard(const std::string& path, const Dataset& data) {
   };
   if (Status s = put(header.data(), header.size()); !s.ok()) return s;
   if (Status s = put(data.features.data(), data.features.size() * sizeof(float)); !s.ok()) return s;
-  if (Status s = put(data.labels.data(), data.labels.size() * sizeof(int64_t)); !s.ok()) return s;
+  if (data.has_targets()) {
+    if (Status s = put(data.targets.data(), data.targets.size() * sizeof(float)); !s.ok()) return s;
+  } else if (Status s = put(data.labels.data(), data.labels.size() * sizeof(int64_t)); !s.ok()) {
+    return s;
+  }
   const size_t bytes = writer.bytes_written();
   if (Status s = writer.commit(); !s.ok()) return s;
 
@@ -103,7 +115,8 @@ namespace {
 struct ShardLayout {
   std::vector<int64_t> sample_shape;
   int64_t count = 0;
-  size_t features_offset = 0, labels_offset = 0;
+  size_t features_offset = 0, labels_offset = 0;  // labels_offset: where the labels or the targets start
+  int64_t target_width = 0;                        // version 2: float targets per example; 0 = class labels
 };
 
 Status checksum_matches(const std::string& path, std::string_view file, const std::string& expected_checksum) {
@@ -130,9 +143,9 @@ Result<ShardLayout> parse_layout(const std::string& path, std::string_view file)
   for (size_t i = 0; i < sizeof(kMagic); ++i) cursor.read(magic[i]);
   uint32_t version = 0, rank = 0;
   if (!cursor.read(version) || !cursor.read(rank)) return truncated("header");
-  if (version != kFormatVersion) {
-    return Status::invalid_argument(fmt::format("{}: shard format version {} is not supported (this build reads {})", path,
-                                                version, kFormatVersion));
+  if (version != kFormatVersion && version != kTargetsFormatVersion) {
+    return Status::invalid_argument(fmt::format("{}: shard format version {} is not supported (this build reads {} and {})",
+                                                path, version, kFormatVersion, kTargetsFormatVersion));
   }
   if (rank > kMaxRank) return Status::corruption(fmt::format("{}: corrupt header: sample rank {} exceeds {}", path, rank, kMaxRank));
   ShardLayout layout;
@@ -144,6 +157,13 @@ Result<ShardLayout> parse_layout(const std::string& path, std::string_view file)
   int64_t count = 0;
   if (!cursor.read(count)) return truncated("header");
   if (count < 0) return Status::corruption(fmt::format("{}: corrupt header: negative example count {}", path, count));
+  int64_t target_width = 0;
+  if (version == kTargetsFormatVersion) {
+    if (!cursor.read(target_width)) return truncated("header");
+    if (target_width <= 0 || target_width > 1'000'000) {
+      return Status::corruption(fmt::format("{}: corrupt header: target width {}", path, target_width));
+    }
+  }
 
   // Every size is checked against the file length before it is multiplied, so a corrupt header cannot
   // overflow its way past the length check.
@@ -161,7 +181,8 @@ Result<ShardLayout> parse_layout(const std::string& path, std::string_view file)
     if (!numel_exceeds_file) numel *= d;
   }
   const auto n = static_cast<uint64_t>(count);
-  const uint64_t per_example = numel * sizeof(float) + sizeof(int64_t);
+  const uint64_t per_example = numel * sizeof(float) +
+                               (target_width > 0 ? static_cast<uint64_t>(target_width) * sizeof(float) : sizeof(int64_t));
   const bool fits = n == 0 || (!numel_exceeds_file && n <= available / per_example);
   if (!fits) {
     return Status::corruption(fmt::format("{}: truncated: {} examples need more than the {} bytes in the file", path,
@@ -174,10 +195,19 @@ Result<ShardLayout> parse_layout(const std::string& path, std::string_view file)
   layout.count = count;
   layout.features_offset = cursor.position();
   layout.labels_offset = layout.features_offset + static_cast<size_t>(n * numel) * sizeof(float);
+  layout.target_width = target_width;
   return layout;
 }
 
+// Class labels (version 1) or float targets (version 2), whichever the shard holds; both lie after the
+// features, at labels_offset.
 void copy_labels(Dataset& data, std::string_view file, const ShardLayout& layout) {
+  if (layout.target_width > 0) {
+    data.target_width = layout.target_width;
+    data.targets.resize(static_cast<size_t>(layout.count) * static_cast<size_t>(layout.target_width));
+    std::memcpy(data.targets.data(), file.data() + layout.labels_offset, data.targets.size() * sizeof(float));
+    return;
+  }
   data.labels.resize(static_cast<size_t>(layout.count));
   std::memcpy(data.labels.data(), file.data() + layout.labels_offset, static_cast<size_t>(layout.count) * sizeof(int64_t));
 }
@@ -259,8 +289,8 @@ Result<Dataset> map_shard(const std::string& path, const std::string& expected_c
   if (!layout) return layout.status();
   Dataset data;
   data.sample_shape = layout->sample_shape;
-  copy_labels(data, file, *layout);  // 8 bytes an example, and not always aligned in the file: copied
-  // Features start after a header of 24 + 8 * rank bytes: aligned for floats.
+  copy_labels(data, file, *layout);  // labels or targets: small, and not always aligned in the file: copied
+  // Features start after a header of 24 + 8 * rank bytes (8 more with targets): aligned for floats.
   data.mapped_features = reinterpret_cast<const float*>(file.data() + layout->features_offset);
   data.feature_storage = std::move(*mapped);
   return data;

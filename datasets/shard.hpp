@@ -10,6 +10,9 @@
 //   int64    count (examples)
 //   float32  features[count * product(dims)]
 //   int64    labels[count]
+// Version 2 (regression and multilabel targets) adds `int64 target_width` after count and holds
+//   float32  targets[count * target_width]
+// instead of the labels.
 
 #include <cstdint>
 #include <string>

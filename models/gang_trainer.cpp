@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "models/gang_trainer.hpp"
+#include "models/task.hpp"
 #include "models/trainee.hpp"
 
 namespace cerebro::models {
@@ -135,7 +136,8 @@ Result<GangUnitOutput> train_gang_unit(GangSession& session, const UnitInput& in
     t.model->set_training(true);
     const datasets::Dataset& data = *in.partition;
     auto x = features_of(data);
-    auto y = labels_of(data);
+    auto y = targets_of(data);
+    const Objective objective(in.shape, *t.model);
     auto order = torch::randperm(data.size(), generator, torch::kInt64);
     // Every rank takes as many steps as the rank with the most.
     auto steps_tensor = torch::tensor({static_cast<double>((data.size() + share - 1) / share)}, torch::kFloat64);
@@ -155,9 +157,8 @@ Result<GangUnitOutput> train_gang_unit(GangSession& session, const UnitInput& in
       torch::Tensor buffer = torch::zeros({numel + 2}, torch::kFloat32);
       if (begin < end) {
         auto idx = order.slice(0, begin, end);
-        auto loss = torch::nn::functional::cross_entropy(
-            t.model->forward(x.index_select(0, idx)), y.index_select(0, idx),
-            torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum));
+        // The task's (or the template's) loss, summed over this rank's share.
+        auto loss = objective.summed_loss_tensor(t.model->forward(x.index_select(0, idx)), y.index_select(0, idx));
         loss.backward();
         int64_t offset = 0;
         for (const auto& p : params) {
@@ -211,7 +212,7 @@ Result<GangUnitOutput> train_gang_unit(GangSession& session, const UnitInput& in
     out.unit.examples = examples;
     if (in.validation && !out.unit.diverged) {
       auto t2 = Clock::now();
-      out.unit.validation = evaluate_model(*t.model, *in.validation);
+      out.unit.validation = evaluate_model(*t.model, in.shape, *in.validation);
       out.unit.validate_s = since(t2);
     }
     auto t3 = Clock::now();

@@ -4,6 +4,7 @@
 // from models/ and from C++ users registering their own modules.
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -17,11 +18,19 @@
 
 namespace cerebro::models {
 
-// What a model must fit: one example's shape and the number of classes.
+// What a model must fit: one example's shape and the number of classes (the
+// number of outputs: for regression the targets, for multilabel the labels).
 struct DataShape {
   std::vector<int64_t> sample_shape;
   int64_t num_classes = 0;
 };
+
+// A training template's own objective (docs/TEMPLATES.md): `loss` returns a
+// scalar to minimise for a batch; `metrics` named scalars for a batch, which
+// a validation averages over its examples (weighted by batch size).
+using LossFunction = std::function<torch::Tensor(const torch::Tensor& output, const torch::Tensor& target)>;
+using MetricsFunction =
+    std::function<std::map<std::string, torch::Tensor>(const torch::Tensor& output, const torch::Tensor& target)>;
 
 // One trainable network, native (torch::nn) or TorchScript. Not thread-safe:
 // a worker owns its Model for the duration of a unit.
@@ -40,6 +49,12 @@ class Model {
   // Writes a file plain LibTorch loads with torch::jit::load (TorchScript).
   // Returns an error when this kind of model cannot be exported that way.
   virtual Status export_torchscript(const std::string& path) = 0;
+  // A training template's loss and metrics (a TorchScript module's `loss` and
+  // `metrics` methods, a NativeModule's functions); empty: the task's
+  // built-ins. `target` is what the built-in loss gets: class indices
+  // (int64 [batch]) or float targets ([batch, targets]).
+  virtual LossFunction template_loss() { return {}; }
+  virtual MetricsFunction template_metrics() { return {}; }
 };
 
 // A native module as registered by C++ code: the module plus its forward.
@@ -50,6 +65,10 @@ struct NativeModule {
   std::function<Status(const std::string& path)> export_torchscript;
   // Optional: forward-time randomness hook (see Model::set_generator).
   std::function<void(const torch::Generator&)> set_generator;
+  // Optional: a training template's own loss and metrics, replacing the task's
+  // built-ins (see LossFunction, MetricsFunction).
+  LossFunction loss;
+  MetricsFunction metrics;
 };
 
 // Builds a module for `params` (already validated by the factory itself with

@@ -56,6 +56,8 @@ class NativeModel final : public Model {
       return Status::error("this model was registered without a TorchScript exporter");
     return native_.export_torchscript(path);
   }
+  LossFunction template_loss() override { return native_.loss; }
+  MetricsFunction template_metrics() override { return native_.metrics; }
 
  private:
   NativeModule native_;
@@ -91,6 +93,31 @@ class ScriptModel final : public Model {
     } catch (const c10::Error& e) {
       return Status::error(fmt::format("{}: {}", path, e.what_without_backtrace()));
     }
+  }
+  LossFunction template_loss() override {
+    if (!module_.find_method("loss")) return {};
+    return [this](const torch::Tensor& output, const torch::Tensor& target) {
+      auto value = module_.get_method("loss")({output, target});
+      if (!value.isTensor()) throw Error("the TorchScript module's loss(output, target) must return a Tensor, got " +
+                                         value.tagKind());
+      return value.toTensor();
+    };
+  }
+  MetricsFunction template_metrics() override {
+    if (!module_.find_method("metrics")) return {};
+    return [this](const torch::Tensor& output, const torch::Tensor& target) {
+      auto value = module_.get_method("metrics")({output, target});
+      if (!value.isGenericDict())
+        throw Error("the TorchScript module's metrics(output, target) must return a Dict[str, Tensor], got " +
+                    value.tagKind());
+      std::map<std::string, torch::Tensor> out;
+      for (const auto& item : value.toGenericDict()) {
+        if (!item.key().isString() || !item.value().isTensor())
+          throw Error("the TorchScript module's metrics(output, target) must return a Dict[str, Tensor]");
+        out[item.key().toStringRef()] = item.value().toTensor();
+      }
+      return out;
+    };
   }
 
  private:

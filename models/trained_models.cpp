@@ -1,17 +1,21 @@
 #include "models/trained_models.hpp"
 
+#include "models/predict.hpp"
+
 namespace cerebro::models {
 
 Result<TrainedModels::Score> TorchTrainedModels::test(const nlohmann::json& params, const std::string& state) {
   if (!test_) return Status::error("the run has no test set to score the best model on");
   auto evaluation = evaluate_state(params, shape_, state, *test_);
   if (!evaluation.ok()) return evaluation.status();
-  return Score{evaluation->accuracy, evaluation->loss};
+  return Score{evaluation->accuracy, evaluation->loss, evaluation->metrics};
 }
 
 Status TorchTrainedModels::export_model(const nlohmann::json& params, const std::string& state,
                                         const std::string& path) {
-  return models::export_model(params, shape_, state, path);
+  auto exported = models::export_model(params, shape_, state, path);
+  if (!exported.ok() || model_info_.is_null()) return exported;
+  return attach_model_info(path, model_info_);
 }
 
 Result<TrainedModels::Cost> TorchTrainedModels::cost(const nlohmann::json& params, const std::string& state) {

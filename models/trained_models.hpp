@@ -13,8 +13,10 @@ namespace cerebro::models {
 
 class TorchTrainedModels : public TrainedModels {
  public:
-  TorchTrainedModels(ShapeInfo shape, std::shared_ptr<const datasets::Dataset> test)
-      : shape_(std::move(shape)), test_(std::move(test)) {}
+  // `model_info` (models/predict.hpp), when not null, goes inside every exported file.
+  TorchTrainedModels(ShapeInfo shape, std::shared_ptr<const datasets::Dataset> test,
+                     nlohmann::json model_info = nullptr)
+      : shape_(std::move(shape)), test_(std::move(test)), model_info_(std::move(model_info)) {}
   Result<Score> test(const nlohmann::json& params, const std::string& state) override;
   Status export_model(const nlohmann::json& params, const std::string& state, const std::string& path) override;
   Result<Cost> cost(const nlohmann::json& params, const std::string& state) override;
@@ -22,6 +24,7 @@ class TorchTrainedModels : public TrainedModels {
  private:
   ShapeInfo shape_;
   std::shared_ptr<const datasets::Dataset> test_;
+  nlohmann::json model_info_;
 };
 
 }  // namespace cerebro::models

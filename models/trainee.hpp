@@ -21,13 +21,13 @@ struct Trainee {
 
 // Reads every key (ParamError on a bad one) and builds model + optimizer.
 Trainee build(const nlohmann::json& params, const ShapeInfo& shape);
-// `size_hint`: bytes to reserve (a unit's new state is about as large as the one it started from).
+// `size_hint`: bytes to reserve (a unit's new state is about as large as the one it started from; 0: none).
 std::string save_state(Trainee& t, size_t size_hint = 0);
 void restore_state(Trainee& t, const std::string& bytes);
 // Borrowed views of a dataset (no copy).
 torch::Tensor features_of(const datasets::Dataset& d);
-torch::Tensor labels_of(const datasets::Dataset& d);
-Evaluation evaluate_model(Model& model, const datasets::Dataset& data);
+// (The targets' view is targets_of, models/task.hpp.)
+Evaluation evaluate_model(Model& model, const ShapeInfo& shape, const datasets::Dataset& data);
 std::string first_line(const std::string& s);
 
 }  // namespace cerebro::models::detail

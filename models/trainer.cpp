@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -10,6 +11,7 @@
 #include "models/augmentation.hpp"
 #include "models/cost_probe.hpp"
 #include "models/model.hpp"
+#include "models/task.hpp"
 #include "models/trainee.hpp"
 #include "models/unit_trainer.hpp"
 
@@ -102,9 +104,6 @@ torch::Tensor features_of(const datasets::Dataset& d) {
   shape.insert(shape.end(), d.sample_shape.begin(), d.sample_shape.end());
   return torch::from_blob(const_cast<float*>(d.feature_data()), shape, torch::kFloat32);
 }
-torch::Tensor labels_of(const datasets::Dataset& d) {
-  return torch::from_blob(const_cast<int64_t*>(d.labels.data()), {d.size()}, torch::kInt64);
-}
 
 struct PassResult {
   double mean_loss = 0;
@@ -113,15 +112,16 @@ struct PassResult {
 };
 
 // One training pass over `data` in the order of a seeded permutation.
-PassResult train_pass(Trainee& t, const datasets::Dataset& data, uint64_t seed,
+PassResult train_pass(Trainee& t, const ShapeInfo& shape, const datasets::Dataset& data, uint64_t seed,
                       const datasets::Augmentation& augmentation = {}) {
   auto generator = at::make_generator<at::CPUGeneratorImpl>(seed);
   // Augmentation draws from a stream of its own: the batch order and dropout stay those of the seed.
   auto augmentation_generator = at::make_generator<at::CPUGeneratorImpl>(seed ^ 0x9e3779b97f4a7c15ull);
   t.model->set_generator(generator);
   t.model->set_training(true);
+  const Objective objective(shape, *t.model);
   auto x = features_of(data);
-  auto y = labels_of(data);
+  auto y = targets_of(data);
   auto order = torch::randperm(data.size(), generator, torch::kInt64);
   PassResult r;
   double loss_sum = 0;
@@ -131,7 +131,7 @@ PassResult train_pass(Trainee& t, const datasets::Dataset& data, uint64_t seed,
     if (augmentation.any()) xb = augment_batch(xb, augmentation, augmentation_generator);
     auto yb = y.index_select(0, idx);
     t.optimizer->zero_grad();
-    auto loss = torch::nn::functional::cross_entropy(t.model->forward(xb), yb);
+    auto loss = objective.mean_loss(t.model->forward(xb), yb);
     double value = loss.item<double>();
     if (!std::isfinite(value)) {
       r.diverged = true;
@@ -146,29 +146,26 @@ PassResult train_pass(Trainee& t, const datasets::Dataset& data, uint64_t seed,
   return r;
 }
 
-Evaluation evaluate_model(Model& model, const datasets::Dataset& data) {
+Evaluation evaluate_model(Model& model, const ShapeInfo& shape, const datasets::Dataset& data) {
   torch::NoGradGuard no_grad;
   model.set_training(false);
+  const Objective objective(shape, model);
+  MetricAccumulator metrics(shape, model.template_metrics());
   auto x = features_of(data);
-  auto y = labels_of(data);
+  auto y = targets_of(data);
   Evaluation e;
   double loss_sum = 0;
-  int64_t correct = 0;
   const int64_t batch = 1000;
   for (int64_t begin = 0; begin < data.size(); begin += batch) {
     auto end = std::min(begin + batch, data.size());
     auto out = model.forward(x.slice(0, begin, end));
     auto yb = y.slice(0, begin, end);
-    loss_sum += torch::nn::functional::cross_entropy(
-                    out, yb, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
-                    .item<double>();
-    correct += out.argmax(1).eq(yb).sum().item<int64_t>();
+    loss_sum += objective.summed_loss(out, yb);
+    metrics.add(out, yb);
   }
   e.examples = data.size();
-  if (e.examples) {
-    e.loss = loss_sum / static_cast<double>(e.examples);
-    e.accuracy = static_cast<double>(correct) / static_cast<double>(e.examples);
-  }
+  if (e.examples) e.loss = loss_sum / static_cast<double>(e.examples);
+  e.metrics = metrics.result(&e.accuracy);
   return e;
 }
 
@@ -216,6 +213,50 @@ Status check_params(const nlohmann::json& params, const ShapeInfo& shape) {
   return Status::ok_status();
 }
 
+Status check_template(const nlohmann::json& params, const ShapeInfo& shape, const datasets::Dataset& pilot,
+                      const std::string& metric, bool builtin_metric) {
+  auto checked = guarded<bool>("training template", [&] {
+    // A model that does not build or run on this data is check_params' or the pilot check's to report.
+    std::optional<Trainee> t;
+    try {
+      t.emplace(build(params, shape));
+    } catch (const std::exception&) {
+      return true;
+    }
+    auto loss = t->model->template_loss();
+    auto metrics = t->model->template_metrics();
+    if (!metrics && !builtin_metric)
+      throw Error(fmt::format("the experiment ranks by val_{}, which is no built-in metric, but the model has no "
+                              "metrics(output, target) method to compute it", metric));
+    const int64_t n = std::min<int64_t>(2, pilot.size());
+    if ((!loss && !metrics) || n == 0) return true;
+    t->model->set_training(false);
+    torch::Tensor out, target;
+    try {
+      torch::NoGradGuard no_grad;
+      out = t->model->forward(features_of(pilot).slice(0, 0, n));
+      target = targets_of(pilot).slice(0, 0, n);
+    } catch (const std::exception&) {
+      return true;
+    }
+    torch::NoGradGuard no_grad;
+    if (loss) Objective(shape, *t->model).mean_loss(out, target);  // throws naming loss when not a scalar
+    if (metrics) {
+      MetricAccumulator check(shape, metrics);
+      check.add(out, target);  // throws naming metrics when a value is not a scalar
+      auto values = check.result();
+      if (metric != "loss" && !values.count(metric)) {
+        std::vector<std::string> names;
+        for (const auto& [name, value] : values) names.push_back(name);
+        throw Error(fmt::format("the template's metrics(output, target) returns no \"{}\" (the experiment ranks by "
+                                "val_{}); it returns: {}", metric, metric, fmt::join(names, ", ")));
+      }
+    }
+    return true;
+  });
+  return checked.ok() ? Status::ok_status() : checked.status();
+}
+
 Result<std::string> initial_state(const nlohmann::json& params, const ShapeInfo& shape,
                                   const datasets::Dataset& pilot, uint64_t seed) {
   return guarded<std::string>("pilot check failed", [&]() -> std::string {
@@ -228,7 +269,9 @@ Result<std::string> initial_state(const nlohmann::json& params, const ShapeInfo&
     t.model->set_training(false);
     torch::NoGradGuard no_grad;
     auto out = t.model->forward(features_of(pilot).slice(0, 0, n));
-    if (out.dim() != 2 || out.size(0) != n || out.size(1) != shape.num_classes)
+    // A template with its own loss and metrics decides what its output is.
+    const bool own_objective = t.model->template_loss() && t.model->template_metrics();
+    if (!own_objective && (out.dim() != 2 || out.size(0) != n || out.size(1) != shape.num_classes))
       throw Error(fmt::format("the model's output has shape [{}], expected [{}, {}] (batch, classes)",
                               fmt::join(out.sizes(), ", "), n, shape.num_classes));
     return save_state(t);
@@ -242,8 +285,9 @@ Result<double> TorchCostProbe::seconds_per_example(const nlohmann::json& params)
     auto generator = at::make_generator<at::CPUGeneratorImpl>(0);
     t.model->set_generator(generator);
     t.model->set_training(true);
+    const Objective objective(shape_, *t.model);
     auto x = features_of(sample_);
-    auto y = labels_of(sample_);
+    auto y = targets_of(sample_);
     const int64_t batch = std::min<int64_t>(t.training.batch_size, sample_.size());
     double fastest = 0;
     for (int step = 0; step <= kTimedSteps; ++step) {
@@ -254,7 +298,7 @@ Result<double> TorchCostProbe::seconds_per_example(const nlohmann::json& params)
       auto xb = x.index_select(0, idx);
       auto yb = y.index_select(0, idx);
       t.optimizer->zero_grad();
-      auto loss = torch::nn::functional::cross_entropy(t.model->forward(xb), yb);
+      auto loss = objective.mean_loss(t.model->forward(xb), yb);
       loss.backward();
       t.optimizer->step();
       double seconds = since(started);
@@ -273,7 +317,7 @@ Result<UnitOutput> train_unit(const UnitInput& in) {
     out.restore_s = since(t0);
 
     auto t1 = Clock::now();
-    auto pass = train_pass(t, *in.partition, in.seed, in.augmentation);
+    auto pass = train_pass(t, in.shape, *in.partition, in.seed, in.augmentation);
     out.train_s = since(t1);
     out.train_loss = pass.mean_loss;
     out.examples = pass.examples;
@@ -281,7 +325,7 @@ Result<UnitOutput> train_unit(const UnitInput& in) {
 
     if (in.validation && !pass.diverged) {
       auto t2 = Clock::now();
-      out.validation = evaluate_model(*t.model, *in.validation);
+      out.validation = evaluate_model(*t.model, in.shape, *in.validation);
       out.validate_s = since(t2);
     }
     auto t3 = Clock::now();
@@ -296,7 +340,7 @@ Result<Evaluation> evaluate_state(const nlohmann::json& params, const ShapeInfo&
   return guarded<Evaluation>("evaluation failed", [&] {
     auto t = build(params, shape);
     restore_state(t, state);
-    return evaluate_model(*t.model, data);
+    return evaluate_model(*t.model, shape, data);
   });
 }
 
@@ -352,8 +396,8 @@ Result<ReferenceRun> reference_training(const nlohmann::json& params, const Shap
     ReferenceRun run;
     auto start = Clock::now();
     for (int e = 0; e < epochs; ++e) {
-      train_pass(t, train, seed + 1 + static_cast<uint64_t>(e));
-      run.final_val_accuracy = evaluate_model(*t.model, validation).accuracy;
+      train_pass(t, shape, train, seed + 1 + static_cast<uint64_t>(e));
+      run.final_val_accuracy = evaluate_model(*t.model, shape, validation).accuracy;
     }
     run.seconds = since(start);
     return run;

@@ -4,6 +4,7 @@
 // bytes (weights, buffers AND optimizer state), so a hop is exact.
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,19 +13,29 @@
 
 #include "datasets/augmentation.hpp"
 #include "datasets/dataset.hpp"
+#include "datasets/task_kind.hpp"
 #include "runtime/base/status.hpp"
 
 namespace cerebro::models {
 
 // Torch-free mirror of DataShape, for callers that must not include torch.
+// num_classes is the model's output width: classes, regression targets or
+// multilabel labels. The task picks the built-in loss and metrics.
 struct ShapeInfo {
   std::vector<int64_t> sample_shape;
   int64_t num_classes = 0;
+  datasets::TaskKind task = datasets::TaskKind::classification;
+  // Regression: the training targets' stddev (the shards hold standardized
+  // targets): mse and mae are reported in the targets' own units.
+  std::vector<float> target_stddev;
 };
 
 struct Evaluation {
   double loss = 0;
-  double accuracy = 0;
+  double accuracy = 0;  // classification's (0 for the other tasks and for templates with metrics)
+  // Every named metric: the task's built-ins (models/task.hpp), or a training
+  // template's own metrics instead.
+  std::map<std::string, double> metrics;
   int64_t examples = 0;
 };
 
@@ -38,6 +49,14 @@ double calibrate_speed();
 // Checks a config's hyper-parameters: types, ranges and that the model reads
 // every key (an unknown key is an error naming it). Does not touch data.
 Status check_params(const nlohmann::json& params, const ShapeInfo& shape);
+
+// Checks a training template's methods on a pilot batch of `pilot`: `loss`
+// must return a scalar, `metrics` a dict of scalars that holds `metric` (the
+// quantity the experiment ranks by, e.g. "ndcg"; "loss" needs nothing). A
+// model without its own metrics must rank by a built-in metric
+// (`builtin_metric`: one the task computes). Errors name the method.
+Status check_template(const nlohmann::json& params, const ShapeInfo& shape, const datasets::Dataset& pilot,
+                      const std::string& metric, bool builtin_metric);
 
 // Builds the config's model from `seed`, runs the pilot forward pass on a few
 // examples of `pilot` and returns the serialized initial state. An error means

@@ -88,6 +88,32 @@ BOOST_AUTO_TEST_CASE(prepared_once_then_found_a_changed_file_or_parameter_prepar
   BOOST_TEST(others == 0);
 }
 
+// The task and the label columns decide what the shards hold (class labels or float targets, and which
+// columns): each gets its own entry, and the entry's manifest is for that task.
+BOOST_AUTO_TEST_CASE(the_task_and_the_label_columns_are_part_of_the_key) {
+  TempDir dir;
+  const std::string train = dir.write("train.csv", table(40));
+  PreparedCache cache(dir.file("cache"));
+  auto classes = cache.find_or_prepare(csv_options(train));
+  BOOST_REQUIRE_MESSAGE(classes.ok(), classes.status().message());
+  auto regression = csv_options(train);
+  regression.task = TaskKind::regression;
+  auto targets = cache.find_or_prepare(regression);
+  BOOST_REQUIRE_MESSAGE(targets.ok(), targets.status().message());
+  BOOST_TEST(targets->prepared);
+  BOOST_TEST(targets->dir != classes->dir);
+  BOOST_TEST((targets->manifest.task == TaskKind::regression));
+  auto two = regression;
+  two.label_columns = {"label", "b"};
+  auto two_targets = cache.find_or_prepare(two);
+  BOOST_REQUIRE_MESSAGE(two_targets.ok(), two_targets.status().message());
+  BOOST_TEST(two_targets->prepared);
+  BOOST_TEST(two_targets->dir != targets->dir);
+  BOOST_TEST(two_targets->manifest.num_classes == 2);  // two targets per example
+  // Found again by the same task and columns.
+  BOOST_TEST(!cache.find_or_prepare(regression)->prepared);
+}
+
 BOOST_AUTO_TEST_CASE(a_damaged_entry_is_detected_by_its_checksums_and_prepared_again) {
   TempDir dir;
   const std::string train = dir.write("train.csv", table(30));

@@ -219,6 +219,25 @@ BOOST_AUTO_TEST_CASE(the_report_has_every_section_and_makes_no_request) {
     BOOST_TEST(html.find(std::string("data-axis=\"") + axis + "\"") != std::string::npos, axis);
 }
 
+// A regression run ranked by val_mse (lower is better): the report says so, draws the metric's own curve
+// first, and the TensorBoard hparams name every metric of the task.
+BOOST_AUTO_TEST_CASE(another_tasks_metric_gets_its_curve_direction_and_tensorboard_tag) {
+  auto run = sample_run();
+  run.metric = "val_mse";
+  run.metric_higher_is_better = false;
+  for (auto& e : run.log)
+    if (e.has_validation) e.val_metrics = {{"mse", 2.0 - 0.5 * e.epoch}, {"r2", 0.25 * e.epoch}};
+  std::vector<ConfigRecord> configs;
+  for (const auto& c : run.ranked) configs.push_back({c.id, c.params, c.status, c.error});
+  run.ranked = rank_configs(configs, run.log, Metric("mse", false));
+  auto html = render_html_report(run);
+  BOOST_TEST(html.find("(lower is better)") != std::string::npos);
+  BOOST_TEST(html.find("id=\"curve-val_mse\"") != std::string::npos);
+  BOOST_TEST(html.find("id=\"curve-val_mse\"") < html.find("id=\"curve-val_accuracy\""));
+  auto experiment = tensorboard_events::hparams_experiment(10, run);
+  for (auto text : {"val_mse", "val_r2", "val_loss"}) BOOST_TEST(experiment.find(text) != std::string::npos, text);
+}
+
 BOOST_AUTO_TEST_CASE(loading_a_run_names_what_is_missing) {
   TempDir tmp;
   auto missing = load_run_view(tmp.file("nope"));

@@ -96,7 +96,9 @@ BOOST_AUTO_TEST_SUITE_END()
 BOOST_AUTO_TEST_SUITE(metric_kind)
 
 BOOST_AUTO_TEST_CASE(both_metrics_round_trip_and_know_their_direction) {
-  BOOST_TEST(metric_names() == (std::vector<std::string>{"val_accuracy", "val_loss"}),
+  BOOST_TEST(metric_names() == (std::vector<std::string>{"val_accuracy", "val_loss", "val_macro_f1", "val_top5_accuracy",
+                                                         "val_mse", "val_mae", "val_r2", "val_subset_accuracy",
+                                                         "val_micro_f1"}),
              boost::test_tools::per_element());
   for (Metric metric : {Metric::val_accuracy, Metric::val_loss}) {
     BOOST_TEST((parse_metric(to_string(metric)) == metric));
@@ -104,6 +106,23 @@ BOOST_AUTO_TEST_CASE(both_metrics_round_trip_and_know_their_direction) {
   BOOST_TEST(higher_is_better(Metric::val_accuracy));
   BOOST_TEST(!higher_is_better(Metric::val_loss));
   BOOST_TEST(!parse_metric("accuracy").has_value());
+}
+
+// Every task's metrics parse with their direction; a template's metric keeps the one recorded.
+BOOST_AUTO_TEST_CASE(task_metrics_know_their_direction) {
+  for (auto task : {cerebro::datasets::TaskKind::classification, cerebro::datasets::TaskKind::regression,
+                    cerebro::datasets::TaskKind::multilabel}) {
+    for (const auto& quantity : task_quantities(task)) BOOST_TEST(parse_metric("val_" + quantity).has_value(), quantity);
+  }
+  BOOST_TEST(parse_metric("val_r2")->higher_is_better());
+  BOOST_TEST(!parse_metric("val_mse")->higher_is_better());
+  BOOST_TEST(!parse_metric("val_mae")->higher_is_better());
+  BOOST_TEST(parse_metric("val_micro_f1")->test_name() == "test_micro_f1");
+  BOOST_TEST(to_string(default_metric(cerebro::datasets::TaskKind::regression)) == "val_r2");
+  BOOST_TEST(!parse_metric("val_ndcg").has_value());
+  BOOST_TEST(!metric_from_record("val_ndcg", "minimize").higher_is_better());
+  BOOST_TEST(metric_from_record("val_ndcg", "maximize").higher_is_better());
+  BOOST_TEST(!metric_from_record("val_mse", "maximize").higher_is_better());  // a built-in's own direction wins
 }
 
 BOOST_AUTO_TEST_SUITE_END()

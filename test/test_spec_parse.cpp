@@ -236,3 +236,36 @@ BOOST_AUTO_TEST_CASE(example_specs_parse) {
   BOOST_TEST(fs::file_size(csv->data.train) <= 10u * 1024u);
   BOOST_TEST(cerebro::configs_for(*csv).ok());
 }
+
+// [experiment] task with several regression targets; a template's metric needs metric_goal; a metric
+// or label list the task does not have is an error at its key.
+BOOST_AUTO_TEST_CASE(tasks_label_columns_and_template_metrics) {
+  const std::string data = "[data]\nsource = \"csv\"\ntrain = \"t.csv\"\n";
+  auto regression = parse_spec_string("[experiment]\ntask = \"regression\"\n" + data +
+                                          "label_column = [\"y1\", \"y2\"]\n[space]\nmodel = [\"mlp\"]\n",
+                                      "/d", "r.toml");
+  BOOST_REQUIRE_MESSAGE(regression.ok(), regression.error());
+  BOOST_TEST((regression->task == cerebro::datasets::TaskKind::regression));
+  BOOST_TEST(regression->data.label_columns == (std::vector<std::string>{"y1", "y2"}), boost::test_tools::per_element());
+  BOOST_TEST(to_string(regression->metric) == "val_r2");  // the task's default
+
+  auto custom = parse_spec_string("[experiment]\nmetric = \"val_ndcg\"\nmetric_goal = \"maximize\"\n" + data +
+                                      "label_column = \"y\"\n[space]\nmodel = [\"m.pt\"]\n",
+                                  "/d", "c.toml");
+  BOOST_REQUIRE_MESSAGE(custom.ok(), custom.error());
+  BOOST_TEST(to_string(custom->metric) == "val_ndcg");
+  BOOST_TEST(custom->metric.higher_is_better());
+  BOOST_TEST(!custom->metric.builtin());
+
+  auto no_goal = parse_spec_string("[experiment]\nmetric = \"val_ndcg\"\n" + data +
+                                       "label_column = \"y\"\n[space]\nmodel = [\"mlp\"]\n", "/d", "g.toml");
+  BOOST_REQUIRE(!no_goal.ok());
+  BOOST_TEST(no_goal.error().find("g.toml:2:10: [experiment] metric must be") != std::string::npos, no_goal.error());
+  BOOST_TEST(no_goal.error().find("metric_goal") != std::string::npos);
+
+  auto lists = parse_spec_string("[experiment]\ntask = \"multilabel\"\nmetric = \"val_r2\"\n" + data +
+                                     "label_column = [\"a\", \"b\"]\n[space]\nmodel = [\"mlp\"]\n", "/d", "l.toml");
+  BOOST_REQUIRE(!lists.ok());
+  BOOST_TEST(lists.error().find("\"val_r2\" is not computed for task multilabel") != std::string::npos, lists.error());
+  BOOST_TEST(lists.error().find("several target columns are for task = \"regression\"") != std::string::npos);
+}

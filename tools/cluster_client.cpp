@@ -10,6 +10,7 @@
 #include "runtime/net/cluster_validation.hpp"
 #include "runtime/spec/spec.hpp"
 #include "tools/command_support.hpp"
+#include "tools/status_format.hpp"
 #include "tools/progress.hpp"
 
 namespace fs = std::filesystem;
@@ -73,8 +74,7 @@ int save_run_files(const Result<run_files>& result, const std::string& experimen
   auto summary = nlohmann::json::parse(std::ifstream(fs::path(out_dir) / "summary.json"), nullptr, false);
   fmt::print("\nexperiment {} finished; run files in {}\n", experiment, out_dir);
   if (!summary.is_discarded() && summary["best"].is_object())
-    fmt::print("best: config {} val_accuracy {:.4f} test_accuracy {:.4f}\n", summary["best"]["id"].get<int>(),
-               summary["best"]["val_accuracy"].get<double>(), summary["best"]["test_accuracy"].get<double>());
+    fmt::print("{}\n", cli::best_line(summary));
   return 0;
 }
 

@@ -5,12 +5,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <sstream>
 #include <thread>
 #include <utility>
 
 #include <fmt/format.h>
 
+#include "models/predict.hpp"
 #include "runtime/search/spec_loader.hpp"
 #include "runtime/spec/spec.hpp"
 #include "runtime/spec/steering_command.hpp"
@@ -55,8 +57,8 @@ namespace {
 // The first name of a command is the one to_string gives.
 const std::pair<SessionCommand, const char*> session_command_names[] = {
     {SessionCommand::status, "status"}, {SessionCommand::submit, "submit"}, {SessionCommand::wait, "wait"},
-    {SessionCommand::log, "log"},       {SessionCommand::help, "help"},     {SessionCommand::quit, "quit"},
-    {SessionCommand::quit, "exit"}};
+    {SessionCommand::predict, "predict"}, {SessionCommand::log, "log"},       {SessionCommand::help, "help"},
+    {SessionCommand::quit, "quit"},       {SessionCommand::quit, "exit"}};
 }  // namespace
 
 std::string to_string(SessionCommand command) {
@@ -84,6 +86,11 @@ const std::vector<CommandInfo>& repl_commands() {
       {"wait", "wait [EXPERIMENT]", "block until the experiment finishes",
        "Waits until the experiment (default: the current one) completes or fails, showing its progress on a\n"
        "terminal. Fails if the experiment failed.",
+       true},
+      {"predict", "predict CONFIG DATA OUT", "run a config's model over a CSV or IDX data set; write OUT (CSV)",
+       "Exports the config's latest model (as export does) and runs it over DATA: a CSV with the training\n"
+       "features' columns, an IDX images file or a directory of IDX files. OUT gets one row per example: the\n"
+       "class and its probabilities, the labels, or the regression outputs (see cerebro predict).",
        true},
   };
   static const std::vector<CommandInfo> session = {
@@ -186,6 +193,7 @@ bool ReplCommands::run(const std::vector<std::string>& words) {
     case SessionCommand::status: return args.empty() ? status() : usage_error(name, "takes no arguments");
     case SessionCommand::submit: return submit(args);
     case SessionCommand::wait: return wait(args);
+    case SessionCommand::predict: return predict(args);
     case SessionCommand::log: return log(args);
     case SessionCommand::help: return help(args);
     case SessionCommand::quit: break;
@@ -345,6 +353,21 @@ bool ReplCommands::export_config(const std::vector<std::string>& args) {
   if (!done.ok()) return error(done.error());
   fmt::print("wrote config {}'s model ({} bytes, TorchScript) to {}\n", ref->id, (*done)["bytes"].get<int64_t>(),
              args[1]);
+  return true;
+}
+
+bool ReplCommands::predict(const std::vector<std::string>& args) {
+  if (args.size() != 3) return usage_error("predict", "give a config, the data and the output file");
+  auto ref = config_ref(args[0]);
+  if (!ref.ok()) return usage_error("predict", ref.error());
+  // The model comes over as export's file (with its model info inside), next to OUT, and goes again.
+  const std::string model = args[2] + ".model.pt";
+  auto exported = client_.export_model(ref->experiment, ref->id, model);
+  if (!exported.ok()) return error(exported.error());
+  auto rows = models::predict_to_csv(model, args[1], args[2]);
+  std::remove(model.c_str());
+  if (!rows.ok()) return error(rows.error());
+  fmt::print("wrote {} predictions of config {} to {}\n", *rows, ref->id, args[2]);
   return true;
 }
 

@@ -22,8 +22,8 @@ struct CommandInfo {
 };
 
 // The REPL's own commands, beside the steering commands (SteeringCommand).
-enum class SessionCommand { status, submit, wait, log, help, quit };
-// "status", "submit", "wait", "log", "help", "quit"
+enum class SessionCommand { status, submit, wait, predict, log, help, quit };
+// "status", "submit", "wait", "predict", "log", "help", "quit"
 std::string to_string(SessionCommand command);
 // The words above, and "exit" for quit; nullopt for any other word.
 std::optional<SessionCommand> parse_session_command(const std::string& word);
@@ -74,6 +74,7 @@ class ReplCommands {
   bool add(const std::vector<std::string>& args);
   bool clone(const std::vector<std::string>& args);
   bool export_config(const std::vector<std::string>& args);
+  bool predict(const std::vector<std::string>& args);
   bool help(const std::vector<std::string>& args);
   bool log(const std::vector<std::string>& args);
 

@@ -80,6 +80,19 @@ std::string sparkline(const std::vector<double>& values) {
   return out;
 }
 
+std::string best_line(const nlohmann::json& summary) {
+  const auto& best = summary["best"];
+  std::string out = fmt::format("best: config {}", best["id"].get<int>());
+  auto value = [&](const std::string& key) {
+    return best.contains(key) && best[key].is_number() ? fmt::format(" {} {:.4f}", key, best[key].get<double>()) : std::string();
+  };
+  out += value("val_accuracy") + value("test_accuracy");
+  const auto metric = summary.value("metric", std::string("val_accuracy"));
+  if (metric != "val_accuracy" && metric != "val_loss" && metric.rfind("val_", 0) == 0)
+    out += value(metric) + value("test_" + metric.substr(4));
+  return out;
+}
+
 std::string format_config(const nlohmann::json& show) {
   auto metric = show["metric"].get<std::string>();
   std::string out = fmt::format("config {} of experiment {}: {}\n", show["config"].get<int>(),
@@ -98,15 +111,17 @@ std::string format_config(const nlohmann::json& show) {
   }
   const auto& epochs = show["epochs"];
   if (epochs.empty()) return out + "no epoch has ended yet\n";
-  out += fmt::format("{:>5}  {:>10}  {:>10}  {:>12}  {:>8}\n", "epoch", "train_loss", "val_loss", "val_accuracy",
-                     "seconds");
+  // The run's metric beside the loss (val_accuracy when it ranks by the loss and has it).
+  std::string column = metric;
+  if (metric == "val_loss") column = epochs[0].contains("val_accuracy") ? "val_accuracy" : "";
+  out += fmt::format("{:>5}  {:>10}  {:>10}  {:>12}  {:>8}\n", "epoch", "train_loss", "val_loss", column, "seconds");
   std::vector<double> train, measure;
   for (const auto& e : epochs) {
     out += fmt::format("{:>5}  {:>10.4f}  {:>10.4f}  {:>12.4f}  {:>8.2f}\n", e["epoch"].get<int>(),
-                       e["train_loss"].get<double>(), e["val_loss"].get<double>(), e["val_accuracy"].get<double>(),
-                       e["seconds"].get<double>());
+                       e["train_loss"].get<double>(), e["val_loss"].get<double>(),
+                       column.empty() || !e[column].is_number() ? 0.0 : e[column].get<double>(), e["seconds"].get<double>());
     train.push_back(e["train_loss"].get<double>());
-    measure.push_back(e[metric].get<double>());
+    measure.push_back(e[metric].is_number() ? e[metric].get<double>() : std::nan(""));
   }
   auto range = [](const std::vector<double>& v) {
     auto [lo, hi] = std::minmax_element(v.begin(), v.end());

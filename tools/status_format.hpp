@@ -23,6 +23,11 @@ std::string format_top(const nlohmann::json& top);
 // learning curves (training loss and the metric) drawn as sparklines.
 std::string format_config(const nlohmann::json& show);
 
+// "best: config 3 val_accuracy 0.8712 test_accuracy 0.8650" from a summary.json
+// with a best config: accuracy when the task has it, and the run's metric
+// (val_r2 / test_r2 ...) when that is another.
+std::string best_line(const nlohmann::json& summary);
+
 // A one-line plot of `values`, one block character (▁ to █) per value,
 // scaled between their minimum and maximum; empty for no values.
 std::string sparkline(const std::vector<double>& values);

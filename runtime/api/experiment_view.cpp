@@ -24,7 +24,7 @@ void fill_overview(const ExperimentFacts& f, nlohmann::json& view) {
 // Every config with its parameters, status, rank and validated epochs; the best.
 void fill_configs(const ExperimentFacts& f, nlohmann::json& view) {
   auto log = f.store.unit_log();
-  auto ranked = rank_configs(f.store.configs(), log, metric_of(f.store));
+  auto ranked = rank_configs(f.store.configs(), log, stored_metric(f.store));  // a template metric keeps its goal
   nlohmann::json configs = nlohmann::json::array();
   nlohmann::json best = nullptr;
   int rank = 0;
@@ -67,11 +67,14 @@ nlohmann::json validated_epochs_json(const std::vector<UnitLogEntry>& log, Confi
   nlohmann::json epochs = nlohmann::json::array();
   for (const auto& m : epoch_metrics(log, config)) {
     if (!validated.count(m.epoch)) continue;
-    epochs.push_back({{"epoch", m.epoch},
-                      {"train_loss", m.train_loss},
-                      {"val_loss", m.val_loss},
-                      {"val_accuracy", m.val_accuracy},
-                      {"seconds", m.seconds}});
+    nlohmann::json epoch = {{"epoch", m.epoch},
+                            {"train_loss", m.train_loss},
+                            {"val_loss", m.val_loss},
+                            {"val_accuracy", m.val_accuracy},
+                            {"seconds", m.seconds}};
+    // Every metric of the task (or template) by its name, as summary.json has them: "val_r2" ...
+    for (const auto& [name, value] : named_values(m)) epoch[name] = value;
+    epochs.push_back(std::move(epoch));
   }
   return epochs;
 }

@@ -5,6 +5,7 @@
 // (weights, buffers and optimizer state): that is what hops.
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -20,7 +21,12 @@ using StateBytes = std::string;
 struct unit_task {
   std::string experiment;   // which experiment's partitions to train on
   std::vector<int64_t> sample_shape;
-  int64_t num_classes = 0;
+  int64_t num_classes = 0;  // classes, or the target width (regression, multilabel)
+  // The task (datasets/task_kind.hpp name; "" = classification) and, for
+  // regression, the training targets' stddev: validation metrics are in the
+  // targets' own units.
+  std::string task;
+  std::vector<float> target_stddev;
   ConfigId config = 0;
   PartitionId partition = 0;
   int32_t epoch = 0;
@@ -49,6 +55,7 @@ struct unit_result {
   int64_t examples = 0;
   bool has_validation = false;
   double val_loss = 0, val_accuracy = 0;
+  std::map<std::string, double> val_metrics;  // the task's (or template's) named metrics
   double restore_s = 0, train_s = 0, validate_s = 0, save_s = 0;
 };
 

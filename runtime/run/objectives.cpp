@@ -33,7 +33,7 @@ Result<std::vector<ObjectiveValues>> objective_values(const ExperimentSpec& spec
     const auto& last = s.epochs.back();
     for (const auto& o : spec.objectives) {
       if (o.metric) {
-        v.values.push_back(*o.metric == Metric::val_loss ? last.val_loss : last.val_accuracy);
+        v.values.push_back(metric_value(*o.metric, last.val_loss, last.val_accuracy, last.val_metrics));
       } else if (o.builtin == BuiltinObjective::parameters) {
         v.values.push_back(static_cast<double>(cost.parameters));
       } else if (o.builtin == BuiltinObjective::train_seconds) {

@@ -27,7 +27,7 @@ Result<nlohmann::json> finish_run(StateStore& store, const ExperimentControl& co
     store.put_config(record);
   }
   auto log = store.unit_log();
-  auto ranked = rank_configs(store.configs(), log, to_string(spec.metric));
+  auto ranked = rank_configs(store.configs(), log, spec.metric);
   nlohmann::json best = nullptr;
   if (!ranked.empty() && ranked.front().metric) {
     const auto& top = ranked.front();
@@ -36,13 +36,12 @@ Result<nlohmann::json> finish_run(StateStore& store, const ExperimentControl& co
     auto test = models.test(top.params, *state);
     if (!test.ok()) return test.status();
     auto val = top.epochs.back();
-    best = {{"id", top.id},
-            {"params", top.params},
-            {"val_accuracy", val.val_accuracy},
-            {"val_loss", val.val_loss},
-            {"test_accuracy", test->accuracy},
-            {"test_loss", test->loss},
+    best = {{"id", top.id}, {"params", top.params}, {"val_loss", val.val_loss}, {"test_loss", test->loss},
             {"model_file", "best_model.pt"}};
+    // val_<name> and test_<name> of every metric (test_accuracy stays for classification).
+    for (const auto& [name, value] : named_values(val)) best[name] = value;
+    if (test->metrics.empty()) best["test_accuracy"] = test->accuracy;
+    for (const auto& [name, value] : test->metrics) best["test_" + name] = value;
     auto exported = models.export_model(top.params, *state, (dir / "best_model.pt").string());
     if (!exported.ok()) {
       best["model_file"] = nullptr;
@@ -56,7 +55,7 @@ Result<nlohmann::json> finish_run(StateStore& store, const ExperimentControl& co
     for (const auto& e : log) unit_span_s += e.end_s - e.start_s;
   }
   RunFacts facts{spec.name,   spec.seed,   training.workers, training.partitions,
-                 spec.epochs, to_string(spec.metric), training.wall_s,  unit_span_s};
+                 spec.epochs, to_string(spec.metric), goal_of(spec.metric), training.wall_s,  unit_span_s};
   auto summary = build_summary(facts, ranked, log, best);
   if (!training.replay_of.empty()) summary["replay_of"] = fs::absolute(training.replay_of).string();
   if (auto resumes = store.get_meta("resumes")) summary["resumes"] = std::stoi(*resumes);
@@ -72,7 +71,7 @@ Result<nlohmann::json> finish_run(StateStore& store, const ExperimentControl& co
     return st;
   // TensorBoard logs are for looking at, not for resuming: a failure to
   // write them is said, and the run still finishes.
-  RunView view{spec.name, run_dir, to_string(spec.metric), ranked, log, summary};
+  RunView view{spec.name, run_dir, to_string(spec.metric), ranked, log, summary, spec.metric.higher_is_better()};
   if (auto id = store.get_meta("experiment_id")) view.experiment = *id;
   double now_s = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   TensorBoardClock clock{now_s - log_span(log).second, host_name()};

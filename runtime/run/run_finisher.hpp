@@ -4,6 +4,7 @@
 // and metrics.csv in the run directory, and the store marked finished (so
 // the run is never resumed).
 
+#include <map>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -21,6 +22,7 @@ class TrainedModels {
   struct Score {
     double accuracy = 0;
     double loss = 0;
+    std::map<std::string, double> metrics;  // every named metric ("accuracy", "r2" ...)
   };
   virtual ~TrainedModels() = default;
   // The score on the run's test set of the model `params` with weights `state`.

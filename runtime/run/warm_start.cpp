@@ -54,7 +54,8 @@ Result<std::vector<WarmConfig>> load_warm_start(const ExperimentSpec& spec) {
         bool validated = false;
         for (const auto& e : log) {
           if (e.config != record.id || !e.has_validation) continue;
-          const double score = spec.metric == Metric::val_loss ? -e.val_loss : e.val_accuracy;
+          const double value = metric_value(spec.metric, e.val_loss, e.val_accuracy, e.val_metrics);
+          const double score = spec.metric.higher_is_better() ? value : -value;
           w.score = std::isnan(score) ? -std::numeric_limits<double>::infinity() : score;
           validated = true;
         }

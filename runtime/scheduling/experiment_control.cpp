@@ -1,3 +1,4 @@
+#include <cmath>
 #include "runtime/scheduling/experiment_control.hpp"
 
 #include <algorithm>
@@ -127,7 +128,7 @@ std::vector<Dispatch> ExperimentControl::dispatch() {
 }
 
 bool ExperimentControl::better(double a, double b) const {
-  return metric_ == Metric::val_accuracy ? a > b : a < b;
+  return metric_.higher_is_better() ? a > b : a < b;
 }
 
 std::string ExperimentControl::on_committed(WorkerId w, const UnitLogEntry& e) {
@@ -182,12 +183,16 @@ std::string ExperimentControl::commit(WorkerId w, const UnitLogEntry& e) {
   if (!epoch_ended) return {};
 
   EpochOutcome result{e.config, e.epoch, loss.second ? loss.first / static_cast<double>(loss.second) : 0.0,
-                      e.val_loss, e.val_accuracy};
+                      e.val_loss, e.val_accuracy, e.val_metrics};
   result.train_seconds = train_seconds_[e.config];
   loss = {0.0, 0};
-  last_metric_[e.config] = metric_ == Metric::val_accuracy ? e.val_accuracy : e.val_loss;
-  std::string line = fmt::format("config {} epoch {}: train_loss {:.4f} val_loss {:.4f} val_accuracy {:.4f}",
-                                 e.config, e.epoch, result.train_loss, e.val_loss, e.val_accuracy);
+  last_metric_[e.config] = metric_value(metric_, e.val_loss, e.val_accuracy, e.val_metrics);
+  std::string line = fmt::format("config {} epoch {}: train_loss {:.4f} val_loss {:.4f}", e.config, e.epoch,
+                                 result.train_loss, e.val_loss);
+  if (e.val_metrics.empty()) line += fmt::format(" val_accuracy {:.4f}", e.val_accuracy);
+  if (auto it = e.val_metrics.find("accuracy"); it != e.val_metrics.end()) line += fmt::format(" val_accuracy {:.4f}", it->second);
+  for (const auto& [name, value] : e.val_metrics)
+    if (name != "accuracy") line += fmt::format(" val_{} {:.4f}", name, value);
   return line + apply(search_->decide(result));
 }
 
@@ -298,7 +303,7 @@ std::string ExperimentControl::count_failure(const Unit& u, const std::string& e
 std::optional<std::pair<ConfigId, double>> ExperimentControl::best() const {
   std::optional<std::pair<ConfigId, double>> best;
   for (const auto& [c, m] : last_metric_) {
-    if (config_failed(outcomes_.at(c).status)) continue;
+    if (config_failed(outcomes_.at(c).status) || std::isnan(m)) continue;
     if (!best || better(m, best->second)) best = std::make_pair(c, m);
   }
   return best;

@@ -13,7 +13,8 @@ namespace cerebro {
 using nlohmann::json;
 
 double metric_score(const EpochOutcome& outcome, SearchMetric metric) {
-  const double score = metric == SearchMetric::val_accuracy ? outcome.val_accuracy : -outcome.val_loss;
+  const double value = metric_value(metric, outcome.val_loss, outcome.val_accuracy, outcome.val_metrics);
+  const double score = metric.higher_is_better() ? value : -value;
   return std::isnan(score) ? -std::numeric_limits<double>::infinity() : score;
 }
 

@@ -38,6 +38,7 @@ struct EpochOutcome {
   double train_loss = 0;
   double val_loss = 0;
   double val_accuracy = 0;
+  MetricValues val_metrics;  // the task's or template's named metrics ("r2" ...), runtime/spec/metric.hpp
   double train_seconds = 0;  // the config's training time so far: its committed units' train_s
 };
 
@@ -45,8 +46,10 @@ struct EpochOutcome {
 // The search procedures score by the experiment's metric (runtime/spec/metric.hpp).
 using SearchMetric = Metric;
 
-// The outcome's metric as a score where higher is better: the accuracy, or
-// minus the loss. NaN (no usable validation) scores as -infinity, the worst.
+// The outcome's metric as a score where higher is better: the value, or minus
+// it for a metric where lower is better (the loss, mse ...). NaN (no usable
+// validation, or a metric the validation did not compute) scores as
+// -infinity, the worst.
 double metric_score(const EpochOutcome& outcome, SearchMetric metric);
 
 // The simple, immediate form of a decision (grid, random, tests).

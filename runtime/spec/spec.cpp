@@ -323,8 +323,95 @@ void resolve_model_paths(json& entry, const std::string& base) {
   }
 }
 
+// [experiment] metric as a list: several objectives (objective.hpp), distinct names, at least one metric of
+// the task, which ranks the configs (the first such).
+void read_objectives(Section& s, const toml::array& list, ExperimentSpec& spec) {
+  const auto& quantities = task_quantities(spec.task);
+  std::vector<std::string> seen;
+  bool ok = list.size() >= 2;
+  if (!ok) s.report("metric", "as a list needs two or more objectives (give one name as a string)");
+  for (const auto& item : list) {
+    if (!ok) break;
+    const std::string name = item.is_string() ? item.as_string()->get() : std::string();
+    auto objective = parse_objective(name);
+    if (!objective) {
+      s.report("metric", fmt::format("has an unknown objective {}: objectives are {}",
+                                     item.is_string() ? "\"" + name + "\"" : describe_node(item),
+                                     quoted_alternatives(objective_names())));
+      ok = false;
+    } else if (objective->metric &&
+               std::find(quantities.begin(), quantities.end(), objective->metric->quantity()) == quantities.end()) {
+      std::vector<std::string> task_names;
+      for (const auto& q : quantities) task_names.push_back("val_" + q);
+      s.report("metric", fmt::format("has objective \"{}\", which is not computed for task {} (its metrics: {})", name,
+                                     datasets::to_string(spec.task), fmt::join(task_names, ", ")));
+      ok = false;
+    } else if (std::find(seen.begin(), seen.end(), name) != seen.end()) {
+      s.report("metric", fmt::format("names \"{}\" twice", name));
+      ok = false;
+    } else {
+      seen.push_back(name);
+      spec.objectives.push_back(*objective);
+    }
+  }
+  auto task = std::find_if(spec.objectives.begin(), spec.objectives.end(), [](const Objective& o) { return o.metric.has_value(); });
+  if (ok && task == spec.objectives.end()) {
+    std::vector<std::string> task_names;
+    for (const auto& q : quantities) task_names.push_back("val_" + q);
+    s.report("metric", fmt::format("needs a task metric among its objectives ({}) to rank configs by",
+                                   quoted_alternatives(task_names)));
+  }
+  if (!ok || task == spec.objectives.end()) spec.objectives.clear();
+  else spec.metric = *task->metric;
+}
+
+// [experiment] metric: a metric of the task, or with metric_goal a training template's own metric; or a
+// list of objectives.
+void read_metric(Section& s, ExperimentSpec& spec) {
+  std::string goal;
+  s.read_string("metric_goal", goal, {"maximize", "minimize"});
+  spec.metric = default_metric(spec.task);
+  if (!s.has("metric")) {
+    if (s.has("metric_goal")) s.report("metric_goal", "applies only with a metric (a training template's own)");
+    return;
+  }
+  if (const toml::node* node = s.get("metric"); node && node->is_array()) {
+    if (s.has("metric_goal")) s.report("metric_goal", "applies only with a single metric (a training template's own)");
+    return read_objectives(s, *node->as_array(), spec);
+  }
+  std::string name;
+  s.read_string("metric", name);
+  if (name.empty()) return;  // already reported
+  const auto& quantities = task_quantities(spec.task);
+  std::vector<std::string> task_names;
+  for (const auto& q : quantities) task_names.push_back("val_" + q);
+  auto builtin = parse_metric(name);
+  if (builtin && std::find(quantities.begin(), quantities.end(), builtin->quantity()) != quantities.end()) {
+    spec.metric = *builtin;
+    if (!goal.empty() && goal != goal_of(*builtin)) {
+      s.report("metric_goal", fmt::format("\"{}\" contradicts {}, which is to {}", goal, name, goal_of(*builtin)));
+    }
+    return;
+  }
+  if (builtin) {
+    return s.report("metric", fmt::format("\"{}\" is not computed for task {} (its metrics: {})", name,
+                                          datasets::to_string(spec.task), fmt::join(task_names, ", ")));
+  }
+  const bool well_formed = name.size() > 4 && name.rfind("val_", 0) == 0 &&
+                           std::all_of(name.begin(), name.end(), [](char c) {
+                             return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+                           });
+  if (!well_formed || goal.empty()) {
+    return s.report("metric", fmt::format("must be {} (task {}), or val_<name> of a training template's own metric "
+                                          "with metric_goal = \"maximize\" or \"minimize\"; got \"{}\"",
+                                          quoted_alternatives(task_names), datasets::to_string(spec.task), name));
+  }
+  spec.metric = Metric(name.substr(4), goal == "maximize");
+}
+
 void parse_experiment(Section s, ExperimentSpec& spec, const SearchChecks& checks, const std::string& base) {
-  std::vector<std::string> known = {"name", "epochs", "seed", "search", "metric", "warm_start", "from_checkpoint"};
+  std::vector<std::string> known = {"name",     "epochs", "seed",        "search",    "metric",
+                                    "task",     "metric_goal", "warm_start", "from_checkpoint"};
   for (const auto& key : search_specific_keys()) known.push_back(key);
   s.check_unknown(known);
   s.read_string("name", spec.name);
@@ -336,37 +423,8 @@ void parse_experiment(Section s, ExperimentSpec& spec, const SearchChecks& check
   s.read_int("seed", spec.seed, 0, INT64_MAX);
   s.read_kind("search", spec.search, search_names(), parse_search_kind);
   s.read_int("samples", spec.samples, 1, INT_MAX);
-  if (const toml::node* node = s.get("metric"); node && node->is_array()) {
-    // Several objectives: a list of distinct names, at least one task metric.
-    std::vector<std::string> seen;
-    bool ok = node->as_array()->size() >= 2;
-    if (!ok) s.report("metric", "as a list needs two or more objectives (give one name as a string)");
-    for (const auto& item : *node->as_array()) {
-      if (!ok) break;
-      const std::string name = item.is_string() ? item.as_string()->get() : std::string();
-      auto objective = parse_objective(name);
-      if (!objective) {
-        s.report("metric", fmt::format("has an unknown objective {}: objectives are {}",
-                                       item.is_string() ? "\"" + name + "\"" : describe_node(item),
-                                       quoted_alternatives(objective_names())));
-        ok = false;
-      } else if (std::find(seen.begin(), seen.end(), name) != seen.end()) {
-        s.report("metric", fmt::format("names \"{}\" twice", name));
-        ok = false;
-      } else {
-        seen.push_back(name);
-        spec.objectives.push_back(*objective);
-      }
-    }
-    auto task = std::find_if(spec.objectives.begin(), spec.objectives.end(), [](const Objective& o) { return o.metric.has_value(); });
-    if (ok && task == spec.objectives.end())
-      s.report("metric", fmt::format("needs a task metric among its objectives ({}) to rank configs by",
-                                     quoted_alternatives(metric_names())));
-    if (!ok || task == spec.objectives.end()) spec.objectives.clear();
-    else spec.metric = *task->metric;
-  } else {
-    s.read_kind("metric", spec.metric, metric_names(), parse_metric);
-  }
+  s.read_kind("task", spec.task, datasets::task_kind_names(), datasets::parse_task_kind);
+  read_metric(s, spec);
   s.read_int("max_epochs", spec.max_epochs, 1, INT_MAX);
   s.read_int("min_epochs", spec.min_epochs, 1, INT_MAX);
   s.read_int("eta", spec.eta, 2, INT_MAX);
@@ -439,7 +497,13 @@ void parse_data(Section s, DataSpec& data, const std::string& base) {
     s.read_string(key, *field);
     *field = resolve_path(base, *field);
   }
-  s.read_string("label_column", data.label_column);
+  if (const toml::node* column = s.get("label_column"); column && column->is_array()) {
+    s.read_names("label_column", data.label_columns, "a column name or a non-empty list of column names");
+    if (!data.label_columns.empty()) data.label_column = data.label_columns.front();
+  } else {
+    s.read_string("label_column", data.label_column);
+    if (!data.label_column.empty()) data.label_columns = {data.label_column};
+  }
   s.read_fraction("validation_fraction", data.validation_fraction, /*zero_allowed=*/true);
   s.read_fraction("test_fraction", data.test_fraction, /*zero_allowed=*/false);
   s.read_int("partitions", data.partitions, 0, INT_MAX);
@@ -541,6 +605,20 @@ void parse_space(const toml::table* table, ExperimentSpec& spec, Problems& probl
   }
 }
 
+// The label columns the task reads: several only for regression.
+void check_task_labels(Section s, const ExperimentSpec& spec) {
+  if (spec.data.label_columns.size() > 1 && spec.task != datasets::TaskKind::regression) {
+    s.report("label_column", fmt::format("lists {} columns: several target columns are for task = \"regression\"; "
+                                         "task {} reads one", spec.data.label_columns.size(), datasets::to_string(spec.task)));
+  }
+  const auto builtin = datasets::parse_builtin_source(spec.data.source);
+  if (spec.task != datasets::TaskKind::classification &&
+      (builtin == datasets::BuiltinSource::idx || builtin == datasets::BuiltinSource::images)) {
+    s.report("source", fmt::format("{} holds class labels; task {} needs source = \"csv\" (or a registered source)",
+                                   spec.data.source, datasets::to_string(spec.task)));
+  }
+}
+
 std::string default_name(const std::string& origin) {
   fs::path p(origin);
   return p.extension() == ".toml" && !p.stem().empty() ? p.stem().string() : "experiment";
@@ -587,6 +665,7 @@ Result<ExperimentSpec> parse_spec_string_with(const std::string& toml_text, cons
   } else if (table_of("data")) {  // a non-table [data] is already reported
     parse_data(Section(table_of("data"), "data", problems), spec.data, base);
   }
+  check_task_labels(Section(table_of("data"), "data", problems), spec);
   parse_cluster(Section(table_of("cluster"), "cluster", problems), spec.cluster);
   if (!root.contains("space") || table_of("space")) {
     const size_t before = problems.size();
@@ -619,7 +698,8 @@ json spec_to_json(const ExperimentSpec& spec) {
   const ClusterSpec& c = spec.cluster;
   return json{
       {"name", spec.name}, {"epochs", spec.epochs}, {"seed", spec.seed}, {"search", to_string(spec.search)},
-      {"samples", spec.samples}, {"metric", to_string(spec.metric)}, {"spec_dir", spec.spec_dir},
+      {"samples", spec.samples}, {"metric", to_string(spec.metric)}, {"metric_goal", goal_of(spec.metric)},
+      {"task", datasets::to_string(spec.task)}, {"spec_dir", spec.spec_dir},
       {"max_epochs", spec.max_epochs}, {"min_epochs", spec.min_epochs}, {"eta", spec.eta},
       {"brackets", spec.brackets}, {"population", spec.population}, {"ready", spec.ready},
       {"exploit_fraction", spec.exploit_fraction}, {"perturb", spec.perturb},
@@ -635,7 +715,7 @@ json spec_to_json(const ExperimentSpec& spec) {
       {"data", {{"source", d.source}, {"path", d.path}, {"train_images", d.train_images},
                 {"train_labels", d.train_labels}, {"test_images", d.test_images},
                 {"test_labels", d.test_labels}, {"train", d.train}, {"test", d.test},
-                {"label_column", d.label_column}, {"validation_fraction", d.validation_fraction},
+                {"label_column", d.label_column}, {"label_columns", d.label_columns}, {"validation_fraction", d.validation_fraction},
                 {"test_fraction", d.test_fraction}, {"partitions", d.partitions},
                 {"limit", d.limit}, {"normalization", d.normalization}, {"image_size", d.image_size},
                 {"color", d.color}, {"resize", d.resize}, {"skip_bad", d.skip_bad}, {"augment", d.augment},
@@ -676,6 +756,6 @@ const std::vector<std::string>& search_specific_keys() {
 }
 
 
-bool metric_higher_is_better(const std::string& metric) { return parse_metric(metric) != Metric::val_loss; }
+bool metric_higher_is_better(const std::string& metric) { return metric_from_record(metric).higher_is_better(); }
 
 }  // namespace cerebro

@@ -25,7 +25,8 @@ struct DataSpec {
                                        // tree (train/<class>/*, optional test/<class>/*) or a CSV manifest
   std::string train_images, train_labels, test_images, test_labels;  // idx: explicit files instead of path
   std::string train, test;             // csv files (test optional)
-  std::string label_column;            // csv: required
+  std::string label_column;            // csv: required (the first column when a list is given)
+  std::vector<std::string> label_columns;  // csv: every label column (regression: one or more targets)
   double validation_fraction = 0.1;    // [0, 1)
   double test_fraction = 0.1;          // csv without `test`: (0, 1)
   int partitions = 0;                  // 0 = one per worker
@@ -70,6 +71,10 @@ struct ExperimentSpec {
   // searches accept them, and their cross-checks, are the search registry's
   // (runtime/search/search_registry.hpp).
   int samples = 0;                     // random, asha: number of configs (required, >= 1)
+  // What is learned: the labels' kind, the loss and the metrics (docs/SPEC.md, "Tasks").
+  datasets::TaskKind task = datasets::TaskKind::classification;
+  // The ranking metric: any metric the task computes (default: default_metric(task)), or a training
+  // template's own metric, whose direction `metric_goal` gives.
   Metric metric = Metric::val_accuracy;
   // AutoML procedures (docs/SPEC.md, "Search procedures"); each key only with its searches.
   int max_epochs = 0;                  // asha, hyperband: R, the most epochs a config trains (required)
@@ -166,8 +171,9 @@ const std::vector<std::string>& normalization_names();    // auto, none, global,
 const std::vector<std::string>& search_specific_keys();
 // search_names() is in search_kind.hpp, scheduler_names() in scheduler_kind.hpp.
 
-// True if a larger value of the metric named `metric` is better (val_accuracy),
-// false for val_loss; for a name read back from a stored record.
+// True if a larger value of the metric named `metric` is better (val_accuracy,
+// val_r2 ...), false for val_loss, val_mse ...; for a name read back from a
+// stored record (a template's metric: metric_from_record with its goal).
 bool metric_higher_is_better(const std::string& metric);
 
 }  // namespace cerebro

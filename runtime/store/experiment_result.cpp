@@ -34,7 +34,7 @@ experiment_result result_from_summary(const std::string& experiment, const std::
   }
   // The order of the CLI's leaderboard (rank_configs): ranked best first,
   // then the unranked by id.
-  const bool higher = metric_higher_is_better(r.metric);
+  const bool higher = metric_from_record(r.metric, summary.value("metric_goal", std::string())).higher_is_better();
   std::stable_sort(r.leaderboard.begin(), r.leaderboard.end(), [&](const leaderboard_entry& a, const leaderboard_entry& b) {
     if (a.validated != b.validated) return a.validated;
     if (!a.validated) return a.config < b.config;

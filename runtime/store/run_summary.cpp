@@ -1,6 +1,7 @@
 #include "runtime/store/run_summary.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include <fmt/format.h>
@@ -11,8 +12,30 @@ namespace cerebro {
 
 std::vector<Standing> rank_configs(const std::vector<ConfigRecord>& configs, const std::vector<UnitLogEntry>& log,
                                    const std::string& metric) {
-  // The metric's name as stored in the run's meta: anything but val_loss ranks by accuracy, as it always has.
-  const bool loss = parse_metric(metric) == Metric::val_loss;
+  return rank_configs(configs, log, metric_from_record(metric));
+}
+
+Metric stored_metric(const StateStore& store) {
+  return metric_from_record(store.get_meta("metric").value_or("val_accuracy"), store.get_meta("metric_goal").value_or(""));
+}
+
+void store_metric(StateStore& store, const Metric& metric) {
+  store.put_meta("metric", to_string(metric));
+  store.put_meta("metric_goal", goal_of(metric));
+}
+
+std::vector<std::pair<std::string, double>> named_values(const EpochMetrics& epoch) {
+  std::vector<std::pair<std::string, double>> out;
+  if (epoch.val_metrics.empty()) return {{"val_accuracy", epoch.val_accuracy}};
+  // accuracy first, as before named values; then the others by name
+  if (auto it = epoch.val_metrics.find("accuracy"); it != epoch.val_metrics.end()) out.emplace_back("val_accuracy", it->second);
+  for (const auto& [name, value] : epoch.val_metrics)
+    if (name != "accuracy") out.emplace_back("val_" + name, value);
+  return out;
+}
+
+std::vector<Standing> rank_configs(const std::vector<ConfigRecord>& configs, const std::vector<UnitLogEntry>& log,
+                                   const Metric& metric) {
   std::vector<Standing> out;
   for (const auto& c : configs) {
     Standing s{c.id, c.status, c.error, c.params, epoch_metrics(log, c.id), std::nullopt};
@@ -21,14 +44,15 @@ std::vector<Standing> rank_configs(const std::vector<ConfigRecord>& configs, con
         return e.config == c.id && e.epoch == it->epoch && e.has_validation;
       });
       if (validated) {
-        s.metric = loss ? it->val_loss : it->val_accuracy;
+        const double value = metric_value(metric, it->val_loss, it->val_accuracy, it->val_metrics);
+        if (!std::isnan(value) || metric.quantity() == "loss") s.metric = value;
         break;
       }
     }
     if (config_failed(c.status)) s.metric.reset();
     out.push_back(std::move(s));
   }
-  const bool higher = !loss;
+  const bool higher = metric.higher_is_better();
   std::stable_sort(out.begin(), out.end(), [&](const Standing& a, const Standing& b) {
     if (a.metric.has_value() != b.metric.has_value()) return a.metric.has_value();
     if (!a.metric) return a.id < b.id;
@@ -100,12 +124,11 @@ nlohmann::json build_summary(const RunFacts& f, const std::vector<Standing>& ran
   std::sort(by_id.begin(), by_id.end(), [](const Standing& a, const Standing& b) { return a.id < b.id; });
   for (const auto& s : by_id) {
     nlohmann::json epochs = nlohmann::json::array();
-    for (const auto& e : s.epochs)
-      epochs.push_back({{"epoch", e.epoch},
-                        {"train_loss", e.train_loss},
-                        {"val_loss", e.val_loss},
-                        {"val_accuracy", e.val_accuracy},
-                        {"seconds", e.seconds}});
+    for (const auto& e : s.epochs) {
+      nlohmann::json epoch{{"epoch", e.epoch}, {"train_loss", e.train_loss}, {"val_loss", e.val_loss}, {"seconds", e.seconds}};
+      for (const auto& [name, value] : named_values(e)) epoch[name] = value;
+      epochs.push_back(std::move(epoch));
+    }
     // "metric": the config's standing on the leaderboard (null: unranked).
     nlohmann::json entry{{"id", s.id}, {"params", s.params}, {"status", to_string(s.status)}, {"epochs", epochs},
                          {"metric", s.metric ? nlohmann::json(*s.metric) : nlohmann::json(nullptr)}};
@@ -118,6 +141,7 @@ nlohmann::json build_summary(const RunFacts& f, const std::vector<Standing>& ran
           {"partitions", f.partitions},
           {"epochs", f.epochs},
           {"metric", f.metric},
+          {"metric_goal", f.metric_goal},
           {"wall_s", f.wall_s},
           {"units", log.size()},
           {"unit_compute_s", times.unit_compute_s},
@@ -132,7 +156,16 @@ nlohmann::json build_summary(const RunFacts& f, const std::vector<Standing>& ran
 }
 
 std::string metrics_csv(const std::vector<Standing>& ranked) {
-  std::string out = "config,epoch,status,train_loss,val_loss,val_accuracy,seconds,params\n";
+  // The named values' columns: every name any epoch has, in order of first appearance.
+  std::vector<std::string> columns;
+  for (const auto& s : ranked)
+    for (const auto& e : s.epochs)
+      for (const auto& [name, value] : named_values(e))
+        if (std::find(columns.begin(), columns.end(), name) == columns.end()) columns.push_back(name);
+  if (columns.empty()) columns.push_back("val_accuracy");
+  std::string out = "config,epoch,status,train_loss,val_loss";
+  for (const auto& c : columns) out += "," + c;
+  out += ",seconds,params\n";
   std::vector<Standing> by_id = ranked;
   std::sort(by_id.begin(), by_id.end(), [](const Standing& a, const Standing& b) { return a.id < b.id; });
   for (const auto& s : by_id) {
@@ -140,9 +173,15 @@ std::string metrics_csv(const std::vector<Standing>& ranked) {
     std::string quoted = "\"";
     for (char c : params) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
     quoted += "\"";
-    for (const auto& e : s.epochs)
-      out += fmt::format("{},{},{},{:.6f},{:.6f},{:.6f},{:.3f},{}\n", s.id, e.epoch, to_string(s.status), e.train_loss,
-                         e.val_loss, e.val_accuracy, e.seconds, quoted);
+    for (const auto& e : s.epochs) {
+      out += fmt::format("{},{},{},{:.6f},{:.6f}", s.id, e.epoch, to_string(s.status), e.train_loss, e.val_loss);
+      const auto values = named_values(e);
+      for (const auto& c : columns) {
+        auto it = std::find_if(values.begin(), values.end(), [&](const auto& v) { return v.first == c; });
+        out += it == values.end() ? std::string(",") : fmt::format(",{:.6f}", it->second);
+      }
+      out += fmt::format(",{:.3f},{}\n", e.seconds, quoted);
+    }
   }
   return out;
 }

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runtime/spec/metric.hpp"
 #include "runtime/store/state_store.hpp"
 
 namespace cerebro {
@@ -19,6 +20,7 @@ struct RunFacts {
   int partitions = 0;
   int epochs = 0;
   std::string metric = "val_accuracy";
+  std::string metric_goal = "maximize";  // "maximize" | "minimize"
   double wall_s = 0;
   double unit_span_s = 0;
 };
@@ -33,9 +35,24 @@ struct Standing {
   std::optional<double> metric;  // none when it never validated
 };
 
-// Configs ranked best first by the metric (unranked ones last, by id).
+// Configs ranked best first by the metric (unranked ones last, by id; a
+// config whose validation lacks the metric is unranked).
+std::vector<Standing> rank_configs(const std::vector<ConfigRecord>& configs, const std::vector<UnitLogEntry>& log,
+                                   const Metric& metric);
+// The same with the metric's stored name (metric_from_record: a template's
+// metric ranks higher-is-better unless stored_metric is used).
 std::vector<Standing> rank_configs(const std::vector<ConfigRecord>& configs, const std::vector<UnitLogEntry>& log,
                                    const std::string& metric);
+
+// The run's metric as its store records it (meta "metric" and "metric_goal").
+Metric stored_metric(const StateStore& store);
+// Records `metric` in the store's meta (what stored_metric reads).
+void store_metric(StateStore& store, const Metric& metric);
+
+// An epoch's named validation values as summary.json and metrics.csv show them
+// ("val_accuracy", "val_r2" ...; without named values, as recorded before
+// them: val_accuracy), the loss not included.
+std::vector<std::pair<std::string, double>> named_values(const EpochMetrics& epoch);
 
 // unit_compute_s: seconds of training and validation; hop_overhead_fraction:
 // the rest of the units' spans (state fetch, restore and save, messages, the
@@ -76,7 +93,8 @@ double makespan_over_compute(double wall_s, double unit_compute_s, int workers);
 nlohmann::json build_summary(const RunFacts& facts, const std::vector<Standing>& ranked,
                              const std::vector<UnitLogEntry>& log, const nlohmann::json& best);
 
-// One row per config epoch: config,epoch,status,train_loss,val_loss,val_accuracy,seconds,params
+// One row per config epoch: config,epoch,status,train_loss,val_loss,<each named
+// value, e.g. val_accuracy,val_macro_f1 or val_mse,val_mae,val_r2>,seconds,params
 std::string metrics_csv(const std::vector<Standing>& ranked);
 
 // A fixed-width text table, best first.

@@ -77,7 +77,7 @@ nlohmann::json to_json(const UnitLogEntry& e) {
           {"epoch", e.epoch},       {"worker", e.worker},     {"status", to_string(e.status)},
           {"seed", e.seed},         {"train_loss", e.train_loss}, {"examples", e.examples},
           {"has_validation", e.has_validation}, {"val_loss", e.val_loss}, {"val_accuracy", e.val_accuracy},
-          {"start_s", e.start_s},   {"end_s", e.end_s},       {"train_s", e.train_s},
+          {"val_metrics", e.val_metrics},  {"start_s", e.start_s},   {"end_s", e.end_s},       {"train_s", e.train_s},
           {"validate_s", e.validate_s}, {"restore_s", e.restore_s}, {"save_s", e.save_s},
           {"state_checksum", e.state_checksum}, {"state_bytes", e.state_bytes}, {"rolled_back", e.rolled_back}};
   if (e.gang > 0) {  // only gang entries carry the keys: logs of MOP runs read as before
@@ -101,6 +101,7 @@ UnitLogEntry unit_log_entry_from_json(const nlohmann::json& j) {
   j.at("has_validation").get_to(e.has_validation);
   j.at("val_loss").get_to(e.val_loss);
   j.at("val_accuracy").get_to(e.val_accuracy);
+  if (auto it = j.find("val_metrics"); it != j.end()) it->get_to(e.val_metrics);
   j.at("start_s").get_to(e.start_s);
   j.at("end_s").get_to(e.end_s);
   j.at("train_s").get_to(e.train_s);
@@ -128,6 +129,7 @@ std::vector<EpochMetrics> epoch_metrics(const std::vector<UnitLogEntry>& log, Co
     if (e.has_validation) {
       m.val_loss = e.val_loss;
       m.val_accuracy = e.val_accuracy;
+      m.val_metrics = e.val_metrics;
     }
   }
   std::vector<EpochMetrics> out;

@@ -6,6 +6,7 @@
 // per directory per process.
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -44,6 +45,7 @@ struct UnitLogEntry {
   int64_t examples = 0;
   bool has_validation = false;  // the config's last unit of the epoch validates
   double val_loss = 0, val_accuracy = 0;
+  std::map<std::string, double> val_metrics;  // named metrics of the task or template ("r2" ...)
   double start_s = 0, end_s = 0;  // dispatch and commit times, seconds since the run started
   double train_s = 0, validate_s = 0, restore_s = 0, save_s = 0;
   std::string state_checksum;
@@ -65,6 +67,7 @@ struct EpochMetrics {
   int32_t epoch = 0;
   double train_loss = 0;  // example-weighted over the epoch's units
   double val_loss = 0, val_accuracy = 0;
+  std::map<std::string, double> val_metrics;
   double seconds = 0;     // compute seconds of the epoch's units
 };
 std::vector<EpochMetrics> epoch_metrics(const std::vector<UnitLogEntry>& log, ConfigId config);

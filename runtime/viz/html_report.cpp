@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -69,7 +71,7 @@ std::string facts(const RunView& run) {
   std::string out = "<p class=\"facts\">";
   out += fmt::format("metric <b>{}</b> ({} is better) &middot; <b>{}</b> configs &middot; <b>{}</b> units on <b>{}</b> "
                      "workers",
-                     escape(run.metric), parse_metric(run.metric) == Metric::val_loss ? "lower" : "higher",
+                     escape(run.metric), run.metric_higher_is_better ? "higher" : "lower",
                      run.ranked.size(), run.log.size(), log_workers(run.log).size());
   if (s.is_object()) {
     if (s.contains("partitions")) out += fmt::format(" &middot; <b>{}</b> partitions", s["partitions"].dump());
@@ -112,20 +114,32 @@ std::string leaderboard(const RunView& run) {
 
 std::string learning_curves(const RunView& run) {
   struct Which {
-    const char* id;
-    const char* title;
-    double EpochMetrics::*field;
+    std::string id;
+    std::string title;
+    std::function<std::optional<double>(const EpochMetrics&)> value;  // none: the epoch lacks it
     bool needs_validation;
   };
-  const Which charts[] = {{"curve-val_accuracy", "validation accuracy", &EpochMetrics::val_accuracy, true},
-                          {"curve-val_loss", "validation loss", &EpochMetrics::val_loss, true},
-                          {"curve-train_loss", "training loss", &EpochMetrics::train_loss, false}};
+  std::vector<Which> charts = {
+      {"curve-val_accuracy", "validation accuracy", [](const EpochMetrics& e) { return std::optional<double>(e.val_accuracy); }, true},
+      {"curve-val_loss", "validation loss", [](const EpochMetrics& e) { return std::optional<double>(e.val_loss); }, true},
+      {"curve-train_loss", "training loss", [](const EpochMetrics& e) { return std::optional<double>(e.train_loss); }, false}};
+  // Another task's (or a template's) metric gets a curve of its own, read by name.
+  if (run.metric != "val_accuracy" && run.metric != "val_loss") {
+    const std::string metric = run.metric;
+    charts.push_back({"curve-" + metric, "validation " + metric.substr(metric.rfind("val_", 0) == 0 ? 4 : 0),
+                      [metric](const EpochMetrics& e) -> std::optional<double> {
+                        for (const auto& [name, value] : named_values(e))
+                          if (name == metric) return value;
+                        return std::nullopt;
+                      },
+                      true});
+  }
   const auto validated = validated_epochs(run.log);
   std::string out = "<div class=\"charts\">\n";
   // The run's metric first.
   std::vector<const Which*> order;
   for (const auto& w : charts)
-    if (run.metric == std::string(w.id).substr(6)) order.insert(order.begin(), &w);
+    if (run.metric == w.id.substr(6)) order.insert(order.begin(), &w);
     else order.push_back(&w);
   for (const auto* w : order) {
     svg::LineChart chart{w->id, w->title, "epoch", w->title, {}, true};
@@ -133,7 +147,7 @@ std::string learning_curves(const RunView& run) {
       svg::Series s{c.id, fmt::format("config {}: {}", c.id, describe_params(c.params)), {}};
       for (const auto& e : c.epochs)
         if (!w->needs_validation || validated.count({c.id, e.epoch}))
-          s.points.push_back({static_cast<double>(e.epoch), e.*(w->field)});
+          if (auto value = w->value(e)) s.points.push_back({static_cast<double>(e.epoch), *value});
       chart.series.push_back(std::move(s));
     }
     out += svg::line_chart(chart);
@@ -167,7 +181,7 @@ std::string parallel(const RunView& run) {
   }
   svg::ParallelAxis metric_axis;
   metric_axis.name = run.metric;
-  metric_axis.higher_is_better = parse_metric(run.metric) != Metric::val_loss;
+  metric_axis.higher_is_better = run.metric_higher_is_better;
   bool any_metric = false;
   for (const auto& c : run.ranked)
     if (c.metric) {

@@ -17,7 +17,9 @@ RunView run_view_of(const StateStore& store, const std::string& experiment) {
   view.experiment = store.get_meta("experiment_id").value_or(experiment);
   view.metric = store.get_meta("metric").value_or("val_accuracy");
   view.log = store.unit_log();
-  view.ranked = rank_configs(store.configs(), view.log, view.metric);
+  const Metric metric = stored_metric(store);  // a template metric keeps its goal
+  view.metric_higher_is_better = metric.higher_is_better();
+  view.ranked = rank_configs(store.configs(), view.log, metric);
   return view;
 }
 

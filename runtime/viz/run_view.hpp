@@ -22,6 +22,7 @@ struct RunView {
   std::vector<Standing> ranked;  // best first (rank_configs)
   std::vector<UnitLogEntry> log;  // committed units, in commit order
   nlohmann::json summary;  // summary.json; null while the run has not finished
+  bool metric_higher_is_better = true;  // the metric's direction (a template's metric: its recorded goal)
 };
 
 // The view of a store (summary left null).

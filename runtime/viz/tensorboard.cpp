@@ -213,9 +213,17 @@ std::string hparams_experiment(double wall_time, const RunView& run) {
     }
     experiment.message(hparams::hparam_infos, info);
   }
-  for (auto [tag, dataset] : {std::pair<const char*, int>{"val_accuracy", hparams::dataset_validation},
-                              {"val_loss", hparams::dataset_validation},
-                              {"train_loss", hparams::dataset_training}}) {
+  std::vector<std::pair<std::string, int>> tags = {{"val_accuracy", hparams::dataset_validation},
+                                                   {"val_loss", hparams::dataset_validation},
+                                                   {"train_loss", hparams::dataset_training}};
+  // The task's (or a template's) other metrics, as the configs' epochs name them: val_r2 ...
+  std::set<std::string> named;
+  for (const auto& c : run.ranked)
+    for (const auto& e : c.epochs)
+      for (const auto& [tag, value] : named_values(e))
+        if (tag != "val_accuracy") named.insert(tag);
+  for (const auto& tag : named) tags.emplace_back(tag, hparams::dataset_validation);
+  for (const auto& [tag, dataset] : tags) {
     Message name;
     name.bytes(hparams::name_tag, tag);
     Message metric;
@@ -286,6 +294,8 @@ Result<std::vector<std::string>> write_tensorboard_logs(const std::string& run_d
       if (t.validated.count(e.epoch)) {
         events.push_back(tensorboard_events::scalar(at, e.epoch, "val_loss", static_cast<float>(e.val_loss)));
         events.push_back(tensorboard_events::scalar(at, e.epoch, "val_accuracy", static_cast<float>(e.val_accuracy)));
+        for (const auto& [tag, value] : named_values(e))
+          if (tag != "val_accuracy") events.push_back(tensorboard_events::scalar(at, e.epoch, tag, static_cast<float>(value)));
       }
       events.push_back(tensorboard_events::scalar(at, e.epoch, "epoch_seconds", static_cast<float>(e.seconds)));
     }

@@ -21,6 +21,7 @@
 #include "tools/command_support.hpp"
 #include "tools/progress.hpp"
 #include "tools/shared_options.hpp"
+#include "tools/status_format.hpp"
 #include "tools/ui_server.hpp"
 
 namespace fs = std::filesystem;
@@ -45,8 +46,7 @@ void print_result(const nlohmann::json& summary, const std::string& dir) {
   if (best.is_null()) {
     fmt::print("no config completed an epoch: there is no best config\n");
   } else {
-    fmt::print("best: config {} val_accuracy {:.4f} test_accuracy {:.4f}\n", best["id"].get<int>(),
-               best["val_accuracy"].get<double>(), best["test_accuracy"].get<double>());
+    fmt::print("{}\n", best_line(summary));
   }
 }
 
@@ -59,7 +59,7 @@ int run_and_report(RunOptions options) {
   if (!summary.ok()) return fail(summary.error());
   auto store = StateStore::open((fs::path(options.out_dir) / "state").string(), false);
   if (store.ok()) {
-    fmt::print("\n{}", format_leaderboard(rank_configs((*store)->configs(), (*store)->unit_log(), to_string(options.spec.metric)),
+    fmt::print("\n{}", format_leaderboard(rank_configs((*store)->configs(), (*store)->unit_log(), options.spec.metric),
                                           to_string(options.spec.metric), 20));
   }
   if (auto front = format_pareto_front(*summary); !front.empty()) fmt::print("\n{}", front);
@@ -102,8 +102,10 @@ int replay(const std::string& original, std::string out_dir) {
     const auto& a = before["configs"][i];
     const auto& b = after["configs"][i];
     for (size_t e = 0; e < a["epochs"].size(); ++e) {
-      for (const char* key : {"train_loss", "val_loss", "val_accuracy"}) {
-        if (e >= b["epochs"].size() || a["epochs"][e][key] != b["epochs"][e][key]) {
+      // Every recorded value of the epoch (train_loss, val_loss, val_accuracy, val_r2 ...) but its time.
+      for (const auto& [key, value] : a["epochs"][e].items()) {
+        if (key == "seconds") continue;
+        if (e >= b["epochs"].size() || value != b["epochs"][e][key]) {
           ++differing;
           fmt::print(stderr, "config {} epoch {}: {} differs\n", a["id"].get<int>(), e, key);
         }

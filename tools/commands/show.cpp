@@ -93,9 +93,9 @@ int show(const std::string& dir, size_t top, bool units) {
     print_schedule(log, workers, wall_s);
     return 0;
   }
-  auto metric = (*store)->get_meta("metric").value_or("val_accuracy");
+  const Metric metric = stored_metric(**store);
   auto ranked = rank_configs((*store)->configs(), (*store)->unit_log(), metric);
-  fmt::print("{}", format_leaderboard(ranked, metric, top));
+  fmt::print("{}", format_leaderboard(ranked, to_string(metric), top));
   std::ifstream in(fs::path(dir) / "summary.json");
   if (in) {
     auto summary = nlohmann::json::parse(in, nullptr, false);

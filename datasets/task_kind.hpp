@@ -1,0 +1,22 @@
+#pragma once
+// What an experiment learns, as far as its labels go ([experiment] task):
+// classification reads one class index per example; regression one or more
+// numeric targets; multilabel a set of labels per example (a `;`-separated
+// CSV cell), kept as a multi-hot row. The ETL reads labels by it, the models
+// pick the task's loss and metrics by it (models/task.hpp).
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cerebro::datasets {
+
+enum class TaskKind { classification, regression, multilabel };
+
+// "classification" | "regression" | "multilabel"
+std::string to_string(TaskKind task);
+std::optional<TaskKind> parse_task_kind(const std::string& name);
+// The accepted names, the default (classification) first.
+const std::vector<std::string>& task_kind_names();
+
+}  // namespace cerebro::datasets

@@ -1,0 +1,192 @@
+#include "models/predict.hpp"
+
+#include <cmath>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "datasets/csv.hpp"
+#include "datasets/idx.hpp"
+#include "datasets/normalization.hpp"
+#include "models/model.hpp"
+#include "runtime/base/file_io.hpp"
+
+namespace fs = std::filesystem;
+
+namespace cerebro::models {
+
+namespace {
+
+constexpr const char* kInfoEntry = "cerebro/model_info.json";
+
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// The examples to predict, as the model saw its training data (normalised).
+Result<datasets::Dataset> load_examples(const std::string& data_path, const nlohmann::json& info) {
+  std::error_code ec;
+  if (!fs::exists(data_path, ec)) return Status::not_found(data_path + ": data not found");
+  Result<datasets::Dataset> data = Status::error("");
+  const bool idx = fs::is_directory(data_path, ec) || data_path.find("idx3-ubyte") != std::string::npos;
+  if (idx) {
+    std::string images = data_path, labels;
+    if (fs::is_directory(data_path, ec)) {
+      auto files = datasets::find_idx_files(data_path);
+      if (!files) return files.status();
+      images = files->test_images;
+      labels = files->test_labels;
+    } else {
+      labels = images;
+      labels.replace(labels.find("images-idx3"), std::string("images-idx3").size(), "labels-idx1");
+    }
+    data = datasets::load_idx(images, labels);
+  } else {
+    auto features = info.value("feature_names", std::vector<std::string>{});
+    if (features.empty())
+      return Status::invalid_argument("the model's info names no CSV feature columns (it was not trained on a CSV)");
+    data = datasets::load_csv_features(data_path, features);
+  }
+  if (!data) return data.status();
+  const auto shape = info.at("sample_shape").get<std::vector<int64_t>>();
+  if (data->sample_shape != shape)
+    return Status::invalid_argument(fmt::format("{}: examples of shape [{}], the model was trained on [{}]", data_path,
+                                                fmt::join(data->sample_shape, ","), fmt::join(shape, ",")));
+  const auto& norm = info.at("normalization");
+  datasets::Normalization n{norm.at("mean").get<std::vector<float>>(), norm.at("stddev").get<std::vector<float>>()};
+  try {
+    datasets::apply_normalization(*data, n);
+  } catch (const std::exception& e) {
+    return Status::invalid_argument(std::string("the model's normalisation does not fit the data: ") + e.what());
+  }
+  return data;
+}
+
+std::string csv_cell(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string out = "\"";
+  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+}  // namespace
+
+nlohmann::json model_info(const datasets::Manifest& m) {
+  return {{"task", datasets::to_string(m.task)},
+          {"sample_shape", m.sample_shape},
+          {"num_classes", m.num_classes},
+          {"class_names", m.class_names},
+          {"feature_names", m.feature_names},
+          {"normalization", {{"mode", m.normalization_mode}, {"mean", m.normalization.mean}, {"stddev", m.normalization.stddev}}},
+          {"target_mean", m.target_mean},
+          {"target_stddev", m.target_stddev}};
+}
+
+Status attach_model_info(const std::string& path, const nlohmann::json& info) {
+  try {
+    auto module = torch::jit::load(path);
+    torch::jit::ExtraFilesMap extra{{kInfoEntry, info.dump(2)}};
+    const std::string tmp = path + ".info-tmp";
+    module.save(tmp, extra);
+    fs::rename(tmp, path);
+    return Status::ok_status();
+  } catch (const std::exception& e) {
+    return Status::error(fmt::format("{}: cannot store the model info: {}", path, first_line(e.what())));
+  }
+}
+
+Result<nlohmann::json> read_model_info(const std::string& model_path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(model_path, ec)) return Status::not_found(model_path + ": model file not found");
+  torch::jit::ExtraFilesMap extra{{kInfoEntry, ""}};
+  try {
+    torch::jit::load(model_path, c10::nullopt, extra);
+  } catch (const std::exception& e) {
+    return Status::invalid_argument(fmt::format("{}: not a TorchScript model file: {}", model_path, first_line(e.what())));
+  }
+  std::string text = extra[kInfoEntry];
+  if (text.empty()) {
+    const auto beside = fs::path(model_path).parent_path() / kModelInfoFile;
+    auto file = read_whole_file(beside.string());
+    if (!file)
+      return Status::invalid_argument(fmt::format("{}: holds no model info and there is no {} beside it: export it "
+                                                  "from a run (best_model.pt, or export CONFIG in the REPL)",
+                                                  model_path, kModelInfoFile));
+    text = *file;
+  }
+  auto info = nlohmann::json::parse(text, nullptr, false);
+  if (info.is_discarded() || !info.is_object()) return Status::invalid_argument(model_path + ": its model info is not a JSON object");
+  return info;
+}
+
+Result<int64_t> predict_to_csv(const std::string& model_path, const std::string& data_path, const std::string& out_path) {
+  auto info = read_model_info(model_path);
+  if (!info) return info.status();
+  try {
+    auto examples = load_examples(data_path, *info);
+    if (!examples) return examples.status();
+    auto module = torch::jit::load(model_path);
+    module.eval();
+    torch::NoGradGuard no_grad;
+    const auto task = datasets::parse_task_kind(info->value("task", std::string("classification")))
+                          .value_or(datasets::TaskKind::classification);
+    const auto names = info->value("class_names", std::vector<std::string>{});
+    const auto width = info->at("num_classes").get<int64_t>();
+    auto name_of = [&](int64_t k) { return k < static_cast<int64_t>(names.size()) ? names[k] : std::to_string(k); };
+    const auto mean = info->value("target_mean", std::vector<float>{});
+    const auto stddev = info->value("target_stddev", std::vector<float>{});
+
+    std::string out = "row";
+    if (task == datasets::TaskKind::regression) {
+      for (int64_t k = 0; k < width; ++k) out += "," + csv_cell(name_of(k));
+    } else {
+      out += task == datasets::TaskKind::classification ? ",class" : ",labels";
+      for (int64_t k = 0; k < width; ++k) out += ",p_" + csv_cell(name_of(k));
+    }
+    out += "\n";
+    const auto& d = *examples;
+    std::vector<int64_t> shape{d.size()};
+    shape.insert(shape.end(), d.sample_shape.begin(), d.sample_shape.end());
+    auto x = torch::from_blob(const_cast<float*>(d.feature_data()), shape, torch::kFloat32);
+    for (int64_t begin = 0; begin < d.size(); begin += 1000) {
+      const int64_t end = std::min(begin + 1000, d.size());
+      auto output = module.forward({x.slice(0, begin, end)}).toTensor().to(torch::kFloat64);
+      if (output.dim() != 2 || output.size(1) != width)
+        return Status::error(fmt::format("{}: the model's output has shape [{}], expected [batch, {}]", model_path,
+                                         fmt::join(output.sizes(), ", "), width));
+      auto probabilities = task == datasets::TaskKind::classification ? output.softmax(1) : output.sigmoid();
+      for (int64_t i = 0; i < end - begin; ++i) {
+        out += std::to_string(begin + i);
+        if (task == datasets::TaskKind::regression) {
+          for (int64_t k = 0; k < width; ++k) {
+            double y = output[i][k].item<double>();
+            if (k < static_cast<int64_t>(stddev.size())) y = y * (stddev[k] > 0 ? stddev[k] : 1.0) + mean[k];
+            out += fmt::format(",{:.6g}", y);
+          }
+        } else {
+          std::string labels;
+          if (task == datasets::TaskKind::classification) {
+            labels = csv_cell(name_of(output[i].argmax().item<int64_t>()));
+          } else {
+            for (int64_t k = 0; k < width; ++k)
+              if (probabilities[i][k].item<double>() > 0.5) labels += (labels.empty() ? "" : ";") + name_of(k);
+            labels = csv_cell(labels);
+          }
+          out += "," + labels;
+          for (int64_t k = 0; k < width; ++k) out += fmt::format(",{:.6f}", probabilities[i][k].item<double>());
+        }
+        out += "\n";
+      }
+    }
+    if (Status s = write_file_atomically(out_path, out); !s.ok()) return s;
+    return d.size();
+  } catch (const c10::Error& e) {
+    return Status::error(fmt::format("{}: prediction failed: {}", model_path, first_line(e.what_without_backtrace())));
+  } catch (const std::exception& e) {
+    return Status::error(fmt::format("{}: prediction failed: {}", model_path, first_line(e.what())));
+  }
+}
+
+}  // namespace cerebro::models

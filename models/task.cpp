@@ -1,0 +1,178 @@
+#include "models/task.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace cerebro::models {
+
+using datasets::TaskKind;
+
+torch::Tensor targets_of(const datasets::Dataset& d) {
+  if (d.has_targets())
+    return torch::from_blob(const_cast<float*>(d.targets.data()), {d.size(), d.target_width}, torch::kFloat32);
+  return torch::from_blob(const_cast<int64_t*>(d.labels.data()), {d.size()}, torch::kInt64);
+}
+
+namespace {
+
+namespace F = torch::nn::functional;
+
+// `sum`: summed over the batch's examples (each example's loss the mean over its targets), for a
+// validation's mean over examples; else the mean to backpropagate.
+torch::Tensor builtin_loss(TaskKind task, const torch::Tensor& output, const torch::Tensor& target, bool sum) {
+  using Reduction = torch::nn::functional::CrossEntropyFuncOptions::reduction_t;
+  const Reduction reduction = sum ? Reduction(torch::kSum) : Reduction(torch::kMean);
+  if (task == TaskKind::classification)
+    return F::cross_entropy(output, target, F::CrossEntropyFuncOptions().reduction(reduction));
+  torch::Tensor loss;
+  if (task == TaskKind::regression) {
+    loss = F::mse_loss(output, target, F::MSELossFuncOptions().reduction(sum ? F::MSELossFuncOptions::reduction_t(torch::kSum) : F::MSELossFuncOptions::reduction_t(torch::kMean)));
+  } else {
+    loss = F::binary_cross_entropy_with_logits(
+        output, target, F::BinaryCrossEntropyWithLogitsFuncOptions().reduction(
+            sum ? F::BinaryCrossEntropyWithLogitsFuncOptions::reduction_t(torch::kSum)
+                : F::BinaryCrossEntropyWithLogitsFuncOptions::reduction_t(torch::kMean)));
+  }
+  return sum ? loss / static_cast<double>(std::max<int64_t>(1, target.size(1))) : loss;
+}
+
+std::string shape_text(const torch::Tensor& t) { return fmt::format("[{}]", fmt::join(t.sizes(), ", ")); }
+
+}  // namespace
+
+Objective::Objective(const ShapeInfo& shape, Model& model) : shape_(shape), template_loss_(model.template_loss()) {}
+
+torch::Tensor Objective::mean_loss(const torch::Tensor& output, const torch::Tensor& target) const {
+  if (!template_loss_) return builtin_loss(shape_.task, output, target, false);
+  auto loss = template_loss_(output, target);
+  if (loss.numel() != 1)
+    throw Error(fmt::format("the template's loss(output, target) must return a scalar Tensor, got shape {}",
+                            shape_text(loss)));
+  return loss.reshape({});
+}
+
+double Objective::summed_loss(const torch::Tensor& output, const torch::Tensor& target) const {
+  // The built-in sum (not mean * n) keeps a classification's val_loss what it always was.
+  if (!template_loss_) return builtin_loss(shape_.task, output, target, true).item<double>();
+  return mean_loss(output, target).item<double>() * static_cast<double>(output.size(0));
+}
+
+torch::Tensor Objective::summed_loss_tensor(const torch::Tensor& output, const torch::Tensor& target) const {
+  if (!template_loss_) return builtin_loss(shape_.task, output, target, true);
+  return mean_loss(output, target) * static_cast<double>(output.size(0));
+}
+
+MetricAccumulator::MetricAccumulator(const ShapeInfo& shape, MetricsFunction template_metrics)
+    : shape_(shape), template_metrics_(std::move(template_metrics)) {
+  const auto width = static_cast<size_t>(std::max<int64_t>(0, shape.num_classes));
+  if (shape.task == TaskKind::classification) {
+    true_positive_.assign(width, 0);
+    false_positive_.assign(width, 0);
+    false_negative_.assign(width, 0);
+  } else if (shape.task == TaskKind::regression) {
+    sum_y_.assign(width, 0.0);
+    sum_y2_.assign(width, 0.0);
+    sum_squared_error_.assign(width, 0.0);
+    sum_abs_error_.assign(width, 0.0);
+  }
+}
+
+void MetricAccumulator::add(const torch::Tensor& output, const torch::Tensor& target) {
+  torch::NoGradGuard no_grad;
+  const int64_t n = output.size(0);
+  examples_ += n;
+  if (template_metrics_) {
+    for (const auto& [name, value] : template_metrics_(output, target)) {
+      if (value.numel() != 1)
+        throw Error(fmt::format("the template's metrics(output, target) must map each name to a scalar Tensor; "
+                                "\"{}\" has shape {}", name, shape_text(value)));
+      template_sums_[name] += value.item<double>() * static_cast<double>(n);
+    }
+    return;
+  }
+  const int64_t width = shape_.num_classes;
+  if (shape_.task == TaskKind::classification) {
+    auto predicted = output.argmax(1);
+    correct_ += predicted.eq(target).sum().item<int64_t>();
+    auto hits = torch::bincount(target.masked_select(predicted.eq(target)), {}, width);
+    auto predicted_counts = torch::bincount(predicted, {}, width);
+    auto target_counts = torch::bincount(target, {}, width);
+    for (int64_t c = 0; c < width; ++c) {
+      const int64_t tp = hits[c].item<int64_t>();
+      true_positive_[c] += tp;
+      false_positive_[c] += predicted_counts[c].item<int64_t>() - tp;
+      false_negative_[c] += target_counts[c].item<int64_t>() - tp;
+    }
+    if (width > 5) top5_correct_ += std::get<1>(output.topk(5, 1)).eq(target.unsqueeze(1)).any(1).sum().item<int64_t>();
+  } else if (shape_.task == TaskKind::regression) {
+    auto scale = torch::ones({width}, torch::kFloat64);
+    for (int64_t k = 0; k < width && k < static_cast<int64_t>(shape_.target_stddev.size()); ++k)
+      if (shape_.target_stddev[static_cast<size_t>(k)] > 0) scale[k] = shape_.target_stddev[static_cast<size_t>(k)];
+    auto y = target.to(torch::kFloat64) * scale;
+    auto error = (output.to(torch::kFloat64) - target.to(torch::kFloat64)) * scale;
+    auto sum_y = y.sum(0), sum_y2 = (y * y).sum(0), sse = (error * error).sum(0), sae = error.abs().sum(0);
+    for (int64_t k = 0; k < width; ++k) {
+      sum_y_[k] += sum_y[k].item<double>();
+      sum_y2_[k] += sum_y2[k].item<double>();
+      sum_squared_error_[k] += sse[k].item<double>();
+      sum_abs_error_[k] += sae[k].item<double>();
+    }
+  } else {
+    auto predicted = output.gt(0);
+    auto truth = target.gt(0.5);
+    rows_all_right_ += predicted.eq(truth).all(1).sum().item<int64_t>();
+    label_tp_ += (predicted & truth).sum().item<int64_t>();
+    label_fp_ += (predicted & ~truth).sum().item<int64_t>();
+    label_fn_ += (~predicted & truth).sum().item<int64_t>();
+  }
+}
+
+std::map<std::string, double> MetricAccumulator::result(double* accuracy) const {
+  std::map<std::string, double> out;
+  if (accuracy) *accuracy = 0;
+  if (examples_ == 0) return out;
+  const double n = static_cast<double>(examples_);
+  if (template_metrics_) {
+    for (const auto& [name, sum] : template_sums_) out[name] = sum / n;
+    return out;
+  }
+  if (shape_.task == TaskKind::classification) {
+    out["accuracy"] = static_cast<double>(correct_) / n;
+    if (accuracy) *accuracy = out["accuracy"];
+    double f1_sum = 0;
+    int64_t classes = 0;
+    for (size_t c = 0; c < true_positive_.size(); ++c) {
+      const int64_t denominator = 2 * true_positive_[c] + false_positive_[c] + false_negative_[c];
+      if (denominator == 0) continue;  // neither a target nor a prediction anywhere
+      f1_sum += 2.0 * static_cast<double>(true_positive_[c]) / static_cast<double>(denominator);
+      ++classes;
+    }
+    out["macro_f1"] = classes ? f1_sum / static_cast<double>(classes) : 0.0;
+    if (shape_.num_classes > 5) out["top5_accuracy"] = static_cast<double>(top5_correct_) / n;
+  } else if (shape_.task == TaskKind::regression) {
+    double sse = 0, sae = 0, r2_sum = 0;
+    for (size_t k = 0; k < sum_y_.size(); ++k) {
+      sse += sum_squared_error_[k];
+      sae += sum_abs_error_[k];
+      const double sst = sum_y2_[k] - sum_y_[k] * sum_y_[k] / n;
+      // Relative to the scale of the targets: a constant target's rounding residue is not variance.
+      if (sst > 1e-12 * std::max(1.0, sum_y2_[k])) {
+        r2_sum += 1.0 - sum_squared_error_[k] / sst;
+      } else {
+        r2_sum += sum_squared_error_[k] == 0 ? 1.0 : 0.0;
+      }
+    }
+    const double values = n * static_cast<double>(sum_y_.size());
+    out["mse"] = values > 0 ? sse / values : 0.0;
+    out["mae"] = values > 0 ? sae / values : 0.0;
+    out["r2"] = sum_y_.empty() ? 0.0 : r2_sum / static_cast<double>(sum_y_.size());
+  } else {
+    out["subset_accuracy"] = static_cast<double>(rows_all_right_) / n;
+    const int64_t denominator = 2 * label_tp_ + label_fp_ + label_fn_;
+    out["micro_f1"] = denominator ? 2.0 * static_cast<double>(label_tp_) / static_cast<double>(denominator) : 0.0;
+  }
+  return out;
+}
+
+}  // namespace cerebro::models

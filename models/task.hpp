@@ -1,0 +1,75 @@
+#pragma once
+// The tasks' built-in losses and metrics, and a training template's own in
+// their place: what one unit minimises and what a validation reports. The
+// metric arithmetic runs on counts accumulated over batches, so a validation
+// pass in batches gives the same numbers as one pass over everything.
+//
+//   classification  cross-entropy; accuracy, macro_f1 (the mean F1 of the
+//                   classes that occur in the targets or the predictions),
+//                   top5_accuracy (more than 5 classes)
+//   regression      MSE on the standardized targets; mse, mae (in the
+//                   targets' units), r2 (the mean over targets of
+//                   1 - SSE/SST; a constant target scores 1 if predicted
+//                   exactly, else 0, as scikit-learn does)
+//   multilabel      binary cross-entropy on logits; subset_accuracy (every
+//                   label right), micro_f1 (over all labels; a label is
+//                   predicted when its logit is > 0)
+// A template's metrics are averaged over the examples (each batch's value
+// weighted by its size).
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "models/model.hpp"
+#include "models/unit_trainer.hpp"
+
+namespace cerebro::models {
+
+// A borrowed view of a dataset's targets: int64 [n] class indices, or float
+// [n, width] for regression and multilabel.
+torch::Tensor targets_of(const datasets::Dataset& d);
+
+// What one batch costs: the template's loss when the model has one, else the
+// task's. Throws cerebro::Error naming `loss` when a template's loss is not a
+// scalar.
+class Objective {
+ public:
+  Objective(const ShapeInfo& shape, Model& model);
+  // The mean loss over the batch (a scalar to backpropagate).
+  torch::Tensor mean_loss(const torch::Tensor& output, const torch::Tensor& target) const;
+  // The summed loss over the batch (for a validation's mean over examples).
+  double summed_loss(const torch::Tensor& output, const torch::Tensor& target) const;
+  // The same as a tensor to backpropagate (the gang trainer sums gradients over its ranks' shares).
+  torch::Tensor summed_loss_tensor(const torch::Tensor& output, const torch::Tensor& target) const;
+
+ private:
+  ShapeInfo shape_;
+  LossFunction template_loss_;
+};
+
+// A validation's metrics over its batches.
+class MetricAccumulator {
+ public:
+  // With `template_metrics` set, those replace the task's built-ins.
+  explicit MetricAccumulator(const ShapeInfo& shape, MetricsFunction template_metrics = {});
+  void add(const torch::Tensor& output, const torch::Tensor& target);
+  // The named metrics of everything added; classification's accuracy also in *accuracy.
+  std::map<std::string, double> result(double* accuracy = nullptr) const;
+
+ private:
+  ShapeInfo shape_;
+  MetricsFunction template_metrics_;
+  int64_t examples_ = 0;
+  // classification
+  int64_t correct_ = 0, top5_correct_ = 0;
+  std::vector<int64_t> true_positive_, false_positive_, false_negative_;
+  // regression, per target (in the targets' units)
+  std::vector<double> sum_y_, sum_y2_, sum_squared_error_, sum_abs_error_;
+  // multilabel
+  int64_t rows_all_right_ = 0, label_tp_ = 0, label_fp_ = 0, label_fn_ = 0;
+  // template metrics: example-weighted sums
+  std::map<std::string, double> template_sums_;
+};
+
+}  // namespace cerebro::models
