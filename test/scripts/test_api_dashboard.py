@@ -18,6 +18,7 @@ import urllib.request
 from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -79,7 +80,10 @@ def main():
             options.add_argument(flag)
         driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
         driver.get(url + "?token=" + token + "&poll=500")
-        wait = WebDriverWait(driver, 90, poll_frequency=0.25)
+        # The page redraws the leaderboard at every poll, so an element found
+        # a moment ago may be gone when it is read: the wait tries again.
+        wait = WebDriverWait(driver, 90, poll_frequency=0.25,
+                             ignored_exceptions=(StaleElementReferenceException,))
         rows = lambda d: d.find_elements(By.CSS_SELECTOR, "#leaderboard tbody tr")
         wait.until(lambda d: len(rows(d)) == 3)
         # Wait until both workers have committed units and a config validated.
@@ -114,7 +118,7 @@ def main():
         status, body = request(url.rstrip("/"), token, "GET", f"/api/v1/experiments/{experiment}/configs/2")
         assert status == 200 and body["status"] == "stopped", body
         # Click a leaderboard row: that config is highlighted in the curves.
-        driver.find_element(By.CSS_SELECTOR, "#leaderboard tr[data-config='0']").click()
+        driver.execute_script("document.querySelector(\"#leaderboard tr[data-config='0']\").click()")
         wait.until(lambda d: d.execute_script(
             "return window.cerebroCharts.curves.data.datasets.find(s => s.config === 0).borderWidth") == 4)
         wait.until(lambda d: d.execute_script(curves) >= 2)
