@@ -53,17 +53,6 @@ std::chrono::milliseconds to_ms(double seconds) {
   return std::chrono::milliseconds(static_cast<int64_t>(std::max(0.001, seconds) * 1000));
 }
 
-template <class T, class Body>
-Result<T> guarded(const std::string& what, Body body) {
-  try {
-    return body();
-  } catch (const c10::Error& e) {
-    return Status::error(fmt::format("{}: {}", what, first_line(e.what_without_backtrace())));
-  } catch (const std::exception& e) {
-    return Status::error(fmt::format("{}: {}", what, e.what()));
-  }
-}
-
 }  // namespace
 
 GangSession::GangSession(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -4,6 +4,8 @@
 // build, restore, save and evaluate a config the same way.
 
 #include <memory>
+
+#include <fmt/format.h>
 #include <string>
 
 #include "datasets/dataset.hpp"
@@ -29,5 +31,18 @@ torch::Tensor features_of(const datasets::Dataset& d);
 // (The targets' view is targets_of, models/task.hpp.)
 Evaluation evaluate_model(Model& model, const ShapeInfo& shape, const datasets::Dataset& data);
 std::string first_line(const std::string& s);
+
+// Runs `body`, turning the exceptions of a bad model or bad state into a Status
+// whose message starts with `what`.
+template <class T, class Body>
+Result<T> guarded(const std::string& what, Body body) {
+  try {
+    return body();
+  } catch (const c10::Error& e) {
+    return Status::error(fmt::format("{}: {}", what, first_line(e.what_without_backtrace())));
+  } catch (const std::exception& e) {
+    return Status::error(fmt::format("{}: {}", what, e.what()));
+  }
+}
 
 }  // namespace cerebro::models::detail

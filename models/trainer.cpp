@@ -169,18 +169,6 @@ Evaluation evaluate_model(Model& model, const ShapeInfo& shape, const datasets::
   return e;
 }
 
-// Runs `body`, turning the exceptions of a bad model or bad state into a Status.
-template <class T, class Body>
-Result<T> guarded(const char* what, Body body) {
-  try {
-    return body();
-  } catch (const c10::Error& e) {
-    return Status::error(fmt::format("{}: {}", what, first_line(e.what_without_backtrace())));
-  } catch (const std::exception& e) {
-    return Status::error(fmt::format("{}: {}", what, e.what()));
-  }
-}
-
 }  // namespace detail
 using namespace detail;
 

@@ -69,19 +69,20 @@ optimizer = ["adam"]
 
 // The issue's parity workload: 8 configs x 2 partitions x 1 epoch on 24,000
 // examples, mlp and cnn (states of 0.3 to 3 MB).
-std::string parity_spec(const std::string& data_dir) {
+std::string grid_bench_spec(const std::string& name, int epochs, const std::string& data_dir, int64_t limit,
+                            int workers) {
   return fmt::format(R"(
 [experiment]
-name = "parity"
-epochs = 1
+name = "{}"
+epochs = {}
 seed = 42
 [data]
 source = "idx"
 path = "{}"
 validation_fraction = 0.1
-limit = 24000
+limit = {}
 [cluster]
-workers = 2
+workers = {}
 threads_per_worker = 1
 [space]
 model = ["mlp", "cnn"]
@@ -89,8 +90,10 @@ lr = [1e-3, 3e-4]
 batch_size = [64, 256]
 optimizer = ["adam"]
 )",
-                     data_dir);
+                     name, epochs, data_dir, limit, workers);
 }
+
+std::string parity_spec(const std::string& data_dir) { return grid_bench_spec("parity", 1, data_dir, 24000, 2); }
 
 Result<std::unique_ptr<BenchCluster>> BenchCluster::start(const std::string& dir, int agents) {
   std::unique_ptr<BenchCluster> c(new BenchCluster());

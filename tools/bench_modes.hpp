@@ -62,6 +62,10 @@ struct ModeOptions {
   std::string json_path;
 };
 
+// The bench's grid ({mlp, cnn} x lr {1e-3, 3e-4} x batch {64, 256}, Adam) as a
+// spec (TOML text); the reference workload and the parity mode both train it.
+std::string grid_bench_spec(const std::string& name, int epochs, const std::string& data_dir, int64_t limit,
+                            int workers);
 // The experiment specs of the two modes (TOML text).
 std::string small_units_spec(const std::string& data_dir);
 std::string parity_spec(const std::string& data_dir);

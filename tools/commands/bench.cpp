@@ -50,26 +50,7 @@ struct BenchOptions {
 };
 
 std::string reference_spec(const BenchOptions& o) {
-  return fmt::format(R"(
-[experiment]
-name = "bench"
-epochs = {}
-seed = 42
-[data]
-source = "idx"
-path = "{}"
-validation_fraction = 0.1
-limit = {}
-[cluster]
-workers = {}
-threads_per_worker = 1
-[space]
-model = ["mlp", "cnn"]
-lr = [1e-3, 3e-4]
-batch_size = [64, 256]
-optimizer = ["adam"]
-)",
-                     o.epochs, o.data_dir, o.limit, o.workers);
+  return bench::grid_bench_spec("bench", o.epochs, o.data_dir, o.limit, o.workers);
 }
 
 // All partitions in one dataset: the standalone loop's training set.
