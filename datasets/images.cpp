@@ -182,7 +182,10 @@ struct StbiFree {
 // Decodes one file into `out` ({channels, height, width} floats in [0, 1]). `expected_*` 0: any size
 // (the caller fixes it from the first image). Returns a status whose code tells a bad file (corruption)
 // from a wrong size (invalid_argument).
-Status decode_one(const ImageFile& file, const ImageOptions& o, int64_t height, int64_t width, std::vector<float>& out) {
+constexpr const char* kResizeAdvice = "set resize = true to resize it";
+
+Status decode_one(const ImageFile& file, const ImageOptions& o, int64_t height, int64_t width, std::vector<float>& out,
+                  const std::string& wrong_size_advice = kResizeAdvice) {
   auto bytes = read_whole_file(file.path);
   if (!bytes) return Status::corruption(bytes.status().message());
   int w = 0, h = 0, channels_in_file = 0;
@@ -198,8 +201,8 @@ Status decode_one(const ImageFile& file, const ImageOptions& o, int64_t height, 
   const unsigned char* src = pixels.get();
   if (h != height || w != width) {
     if (!o.resize)
-      return Status::invalid_argument(fmt::format("{}: the image is {}x{} (height x width), expected {}x{}; set resize = true "
-                                                  "to resize it", file.path, h, w, height, width));
+      return Status::invalid_argument(fmt::format("{}: the image is {}x{} (height x width), expected {}x{}; {}", file.path,
+                                                  h, w, height, width, wrong_size_advice));
     resized.resize(static_cast<size_t>(height * width * c));
     if (!stbir_resize_uint8(src, w, h, 0, resized.data(), static_cast<int>(width), static_cast<int>(height), 0, c))
       return Status::corruption(fmt::format("{}: cannot resize the image from {}x{}", file.path, h, w));
@@ -285,6 +288,43 @@ Result<DecodedImages> decode_images(const ImageOptions& o, const ImageListing& l
                                      : std::string()));
   }
   return out;
+}
+
+Result<std::vector<std::string>> list_image_folder(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return Status::not_found(fmt::format("{}: no such folder", dir));
+  std::vector<std::string> files;
+  auto add_images_of = [&](const fs::path& folder) -> Status {
+    for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec))
+      if (it->is_regular_file(ec) && !hidden(it->path()) && is_image_file(it->path())) files.push_back(it->path().string());
+    if (ec) return Status::io_error(fmt::format("{}: cannot list: {}", folder.string(), ec.message()));
+    return Status::ok_status();
+  };
+  if (Status s = add_images_of(dir); !s.ok()) return s;
+  auto subfolders = class_folders(dir);
+  if (!subfolders) return subfolders.status();
+  for (const auto& folder : *subfolders)
+    if (Status s = add_images_of(folder); !s.ok()) return s;
+  if (files.empty())
+    return Status::invalid_argument(fmt::format("{}: the folder holds no images (.png, .jpg or .jpeg), neither in it nor "
+                                                "in its subfolders (<class>/*.png|jpg)", dir));
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+Result<Dataset> decode_image_files(const std::vector<std::string>& files, const ImageOptions& o,
+                                   const std::string& wrong_size_advice) {
+  if (o.channels != 1 && o.channels != 3) return Status::invalid_argument(fmt::format("images: {} channels, expected 1 or 3", o.channels));
+  if (o.height <= 0 || o.width <= 0)
+    return Status::invalid_argument(fmt::format("images: size {}x{}, expected a positive height and width", o.height, o.width));
+  Dataset d;
+  d.sample_shape = {o.channels, o.height, o.width};
+  d.features.reserve(files.size() * static_cast<size_t>(o.channels * o.height * o.width));
+  for (const auto& path : files) {
+    if (Status s = decode_one({path, 0}, o, o.height, o.width, d.features, wrong_size_advice); !s.ok()) return s;
+    d.labels.push_back(0);
+  }
+  return d;
 }
 
 }  // namespace cerebro::datasets

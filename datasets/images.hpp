@@ -56,4 +56,16 @@ struct DecodedImages {
 Result<DecodedImages> decode_images(const ImageOptions& options, const ImageListing& listing,
                                     const std::function<void(const std::string&)>& progress = {});
 
+// The images a trained model predicts (`cerebro predict MODEL DATA`): the image files directly in `dir` and
+// in its subfolders (dir/<class>/*.png|jpg, the layout of a train/ or test/ folder), sorted by path, hidden
+// files ignored. An error names the folder when it holds none.
+Result<std::vector<std::string>> list_image_folder(const std::string& dir);
+
+// Decodes `files` in order, as decode_images does but without skipping (an undecodable file is an error
+// naming it), into {channels, height, width} floats in [0, 1]; options.height and width must be set. Labels
+// are 0. An image of another size with resize off is an error naming the file, its size, the expected one
+// and then `wrong_size_advice`.
+Result<Dataset> decode_image_files(const std::vector<std::string>& files, const ImageOptions& options,
+                                   const std::string& wrong_size_advice);
+
 }  // namespace cerebro::datasets

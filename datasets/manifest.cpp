@@ -41,7 +41,9 @@ class Reader {
     const json* value = field(obj, key, where);
     if (!value) return;
     try {
-      if constexpr (std::is_integral_v<T>) {
+      if constexpr (std::is_same_v<T, bool>) {
+        if (!value->is_boolean()) throw std::invalid_argument("not a boolean");
+      } else if constexpr (std::is_integral_v<T>) {
         if (!value->is_number_integer()) throw std::invalid_argument("not an integer");
         if (std::is_unsigned_v<T> && !value->is_number_unsigned()) throw std::invalid_argument("negative");
       }
@@ -131,6 +133,7 @@ Status write_manifest(const std::string& dir, const Manifest& m) {
   doc["class_names"] = m.class_names;
   doc["task"] = to_string(m.task);
   if (!m.feature_names.empty()) doc["feature_names"] = m.feature_names;
+  if (m.source == "images") doc["images"] = {{"resize", m.images_resized}};
   if (!m.target_mean.empty()) doc["targets"] = {{"mean", m.target_mean}, {"stddev", m.target_stddev}};
   doc["normalization"] = {{"mode", m.normalization_mode},
                           {"mean", m.normalization.mean},
@@ -179,6 +182,7 @@ Result<Manifest> read_manifest(const std::string& dir) {
     }
   }
   if (doc.is_object() && doc.contains("feature_names")) r.get(doc, "feature_names", m.feature_names);
+  if (doc.is_object() && doc.contains("images")) r.get(doc["images"], "resize", m.images_resized, "images");
   if (doc.is_object() && doc.contains("targets")) {
     r.get(doc["targets"], "mean", m.target_mean, "targets");
     r.get(doc["targets"], "stddev", m.target_stddev, "targets");

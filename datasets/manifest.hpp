@@ -30,6 +30,9 @@ struct Manifest {
   // (stddev 0 -> 1), so a prediction is output * stddev + mean. Empty for the other tasks.
   std::vector<float> target_mean, target_stddev;
   std::vector<std::string> feature_names;  // csv: the feature columns in order (predict reads them); may be empty
+  // images: whether images of another size were resized to sample_shape (predict does the same); absent in
+  // manifests of other sources and of older builds (cache format < 3).
+  bool images_resized = true;
   std::string normalization_mode;        // "none" | "global" | "per_feature"
   Normalization normalization;
   std::vector<ShardInfo> partitions;     // part-0000.bin ...

@@ -346,6 +346,7 @@ Result<Manifest> prepare(const PrepareOptions& options, const std::string& out_d
   }
   m.feature_names = l.feature_names;
   m.source = options.source;
+  m.images_resized = options.images.resize;
   m.inputs = l.inputs;
   m.seed = options.seed;
   m.train_examples = n_train;

@@ -25,7 +25,7 @@ using nlohmann::json;
 namespace {
 
 // Bump when the key document or the entry layout changes: old entries then simply stop matching.
-constexpr int kCacheFormat = 2;  // 2: the task and the label columns
+constexpr int kCacheFormat = 3;  // 2: the task and the label columns; 3: the manifest says whether images were resized
 constexpr const char* kTempPrefix = ".tmp-";
 constexpr const char* kTrashPrefix = ".trash-";
 

@@ -10,6 +10,7 @@ cerebro_add_test(test_datasets
     ${CMAKE_CURRENT_LIST_DIR}/test_datasets_prepare.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_datasets_images.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_datasets_cache.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/test_datasets_read_ahead.cpp
   LIBS cerebro_datasets ZLIB::ZLIB ${CEREBRO_STB_LIBRARY}
   TIMEOUT 60
   LABELS datasets)

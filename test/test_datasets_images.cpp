@@ -141,6 +141,68 @@ BOOST_AUTO_TEST_CASE(bad_images_are_errors_naming_the_file_or_folder) {
   BOOST_TEST(list_images(o).status().is_not_found());
 }
 
+// What `cerebro predict` reads: the images of a folder (flat and one level of subfolders) in path order,
+// decoded without labels at a given size; errors name the folder or the file.
+BOOST_AUTO_TEST_CASE(a_folder_to_predict_lists_flat_and_class_folder_images_and_decodes_them_in_order) {
+  TempDir dir;
+  write_tree(dir.path() / "tree");
+  const fs::path test_folder = dir.path() / "tree" / "train";
+  write_png(test_folder / "z-flat.png", 6, 5, 30);
+  write_png(test_folder / "ankle" / "deeper" / "ignored.png", 6, 5, 31);  // two levels down: not listed
+  auto files = list_image_folder(test_folder.string());
+  BOOST_REQUIRE_MESSAGE(files.ok(), files.status().message());
+  const std::vector<std::string> expected{(test_folder / "ankle/a0.png").string(), (test_folder / "ankle/a1.png").string(),
+                                          (test_folder / "ankle/a2.png").string(), (test_folder / "shirt/s0.png").string(),
+                                          (test_folder / "shirt/s1.png").string(), (test_folder / "z-flat.png").string()};
+  BOOST_TEST(*files == expected, boost::test_tools::per_element());
+
+  ImageOptions o;
+  o.height = 6;
+  o.width = 5;
+  o.resize = false;
+  auto decoded = decode_image_files(*files, o, "advice");
+  BOOST_REQUIRE_MESSAGE(decoded.ok(), decoded.status().message());
+  BOOST_TEST(decoded->sample_shape == (std::vector<int64_t>{1, 6, 5}), boost::test_tools::per_element());
+  BOOST_TEST(decoded->size() == 6);
+  BOOST_TEST(decoded->features[30 + 7] == 38 / 255.0f);      // a1.png (seed 1), pixel 7
+  BOOST_TEST(decoded->features[5 * 30] == 30 * 31 % 256 / 255.0f);  // z-flat.png (seed 30), pixel 0
+
+  write_png(test_folder / "other-size.png", 7, 5, 3);
+  auto wrong = decode_image_files({(test_folder / "other-size.png").string()}, o, "the advice");
+  BOOST_TEST(contains(wrong.status().message(), (test_folder / "other-size.png").string() +
+                                                    ": the image is 7x5 (height x width), expected 6x5; the advice"),
+             wrong.status().message());
+  o.resize = true;
+  auto resized = decode_image_files({(test_folder / "other-size.png").string()}, o, "the advice");
+  BOOST_REQUIRE_MESSAGE(resized.ok(), resized.status().message());
+  BOOST_TEST(resized->features.size() == 30u);
+
+  fs::create_directories(dir.path() / "none" / "empty-class");
+  testing::write_text(dir.file("none/readme.txt"), "no images here");
+  auto none = list_image_folder(dir.file("none"));
+  BOOST_TEST(contains(none.status().message(), dir.file("none") + ": the folder holds no images"), none.status().message());
+  BOOST_TEST(list_image_folder(dir.file("nowhere")).status().is_not_found());
+}
+
+// The manifest of prepared images says whether they were resized (predict decodes new images the same way).
+BOOST_AUTO_TEST_CASE(prepared_images_record_whether_they_were_resized) {
+  TempDir dir;
+  write_tree(dir.path() / "tree");
+  for (bool resize : {false, true}) {
+    PrepareOptions o;
+    o.source = "images";
+    o.images.path = (dir.path() / "tree").string();
+    o.images.resize = resize;
+    o.validation_fraction = 0;
+    const std::string out = dir.file(resize ? "resized" : "as-is");
+    auto prepared = prepare(o, out);
+    BOOST_REQUIRE_MESSAGE(prepared.ok(), prepared.status().message());
+    auto manifest = read_manifest(out);
+    BOOST_REQUIRE_MESSAGE(manifest.ok(), manifest.status().message());
+    BOOST_TEST(manifest->images_resized == resize);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(a_mapped_shard_holds_the_same_examples_without_copying_its_features) {
   TempDir dir;
   Dataset d;

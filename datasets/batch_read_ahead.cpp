@@ -1,0 +1,156 @@
+#include "datasets/batch_read_ahead.hpp"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace cerebro::datasets {
+
+namespace {
+
+// Batch buffers are aligned like LibTorch's own allocations, so a kernel sees the same alignment whether
+// its batch came from here or from index_select.
+constexpr size_t kAlignment = 64;
+
+std::shared_ptr<float> aligned_floats(size_t count) {
+  const size_t bytes = std::max(kAlignment, (count * sizeof(float) + kAlignment - 1) / kAlignment * kAlignment);
+  void* p = std::aligned_alloc(kAlignment, bytes);
+  if (!p) throw std::bad_alloc();
+  return std::shared_ptr<float>(static_cast<float*>(p), [](float* q) { std::free(q); });
+}
+
+}  // namespace
+
+BatchReadAhead::BatchReadAhead(const Dataset& data, const int64_t* order, int64_t count, int64_t batch_size,
+                               ReadAheadLimits limits)
+    : data_(data),
+      order_(order),
+      count_(std::max<int64_t>(0, count)),
+      batch_size_(batch_size),
+      batches_(batch_size > 0 ? (count_ + batch_size - 1) / batch_size : 0),
+      row_floats_(static_cast<size_t>(data.sample_numel())),
+      limits_(limits) {
+  if (batch_size < 1) throw std::invalid_argument("BatchReadAhead: batch size " + std::to_string(batch_size) + " < 1");
+  for (int64_t i = 0; i < count_; ++i) {
+    if (order[i] < 0 || order[i] >= data.size())
+      throw std::out_of_range("BatchReadAhead: index " + std::to_string(order[i]) + " is outside a dataset of " +
+                              std::to_string(data.size()) + " examples");
+  }
+  reader_ = std::thread([this] { read_all(); });
+}
+
+BatchReadAhead::~BatchReadAhead() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  changed_.notify_all();
+  reader_.join();
+}
+
+int64_t BatchReadAhead::batch_bytes(int64_t b) const {
+  const int64_t rows = std::min(batch_size_, count_ - b * batch_size_);
+  return rows * static_cast<int64_t>(row_floats_ * sizeof(float));
+}
+
+GatheredBatch BatchReadAhead::gather_batch(int64_t b) const {
+  GatheredBatch batch;
+  batch.begin = b * batch_size_;
+  batch.rows = std::min(batch_size_, count_ - batch.begin);
+  batch.features = aligned_floats(static_cast<size_t>(batch.rows) * row_floats_);
+  const float* from = data_.feature_data();
+  float* to = batch.features.get();
+  const size_t row_bytes = row_floats_ * sizeof(float);
+  for (int64_t r = 0; r < batch.rows; ++r) {
+    const auto src = static_cast<size_t>(order_[batch.begin + r]);
+    std::memcpy(to + static_cast<size_t>(r) * row_floats_, from + src * row_floats_, row_bytes);
+  }
+  return batch;
+}
+
+// Asks the kernel to start reading the pages of batch b's rows (asynchronously; pages already in the page
+// cache cost a lookup). Adjacent and overlapping page ranges are merged into one request.
+void BatchReadAhead::advise(int64_t b) const {
+  if (!data_.is_mapped() || b >= batches_ || row_floats_ == 0) return;
+  static const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto base = reinterpret_cast<uintptr_t>(data_.feature_data());
+  const uintptr_t row_bytes = row_floats_ * sizeof(float);
+  const int64_t begin = b * batch_size_, end = std::min(count_, begin + batch_size_);
+  std::vector<std::pair<uintptr_t, uintptr_t>> ranges;
+  ranges.reserve(static_cast<size_t>(end - begin));
+  for (int64_t i = begin; i < end; ++i) {
+    const uintptr_t first = base + static_cast<uintptr_t>(order_[i]) * row_bytes;
+    ranges.emplace_back(first & ~(page - 1), (first + row_bytes + page - 1) & ~(page - 1));
+  }
+  std::sort(ranges.begin(), ranges.end());
+  auto request = [](uintptr_t from, uintptr_t to) {
+    // Advice only: a failure (e.g. a kernel without it) leaves the reads to the page faults.
+    (void)::madvise(reinterpret_cast<void*>(from), to - from, MADV_WILLNEED);
+  };
+  uintptr_t from = ranges.front().first, to = ranges.front().second;
+  for (const auto& [first, last] : ranges) {
+    if (first > to) {
+      request(from, to);
+      from = first;
+    }
+    to = std::max(to, last);
+  }
+  request(from, to);
+}
+
+void BatchReadAhead::read_all() {
+  try {
+    for (int64_t b = 0; b < limits_.advise_ahead && b < batches_; ++b) advise(b);
+    for (int64_t b = 0; b < batches_; ++b) {
+      const int64_t bytes = batch_bytes(b);
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        changed_.wait(lock, [&] {
+          return stop_ || ready_.empty() ||
+                 (static_cast<int>(ready_.size()) < limits_.depth && ready_bytes_ + bytes <= limits_.max_bytes);
+        });
+        if (stop_) return;
+      }
+      advise(b + limits_.advise_ahead);
+      GatheredBatch batch = gather_batch(b);
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        ready_bytes_ += bytes;
+        ready_.push_back(std::move(batch));
+      }
+      changed_.notify_all();
+    }
+  } catch (...) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      failure_ = std::current_exception();
+    }
+    changed_.notify_all();
+  }
+}
+
+GatheredBatch BatchReadAhead::next() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  changed_.wait(lock, [&] { return !ready_.empty() || handed_out_ == batches_ || failure_; });
+  if (ready_.empty()) {
+    if (failure_ && handed_out_ < batches_) std::rethrow_exception(failure_);
+    return {};
+  }
+  GatheredBatch batch = std::move(ready_.front());
+  ready_.pop_front();
+  ready_bytes_ -= batch_bytes(handed_out_);
+  ++handed_out_;
+  lock.unlock();
+  changed_.notify_all();
+  return batch;
+}
+
+}  // namespace cerebro::datasets
