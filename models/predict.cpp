@@ -1,5 +1,7 @@
 #include "models/predict.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 
@@ -7,6 +9,7 @@
 
 #include "datasets/csv.hpp"
 #include "datasets/idx.hpp"
+#include "datasets/images.hpp"
 #include "datasets/normalization.hpp"
 #include "models/model.hpp"
 #include "runtime/base/file_io.hpp"
@@ -25,13 +28,66 @@ bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// The examples to predict, as the model saw its training data (normalised).
-Result<datasets::Dataset> load_examples(const std::string& data_path, const nlohmann::json& info) {
+bool is_image_path(const std::string& path) {
+  std::string ext = fs::path(path).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  return ext == ".png" || ext == ".jpg" || ext == ".jpeg";
+}
+
+// A directory in the MNIST layout holds IDX files; any other directory is an image folder.
+bool holds_idx_files(const std::string& dir) {
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().filename().string().find("idx3-ubyte") != std::string::npos) return true;
+  return false;
+}
+
+// How the run read its images (model_info "images"), or, for a model trained on IDX images, their shape
+// taken as is (no resizing).
+Result<datasets::ImageOptions> image_options_of(const std::string& data_path, const nlohmann::json& info) {
+  const auto shape = info.at("sample_shape").get<std::vector<int64_t>>();
+  datasets::ImageOptions o;
+  if (shape.size() != 3 || (shape[0] != 1 && shape[0] != 3))
+    return Status::invalid_argument(fmt::format("{}: images, but the model was trained on examples of shape [{}], not on "
+                                                "images ({{channels, height, width}} with 1 or 3 channels)", data_path,
+                                                fmt::join(shape, ",")));
+  o.channels = static_cast<int>(shape[0]);
+  o.height = shape[1];
+  o.width = shape[2];
+  o.resize = false;
+  if (auto images = info.find("images"); images != info.end() && images->is_object()) o.resize = images->value("resize", false);
+  return o;
+}
+
+// Image files (one, or a folder's) as the run decoded its images; `paths` receives the files in row order.
+Result<datasets::Dataset> load_images(const std::string& data_path, const nlohmann::json& info,
+                                      std::vector<std::string>& paths) {
+  auto options = image_options_of(data_path, info);
+  if (!options) return options.status();
+  std::error_code ec;
+  if (fs::is_directory(data_path, ec)) {
+    auto files = datasets::list_image_folder(data_path);
+    if (!files) return files.status();
+    paths = std::move(*files);
+  } else {
+    paths = {data_path};
+  }
+  return datasets::decode_image_files(paths, *options,
+                                      "the run did not resize its images (resize = false), so neither does predict");
+}
+
+// The examples to predict, as the model saw its training data (normalised). Images: `paths` receives their
+// files, one per row.
+Result<datasets::Dataset> load_examples(const std::string& data_path, const nlohmann::json& info,
+                                        std::vector<std::string>& paths) {
   std::error_code ec;
   if (!fs::exists(data_path, ec)) return Status::not_found(data_path + ": data not found");
   Result<datasets::Dataset> data = Status::error("");
-  const bool idx = fs::is_directory(data_path, ec) || data_path.find("idx3-ubyte") != std::string::npos;
-  if (idx) {
+  const bool directory = fs::is_directory(data_path, ec);
+  const bool idx = directory ? holds_idx_files(data_path) : data_path.find("idx3-ubyte") != std::string::npos;
+  if (!idx && (directory || is_image_path(data_path))) {
+    data = load_images(data_path, info, paths);
+  } else if (idx) {
     std::string images = data_path, labels;
     if (fs::is_directory(data_path, ec)) {
       auto files = datasets::find_idx_files(data_path);
@@ -74,7 +130,7 @@ std::string csv_cell(const std::string& text) {
 }  // namespace
 
 nlohmann::json model_info(const datasets::Manifest& m) {
-  return {{"task", datasets::to_string(m.task)},
+  nlohmann::json info = {{"task", datasets::to_string(m.task)},
           {"sample_shape", m.sample_shape},
           {"num_classes", m.num_classes},
           {"class_names", m.class_names},
@@ -82,6 +138,11 @@ nlohmann::json model_info(const datasets::Manifest& m) {
           {"normalization", {{"mode", m.normalization_mode}, {"mean", m.normalization.mean}, {"stddev", m.normalization.stddev}}},
           {"target_mean", m.target_mean},
           {"target_stddev", m.target_stddev}};
+  // How the run decoded its images, so that predict decodes an image folder the same way.
+  if (m.source == "images" && m.sample_shape.size() == 3)
+    info["images"] = {{"channels", m.sample_shape[0]}, {"height", m.sample_shape[1]}, {"width", m.sample_shape[2]},
+                      {"resize", m.images_resized}};
+  return info;
 }
 
 Status attach_model_info(const std::string& path, const nlohmann::json& info) {
@@ -125,7 +186,8 @@ Result<int64_t> predict_to_csv(const std::string& model_path, const std::string&
   auto info = read_model_info(model_path);
   if (!info) return info.status();
   try {
-    auto examples = load_examples(data_path, *info);
+    std::vector<std::string> paths;  // images: the file of each row
+    auto examples = load_examples(data_path, *info, paths);
     if (!examples) return examples.status();
     auto module = torch::jit::load(model_path);
     module.eval();
@@ -138,7 +200,7 @@ Result<int64_t> predict_to_csv(const std::string& model_path, const std::string&
     const auto mean = info->value("target_mean", std::vector<float>{});
     const auto stddev = info->value("target_stddev", std::vector<float>{});
 
-    std::string out = "row";
+    std::string out = paths.empty() ? "row" : "row,path";
     if (task == datasets::TaskKind::regression) {
       for (int64_t k = 0; k < width; ++k) out += "," + csv_cell(name_of(k));
     } else {
@@ -159,6 +221,7 @@ Result<int64_t> predict_to_csv(const std::string& model_path, const std::string&
       auto probabilities = task == datasets::TaskKind::classification ? output.softmax(1) : output.sigmoid();
       for (int64_t i = 0; i < end - begin; ++i) {
         out += std::to_string(begin + i);
+        if (!paths.empty()) out += "," + csv_cell(paths[static_cast<size_t>(begin + i)]);
         if (task == datasets::TaskKind::regression) {
           for (int64_t k = 0; k < width; ++k) {
             double y = output[i][k].item<double>();

@@ -20,6 +20,7 @@ inline constexpr const char* kModelInfoFile = "model_info.json";
 
 // {"task", "sample_shape", "num_classes", "class_names", "feature_names",
 //  "normalization": {"mode", "mean", "stddev"}, "target_mean", "target_stddev"}
+// and, for a run on images, "images": {"channels", "height", "width", "resize"}.
 nlohmann::json model_info(const datasets::Manifest& manifest);
 
 // Stores `info` inside the TorchScript file at `path` (rewritten in place, atomically).
@@ -31,12 +32,15 @@ Result<nlohmann::json> read_model_info(const std::string& model_path);
 
 // Runs the model at `model_path` over `data_path` and writes one CSV row per
 // example to `out_path` (atomically). DATA: a CSV file with the training
-// features' columns (a label column is ignored), or IDX images (a
+// features' columns (a label column is ignored), IDX images (a
 // *-images-idx3-ubyte[.gz] file, or a directory in the MNIST layout: its
-// t10k images). Columns: classification `row,class,p_<class>...`;
-// regression `row,<target>...` (in the targets' units); multilabel
-// `row,labels,p_<label>...` (labels: `;`-separated, probability > 0.5).
-// Returns the number of examples.
+// t10k images), or images: one PNG/JPEG file or a folder of them (flat, or
+// <class>/*.png|jpg one level down), decoded as the run decoded its images
+// (the info's "images": size, channels, resize) and normalised the same way.
+// Columns: classification `row,class,p_<class>...`; regression
+// `row,<target>...` (in the targets' units); multilabel
+// `row,labels,p_<label>...` (labels: `;`-separated, probability > 0.5); for
+// images a `path` column follows `row`. Returns the number of examples.
 Result<int64_t> predict_to_csv(const std::string& model_path, const std::string& data_path, const std::string& out_path);
 
 }  // namespace cerebro::models

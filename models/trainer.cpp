@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "datasets/batch_read_ahead.hpp"
 #include "models/augmentation.hpp"
 #include "models/cost_probe.hpp"
 #include "models/model.hpp"
@@ -111,9 +112,21 @@ struct PassResult {
   bool diverged = false;
 };
 
-// One training pass over `data` in the order of a seeded permutation.
+// A gathered batch as a tensor that keeps the batch's buffer alive (no copy).
+torch::Tensor tensor_of(datasets::GatheredBatch batch, const std::vector<int64_t>& sample_shape) {
+  if (!batch) throw Error("the read-ahead ended before the pass did");  // a bug, not bad input
+  std::vector<int64_t> shape{batch.rows};
+  shape.insert(shape.end(), sample_shape.begin(), sample_shape.end());
+  float* data = batch.features.get();
+  return torch::from_blob(data, shape, [keep = std::move(batch.features)](void*) mutable { keep.reset(); },
+                          torch::kFloat32);
+}
+
+// One training pass over `data` in the order of a seeded permutation. `read_ahead`: a memory-mapped
+// partition's next batches are gathered on a background thread (datasets/batch_read_ahead.hpp) instead of
+// by index_select on this one; the batches are the same bytes either way.
 PassResult train_pass(Trainee& t, const ShapeInfo& shape, const datasets::Dataset& data, uint64_t seed,
-                      const datasets::Augmentation& augmentation = {}) {
+                      const datasets::Augmentation& augmentation = {}, bool read_ahead = false) {
   auto generator = at::make_generator<at::CPUGeneratorImpl>(seed);
   // Augmentation draws from a stream of its own: the batch order and dropout stay those of the seed.
   auto augmentation_generator = at::make_generator<at::CPUGeneratorImpl>(seed ^ 0x9e3779b97f4a7c15ull);
@@ -123,11 +136,15 @@ PassResult train_pass(Trainee& t, const ShapeInfo& shape, const datasets::Datase
   auto x = features_of(data);
   auto y = targets_of(data);
   auto order = torch::randperm(data.size(), generator, torch::kInt64);
+  // Declared after `order`, which it reads: destroyed (its thread joined) first, also when a batch throws.
+  std::optional<datasets::BatchReadAhead> reader;
+  if (read_ahead && data.is_mapped())
+    reader.emplace(data, order.data_ptr<int64_t>(), data.size(), t.training.batch_size);
   PassResult r;
   double loss_sum = 0;
   for (int64_t begin = 0; begin < data.size(); begin += t.training.batch_size) {
     auto idx = order.slice(0, begin, std::min(begin + t.training.batch_size, data.size()));
-    auto xb = x.index_select(0, idx);
+    auto xb = reader ? tensor_of(reader->next(), data.sample_shape) : x.index_select(0, idx);
     if (augmentation.any()) xb = augment_batch(xb, augmentation, augmentation_generator);
     auto yb = y.index_select(0, idx);
     t.optimizer->zero_grad();
@@ -305,7 +322,7 @@ Result<UnitOutput> train_unit(const UnitInput& in) {
     out.restore_s = since(t0);
 
     auto t1 = Clock::now();
-    auto pass = train_pass(t, in.shape, *in.partition, in.seed, in.augmentation);
+    auto pass = train_pass(t, in.shape, *in.partition, in.seed, in.augmentation, in.read_ahead);
     out.train_s = since(t1);
     out.train_loss = pass.mean_loss;
     out.examples = pass.examples;

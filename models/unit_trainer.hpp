@@ -72,6 +72,9 @@ struct UnitInput {
   const datasets::Dataset* validation = nullptr;       // set: evaluate after training
   uint64_t seed = 0;                                   // batch order and dropout of this unit
   datasets::Augmentation augmentation;                 // of the training batches, drawn from `seed`
+  // A memory-mapped (out-of-core) partition: gather the next batches on a background thread while this one
+  // trains (datasets/batch_read_ahead.hpp). The same batches either way; false gathers them in this thread.
+  bool read_ahead = true;
 };
 
 struct UnitOutput {

@@ -2,8 +2,10 @@
 // an image-folder experiment (Fashion-MNIST written out as PNG files by the
 // test) with augmentation, replayed bit-exact; a worker fault on images; the
 // shared prepared-data cache reused by a second run and bypassed by a changed
-// parameter or file; bad image input; and a partition several times larger
-// than the memory budget trained out of core with anonymous memory in budget.
+// parameter or file; bad image input; `cerebro predict` over image folders and
+// IDX files with the image run's model (and its errors); and a partition
+// several times larger than the memory budget trained out of core with
+// anonymous memory in budget.
 #define BOOST_TEST_MODULE e2e_data
 #include <boost/test/unit_test.hpp>
 
@@ -65,6 +67,82 @@ Output cerebro_in(const TempDir& tmp, const std::string& args, const std::string
   return run_command(cache_env(tmp) + env + cerebro_binary() + " " + args);
 }
 
+std::vector<std::string> lines_of(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> out;
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+std::vector<std::string> cells_of(const std::string& line) {
+  std::vector<std::string> cells(1);
+  for (char c : line) c == ',' ? cells.emplace_back() : cells.back().push_back(c);
+  return cells;
+}
+
+void write_gray_png(const fs::path& file, int side) {
+  fs::create_directories(file.parent_path());
+  std::vector<unsigned char> pixels(static_cast<size_t>(side * side), 90);
+  BOOST_REQUIRE(stbi_write_png(file.c_str(), side, side, 1, pixels.data(), side));
+}
+
+// `cerebro predict` with the image run's best model: over its test folder (root/test/<class>/*.png, one
+// row per image with its path, classed like its folder more often than not), over a flat folder holding an
+// image of another size (the run resized, so predict does), over IDX files (Fashion-MNIST's t10k), and
+// over a folder without images (an error naming it, nothing written).
+void predict_with_an_image_model(const TempDir& tmp, const fs::path& root, const std::string& run) {
+  const std::string model = run + "/best_model.pt";
+  const std::string by_folder = tmp.file("by-folder.csv");
+  auto out = cerebro_in(tmp, "predict " + model + " " + (root / "test").string() + " --out " + by_folder);
+  BOOST_REQUIRE_MESSAGE(out.exit_code == 0, out.text);
+  BOOST_TEST(out.text.find("wrote 200 predictions") != std::string::npos, out.text);
+  auto rows = lines_of(by_folder);
+  BOOST_REQUIRE_EQUAL(rows.size(), 201u);
+  BOOST_TEST(rows[0] == "row,path,class,p_bag,p_boot,p_coat,p_dress,p_pullover,p_sandal,p_shirt,p_sneaker,p_trouser,p_tshirt");
+  int right = 0;
+  for (size_t i = 1; i < rows.size(); ++i) {
+    const auto cells = cells_of(rows[i]);
+    BOOST_REQUIRE_EQUAL(cells.size(), 13u);
+    BOOST_TEST(cells[0] == std::to_string(i - 1));
+    BOOST_TEST(fs::exists(cells[1]), cells[1]);
+    right += fs::path(cells[1]).parent_path().filename() == cells[2];
+  }
+  BOOST_TEST_MESSAGE("predict over the test folder: " << right << " of 200 in their folder's class");
+  BOOST_TEST(right > 100);
+
+  const fs::path flat = tmp.path() / "flat";
+  fs::create_directories(flat);
+  fs::copy_file(*fs::directory_iterator(root / "test" / "bag"), flat / "a.png");
+  write_gray_png(flat / "b-30x30.png", 30);
+  out = cerebro_in(tmp, "predict " + model + " " + flat.string() + " --out " + tmp.file("flat.csv"));
+  BOOST_REQUIRE_MESSAGE(out.exit_code == 0, out.text);
+  rows = lines_of(tmp.file("flat.csv"));
+  BOOST_REQUIRE_EQUAL(rows.size(), 3u);
+  BOOST_TEST(cells_of(rows[1])[1] == (flat / "a.png").string());
+  BOOST_TEST(cells_of(rows[2])[1] == (flat / "b-30x30.png").string());
+
+  out = cerebro_in(tmp, "predict " + model + " " + std::string(fashion_mnist) + " --out " + tmp.file("idx.csv"));
+  BOOST_REQUIRE_MESSAGE(out.exit_code == 0, out.text);
+  rows = lines_of(tmp.file("idx.csv"));
+  BOOST_REQUIRE_EQUAL(rows.size(), 10001u);
+  BOOST_TEST(rows[0].rfind("row,class,p_bag,", 0) == 0u, rows[0]);
+  auto t10k = datasets::load_idx(std::string(fashion_mnist) + "/t10k-images-idx3-ubyte.gz",
+                                 std::string(fashion_mnist) + "/t10k-labels-idx1-ubyte.gz");
+  BOOST_REQUIRE(t10k.ok());
+  int idx_right = 0;
+  for (size_t i = 1; i < rows.size(); ++i) idx_right += cells_of(rows[i])[1] == kClasses[t10k->labels[i - 1]];
+  BOOST_TEST_MESSAGE("predict over Fashion-MNIST's t10k IDX files: " << idx_right << " of 10000 right");
+  BOOST_TEST(idx_right > 5000);
+
+  const fs::path empty = tmp.path() / "no-images";
+  fs::create_directories(empty / "bag");
+  std::ofstream(empty / "notes.txt") << "not an image";
+  out = cerebro_in(tmp, "predict " + model + " " + empty.string() + " --out " + tmp.file("none.csv"));
+  BOOST_TEST(out.exit_code != 0, out.text);
+  BOOST_TEST(out.text.find(empty.string() + ": the folder holds no images") != std::string::npos, out.text);
+  BOOST_TEST(!fs::exists(tmp.file("none.csv")));
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(an_image_folder_experiment_trains_replays_bit_exact_and_its_prepared_data_is_reused) {
@@ -76,7 +154,9 @@ BOOST_AUTO_TEST_CASE(an_image_folder_experiment_trains_replays_bit_exact_and_its
   BOOST_REQUIRE_MESSAGE(first.exit_code == 0, first.text);
   BOOST_TEST(first.text.find("prepared into the cache") != std::string::npos, first.text);
   auto summary = read_json(tmp.file("run1/summary.json"));
+  BOOST_TEST_MESSAGE("image folder, best config's test_accuracy " << summary["best"]["test_accuracy"]);
   BOOST_TEST(summary["best"]["test_accuracy"].get<double>() > 0.5, summary.dump());
+  predict_with_an_image_model(tmp, root, tmp.file("run1"));
 
   // Replay: the same crops and flips, drawn from the units' seeds.
   auto replay = cerebro_in(tmp, "run --replay " + tmp.file("run1") + " --out " + tmp.file("replay"));
@@ -107,15 +187,30 @@ BOOST_AUTO_TEST_CASE(an_image_folder_experiment_trains_replays_bit_exact_and_its
   BOOST_TEST(listed.text.find("3 entries") != std::string::npos, listed.text);
 }
 
+// Also: the run does not resize (resize = false), so neither does predict: an image of another size is an
+// error naming it, and no predictions are written.
 BOOST_AUTO_TEST_CASE(a_worker_lost_on_image_data_has_its_unit_rerun_and_the_run_completes) {
   TempDir tmp;
   const fs::path root = tmp.path() / "fashion";
   write_fashion_pngs(root, 300, 50);
-  const auto spec = tmp.write("images.toml", image_spec(root.string()));
+  const auto spec = tmp.write("images.toml", image_spec(root.string(), "resize = false\n"));
   auto out = cerebro_in(tmp, "run " + spec + " --out " + tmp.file("run"), faults::with_faults("worker_exit=1:1:0"));
   BOOST_REQUIRE_MESSAGE(out.exit_code == 0, out.text);
   auto store = faults::open_store(tmp.file("run"));
   faults::check_complete_run(store->unit_log(), 2, 2, 2);
+
+  const fs::path folder = tmp.path() / "new";
+  fs::create_directories(folder / "bag");
+  fs::copy_file(*fs::directory_iterator(root / "test" / "bag"), folder / "bag" / "a.png");
+  write_gray_png(folder / "bag" / "b.png", 30);
+  auto predicted = cerebro_in(tmp, "predict " + tmp.file("run/best_model.pt") + " " + folder.string() + " --out " +
+                                       tmp.file("predictions.csv"));
+  BOOST_TEST(predicted.exit_code != 0, predicted.text);
+  BOOST_TEST(predicted.text.find((folder / "bag" / "b.png").string() +
+                                 ": the image is 30x30 (height x width), expected 28x28; the run did not resize") !=
+                 std::string::npos,
+             predicted.text);
+  BOOST_TEST(!fs::exists(tmp.file("predictions.csv")));
 }
 
 BOOST_AUTO_TEST_CASE(bad_image_input_is_a_clear_error_naming_the_file_or_folder_and_leaves_nothing) {

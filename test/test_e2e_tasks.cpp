@@ -203,18 +203,26 @@ std::string template_spec(const TempDir& tmp, const std::string& csv, const std:
 
 // A TorchScript module's own loss (label smoothing) and metrics (confidence)
 // replace the built-ins: the run ranks by val_confidence and scores
-// test_confidence; a loss that returns one value per example is refused
-// before anything is kept, naming the method.
+// test_confidence; killed after a commit it resumes (the template's fault
+// case); a loss that returns one value per example is refused before
+// anything is kept, naming the method.
 BOOST_AUTO_TEST_CASE(a_torchscript_template_brings_its_loss_and_metric) {
   TempDir tmp;
   auto csv = digits_csv(tmp, false);
   run_python(tmp, "template.py", kTemplate, tmp.file("good.pt") + " 1");
   run_python(tmp, "template.py", kTemplate, tmp.file("bad.pt") + " 0");
   auto run = tmp.file("run");
-  auto out = run_cerebro("run " + template_spec(tmp, csv, tmp.file("good.pt")) + " --out " + run);
+  auto crashed = run_command(with_faults("crash=after_commit:5") + cerebro_binary() + " run " +
+                             template_spec(tmp, csv, tmp.file("good.pt")) + " --out " + run);
+  BOOST_TEST_INFO(crashed.text);
+  BOOST_REQUIRE(crashed.exit_code != 0);
+  BOOST_REQUIRE_EQUAL(open_store(run)->unit_log().size(), 5u);
+  auto out = run_cerebro("run --resume " + run);
   BOOST_TEST_INFO(out.text);
   BOOST_REQUIRE_EQUAL(out.exit_code, 0);
+  check_complete_run(open_store(run)->unit_log(), 2, 2, 3);
   auto summary = read_json(run + "/summary.json");
+  BOOST_TEST(summary["resumes"] == 1);
   BOOST_TEST(summary["metric"] == "val_confidence");
   BOOST_TEST(summary["metric_goal"] == "maximize");
   for (const auto& epoch : summary["configs"][0]["epochs"]) {

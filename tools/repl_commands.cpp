@@ -87,7 +87,7 @@ const std::vector<CommandInfo>& repl_commands() {
        "Waits until the experiment (default: the current one) completes or fails, showing its progress on a\n"
        "terminal. Fails if the experiment failed.",
        true},
-      {"predict", "predict CONFIG DATA OUT", "run a config's model over a CSV or IDX data set; write OUT (CSV)",
+      {"predict", "predict CONFIG DATA OUT", "run a config's model over a CSV, IDX or image data set; write OUT (CSV)",
        "Exports the config's latest model (as export does) and runs it over DATA: a CSV with the training\n"
        "features' columns, an IDX images file or a directory of IDX files. OUT gets one row per example: the\n"
        "class and its probabilities, the labels, or the regression outputs (see cerebro predict).",

@@ -1,5 +1,5 @@
 // `cerebro predict MODEL.pt DATA --out predictions.csv`: a trained model over a
-// CSV file or IDX images, one row per example (models/predict.hpp).
+// CSV file, IDX images or an image folder, one row per example (models/predict.hpp).
 #include <memory>
 
 #include <fmt/format.h>
@@ -28,14 +28,15 @@ CommandAction setup(CLI::App& command) {
   command.add_option("model", o->model_path, "A run's best_model.pt or an exported config (TorchScript)")->required();
   command.add_option("data", o->data_path,
                      "A CSV with the training features' columns (a label column is ignored), an IDX images file, "
-                     "or a directory of IDX files (its t10k images)")
+                     "a directory of IDX files (its t10k images), or images: a PNG/JPEG file or a folder of them "
+                     "(flat or <class>/*.png|jpg), decoded as the run decoded its images")
       ->required();
   command.add_option("--out", o->out_path, "The predictions CSV to write")->required();
   return [o] { return predict(*o); };
 }
 
 const CommandRegistrar registrar{
-    {"predict", "Run a trained model over a CSV or IDX data set and write one prediction per example", 65, setup}};
+    {"predict", "Run a trained model over a CSV, IDX or image data set and write one prediction per example", 65, setup}};
 
 }  // namespace
 
