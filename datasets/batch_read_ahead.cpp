@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <stdexcept>
@@ -14,20 +13,51 @@
 
 namespace cerebro::datasets {
 
-namespace {
+// Batch buffers, recycled: a buffer comes back when the last holder of its batch lets go (a tensor may
+// hold it after the reader is gone, hence shared). Anonymous mappings rather than malloc: batches are
+// allocated on the reader's thread and freed on the trainer's, a pattern that made glibc's arenas keep tens
+// of MB of freed batches resident (measured: 35 MB more anonymous memory than the batches in use); a
+// mapping's pages go back to the system when it is unmapped. Page-aligned, so aligned at least as LibTorch's
+// own allocations are.
+class BatchReadAhead::BufferPool : public std::enable_shared_from_this<BufferPool> {
+ public:
+  BufferPool(size_t bytes, size_t keep) : bytes_(std::max<size_t>(bytes, 1)), keep_(keep) {}
+  ~BufferPool() {
+    for (void* p : free_) ::munmap(p, bytes_);
+  }
+  BufferPool(const BufferPool&) = delete;
+  BufferPool& operator=(const BufferPool&) = delete;
 
-// Batch buffers are aligned like LibTorch's own allocations, so a kernel sees the same alignment whether
-// its batch came from here or from index_select.
-constexpr size_t kAlignment = 64;
+  std::shared_ptr<float> take() {
+    void* p = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!free_.empty()) {
+        p = free_.back();
+        free_.pop_back();
+      }
+    }
+    if (!p) {
+      p = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (p == MAP_FAILED) throw std::bad_alloc();
+    }
+    return std::shared_ptr<float>(static_cast<float*>(p), [pool = shared_from_this()](float* q) { pool->give_back(q); });
+  }
 
-std::shared_ptr<float> aligned_floats(size_t count) {
-  const size_t bytes = std::max(kAlignment, (count * sizeof(float) + kAlignment - 1) / kAlignment * kAlignment);
-  void* p = std::aligned_alloc(kAlignment, bytes);
-  if (!p) throw std::bad_alloc();
-  return std::shared_ptr<float>(static_cast<float*>(p), [](float* q) { std::free(q); });
-}
+ private:
+  void give_back(float* p) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (free_.size() < keep_) {
+      free_.push_back(p);
+    } else {
+      ::munmap(p, bytes_);
+    }
+  }
 
-}  // namespace
+  const size_t bytes_, keep_;
+  std::mutex mutex_;
+  std::vector<void*> free_;  // guarded by mutex_
+};
 
 BatchReadAhead::BatchReadAhead(const Dataset& data, const int64_t* order, int64_t count, int64_t batch_size,
                                ReadAheadLimits limits)
@@ -37,7 +67,10 @@ BatchReadAhead::BatchReadAhead(const Dataset& data, const int64_t* order, int64_
       batch_size_(batch_size),
       batches_(batch_size > 0 ? (count_ + batch_size - 1) / batch_size : 0),
       row_floats_(static_cast<size_t>(data.sample_numel())),
-      limits_(limits) {
+      limits_(limits),
+      // Enough to recycle every buffer in flight: the waiting batches, the one being gathered, the trainer's.
+      pool_(std::make_shared<BufferPool>(static_cast<size_t>(batch_size > 0 ? batch_size : 1) * row_floats_ * sizeof(float),
+                                         static_cast<size_t>(std::max(limits.depth, 1)) + 2)) {
   if (batch_size < 1) throw std::invalid_argument("BatchReadAhead: batch size " + std::to_string(batch_size) + " < 1");
   for (int64_t i = 0; i < count_; ++i) {
     if (order[i] < 0 || order[i] >= data.size())
@@ -65,7 +98,7 @@ GatheredBatch BatchReadAhead::gather_batch(int64_t b) const {
   GatheredBatch batch;
   batch.begin = b * batch_size_;
   batch.rows = std::min(batch_size_, count_ - batch.begin);
-  batch.features = aligned_floats(static_cast<size_t>(batch.rows) * row_floats_);
+  batch.features = pool_->take();
   const float* from = data_.feature_data();
   float* to = batch.features.get();
   const size_t row_bytes = row_floats_ * sizeof(float);

@@ -33,8 +33,8 @@ struct ReadAheadLimits {
 };
 
 struct GatheredBatch {
-  // rows * sample_numel floats, row-major, 64-byte aligned; null once every batch was handed out. Shared so
-  // that a tensor wrapping it can keep it alive.
+  // rows * sample_numel floats, row-major, page-aligned; null once every batch was handed out. Shared so
+  // that a tensor wrapping it can keep it alive; the buffer is reused for a later batch once let go.
   std::shared_ptr<float> features;
   int64_t begin = 0;  // first position in the order
   int64_t rows = 0;
@@ -69,6 +69,8 @@ class BatchReadAhead {
   const int64_t count_, batch_size_, batches_;
   const size_t row_floats_;
   const ReadAheadLimits limits_;
+  class BufferPool;
+  const std::shared_ptr<BufferPool> pool_;
 
   std::mutex mutex_;
   std::condition_variable changed_;

@@ -76,7 +76,10 @@ std::vector<std::string> lines_of(const std::string& path) {
 
 std::vector<std::string> cells_of(const std::string& line) {
   std::vector<std::string> cells(1);
-  for (char c : line) c == ',' ? cells.emplace_back() : cells.back().push_back(c);
+  for (char c : line) {
+    if (c == ',') cells.emplace_back();
+    else cells.back().push_back(c);
+  }
   return cells;
 }
 
