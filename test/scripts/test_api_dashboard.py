@@ -4,7 +4,8 @@ Selenium against a live embedded run (`cerebro repl --ui`, a spec submitted
 through the API). The leaderboard has a row per config, the learning-curve and
 schedule charts have one series per config and one lane per worker (the
 schedule's legend lists every config, the curves' epoch axis starts at 0), the
-page fetches only new units each poll and draws each unit once, a click on
+page fetches only new units each poll and draws each unit once, the run's
+TensorBoard logs decode mid-run, a click on
 "Stop" stops the config (the API says so), the printed link logs one browser
 in once, and a screenshot is saved.
 
@@ -100,6 +101,15 @@ def main():
         curves = ("return window.cerebroCharts.curves ? window.cerebroCharts.curves.data.datasets"
                   ".filter(s => s.data.length > 0).length : 0")
         wait.until(lambda d: d.execute_script(curves) >= 1)
+        # TensorBoard follows the run: its logs, decoded now by an independent reader
+        # (test/scripts/check_tfevents.py --running), already have a validated epoch.
+        run_dir = os.path.join(tmp, "state", "experiments", experiment)
+        check = subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                             "check_tfevents.py"), "--running", run_dir],
+                               capture_output=True, text=True, timeout=120)
+        assert check.returncode == 0, check.stdout + check.stderr
+        live = json.loads(check.stdout)["configs"]
+        assert any("val_accuracy" in c["scalars"] for c in live.values()), live
         assert driver.execute_script("return window.cerebroCharts.curves.data.datasets.length") == 3
         series = driver.execute_script(
             "return window.cerebroCharts.curves.data.datasets.map(s => s.label)")
