@@ -9,6 +9,7 @@
 
 #include "models/predict.hpp"
 #include "runtime/api/experiment_view.hpp"
+#include "runtime/api/pareto_view.hpp"
 #include "runtime/base/file_io.hpp"
 #include "runtime/scheduling/experiment_control.hpp"
 #include "runtime/store/run_summary.hpp"
@@ -84,7 +85,9 @@ nlohmann::json top_json(const StateStore& store, int32_t rows, bool paused) {
                    {"metric", s.metric ? nlohmann::json(*s.metric) : nlohmann::json(nullptr)},
                    {"params", s.params}});
   }
-  return {{"metric", metric}, {"paused", paused}, {"configs", ranked.size()}, {"rows", out}};
+  // Several objectives: the Pareto front beside the ranking (null for one).
+  return {{"metric", metric}, {"paused", paused}, {"configs", ranked.size()}, {"rows", out},
+          {"pareto", api::pareto_of(store)}};
 }
 
 Result<control_reply> export_config(const StateStore& store, const ConfigRecord& record,
