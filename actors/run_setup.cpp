@@ -10,6 +10,7 @@
 #include "datasets/idx.hpp"
 #include "datasets/prepared_cache.hpp"
 #include "models/cost_probe.hpp"
+#include "models/pipeline_runner.hpp"
 #include "models/predict.hpp"
 #include "runtime/run/objectives.hpp"
 #include "runtime/run/run_recovery.hpp"
@@ -178,6 +179,14 @@ Result<Setup> set_up(const RunOptions& options, int workers, const fs::path& dir
   for (const auto& c : s.configs) {
     auto ok = models::check_params(c.params, s.shape);
     if (!ok.ok()) return ok.with_context(fmt::format("[space] config {} ({})", c.id, describe_params(c.params)));
+    // Pipeline stages (issue 14): a config that asks for them is checked
+    // (splittable, stages vs the cluster's workers) and then refused, since the scheduler
+    // does not dispatch them yet. [cluster] memory_mb stays the partitions'
+    // budget here (budget 0): with no pipeline dispatch, a model over it
+    // could only be refused, and runs that map their data with a small
+    // memory_mb train models larger than it.
+    if (auto fits = models::check_parallelism(c.params, s.shape, PipelineLimits{s.workers, 0}); !fits.ok())
+      return fits.with_context(fmt::format("[space] config {} ({})", c.id, describe_params(c.params)));
   }
   if (auto ok = check_task(spec, s); !ok.ok()) return ok;
   return s;

@@ -8,6 +8,7 @@ cerebro_add_test(test_models
     ${CMAKE_CURRENT_LIST_DIR}/test_models_export.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_models_task_metrics.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_models_gang.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/test_models_pipeline.cpp
   LIBS cerebro_models
   TIMEOUT 120
   LABELS models)

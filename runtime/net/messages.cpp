@@ -1,6 +1,7 @@
 #include "runtime/net/messages.hpp"
 
 #include "runtime/net/error_category.hpp"
+#include "runtime/net/pipeline_messages.hpp"
 
 namespace cerebro {
 
@@ -12,6 +13,7 @@ void register_message_types(caf::actor_system_config& config) {
   config.add_message_type<state_copy>("state_copy");
   config.add_message_type<UnitLogEntry>("unit_log_entry");
   config.add_message_type<SearchDecision>("search_decision");
+  register_pipeline_message_types(config);
   register_error_category(config);
 }
 
