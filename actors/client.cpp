@@ -300,8 +300,8 @@ Result<nlohmann::json> Client::configs(const std::string& experiment) {
 Result<nlohmann::json> Client::detail(const std::string& experiment) {
   return control_json({"", experiment, SteeringCommand::detail, -1, {}, 0});
 }
-Result<nlohmann::json> Client::units(const std::string& experiment) {
-  return control_json({"", experiment, SteeringCommand::units, -1, {}, 0});
+Result<nlohmann::json> Client::units(const std::string& experiment, int64_t since) {
+  return control_json({"", experiment, SteeringCommand::units, -1, {}, 0, since});
 }
 
 Result<nlohmann::json> Client::export_model(const std::string& experiment, ConfigId config, const std::string& path) {

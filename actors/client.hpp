@@ -118,9 +118,10 @@ class Client {
   Result<nlohmann::json> top(const std::string& experiment, int32_t rows);
   Result<nlohmann::json> configs(const std::string& experiment);
   // The HTTP API's views (runtime/api/experiment_view.hpp): the whole
-  // experiment (configs, per-epoch metrics, best, spec) and its unit log.
+  // experiment (configs, per-epoch metrics, best, spec) and its unit log
+  // (the units after the first `since`, with the log's count).
   Result<nlohmann::json> detail(const std::string& experiment);
-  Result<nlohmann::json> units(const std::string& experiment);
+  Result<nlohmann::json> units(const std::string& experiment, int64_t since = 0);
   // Writes `config`'s latest model to `path` as TorchScript (torch::jit::load).
   Result<nlohmann::json> export_model(const std::string& experiment, ConfigId config, const std::string& path);
 

@@ -9,6 +9,7 @@
 
 #include "actors/coordinator_control.hpp"
 #include "actors/experiment_runner.hpp"
+#include "actors/finished_run_reader.hpp"
 #include "runtime/base/file_io.hpp"
 #include "runtime/base/log_lines.hpp"
 #include "runtime/base/time_format.hpp"
@@ -44,6 +45,9 @@ struct experiment_entry {
   std::string metric = "val_accuracy";
   std::string spec_text;  // a resubmission of the same spec follows this experiment
   ExperimentStatus status = ExperimentStatus::running;
+  // Bumped at each change of status (see set_status): the reader of ended
+  // runs never answers from a store opened before the change.
+  uint64_t generation = 0;
   progress_update progress;        // the last one its runner reported
   double heartbeat_timeout_s = 10;
   // The agents of the run, against the spec's heartbeat timeout: one that
@@ -65,6 +69,8 @@ struct coordinator_state {
   int32_t next_agent_id = 1;
   int next_experiment = 1;
   std::string latest_experiment;  // for control requests that name none
+  // Answers reads of experiments that do not run (actors/finished_run_reader.hpp).
+  caf::actor reader;
   static inline const char* name = "cerebro.coordinator";
 };
 
@@ -116,6 +122,14 @@ run_files files_of(const std::string& experiment, const std::string& out_dir, co
   return files;
 }
 
+// A new status for the experiment: its generation moves on, and the reader
+// of ended runs closes the store it may hold (the run reopens it, or it ended).
+void set_status(coordinator_ptr self, experiment_entry& entry, ExperimentStatus status) {
+  entry.status = status;
+  ++entry.generation;
+  if (self->state.reader) caf::anon_send(self->state.reader, drop_store_atom::value, entry.id);
+}
+
 // Clients and followers are untyped actors, which a typed actor reaches by
 // anon_send (they do not answer these messages).
 template <class... Ts>
@@ -127,7 +141,7 @@ void tell_clients(const experiment_entry& entry, const Ts&... xs) {
 // responsive. The runner shares nothing with the gateway: it reports by
 // message, and the gateway keeps the status table and tells the clients.
 void start_experiment(coordinator_ptr self, RunOptions options, experiment_entry& entry) {
-  entry.status = ExperimentStatus::running;
+  set_status(self, entry, ExperimentStatus::running);
   entry.follower = caf::actor{};
   entry.liveness = AgentLiveness(Seconds(entry.heartbeat_timeout_s));
   for (const auto& [id, a] : self->state.agents)
@@ -282,8 +296,10 @@ GatewayView gateway_view(coordinator_ptr self) {
                        auto it = self->state.experiments.find(id.empty() ? self->state.latest_experiment : id);
                        if (it == self->state.experiments.end()) return std::nullopt;
                        auto run_dir = fs::path(self->state.config.state_dir) / "experiments" / it->first;
-                       return ExperimentRef{it->first, it->second.status, run_dir.string(), it->second.follower};
-                     }};
+                       return ExperimentRef{it->first, it->second.status, run_dir.string(), it->second.follower,
+                                            it->second.generation};
+                     },
+                     self->state.reader};
 }
 
 // The experiment a runner reports about; null for one this coordinator does
@@ -296,6 +312,8 @@ experiment_entry* reported(coordinator_ptr self, const std::string& experiment) 
 coordinator_actor::behavior_type coordinator_behavior(coordinator_ptr self, coordinator_config config) {
   self->state.config = std::move(config);
   self->state.liveness = AgentLiveness(Seconds(self->state.config.heartbeat_timeout_s));
+  // Linked: it ends with the gateway.
+  self->state.reader = self->spawn<caf::detached + caf::linked>(finished_run_reader);
   find_unfinished(self);
   self->send(self, tick_atom::value);
   self->set_down_handler([self](caf::down_msg& msg) {
@@ -458,7 +476,7 @@ coordinator_actor::behavior_type coordinator_behavior(coordinator_ptr self, coor
         auto* entry = reported(self, experiment);
         if (!entry) return;
         entry->follower = caf::actor{};
-        entry->status = completed ? ExperimentStatus::completed : ExperimentStatus::failed;
+        set_status(self, *entry, completed ? ExperimentStatus::completed : ExperimentStatus::failed);
         log_line(completed ? fmt::format("{} completed", experiment)
                            : fmt::format("{} failed: {}", experiment, files.error));
         tell_clients(*entry, files_atom::value, files);

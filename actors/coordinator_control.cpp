@@ -1,17 +1,12 @@
 #include "actors/coordinator_control.hpp"
 
 #include <chrono>
-#include <filesystem>
-#include <thread>
 
 #include <fmt/format.h>
 
 #include "actors/experiment_steering.hpp"
 #include "runtime/net/cluster_validation.hpp"
 #include "runtime/net/error_category.hpp"
-#include "runtime/store/state_store.hpp"
-
-namespace fs = std::filesystem;
 
 namespace cerebro {
 
@@ -21,17 +16,6 @@ caf::error refuse(const std::string& text) { return caf::make_error(caf::sec::ru
 
 // A refusal the client may retry in a moment (actors/client.cpp keys on the code).
 caf::error not_yet(const std::string& text) { return make_error(StatusCode::unavailable, text); }
-
-// A finished run's store: the runner may still be closing it for a moment.
-Result<std::unique_ptr<StateStore>> open_finished_store(const std::string& run_dir) {
-  Result<std::unique_ptr<StateStore>> store = Status::error("not opened");
-  for (int attempt = 0; attempt < 20; ++attempt) {
-    store = StateStore::open((fs::path(run_dir) / "state").string(), false);
-    if (store.ok()) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return store;
-}
 
 }  // namespace
 
@@ -67,13 +51,13 @@ caf::result<control_reply> handle_control(coordinator_actor::pointer self, const
     return refuse(fmt::format("experiment {} has ended ({}): it cannot be {}", experiment.id,
                               to_string(experiment.status), adds ? "added to" : "steered"));
   }
-  // A quick read of a finished run's store, in the gateway itself.
-  auto store = open_finished_store(experiment.run_dir);
-  if (!store.ok()) return refuse(store.error());
-  auto reply = answer_from_store(**store, request, experiment.run_dir, false);
-  if (!reply.ok()) return make_error(reply.code(), reply.error());
-  reply->experiment = experiment.id;
-  return std::move(reply).value();
+  // Read by the reader of ended runs, in its own thread: the gateway stays free for heartbeats and pollers.
+  auto promise = self->make_response_promise<control_reply>();
+  self->request(view.reader, std::chrono::seconds(120), control_atom::value, std::move(request), experiment.run_dir,
+                experiment.generation)
+      .then([promise](control_reply& reply) mutable { promise.deliver(std::move(reply)); },
+            [promise](caf::error& e) mutable { promise.deliver(std::move(e)); });
+  return promise;
 }
 
 }  // namespace cerebro

@@ -2,8 +2,9 @@
 // The gateway's steering handler (kept apart from actors/coordinator.cpp):
 // (control_atom, control_request) -> control_reply. A running experiment's
 // request goes to its runner (actors/experiment_steering.hpp), which owns the
-// run's store and data and tells the scheduler; a finished experiment answers
-// the read-only commands from its state store.
+// run's store and data and tells the scheduler; the read-only commands of an
+// experiment that does not run go to the reader of ended runs, which keeps
+// their stores open (actors/finished_run_reader.hpp).
 
 #include <functional>
 #include <optional>
@@ -23,12 +24,18 @@ struct ExperimentRef {
   ExperimentStatus status = ExperimentStatus::running;
   std::string run_dir;
   caf::actor follower;  // the runner, once training started (empty before and after)
+  // Bumped at each change of status: the reader of ended runs reopens a
+  // store whose generation is older (actors/finished_run_reader.hpp).
+  uint64_t generation = 0;
 };
 
 struct GatewayView {
   std::string token;
   // The experiment named `id`; for an empty id the most recently submitted.
   std::function<std::optional<ExperimentRef>(const std::string& id)> find;
+  // Answers the read-only commands of experiments that do not run
+  // (actors/finished_run_reader.hpp), so the gateway never opens a store.
+  caf::actor reader;
 };
 
 caf::result<control_reply> handle_control(coordinator_actor::pointer self, const GatewayView& view,

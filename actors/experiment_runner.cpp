@@ -50,7 +50,8 @@ Result<nlohmann::json> run_experiment(caf::actor_system& system, const RunOption
     if (!done->damaged_state) {
       const auto& s = prepared->setup;
       models::TorchTrainedModels models(s.shape, s.data.test, models::model_info(s.data.manifest));
-      FinishedTraining training{s.workers, s.partitions, done->wall_s, done->unit_span_s, options.replay_of};
+      FinishedTraining training{s.workers, s.partitions, done->wall_s, done->unit_span_s, options.replay_of,
+                                prepared->tensorboard.get()};
       return finish_run(*prepared->store, *prepared->control, prepared->spec, training, models, dir.string(), say);
     }
     if (recoveries == kMaxRecoveries)

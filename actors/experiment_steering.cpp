@@ -134,7 +134,7 @@ Result<control_reply> answer_from_store(const StateStore& store, const control_r
     return reply;
   }
   if (r.command == SteeringCommand::units) {
-    reply.json = api::units_view(store.unit_log()).dump();
+    reply.json = api::units_view(store.unit_log(), r.since).dump();
     return reply;
   }
   if (r.command == SteeringCommand::configs) {

@@ -29,7 +29,7 @@ namespace cerebro {
 //            (null before its first validation), "params"}]}   (rows: r.rows, 0 = all)
 //   configs {"configs": [ids]}
 //   export  {"config", "bytes"} with the TorchScript file in control_reply.file
-//   detail  runtime/api/experiment_view.hpp experiment_view(); units: units_view()
+//   detail  runtime/api/experiment_view.hpp experiment_view(); units: units_view(log, r.since)
 // `scratch_dir` holds the export's temporary file; `paused` is reported by top.
 Result<control_reply> answer_from_store(const StateStore& store, const control_request& r,
                                         const std::string& scratch_dir, bool paused);

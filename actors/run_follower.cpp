@@ -1,5 +1,7 @@
 #include "actors/run_follower.hpp"
 
+#include <chrono>
+
 #include <fmt/format.h>
 
 #include "runtime/net/error_category.hpp"
@@ -7,6 +9,7 @@
 #include "actors/actors.hpp"
 #include "actors/experiment_steering.hpp"
 #include "actors/shard_placer.hpp"
+#include "runtime/base/log_lines.hpp"
 
 namespace cerebro {
 
@@ -73,6 +76,19 @@ Result<experiment_done> train(caf::actor_system& system, const RunOptions& optio
   sc.listener = caf::actor_cast<scheduler_listener_actor>(self);
   for (const auto& e : r.store->unit_log()) sc.clock_offset_s = std::max(sc.clock_offset_s, e.end_s);
   for (const auto& e : r.store->rolled_back_units()) sc.clock_offset_s = std::max(sc.clock_offset_s, e.end_s);
+  // TensorBoard follows the run: the logs are written again from the whole
+  // log (a resumed or recovered run), then appended to at each validation.
+  double now_s = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  auto tensorboard = LiveTensorBoard::start(options.out_dir, TensorBoardClock{now_s - sc.clock_offset_s, host_name()});
+  r.tensorboard = nullptr;
+  if (tensorboard.ok()) r.tensorboard = std::move(tensorboard).value();
+  else say("the TensorBoard logs will be written at the end only: " + tensorboard.error());
+  auto log_to_tensorboard = [&] {
+    if (!r.tensorboard || r.tensorboard->failed()) return;
+    if (auto st = r.tensorboard->update(*r.store); !st.ok())
+      say("the TensorBoard logs will be written at the end only: " + st.message());
+  };
+  log_to_tensorboard();
   auto scheduler = spawn_scheduler(system, sc);
   ConfigId next_config = 0;
   for (const auto& c : r.store->configs()) next_config = std::max(next_config, c.id + 1);
@@ -116,6 +132,7 @@ Result<experiment_done> train(caf::actor_system& system, const RunOptions& optio
           p.running_agents.push_back(it == live.agent_of.end() ? std::string("?") : it->second);
         }
         if (observer.progress) observer.progress(p);
+        log_to_tensorboard();
       },
       [&](join_atom, const std::string& name, const agent_actor& agent, const std::vector<worker_actor>& workers) {
         // Elastic join (or a lost agent back): the node gets replicas, then

@@ -17,6 +17,7 @@
 #include "runtime/run/warm_start.hpp"
 #include "runtime/scheduling/experiment_control.hpp"
 #include "runtime/search/search_space.hpp"
+#include "runtime/viz/tensorboard_live.hpp"
 
 namespace cerebro {
 
@@ -40,6 +41,8 @@ struct Prepared {
   std::shared_ptr<ExperimentControl> control;
   std::map<ConfigId, std::string> params_json;
   std::vector<WarmConfig> warm;  // what the run is warm-started with ([experiment] warm_start)
+  // Its TensorBoard logs, written while it trains (made by train(), completed by finish_run).
+  std::shared_ptr<LiveTensorBoard> tensorboard;
 };
 
 // Makes config `id` with `params` durable: its initial state (a fresh

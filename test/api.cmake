@@ -5,6 +5,16 @@ cerebro_add_test(test_api_core
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_api_core.cpp
   LIBS cerebro_runtime_api cerebro_runtime
   LABELS api)
+# Issue 12's leftovers: reading runs that do not train (opened once, kept),
+# the units a poller has not seen, the one-time link and the login throttle.
+cerebro_add_test(test_api_finished_runs
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_api_finished_runs.cpp
+  LIBS cerebro_runtime_api cerebro_runtime
+  LABELS api)
+cerebro_add_test(test_api_login
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_api_login.cpp
+  LIBS cerebro_runtime_api
+  LABELS api)
 cerebro_add_test(test_api_server
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_api_server.cpp
   LIBS cerebro_runtime

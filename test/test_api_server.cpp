@@ -237,6 +237,19 @@ BOOST_AUTO_TEST_CASE(every_endpoint_with_the_token_and_none_without) {
     BOOST_TEST(u["end_s"].get<double>() >= u["start_s"].get<double>());
     BOOST_TEST(u["worker"] == 0);
   }
+  // A poller asks only for the units it has not seen (answered by the reader of ended runs).
+  BOOST_REQUIRE(units.size() >= 2u);
+  auto tail = api.get_json(base + "/units?since=" + std::to_string(units.size() - 1));
+  BOOST_TEST(tail["count"] == units.size());
+  BOOST_REQUIRE(tail["units"].size() == 1u);
+  BOOST_TEST(tail["units"][0]["seq"] == units.back()["seq"]);
+  BOOST_TEST(api.get_json(base + "/units?since=" + std::to_string(units.size()))["units"].empty());
+  expect_error(api.get(base + "/units?since=-3"), 400, "since");
+  expect_error(api.get(base + "/units?since=all"), 400, "since");
+  // The REPL reads the ended run through the same reader.
+  auto shown = repl("show " + id + "/0\n");
+  BOOST_TEST(shown.exit_code == 0, shown.text);
+  BOOST_TEST(has(shown.text, "completed"), shown.text);
   expect_error(api.post(base + "/pause"), 409, "has ended");
   metrics = api.get("/metrics");
   BOOST_TEST(has(metrics->body, "cerebro_units_completed_total{experiment=\"" + id + "\"} " +
@@ -281,6 +294,26 @@ BOOST_AUTO_TEST_CASE(the_login_page_sets_a_session_that_needs_the_dashboard_head
   BOOST_REQUIRE(query_login);
   BOOST_TEST(query_login->status == 303, "the token in the URL logs in and leaves the address");
   BOOST_TEST(has(query_login->get_header_value("Set-Cookie"), "cerebro_session="));
+
+  // Guessing is throttled: after five wrong tokens from this address even the
+  // right one waits (429, Retry-After), at the form and in the address.
+  for (int i = 0; i < 5; ++i) {
+    auto guess = api.http.Post("/login", "token=guess-" + std::to_string(i), "application/x-www-form-urlencoded");
+    BOOST_REQUIRE(guess);
+    BOOST_TEST(guess->status == 401);
+  }
+  auto locked = api.http.Post("/login", "token=" + kToken, "application/x-www-form-urlencoded");
+  BOOST_REQUIRE(locked);
+  BOOST_TEST(locked->status == 429);
+  BOOST_TEST(locked->get_header_value("Set-Cookie").empty());
+  auto wait_s = std::stoi(locked->get_header_value("Retry-After", 0).empty() ? "0" : locked->get_header_value("Retry-After"));
+  BOOST_TEST((wait_s > 0 && wait_s <= 60), wait_s);
+  BOOST_TEST(has(locked->body, "Too many wrong tokens"));
+  auto locked_link = api.http.Get(("/?token=" + kToken).c_str());
+  BOOST_REQUIRE(locked_link);
+  BOOST_TEST(locked_link->status == 429);
+  // Programs with the token are not throttled.
+  BOOST_TEST(api.get_json("/api/v1/agents").contains("agents"));
 }
 
 BOOST_AUTO_TEST_CASE(https_with_the_coordinators_certificate) {
@@ -324,6 +357,12 @@ BOOST_AUTO_TEST_CASE(run_with_ui_prints_a_local_url_with_a_token_and_writes_the_
   BOOST_TEST(out.exit_code == 0, out.text);
   BOOST_TEST(std::regex_search(out.text, std::regex("dashboard: http://127\\.0\\.0\\.1:[0-9]+/\\?token=[0-9a-f]{48}")),
              out.text);
+  // The link's token works once; the API token is printed beside it, and is another.
+  std::smatch link, api_token;
+  BOOST_REQUIRE(std::regex_search(out.text, link, std::regex("\\?token=([0-9a-f]{48})")));
+  BOOST_REQUIRE_MESSAGE(std::regex_search(out.text, api_token, std::regex("api token: ([0-9a-f]{48}) ")), out.text);
+  BOOST_TEST(link[1].str() != api_token[1].str());
+  BOOST_TEST(has(out.text, "logs one browser in once"), out.text);
   BOOST_TEST(fs::exists(tmp.file("run/summary.json")));
   BOOST_TEST(fs::exists(tmp.file("run/metrics.csv")));
   auto both = run_cerebro("run " + spec + " --ui 0 --cluster 127.0.0.1:1 --token-file x");

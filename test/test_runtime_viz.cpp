@@ -6,6 +6,7 @@
 // independent reader and opens a real report in headless Chromium.)
 #include <boost/test/unit_test.hpp>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -14,7 +15,9 @@
 #include "runtime/viz/proto_wire.hpp"
 #include "runtime/viz/svg_chart.hpp"
 #include "runtime/viz/tensorboard.hpp"
+#include "runtime/viz/tensorboard_live.hpp"
 #include "runtime/viz/tfrecord.hpp"
+#include "test/e2e_util.hpp"
 #include "test/temp_dir.hpp"
 
 using namespace cerebro;
@@ -281,4 +284,90 @@ BOOST_AUTO_TEST_CASE(a_run_directory_that_cannot_hold_the_logs_is_an_error_namin
   BOOST_REQUIRE(!written.ok());
   BOOST_TEST(written.error().find(not_a_dir) != std::string::npos, written.error());
   BOOST_TEST((written.code() == StatusCode::io_error));
+}
+
+namespace {
+
+UnitLogEntry live_unit(ConfigId config, PartitionId partition, int32_t epoch, double start, bool validates,
+                       double accuracy) {
+  UnitLogEntry e;
+  e.config = config, e.partition = partition, e.epoch = epoch, e.worker = partition;
+  e.train_loss = 1.0 - accuracy / 2;
+  e.examples = 100;
+  e.has_validation = validates;
+  e.val_loss = 1.0 - accuracy;
+  e.val_accuracy = accuracy;
+  e.start_s = start, e.end_s = start + 1, e.train_s = 0.9;
+  return e;
+}
+
+// test/scripts/check_tfevents.py (its own CRC-32C, protoc) on the logs as they are now.
+nlohmann::json read_back(const std::string& run_dir, bool running) {
+  auto out = cerebro::e2e::run_command(std::string("/usr/bin/python3 ") + CEREBRO_SOURCE_DIR +
+                                       "/test/scripts/check_tfevents.py " + (running ? "--running " : "") + run_dir);
+  BOOST_REQUIRE_MESSAGE(out.exit_code == 0, out.text);
+  return nlohmann::json::parse(out.text);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(live_logs_grow_at_each_validation_and_read_back_mid_run) {
+  TempDir tmp;
+  const auto run_dir = tmp.path().string();
+  // An earlier process's logs are written again from the whole unit log.
+  tmp.write("tensorboard/config-9/events.out.tfevents.1.old", "stale");
+  auto store = StateStore::open(tmp.file("state"), true).value();
+  store->put_meta("metric", "val_accuracy");
+  store->put_config({0, {{"lr", 0.001}, {"model", "mlp"}}, ConfigStatus::running, ""});
+  store->put_config({1, {{"lr", 0.1}, {"model", "mlp"}}, ConfigStatus::running, ""});
+  auto live = LiveTensorBoard::start(run_dir, TensorBoardClock{1700000000, "hostA"});
+  BOOST_REQUIRE_MESSAGE(live.ok(), live.error());
+  BOOST_TEST(!fs::exists(tmp.path() / "tensorboard" / "config-9"));
+
+  // Config 0 ends epoch 0 (two partitions, the second validates); config 1 is halfway.
+  store->commit_unit(live_unit(0, 0, 0, 0, false, 0), "s").value();
+  store->commit_unit(live_unit(1, 1, 0, 0, false, 0), "s").value();
+  store->commit_unit(live_unit(0, 1, 0, 1, true, 0.6), "s").value();
+  BOOST_REQUIRE((*live)->update(*store).ok());
+  auto mid = read_back(run_dir, true);
+  BOOST_REQUIRE(mid["configs"].size() == 2u);
+  BOOST_TEST(mid["configs"]["0"]["params"]["model"] == "mlp");
+  BOOST_TEST(mid["configs"]["0"]["params"]["lr"].get<double>() == 0.001);
+  BOOST_TEST(std::abs(mid["configs"]["0"]["scalars"]["val_accuracy"]["0"].get<double>() - 0.6) < 1e-6);
+  // Example-weighted over the epoch's two units, both 1 - 0/2 and 1 - 0.6/2.
+  BOOST_TEST(std::abs(mid["configs"]["0"]["scalars"]["train_loss"]["0"].get<double>() - 0.85) < 1e-6);
+  BOOST_TEST(mid["configs"]["0"]["scalars"].contains("epoch_seconds"));
+  BOOST_TEST(mid["configs"]["1"]["scalars"].empty(), "an epoch in progress has no scalars yet");
+  BOOST_TEST(!fs::exists(tmp.path() / "tensorboard" / "events.out.tfevents.1700000000.hostA"),
+             "the experiment record is written at the end");
+
+  // Config 1 validates epoch 0; config 0 starts epoch 1. Nothing already written is written again.
+  store->commit_unit(live_unit(1, 0, 0, 1, true, 0.7), "s").value();
+  store->commit_unit(live_unit(0, 0, 1, 2, false, 0), "s").value();
+  BOOST_REQUIRE((*live)->update(*store).ok());
+  BOOST_REQUIRE((*live)->update(*store).ok());
+  BOOST_TEST((*live)->last_seq() == 5);
+  mid = read_back(run_dir, true);
+  BOOST_TEST(std::abs(mid["configs"]["1"]["scalars"]["val_accuracy"]["0"].get<double>() - 0.7) < 1e-6);
+  BOOST_TEST(mid["configs"]["0"]["scalars"]["val_accuracy"].size() == 1u);
+  BOOST_TEST(mid["configs"]["0"]["scalars"]["train_loss"].size() == 1u);
+
+  // The end: config 0 validates epoch 1 (finish catches up what no update
+  // saw) and was stopped, config 1 completed. The whole check (every epoch
+  // against summary.json, sessions ended) passes on the same files.
+  store->commit_unit(live_unit(0, 1, 1, 3, true, 0.65), "s").value();
+  store->put_config({0, {{"lr", 0.001}, {"model", "mlp"}}, ConfigStatus::stopped, ""});
+  store->put_config({1, {{"lr", 0.1}, {"model", "mlp"}}, ConfigStatus::completed, ""});
+  auto run = run_view_of(*store, "live");
+  RunFacts facts{"live", 1, 2, 2, 2, "val_accuracy", "maximize", 4, 4};
+  tmp.write("summary.json", build_summary(facts, run.ranked, run.log, nullptr).dump());
+  auto files = (*live)->finish(run);
+  BOOST_REQUIRE_MESSAGE(files.ok(), files.error());
+  BOOST_TEST(files->size() == 3u);
+  BOOST_TEST(fs::exists(tmp.path() / "tensorboard" / "events.out.tfevents.1700000000.hostA"));
+  auto done = read_back(run_dir, false);
+  BOOST_TEST(done["configs"]["0"]["status"] == "STATUS_SUCCESS");
+  BOOST_TEST(done["configs"]["0"]["steps"] == nlohmann::json({0, 1}));
+  BOOST_TEST(done["configs"]["1"]["steps"] == nlohmann::json({0}));
+  BOOST_TEST(done["hparams"] == nlohmann::json({"lr", "model"}));
 }

@@ -31,6 +31,9 @@ std::unique_ptr<HttpServer> start_embedded_ui(caf::actor_system& system, const c
   options.host = at.host;
   options.port = at.port;
   options.token = api::random_token();
+  // The link's own token: it logs one browser in once (a copy of the link
+  // found later opens nothing); the API token is for programs and the login page.
+  options.one_time_token = api::random_token();
   options.gateway_token = gateway_token;
   auto server = HttpServer::start(system, gateway, options);
   if (!server.ok()) {
@@ -38,6 +41,10 @@ std::unique_ptr<HttpServer> start_embedded_ui(caf::actor_system& system, const c
     return nullptr;
   }
   fmt::print(stderr, "dashboard: {}\n", (*server)->login_url());
+  fmt::print(stderr,
+             "api token: {} (Authorization: Bearer, or the login page; the link above logs one browser in once, "
+             "and expires unused after {} minutes)\n",
+             options.token, api::kOneTimeTokenLifetime.count());
   std::fflush(stderr);
   return std::move(server).value();
 }

@@ -1,8 +1,9 @@
 #pragma once
 // The dashboard and HTTP API of a command's own cluster: `cerebro coordinator
 // --http` (the cluster's token, the coordinator's certificate) and the
-// embedded `cerebro run --ui` / `cerebro repl --ui` (a random one-time token,
-// printed in the URL as Jupyter does; 127.0.0.1 unless a host is given).
+// embedded `cerebro run --ui` / `cerebro repl --ui` (a link with a random
+// one-time login token, as Jupyter prints one, and the API token beside it;
+// 127.0.0.1 unless a host is given).
 
 #include <memory>
 #include <string>
@@ -23,8 +24,8 @@ UiAddress parse_ui_address(const std::string& text);
 // --ui [HOST:]PORT on run and repl.
 void add_ui_option(CLI::App& command, std::string& ui);
 
-// Starts the HTTP server of an embedded cluster with a fresh random token and
-// prints its URL (with the token) on stderr; nullptr and an error printed when
+// Starts the HTTP server of an embedded cluster with fresh random tokens and
+// prints its link (with the one-time token) and its API token on stderr; nullptr and an error printed when
 // it cannot listen.
 std::unique_ptr<HttpServer> start_embedded_ui(caf::actor_system& system, const coordinator_actor& gateway,
                                               const std::string& gateway_token, const std::string& ui);

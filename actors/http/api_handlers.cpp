@@ -93,7 +93,7 @@ ApiAnswer answer_api(Client& client, const api::Route& route, const std::string&
       return ok({{"id", *submitted}}, 201);
     }
     case Endpoint::get_experiment: return get_experiment(client, id);
-    case Endpoint::get_units: return with_experiment(client.units(id));
+    case Endpoint::get_units: return with_experiment(client.units(id, route.since));
     case Endpoint::get_config: return with_experiment(client.show(id, route.config));
     case Endpoint::pause: return with_experiment(client.pause(id));
     case Endpoint::resume: return with_experiment(client.resume(id));

@@ -16,6 +16,7 @@
 #include "runtime/api/api_auth.hpp"
 #include "runtime/api/api_request.hpp"
 #include "runtime/api/api_route.hpp"
+#include "runtime/api/login_throttle.hpp"
 
 namespace cerebro {
 
@@ -63,6 +64,8 @@ struct HttpServer::Impl {
   uint16_t port = 0;
   bool tls = false;
   api::SessionTable sessions;
+  std::unique_ptr<api::OneTimeToken> one_time;  // an embedded --ui's link
+  api::LoginThrottle throttle;                   // wrong tokens at /login and in links, per address
 
   Impl(caf::actor_system& system, coordinator_actor gateway, HttpServerOptions options)
       : system(system), gateway(std::move(gateway)), options(std::move(options)) {}
@@ -99,6 +102,49 @@ struct HttpServer::Impl {
     res.set_content(html, "text/html; charset=utf-8");
   }
 
+  // True (and the answer set: 429 with Retry-After) while the client's
+  // address may not try a token: too many wrong ones lately.
+  bool throttled(const httplib::Request& req, httplib::Response& res) {
+    auto wait = throttle.retry_after_s(req.remote_addr, api::LoginThrottle::Clock::now());
+    if (wait == 0) return false;
+    res.set_header("Retry-After", std::to_string(wait));
+    login_page(res, 429, fmt::format("<p class=\"problem\">Too many wrong tokens from your address: try again in "
+                                     "{} s.</p>", wait));
+    return true;
+  }
+
+  void refused_login(const httplib::Request& req, httplib::Response& res, const std::string& problem) {
+    throttle.failed(req.remote_addr, api::LoginThrottle::Clock::now());
+    login_page(res, 401, "<p class=\"problem\">" + problem + "</p>");
+  }
+
+  // A token in the page's address (the link `run --ui` prints, or the
+  // cluster's token on a coordinator): logs the browser in, then the page is
+  // at / without the token in the address.
+  void link_login(const httplib::Request& req, httplib::Response& res) {
+    if (throttled(req, res)) return;
+    const auto presented = req.get_param_value("token");
+    if (!one_time) {
+      if (!api::same_token(presented, options.token)) return refused_login(req, res, "The token in the address is not this server's.");
+      throttle.succeeded(req.remote_addr);
+      return log_in(res);
+    }
+    using Outcome = api::OneTimeToken::Outcome;
+    switch (one_time->redeem(presented, api::OneTimeToken::Clock::now())) {
+      case Outcome::accepted:
+        throttle.succeeded(req.remote_addr);
+        return log_in(res);
+      case Outcome::spent:
+        return refused_login(req, res, "This link has been used: it logs one browser in, once. Log in with the API "
+                                       "token printed beside it.");
+      case Outcome::expired:
+        return refused_login(req, res, "This link has expired (unused links last an hour). Log in with the API token "
+                                       "printed beside it.");
+      case Outcome::wrong: break;
+    }
+    refused_login(req, res, "The token in the address is not this server's.");
+  }
+
   void handle(const httplib::Request& req, httplib::Response& res) {
     res.set_header("Cache-Control", "no-store");
     res.set_header("X-Content-Type-Options", "nosniff");
@@ -106,18 +152,16 @@ struct HttpServer::Impl {
     // The login page and its form need no token.
     if (req.path == "/login") {
       if (req.method == "POST") {
-        auto token = req.get_param_value("token");
-        if (api::same_token(token, options.token)) return log_in(res);
-        return login_page(res, 401, "<p class=\"problem\">That is not the token.</p>");
+        if (throttled(req, res)) return;
+        if (!api::same_token(req.get_param_value("token"), options.token))
+          return refused_login(req, res, "That is not the token.");
+        throttle.succeeded(req.remote_addr);
+        return log_in(res);
       }
       return login_page(res, 200, "");
     }
-    // The URL an embedded --ui prints: its token logs the browser in once,
-    // then the page is at / without the token in the address.
-    if (req.method == "GET" && req.has_param("token") && (req.path == "/" || req.path == "/index.html")) {
-      if (api::same_token(req.get_param_value("token"), options.token)) return log_in(res);
-      return login_page(res, 401, "<p class=\"problem\">The token in the address is not this server's.</p>");
-    }
+    if (req.method == "GET" && req.has_param("token") && (req.path == "/" || req.path == "/index.html"))
+      return link_login(req, res);
     auto credential = api::authenticate(req.get_header_value("Authorization"), req.get_header_value("Cookie"),
                                         options.token, sessions);
     if (credential == api::Credential::none) return unauthorized(req, res);
@@ -131,6 +175,11 @@ struct HttpServer::Impl {
     if (req.path.rfind(api::kApiPrefix, 0) == 0) {
       auto match = api::match_route(req.method, req.path);
       if (!match.route) return reply(res, {match.http_status, api::error_json(match.http_status, match.error)});
+      if (match.route->endpoint == api::Endpoint::get_units && req.has_param("since")) {
+        auto since = api::parse_since(req.get_param_value("since"));
+        if (!since.ok()) return reply(res, {400, api::error_json(400, since.error())});
+        match.route->since = *since;
+      }
       auto client = make_client();
       return reply(res, answer_api(*client, *match.route, req.body, options.spec_dir));
     }
@@ -161,6 +210,9 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(caf::actor_system& system,
   if (options.token.empty()) return Status::invalid_argument("the HTTP server needs a token");
   auto impl = std::make_unique<Impl>(system, std::move(gateway), std::move(options));
   auto& o = impl->options;
+  if (!o.one_time_token.empty())
+    impl->one_time = std::make_unique<api::OneTimeToken>(
+        o.one_time_token, api::OneTimeToken::Clock::now() + api::kOneTimeTokenLifetime);
   if (!o.tls_certificate.empty() || !o.tls_key.empty()) {
     auto ssl = std::make_unique<httplib::SSLServer>(o.tls_certificate.c_str(), o.tls_key.c_str());
     if (!ssl->is_valid())
@@ -207,7 +259,9 @@ std::string HttpServer::url() const {
   return fmt::format("{}://{}:{}/", impl_->tls ? "https" : "http", host, impl_->port);
 }
 
-std::string HttpServer::login_url() const { return url() + "?token=" + impl_->options.token; }
+std::string HttpServer::login_url() const {
+  return url() + "?token=" + (impl_->one_time ? impl_->one_time->token() : impl_->options.token);
+}
 
 void HttpServer::stop() {
   if (!impl_ || !impl_->server) return;

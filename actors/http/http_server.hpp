@@ -26,6 +26,11 @@ struct HttpServerOptions {
   uint16_t port = 0;  // 0: any free port (port() says which)
   // What every request must present (Bearer, or the login page's session).
   std::string token;
+  // Set (an embedded --ui): the token of the printed link, which logs one
+  // browser in once and is then spent (api::OneTimeToken; unused it expires
+  // after api::kOneTimeTokenLifetime). The link then carries it instead of
+  // `token`, which a URL never takes.
+  std::string one_time_token;
   // The gateway's token (the cluster's; an embedded cluster's own).
   std::string gateway_token;
   // Both set: HTTPS with this certificate and key (PEM).
@@ -48,7 +53,8 @@ class HttpServer {
   uint16_t port() const;
   // "http://host:port/" (https with TLS).
   std::string url() const;
-  // The URL that logs a browser in: url() with ?token=... .
+  // The URL that logs a browser in: url() with ?token=... (the one-time
+  // token when there is one).
   std::string login_url() const;
   void stop();
 

@@ -77,6 +77,18 @@ size_t SessionTable::size() const {
   return sessions_.size();
 }
 
+OneTimeToken::OneTimeToken(std::string token, Clock::time_point expires)
+    : token_(std::move(token)), expires_(expires) {}
+
+OneTimeToken::Outcome OneTimeToken::redeem(const std::string& presented, Clock::time_point now) {
+  if (!same_token(presented, token_)) return Outcome::wrong;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (spent_) return Outcome::spent;
+  if (now >= expires_) return Outcome::expired;
+  spent_ = true;
+  return Outcome::accepted;
+}
+
 Credential authenticate(const std::string& authorization, const std::string& cookie_header, const std::string& token,
                         const SessionTable& sessions) {
   if (auto bearer = bearer_token(authorization); bearer && same_token(*bearer, token)) return Credential::bearer;

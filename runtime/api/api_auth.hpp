@@ -4,7 +4,14 @@
 // `Authorization: Bearer TOKEN` or as a session cookie the login page sets.
 // Sessions are random ids known only to this process (a restart logs
 // everybody out); tokens are compared in constant time.
+//
+// An embedded --ui prints a link with a separate one-time login token
+// (OneTimeToken): it opens one browser session and is then spent, so a link
+// found later in a browser's history, a proxy's log or a screenshot opens
+// nothing; unused it expires after kOneTimeTokenLifetime. The API token (for
+// Bearer and the login page) is printed beside it.
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -47,6 +54,28 @@ class SessionTable {
   std::set<std::string> sessions_;
   std::set<std::pair<uint64_t, std::string>> order_;  // (opened, session): the oldest goes first
   uint64_t next_ = 0;
+};
+
+// How long an unused one-time login token stays valid.
+constexpr std::chrono::minutes kOneTimeTokenLifetime{60};
+
+// A login token that works once. Thread-safe.
+class OneTimeToken {
+ public:
+  using Clock = std::chrono::steady_clock;
+  OneTimeToken(std::string token, Clock::time_point expires);
+
+  enum class Outcome { accepted, wrong, spent, expired };
+  // `presented` against the token at `now`: accepted once (then spent);
+  // a wrong token does not spend it.
+  Outcome redeem(const std::string& presented, Clock::time_point now);
+  const std::string& token() const { return token_; }
+
+ private:
+  const std::string token_;
+  const Clock::time_point expires_;
+  mutable std::mutex mutex_;
+  bool spent_ = false;
 };
 
 // How a request authenticated, if at all.

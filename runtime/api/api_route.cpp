@@ -95,4 +95,13 @@ RouteMatch match_route(const std::string& method, const std::string& path) {
   return {std::nullopt, 404, fmt::format("no such endpoint: {} {} (see docs/API.md)", method, path.substr(0, 200))};
 }
 
+Result<int64_t> parse_since(const std::string& text) {
+  int64_t value = -1;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value < 0)
+    return Status::invalid_argument(fmt::format(
+        "since: \"{}\" is not a count of units (a whole number such as 0 or 120)", text.substr(0, 40)));
+  return value;
+}
+
 }  // namespace cerebro::api

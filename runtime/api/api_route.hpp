@@ -4,11 +4,13 @@
 // (actors/http) matches every request here first, so an unknown path or a
 // wrong method is answered before anything is asked of the coordinator.
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "runtime/base/ids.hpp"
+#include "runtime/base/status.hpp"
 
 namespace cerebro::api {
 
@@ -19,7 +21,7 @@ enum class Endpoint {
   list_experiments,   // GET  /api/v1/experiments
   submit_experiment,  // POST /api/v1/experiments            (body: TOML spec)
   get_experiment,     // GET  /api/v1/experiments/{id}
-  get_units,          // GET  /api/v1/experiments/{id}/units
+  get_units,          // GET  /api/v1/experiments/{id}/units[?since=N]
   get_config,         // GET  /api/v1/experiments/{id}/configs/{c}
   pause,              // POST /api/v1/experiments/{id}/pause
   resume,             // POST /api/v1/experiments/{id}/resume
@@ -45,6 +47,7 @@ struct Route {
   Endpoint endpoint = Endpoint::list_experiments;
   std::string experiment;  // {id}
   ConfigId config = -1;    // {config}
+  int64_t since = 0;       // get_units: ?since=N, the units after the first N
 };
 
 // What a method and path match: a route, or the HTTP status (404 no such
@@ -57,5 +60,9 @@ struct RouteMatch {
 };
 
 RouteMatch match_route(const std::string& method, const std::string& path);
+
+// The value of ?since= (the count of units a poller has): a whole number
+// >= 0; an error names the parameter and the text.
+Result<int64_t> parse_since(const std::string& text);
 
 }  // namespace cerebro::api

@@ -1,5 +1,6 @@
 #include "runtime/api/experiment_view.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include "runtime/api/pareto_view.hpp"
@@ -91,9 +92,11 @@ nlohmann::json validated_epochs_json(const std::vector<UnitLogEntry>& log, Confi
   return epochs;
 }
 
-nlohmann::json units_view(const std::vector<UnitLogEntry>& log) {
+nlohmann::json units_view(const std::vector<UnitLogEntry>& log, int64_t since) {
   nlohmann::json units = nlohmann::json::array();
-  for (const auto& e : log) {
+  const size_t first = since <= 0 ? 0 : std::min(log.size(), static_cast<size_t>(since));
+  for (size_t i = first; i < log.size(); ++i) {
+    const auto& e = log[i];
     units.push_back({{"seq", e.seq},
                      {"config", e.config},
                      {"partition", e.partition},
@@ -110,7 +113,7 @@ nlohmann::json units_view(const std::vector<UnitLogEntry>& log) {
                      {"validated", e.has_validation},
                      {"rolled_back", e.rolled_back}});
   }
-  return {{"units", units}};
+  return {{"units", std::move(units)}, {"since", since}, {"count", log.size()}};
 }
 
 }  // namespace cerebro::api

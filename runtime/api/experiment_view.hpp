@@ -8,7 +8,7 @@
 //                     "params"} or null, ...one key per extra section}
 //   units_view       {"units": [{"seq", "config", "partition", "epoch", "worker", "start_s",
 //                     "end_s", "train_s", "validate_s", "restore_s", "save_s", "state_bytes",
-//                     "status", "validated", "rolled_back"}]}
+//                     "status", "validated", "rolled_back"}], "since", "count"}
 //
 // The experiment view is assembled from sections, one function each: a
 // feature that has more to show (a search procedure's proposals, a Pareto
@@ -42,7 +42,11 @@ const std::vector<ViewSection>& experiment_view_sections();
 
 nlohmann::json experiment_view(const ExperimentFacts& facts);
 
-nlohmann::json units_view(const std::vector<UnitLogEntry>& log);
+// The units after the first `since` of the log (all for 0), with "since" and
+// "count", the log's length: a poller asks for ?since=<count> next time. A
+// count below what the poller has means the log was rolled back (a damaged
+// state): it asks for everything again.
+nlohmann::json units_view(const std::vector<UnitLogEntry>& log, int64_t since = 0);
 
 // Per-epoch metrics of validated epochs only (the epoch in progress is left
 // out), as the REPL's show lists them.

@@ -115,11 +115,14 @@ struct control_request {
   ConfigId config = -1;
   std::vector<std::string> settings;  // "key=value" hyper-parameter overrides
   int32_t rows = 0;
+  // units: only the units after the first `since` (the HTTP API's ?since=N).
+  int64_t since = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, control_request& x) {
-  return f(caf::meta::type_name("control_request"), x.token, x.experiment, x.command, x.config, x.settings, x.rows);
+  return f(caf::meta::type_name("control_request"), x.token, x.experiment, x.command, x.config, x.settings, x.rows,
+           x.since);
 }
 
 // The answer: `json` is the command's result (see actors/client.hpp for each

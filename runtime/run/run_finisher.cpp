@@ -8,6 +8,7 @@
 #include "runtime/run/objectives.hpp"
 #include "runtime/store/run_summary.hpp"
 #include "runtime/viz/tensorboard.hpp"
+#include "runtime/viz/tensorboard_live.hpp"
 
 namespace fs = std::filesystem;
 
@@ -77,8 +78,16 @@ Result<nlohmann::json> finish_run(StateStore& store, const ExperimentControl& co
   if (auto id = store.get_meta("experiment_id")) view.experiment = *id;
   double now_s = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   TensorBoardClock clock{now_s - log_span(log).second, host_name()};
-  if (auto written = write_tensorboard_logs(run_dir, view, clock); !written.ok())
-    say("the TensorBoard logs could not be written: " + written.error());
+  bool logged = false;
+  if (training.tensorboard && !training.tensorboard->failed()) {
+    auto completed = training.tensorboard->finish(view);
+    logged = completed.ok();
+    if (!logged) say("the live TensorBoard logs could not be completed (" + completed.error() + "); writing them again");
+  }
+  if (!logged) {
+    if (auto written = write_tensorboard_logs(run_dir, view, clock); !written.ok())
+      say("the TensorBoard logs could not be written: " + written.error());
+  }
   store.put_meta("finished", "true");
   return summary;
 }

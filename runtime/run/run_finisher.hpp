@@ -15,6 +15,8 @@
 
 namespace cerebro {
 
+class LiveTensorBoard;
+
 // What finishing needs of a trained model, which takes LibTorch:
 // models/trained_models.hpp implements it (the core does not link LibTorch).
 class TrainedModels {
@@ -47,6 +49,9 @@ struct FinishedTraining {
   double wall_s = 0;       // the training's wall time (this process)
   double unit_span_s = 0;  // the scheduler's sum of unit spans (this process)
   std::string replay_of;   // the run this one replayed, if any
+  // The TensorBoard logs written while it trained (runtime/viz/tensorboard_live.hpp),
+  // completed at the end; without them (or if they failed) the logs are written whole.
+  LiveTensorBoard* tensorboard = nullptr;
 };
 
 // Returns the summary (also written as summary.json). A failed export is not

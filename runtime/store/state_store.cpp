@@ -162,6 +162,17 @@ Result<std::unique_ptr<StateStore>> StateStore::open(const std::string& dir, boo
   return store;
 }
 
+Result<std::unique_ptr<StateStore>> StateStore::open_read_only(const std::string& dir) {
+  rocksdb::Options options;
+  options.create_if_missing = false;
+  rocksdb::DB* db = nullptr;
+  auto s = rocksdb::DB::OpenForReadOnly(options, dir, &db);
+  if (!s.ok()) return from_rocksdb(s, fmt::format("{}: cannot open the state store to read", dir));
+  std::unique_ptr<StateStore> store(new StateStore(db));
+  store->next_decision_ = static_cast<int64_t>(store->decisions().size()) + 1;
+  return store;
+}
+
 StateStore::StateStore(rocksdb::DB* db) : db_(db) {}
 StateStore::~StateStore() { delete db_; }
 
@@ -368,6 +379,18 @@ std::vector<UnitLogEntry> StateStore::unit_log() const {
     auto e = unit_log_entry_from_json(nlohmann::json::parse(v.ToString()));
     if (!e.rolled_back) out.push_back(std::move(e));
   });
+  return out;
+}
+
+std::vector<UnitLogEntry> StateStore::unit_log_after(int64_t seq) const {
+  std::vector<UnitLogEntry> out;
+  const std::string prefix = "log/";
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
+  // Keys are log/<%012d seq>: seeking past `seq` skips the entries already read.
+  for (it->Seek(log_key(seq + 1)); it->Valid() && starts_with(it->key(), prefix); it->Next()) {
+    auto e = unit_log_entry_from_json(nlohmann::json::parse(it->value().ToString()));
+    if (!e.rolled_back && e.seq > seq) out.push_back(std::move(e));
+  }
   return out;
 }
 

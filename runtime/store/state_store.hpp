@@ -76,6 +76,11 @@ class StateStore {
  public:
   // Opens (creating when `create`) the RocksDB directory `dir`.
   static Result<std::unique_ptr<StateStore>> open(const std::string& dir, bool create);
+  // Opens `dir` read-only (RocksDB's OpenForReadOnly: no lock is taken, so a
+  // process or thread that has it open for writing is not disturbed; what it
+  // writes later is not seen). Every write fails. For readers of ended runs
+  // (runtime/api/finished_runs.hpp).
+  static Result<std::unique_ptr<StateStore>> open_read_only(const std::string& dir);
   ~StateStore();
   StateStore(const StateStore&) = delete;
   StateStore& operator=(const StateStore&) = delete;
@@ -124,6 +129,9 @@ class StateStore {
 
   // The committed units in commit order (rolled-back ones excluded).
   std::vector<UnitLogEntry> unit_log() const;
+  // The committed units with a sequence number above `seq`, in commit order
+  // (rolled-back ones excluded): the tail of unit_log() without reading it all.
+  std::vector<UnitLogEntry> unit_log_after(int64_t seq) const;
   // Units whose state was lost and that had to run again, in commit order.
   std::vector<UnitLogEntry> rolled_back_units() const;
 

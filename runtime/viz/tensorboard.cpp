@@ -116,7 +116,7 @@ int session_status(ConfigStatus status) {
   return 0;
 }
 
-std::string config_run_name(ConfigId id) { return fmt::format("config-{}", id); }
+std::string config_run_name(ConfigId id) { return tensorboard_config_dir(id); }
 
 // When a config's units ran, from one pass over the log: its first start,
 // its last end, when each of its epochs ended (its last unit's end) and which
@@ -153,13 +153,19 @@ Status write_plain_file(const fs::path& path, const std::string& contents) {
 }
 
 std::string event_file_name(double wall_time, std::string host) {
+  return tensorboard_event_file_name(wall_time, std::move(host));
+}
+
+}  // namespace
+
+std::string tensorboard_config_dir(ConfigId id) { return fmt::format("config-{}", id); }
+
+std::string tensorboard_event_file_name(double wall_time, std::string host) {
   // The host ends a file name: keep it to safe characters.
   for (char& c : host)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '.' && c != '_') c = '_';
   return fmt::format("events.out.tfevents.{}.{}", static_cast<int64_t>(wall_time), host.empty() ? "localhost" : host);
 }
-
-}  // namespace
 
 namespace tensorboard_events {
 
@@ -252,6 +258,20 @@ std::string session_end(double wall_time, const Standing& config) {
   return hparams_event(wall_time, kSessionEndTag, hparams::session_end_info, end);
 }
 
+std::vector<std::string> epoch_scalars(double at, const EpochMetrics& e, bool validated) {
+  std::vector<std::string> events;
+  events.push_back(scalar(at, e.epoch, "train_loss", static_cast<float>(e.train_loss)));
+  // An epoch still without its validating unit has no validation metrics yet.
+  if (validated) {
+    events.push_back(scalar(at, e.epoch, "val_loss", static_cast<float>(e.val_loss)));
+    events.push_back(scalar(at, e.epoch, "val_accuracy", static_cast<float>(e.val_accuracy)));
+    for (const auto& [tag, value] : named_values(e))
+      if (tag != "val_accuracy") events.push_back(scalar(at, e.epoch, tag, static_cast<float>(value)));
+  }
+  events.push_back(scalar(at, e.epoch, "epoch_seconds", static_cast<float>(e.seconds)));
+  return events;
+}
+
 }  // namespace tensorboard_events
 
 Result<std::vector<std::string>> write_tensorboard_logs(const std::string& run_dir, const RunView& run,
@@ -289,15 +309,8 @@ Result<std::vector<std::string>> write_tensorboard_logs(const std::string& run_d
     for (const auto& e : c.epochs) {
       auto end = t.epoch_end_s.find(e.epoch);
       double at = start + (end == t.epoch_end_s.end() ? t.last_s : end->second);
-      events.push_back(tensorboard_events::scalar(at, e.epoch, "train_loss", static_cast<float>(e.train_loss)));
-      // An epoch still without its validating unit has no validation metrics yet.
-      if (t.validated.count(e.epoch)) {
-        events.push_back(tensorboard_events::scalar(at, e.epoch, "val_loss", static_cast<float>(e.val_loss)));
-        events.push_back(tensorboard_events::scalar(at, e.epoch, "val_accuracy", static_cast<float>(e.val_accuracy)));
-        for (const auto& [tag, value] : named_values(e))
-          if (tag != "val_accuracy") events.push_back(tensorboard_events::scalar(at, e.epoch, tag, static_cast<float>(value)));
-      }
-      events.push_back(tensorboard_events::scalar(at, e.epoch, "epoch_seconds", static_cast<float>(e.seconds)));
+      for (auto& scalar : tensorboard_events::epoch_scalars(at, e, t.validated.count(e.epoch) > 0))
+        events.push_back(std::move(scalar));
     }
     if (c.status != ConfigStatus::running) events.push_back(tensorboard_events::session_end(start + t.last_s, c));
     if (auto st = write(config_run_name(c.id), start + t.first_s, events); !st.ok()) return fail(st);

@@ -42,7 +42,15 @@ std::string hparams_experiment(double wall_time, const RunView& run);
 std::string session_start(double wall_time, const Standing& config);
 // A config's session end (its status; tag "_hparams_/session_end_info").
 std::string session_end(double wall_time, const Standing& config);
+// One epoch's scalars: train_loss and epoch_seconds, and when the epoch
+// validated val_loss, val_accuracy and the task's other metrics.
+std::vector<std::string> epoch_scalars(double wall_time, const EpochMetrics& epoch, bool validated);
 }  // namespace tensorboard_events
+
+// "config-<id>": a config's directory under RUN_DIR/tensorboard.
+std::string tensorboard_config_dir(ConfigId id);
+// "events.out.tfevents.<time>.<host>" (the host kept to safe characters).
+std::string tensorboard_event_file_name(double wall_time, std::string host);
 
 // Writes RUN_DIR/tensorboard, replacing an earlier one as a whole (the files
 // are written in RUN_DIR/tensorboard.tmp, which is then renamed; on failure

@@ -2,6 +2,8 @@
 """An independent reader of the TensorBoard logs cerebro writes.
 
 Usage: check_tfevents.py RUN_DIR
+       check_tfevents.py --running RUN_DIR
+
 
 Reads every RUN_DIR/tensorboard/**/events.out.tfevents.* file: checks the
 TFRecord framing (lengths, and both masked CRC-32C values, computed here
@@ -12,6 +14,12 @@ summary.json: one session per config with its params, per-epoch scalars
 matching the config's epochs, a session end with the config's status, and
 the experiment's hparams config naming every hyper-parameter. Prints a JSON
 digest on success; exits 1 naming the first problem otherwise.
+
+With --running the logs are read as TensorBoard reads them while the run
+trains (no summary.json yet): every config directory's file must be whole
+records with the file version first, a session start with params and no
+session end yet; the digest lists each config's params and scalars
+({tag: {step: value}}) for the caller to compare with what it committed.
 """
 import json
 import os
@@ -143,7 +151,45 @@ def hparam_value(v):
     return None
 
 
+def config_events(directory):
+    start, end, scalars = None, None, {}
+    for event in events_of(directory):
+        tag, data = plugin_data(event)
+        if tag == "_hparams_/session_start_info":
+            start = one(data, "session_start_info")
+        elif tag == "_hparams_/session_end_info":
+            end = one(data, "session_end_info")
+        else:
+            value = one(one(event, "summary", {}), "value", {})
+            step = int(one(event, "step", 0))
+            scalars.setdefault(one(value, "tag"), {})[step] = one(value, "simple_value")
+    return start, end, scalars
+
+
+def main_running(run_dir):
+    root = os.path.join(run_dir, "tensorboard")
+    if not os.path.isdir(root):
+        fail("no " + root)
+    digest = {"configs": {}}
+    for name in sorted(os.listdir(root)):
+        directory = os.path.join(root, name)
+        if not (os.path.isdir(directory) and name.startswith("config-")):
+            continue
+        start, end, scalars = config_events(directory)
+        if start is None:
+            fail(f"{directory}: no session start")
+        if end is not None:
+            fail(f"{directory}: a session end while the run trains")
+        params = {one(e, "key"): hparam_value(one(e, "value", {})) for e in start.get("hparams", [])}
+        digest["configs"][name[len("config-"):]] = {
+            "params": params,
+            "scalars": {tag: {str(step): v for step, v in sorted(by_step.items())} for tag, by_step in scalars.items()}}
+    print(json.dumps(digest, sort_keys=True))
+
+
 def main():
+    if sys.argv[1] == "--running":
+        return main_running(sys.argv[2])
     run_dir = sys.argv[1]
     summary = json.load(open(os.path.join(run_dir, "summary.json")))
     root = os.path.join(run_dir, "tensorboard")
@@ -169,17 +215,7 @@ def main():
         directory = os.path.join(root, f"config-{config['id']}")
         if not os.path.isdir(directory):
             fail(f"no {directory}")
-        start, end, scalars = None, None, {}
-        for event in events_of(directory):
-            tag, data = plugin_data(event)
-            if tag == "_hparams_/session_start_info":
-                start = one(data, "session_start_info")
-            elif tag == "_hparams_/session_end_info":
-                end = one(data, "session_end_info")
-            else:
-                value = one(one(event, "summary", {}), "value", {})
-                step = int(one(event, "step", 0))
-                scalars.setdefault(one(value, "tag"), {})[step] = one(value, "simple_value")
+        start, end, scalars = config_events(directory)
         if start is None or end is None:
             fail(f"{directory}: no session start or end")
         params = {one(e, "key"): hparam_value(one(e, "value", {})) for e in start.get("hparams", [])}

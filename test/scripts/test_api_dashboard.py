@@ -2,8 +2,12 @@
 """The dashboard in a real browser (issue 12): headless Chromium driven by
 Selenium against a live embedded run (`cerebro repl --ui`, a spec submitted
 through the API). The leaderboard has a row per config, the learning-curve and
-schedule charts have one series per config and one lane per worker, a click on
-"Stop" stops the config (the API says so), and a screenshot is saved.
+schedule charts have one series per config and one lane per worker (the
+schedule's legend lists every config, the curves' epoch axis starts at 0), the
+page fetches only new units each poll and draws each unit once, the run's
+TensorBoard logs decode mid-run, a click on
+"Stop" stops the config (the API says so), the printed link logs one browser
+in once, and a screenshot is saved.
 
 usage: test_api_dashboard.py CEREBRO_BINARY ARTIFACT_DIR"""
 import json
@@ -64,12 +68,17 @@ def main():
         url = None
         for _ in range(200):
             log.seek(0)
-            m = re.search(r"dashboard: (http://127\.0\.0\.1:\d+/)\?token=([0-9a-f]+)", log.read())
-            if m:
-                url, token = m.group(1), m.group(2)
+            text = log.read()
+            m = re.search(r"dashboard: (http://127\.0\.0\.1:\d+/)\?token=([0-9a-f]+)", text)
+            t = re.search(r"api token: ([0-9a-f]+) ", text)
+            if m and t:
+                url, link_token, token = m.group(1), m.group(2), t.group(1)
                 break
             time.sleep(0.1)
-        assert url, "no dashboard URL printed"
+        assert url, "no dashboard URL and API token printed"
+        # The link's token is not the API token: it only logs a browser in.
+        status, body = request(url.rstrip("/"), link_token, "GET", "/api/v1/experiments")
+        assert status == 401, (status, body)
         status, body = request(url.rstrip("/"), token, "POST", "/api/v1/experiments", SPEC)
         assert status == 201, body
         experiment = body["id"]
@@ -79,7 +88,7 @@ def main():
                      "--proxy-server=127.0.0.1:9"):  # no network beyond this server (localhost bypasses proxies)
             options.add_argument(flag)
         driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-        driver.get(url + "?token=" + token + "&poll=500")
+        driver.get(url + "?token=" + link_token + "&poll=500")
         # The page redraws the leaderboard at every poll, so an element found
         # a moment ago may be gone when it is read: the wait tries again.
         wait = WebDriverWait(driver, 90, poll_frequency=0.25,
@@ -92,6 +101,15 @@ def main():
         curves = ("return window.cerebroCharts.curves ? window.cerebroCharts.curves.data.datasets"
                   ".filter(s => s.data.length > 0).length : 0")
         wait.until(lambda d: d.execute_script(curves) >= 1)
+        # TensorBoard follows the run: its logs, decoded now by an independent reader
+        # (test/scripts/check_tfevents.py --running), already have a validated epoch.
+        run_dir = os.path.join(tmp, "state", "experiments", experiment)
+        check = subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                             "check_tfevents.py"), "--running", run_dir],
+                               capture_output=True, text=True, timeout=120)
+        assert check.returncode == 0, check.stdout + check.stderr
+        live = json.loads(check.stdout)["configs"]
+        assert any("val_accuracy" in c["scalars"] for c in live.values()), live
         assert driver.execute_script("return window.cerebroCharts.curves.data.datasets.length") == 3
         series = driver.execute_script(
             "return window.cerebroCharts.curves.data.datasets.map(s => s.label)")
@@ -100,6 +118,21 @@ def main():
             "return window.cerebroCharts.schedule.data.datasets.map(s => s.config)")
         assert len(schedule_series) == len(set(schedule_series)), "one schedule series per config"
         assert driver.execute_script("return window.cerebroCharts.parallel.series") == 3
+        # The schedule's legend lists every config, also one without a unit yet.
+        legend = driver.execute_script(
+            "return window.cerebroCharts.schedule.data.datasets.map(s => s.config).sort()")
+        assert legend == [0, 1, 2], legend
+        # The epochs axis starts at 0 and spans at least one epoch (not -1..1 for a single epoch).
+        axis = driver.execute_script("const x = window.cerebroCharts.curves.scales.x; return [x.min, x.max]")
+        assert axis[0] == 0 and axis[1] >= 1, axis
+        # The link is spent: opened again (another browser, a copy from the history) it logs nobody in.
+        spent = urllib.request.Request(url + "?token=" + link_token)
+        try:
+            urllib.request.urlopen(spent, timeout=30)
+            assert False, "the spent link logged in again"
+        except urllib.error.HTTPError as e:
+            assert e.code == 401, e.code
+            assert b"has been used" in e.read()
         # Only this server was asked for anything: no CDN.
         hosts = driver.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
         assert all(h.startswith(url) for h in hosts), hosts
@@ -117,6 +150,13 @@ def main():
                    == "stopped")
         status, body = request(url.rstrip("/"), token, "GET", f"/api/v1/experiments/{experiment}/configs/2")
         assert status == 200 and body["status"] == "stopped", body
+        # Paused: once the running units are in, the schedule has every unit
+        # the API lists, each once, though each poll fetched only new ones.
+        drawn = "return window.cerebroCharts.schedule.data.datasets.reduce((n, s) => n + s.data.length, 0)"
+        listed = lambda: request(url.rstrip("/"), token, "GET", f"/api/v1/experiments/{experiment}/units")[1]["count"]
+        wait.until(lambda d: d.execute_script(drawn) == listed() and listed() > 0)
+        since = driver.execute_script("return window.cerebroUnits ? window.cerebroUnits.since : -1")
+        assert since > 0, f"the last poll asked for units since {since}, not only the new ones"
         # Click a leaderboard row: that config is highlighted in the curves.
         driver.execute_script("document.querySelector(\"#leaderboard tr[data-config='0']\").click()")
         wait.until(lambda d: d.execute_script(

@@ -77,11 +77,13 @@ def main():
                             stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, env=env, text=True)
     driver = None
     try:
+        # The link's one-time token logs the browser in; programs send the API token printed beside it.
         def dashboard():
             log.seek(0)
-            return re.search(r"dashboard: (http://127\.0\.0\.1:\d+/)\?token=([0-9a-f]+)", log.read())
-        m = wait_for("the dashboard URL", dashboard, 20)
-        url, token = m.group(1), m.group(2)
+            return re.search(r"dashboard: (http://127\.0\.0\.1:\d+/)\?token=([0-9a-f]+)\napi token: ([0-9a-f]+) ",
+                             log.read())
+        m = wait_for("the dashboard URL and API token", dashboard, 20)
+        url, link_token, token = m.group(1), m.group(2), m.group(3)
         base = url.rstrip("/")
         status, body = request(base, token, "POST", "/api/v1/experiments", SPEC)
         assert status == 201, body
@@ -117,7 +119,7 @@ def main():
                      "--proxy-server=127.0.0.1:9"):
             options.add_argument(flag)
         driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-        driver.get(url + "?token=" + token + "&poll=500")
+        driver.get(url + "?token=" + link_token + "&poll=500")
         wait = WebDriverWait(driver, 90, poll_frequency=0.25, ignored_exceptions=(StaleElementReferenceException,))
         # The page selects the newest experiment itself.
         wait.until(lambda d: d.find_element(By.ID, "pareto-section").is_displayed())

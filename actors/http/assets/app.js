@@ -1,6 +1,7 @@
 // The dashboard: a client of the public API only (docs/API.md). It polls
-// /api/v1/cluster and the selected experiment (with its units) every couple
-// of seconds and steers through the same POST endpoints a program uses.
+// /api/v1/cluster and the selected experiment every couple of seconds, with
+// only the units committed since the last poll (units?since=N), and steers
+// through the same POST endpoints a program uses.
 "use strict";
 
 const state = {
@@ -181,7 +182,7 @@ function drawCharts() {
   if (!state.curves) state.curves = CerebroCharts.makeCurves($("curves"), highlight);
   if (!state.schedule) state.schedule = CerebroCharts.makeSchedule($("schedule"), highlight);
   CerebroCharts.updateCurves(state.curves, e.configs || [], $("curve-series").value, e.metric, state.highlighted);
-  CerebroCharts.updateSchedule(state.schedule, state.units, state.highlighted);
+  CerebroCharts.updateSchedule(state.schedule, state.units, state.highlighted, (e.configs || []).map((c) => c.config));
   const parallel = CerebroCharts.drawParallel($("parallel"), e.configs || [], e.metric, state.highlighted, highlight);
   window.cerebroCharts = { curves: state.curves, schedule: state.schedule, parallel };
 }
@@ -218,6 +219,29 @@ function select(id) {
   poll();
 }
 
+// Appends the units committed since the last poll to state.units: the
+// answer carries the log's count, and a count below what we hold means the
+// log was rolled back (a damaged state was recovered), so all are read again.
+// Not yet readable (an experiment setting up): the units stay as they are.
+async function fetchNewUnits(selected) {
+  const path = `/api/v1/experiments/${encodeURIComponent(selected)}/units`;
+  try {
+    const known = state.units.length;
+    window.cerebroUnits = { since: known };  // what the last poll asked for (the browser test reads it)
+    let answer = await api("GET", `${path}?since=${known}`);
+    let fresh = known === 0 ? [] : state.units;
+    if (answer.count < known) {
+      answer = await api("GET", path);
+      fresh = [];
+    }
+    // Another experiment was selected meanwhile: these units are not its.
+    if (state.selected !== selected) return;
+    state.units = fresh.concat(answer.units || []);
+  } catch (err) {
+    if (err.message === "not logged in") throw err;
+  }
+}
+
 let polling = false;
 async function poll() {
   if (polling) return;
@@ -227,12 +251,8 @@ async function poll() {
     renderCluster(cluster);
     if (state.selected) {
       const id = encodeURIComponent(state.selected);
-      const [experiment, units] = await Promise.all([
-        api("GET", `/api/v1/experiments/${id}`),
-        api("GET", `/api/v1/experiments/${id}/units`).catch(() => ({ units: [] })),
-      ]);
+      const [experiment] = await Promise.all([api("GET", `/api/v1/experiments/${id}`), fetchNewUnits(state.selected)]);
       state.experiment = experiment;
-      state.units = units.units || [];
       renderWorkers(state.units);
       renderExperiment();
     }

@@ -41,7 +41,15 @@ const CerebroCharts = (() => {
     });
     chart.data.datasets = datasets;
     chart.options.scales.y.title.text = series === "metric" ? metricName : series;
+    epochAxis(chart, configs);
     chart.update("none");
+  }
+
+  // The epoch axis runs from 0 to the last epoch shown (at least 1), whole
+  // epochs only: left to itself Chart.js spans a single epoch as -1..1.
+  function epochAxis(chart, configs) {
+    const last = Math.max(0, ...configs.flatMap((c) => c.epochs.map((e) => e.epoch)));
+    Object.assign(chart.options.scales.x, { min: 0, max: Math.max(1, last), ticks: { stepSize: 1, precision: 0 } });
   }
 
   // The schedule: one lane per worker, one floating bar per unit (start to
@@ -68,9 +76,11 @@ const CerebroCharts = (() => {
     });
   }
 
-  function updateSchedule(chart, units, highlighted) {
+  // `configs`: every config of the experiment, so the legend lists the ones
+  // that have not run a unit yet too.
+  function updateSchedule(chart, units, highlighted, configs) {
     const workers = [...new Set(units.filter((u) => !u.rolled_back).map((u) => u.worker))].sort((a, b) => a - b);
-    const byConfig = new Map();
+    const byConfig = new Map((configs || []).map((config) => [config, []]));
     for (const u of units) {
       if (u.rolled_back) continue;
       if (!byConfig.has(u.config)) byConfig.set(u.config, []);
