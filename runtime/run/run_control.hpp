@@ -30,6 +30,13 @@ Result<std::shared_ptr<ExperimentControl>> make_run_control(const ExperimentSpec
                                                             const std::vector<WarmConfig>& warm = {},
                                                             const ParametersOf& parameters_of = nullptr);
 
+// The gang planner's costs from the spec's [cluster] (issue 14): max_gang;
+// the allreduce cost and the steps per unit are learnt from the run's gangs.
+GangCosts gang_costs(const ClusterSpec& cluster);
+// [cluster] max_gang against the workers holding partitions: a gang larger
+// than them cannot form, which is a clear error (invalid_argument).
+Status check_gang_size(const ClusterSpec& cluster, int workers);
+
 // The per-config visit order of a finished run, from its unit log.
 Result<ReplayPolicy::VisitOrder> visit_order_of(const std::string& run_dir);
 
