@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <chrono>
 #include <set>
 
@@ -13,6 +14,16 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// The answers of a data-parallel gang's members as they come in (issue 14).
+struct GangReplies {
+  GangDispatch gang;
+  double start_s = 0;
+  std::vector<std::optional<gang_result>> results;  // good answers, by rank
+  std::vector<bool> replied;                        // any answer, by rank
+  bool failed = false;
+};
+using SharedGang = std::shared_ptr<GangReplies>;
+
 struct scheduler_state {
   scheduler_config config;
   std::map<caf::actor_addr, WorkerId> worker_ids;
@@ -26,6 +37,13 @@ struct scheduler_state {
   // book must still know the worker when the commit counts it.
   std::set<WorkerId> committing;
   std::map<WorkerId, std::pair<std::string, bool>> leaving;  // why, whether its unit failed
+  // Where data-parallel gangs meet (issue 14); spawned with the scheduler.
+  rendezvous_actor board;
+  std::map<int64_t, SharedGang> gangs;  // running gang attempts by id
+  // Members of a failed gang that have not answered yet: still inside the
+  // attempt (Gloo waits for the dead peer until the timeout), so out of the
+  // schedule until they answer, with the partitions they hold.
+  std::map<WorkerId, std::vector<PartitionId>> draining;
   static inline const char* name = "cerebro.scheduler";
 
   double elapsed() const {
@@ -150,31 +168,54 @@ void on_result(scheduler_ptr self, const Dispatch& d, double start_s, unit_resul
           });
 }
 
+// The task of unit d for its worker, from the config's state.
+unit_task make_task(scheduler_ptr self, const Dispatch& d, StateBytes state) {
+  const auto& config = self->state.config;
+  unit_task task;
+  task.experiment = config.experiment;
+  task.sample_shape = config.shape.sample_shape;
+  task.num_classes = config.shape.num_classes;
+  task.task = datasets::to_string(config.shape.task);
+  task.target_stddev = config.shape.target_stddev;
+  task.config = d.unit.config;
+  task.partition = d.unit.partition;
+  task.epoch = d.unit.epoch;
+  task.attempt = d.attempt;
+  task.seed = d.seed;
+  task.validate = d.validate;
+  task.augment_hflip = config.augmentation.hflip;
+  task.augment_crop_padding = config.augmentation.random_crop ? config.augmentation.crop_padding : 0;
+  task.params_json = config.params_json.at(d.unit.config);
+  task.state = std::move(state);
+  return task;
+}
+
+// The latest state of d's config could not be loaded: a damaged one stops
+// the run (recovery rolls back), any other failure fails the attempt via
+// `failed`. Returns whether the run stopped.
+bool state_unavailable(scheduler_ptr self, ConfigId config, const caf::error& e) {
+  auto failure = to_status(e);
+  if (!failure.is_corruption() || self->state.finished) return false;
+  // The state failed its checksum: it is gone, and the book counts the units
+  // that made it. Stop here and let the runner resume from the newest intact
+  // states, which reruns exactly the units after them. Any other failure (an
+  // unreadable state may be intact) is an ordinary failed attempt.
+  self->state.finished = true;
+  experiment_done done{self->state.elapsed(), self->state.unit_span_s,
+                       fmt::format("config {}: damaged checkpoint: {}", config, failure.message()), true};
+  self->send(self->state.config.listener, done_atom::value, std::move(done));
+  self->quit();
+  return true;
+}
+
 void run(scheduler_ptr self, const Dispatch& d) {
   double start_s = self->state.elapsed();
   self->request(self->state.config.checkpoint, caf::infinite, latest_atom::value, d.unit.config)
       .then(
           [self, d, start_s](StateBytes& state) {
             if (!still_running(self, d)) return;  // its worker was lost meanwhile
-            unit_task task;
-            task.experiment = self->state.config.experiment;
-            task.sample_shape = self->state.config.shape.sample_shape;
-            task.num_classes = self->state.config.shape.num_classes;
-            task.task = datasets::to_string(self->state.config.shape.task);
-            task.target_stddev = self->state.config.shape.target_stddev;
-            task.config = d.unit.config;
-            task.partition = d.unit.partition;
-            task.epoch = d.unit.epoch;
-            task.attempt = d.attempt;
-            task.seed = d.seed;
-            task.validate = d.validate;
-            task.augment_hflip = self->state.config.augmentation.hflip;
-            task.augment_crop_padding =
-                self->state.config.augmentation.random_crop ? self->state.config.augmentation.crop_padding : 0;
-            task.params_json = self->state.config.params_json.at(d.unit.config);
-            task.state = std::move(state);
             auto worker = self->state.workers.at(d.worker);
-            self->request(worker, caf::infinite, train_atom::value, std::move(task))
+            self->request(worker, caf::infinite, train_atom::value, make_task(self, d, std::move(state)))
                 .then(
                     [self, d, start_s](unit_result& r) {
                       r.worker = d.worker;  // the scheduler's id of the worker, unique in the cluster
@@ -188,31 +229,156 @@ void run(scheduler_ptr self, const Dispatch& d) {
                       });
           },
           [self, d](const caf::error& e) {
-            auto failure = to_status(e);
-            if (failure.is_corruption() && !self->state.finished) {
-              // The state failed its checksum: it is gone, and the book
-              // counts the units that made it. Stop here and let the runner
-              // resume from the newest intact states, which reruns exactly
-              // the units after them. Any other failure (an unreadable
-              // state may be intact) is an ordinary failed attempt below.
-              self->state.finished = true;
-              experiment_done done{self->state.elapsed(), self->state.unit_span_s,
-                                   fmt::format("config {}: damaged checkpoint: {}", d.unit.config, failure.message()),
-                                   true};
-              self->send(self->state.config.listener, done_atom::value, std::move(done));
-              self->quit();
-              return;
-            }
+            if (state_unavailable(self, d.unit.config, e)) return;
             if (!still_running(self, d)) return;  // its worker was lost meanwhile
             report(self, self->state.config.control->on_failed(d.worker, d.unit,
-                                                               "cannot load the state: " + failure.message()));
+                                                               "cannot load the state: " + to_status(e).message()));
             dispatch(self);
           });
 }
 
+// --- Data-parallel gangs (issue 14).
+
+// The gang's attempt failed in the control: its members that have not
+// answered leave the schedule until they do (see scheduler_state::draining).
+void drain_gang(scheduler_ptr self, const SharedGang& g) {
+  g->failed = true;
+  self->state.gangs.erase(g->gang.id);
+  self->send(self->state.board, rendezvous_atom::value, g->gang.id);
+  auto& control = *self->state.config.control;
+  for (size_t rank = 0; rank < g->gang.members.size(); ++rank) {
+    const WorkerId w = g->gang.members[rank].worker;
+    if (g->replied[rank] || !self->state.workers.count(w) || !control.book().has_worker(w)) continue;
+    if (control.book().worker_busy(w)) continue;  // cannot be: nothing was dispatched since the failure
+    self->state.draining[w] = control.book().holdings(w);
+    control.remove_worker(w);
+  }
+}
+
+void gang_failed(scheduler_ptr self, const SharedGang& g, const std::string& error) {
+  report(self, self->state.config.control->on_gang_failed(g->gang.id, error));
+  drain_gang(self, g);
+  apply_search(self);
+  dispatch(self);
+}
+
+// Every member answered well: rank 0's state, committed once for all k units.
+void commit_gang(scheduler_ptr self, const SharedGang& g) {
+  self->state.gangs.erase(g->gang.id);
+  self->send(self->state.board, rendezvous_atom::value, g->gang.id);
+  gang_commit commit;
+  for (size_t rank = 0; rank < g->results.size(); ++rank) {
+    unit_result& r = g->results[rank]->unit;
+    r.worker = g->gang.members[rank].worker;
+    commit.members.push_back(std::move(r));
+    commit.seeds.push_back(g->gang.members[rank].seed);
+  }
+  const int64_t steps = g->results.front()->steps;
+  const double allreduce_s = g->results.front()->allreduce_s;
+  commit.start_s = g->start_s;
+  commit.end_s = self->state.elapsed();
+  for (const auto& m : g->gang.members) self->state.committing.insert(m.worker);
+  self->request(self->state.config.checkpoint, caf::infinite, commit_gang_atom::value, std::move(commit))
+      .then(
+          [self, g, steps, allreduce_s](std::vector<UnitLogEntry>& entries) {
+            for (const auto& m : g->gang.members) self->state.committing.erase(m.worker);
+            self->state.unit_span_s += self->state.elapsed() - g->start_s;
+            report(self, self->state.config.control->on_gang_committed(g->gang.id, entries, steps, allreduce_s));
+            apply_search(self);
+            bool left = false;
+            for (const auto& m : g->gang.members) left = finish_leaving(self, m.worker) || left;
+            if (!left) dispatch(self);
+          },
+          [self, g](const caf::error& e) {
+            for (const auto& m : g->gang.members) self->state.committing.erase(m.worker);
+            // Not durable, so not done: the units run again.
+            report(self, self->state.config.control->on_gang_failed(
+                             g->gang.id, "commit failed: " + to_status(e).message()));
+            bool left = false;
+            for (const auto& m : g->gang.members) left = finish_leaving(self, m.worker) || left;
+            if (!left) dispatch(self);
+          });
+}
+
+void on_gang_reply(scheduler_ptr self, const SharedGang& g, size_t rank, gang_result r) {
+  auto& control = *self->state.config.control;
+  g->replied[rank] = true;
+  const WorkerId w = g->gang.members[rank].worker;
+  if (auto it = self->state.draining.find(w); it != self->state.draining.end()) {
+    // Out of the failed attempt at last: back in the schedule.
+    auto holds = std::move(it->second);
+    self->state.draining.erase(it);
+    if (self->state.workers.count(w)) control.add_worker(w, std::move(holds));
+    dispatch(self);
+  }
+  if (g->failed) return;
+  if (!control.gang_running(g->gang.id)) {  // cannot be: failures drain the gang
+    drain_gang(self, g);
+    return;
+  }
+  if (r.unit.status == UnitStatus::failed) {
+    return gang_failed(self, g, fmt::format("rank {} (worker {}): {}", rank, g->gang.members[rank].worker,
+                                            r.unit.error));
+  }
+  g->results[rank] = std::move(r);
+  for (const auto& result : g->results)
+    if (!result) return;
+  commit_gang(self, g);
+}
+
+// The gang failed (a member was lost) before its tasks went out: the members
+// drained as if inside the attempt are not; they are back in the schedule.
+void undrain_untasked(scheduler_ptr self, const SharedGang& g) {
+  g->replied.assign(g->replied.size(), true);
+  for (const Dispatch& d : g->gang.members) {
+    auto it = self->state.draining.find(d.worker);
+    if (it == self->state.draining.end()) continue;
+    auto holds = std::move(it->second);
+    self->state.draining.erase(it);
+    if (self->state.workers.count(d.worker)) self->state.config.control->add_worker(d.worker, std::move(holds));
+  }
+  dispatch(self);
+}
+
+void run_gang(scheduler_ptr self, const GangDispatch& gang) {
+  auto g = std::make_shared<GangReplies>();
+  g->gang = gang;
+  g->start_s = self->state.elapsed();
+  g->results.resize(gang.members.size());
+  g->replied.assign(gang.members.size(), false);
+  self->state.gangs[gang.id] = g;
+  self->request(self->state.config.checkpoint, caf::infinite, latest_atom::value, gang.config())
+      .then(
+          [self, g](StateBytes& state) {
+            if (!self->state.config.control->gang_running(g->gang.id)) return undrain_untasked(self, g);
+            for (size_t rank = 0; rank < g->gang.members.size(); ++rank) {
+              const Dispatch& d = g->gang.members[rank];
+              gang_task task;
+              task.unit = make_task(self, d, state);
+              task.gang = g->gang.id;
+              task.rank = static_cast<int32_t>(rank);
+              task.size = g->gang.size();
+              task.timeout_s = self->state.config.gang_timeout_s;
+              task.board = self->state.board;
+              self->request(self->state.workers.at(d.worker), caf::infinite, gang_atom::value, std::move(task))
+                  .then([self, g, rank](gang_result& r) { on_gang_reply(self, g, rank, std::move(r)); },
+                        // The member died: the down handler fails the gang.
+                        [](const caf::error&) {});
+            }
+          },
+          [self, g](const caf::error& e) {
+            if (state_unavailable(self, g->gang.config(), e)) return;
+            if (!self->state.config.control->gang_running(g->gang.id)) return undrain_untasked(self, g);
+            // No member got its task: none is inside the attempt.
+            g->replied.assign(g->replied.size(), true);
+            gang_failed(self, g, "cannot load the state: " + to_status(e).message());
+          });
+}
+
 void dispatch(scheduler_ptr self) {
-  auto started = self->state.config.control->dispatch();
-  for (const auto& d : started) run(self, d);
+  auto started = self->state.config.control->dispatch_all();
+  for (const auto& d : started.units) run(self, d);
+  for (const auto& g : started.gangs) run_gang(self, g);
   // What runs where changed: status views (cerebro status, the REPL) see it.
   if (!started.empty()) report(self, "");
   finish_if_done(self);
@@ -239,11 +405,22 @@ void forget_worker(scheduler_ptr self, WorkerId id, const std::string& why, bool
 // cannot go on.
 void leave_book(scheduler_ptr self, WorkerId id, const std::string& why, bool unit_failed) {
   auto& control = *self->state.config.control;
+  self->state.draining.erase(id);
+  // Its gang's attempt fails with it (in the control, below); the members
+  // still inside the attempt drain.
+  SharedGang gang;
+  if (auto in = control.gang_of(id); in && self->state.gangs.count(*in)) gang = self->state.gangs.at(*in);
   std::string attempt;
   if (unit_failed) {
     attempt = control.on_worker_died(id, "worker died: " + why);
   } else {
     control.remove_worker(id);
+  }
+  if (gang) {
+    auto rank = std::find_if(gang->gang.members.begin(), gang->gang.members.end(),
+                             [id](const Dispatch& d) { return d.worker == id; });
+    gang->replied[static_cast<size_t>(rank - gang->gang.members.begin())] = true;  // it never will
+    drain_gang(self, gang);
   }
   report(self, fmt::format("worker {} {}; its unit goes back to the queue{}", id, why,
                            attempt.empty() ? "" : " (" + attempt + ")"));
@@ -288,6 +465,7 @@ caf::result<bool> steer(scheduler_ptr self, SteeringCommand command, ConfigId co
 
 scheduler_actor::behavior_type scheduler_behavior(scheduler_ptr self, scheduler_config config) {
   self->state.config = std::move(config);
+  self->state.board = spawn_rendezvous_board(self->system());
   for (auto& [id, worker] : self->state.config.workers) {
     self->state.worker_ids[worker.address()] = id;
     self->state.workers[id] = worker;
@@ -326,6 +504,10 @@ scheduler_actor::behavior_type scheduler_behavior(scheduler_ptr self, scheduler_
       },
       [self](holds_atom, WorkerId id, std::vector<PartitionId> holds) {
         if (!self->state.workers.count(id)) return;
+        if (auto it = self->state.draining.find(id); it != self->state.draining.end()) {
+          it->second = std::move(holds);  // it rejoins with these once out of its failed gang
+          return;
+        }
         self->state.config.control->add_worker(id, std::move(holds));
         dispatch(self);
       },
