@@ -94,3 +94,16 @@ BOOST_AUTO_TEST_CASE(a_gang_member_that_dies_fails_the_attempt_and_the_units_run
   check_complete_run(log, 1, 2, 2);
   BOOST_TEST(read_json(run + "/summary.json")["best"]["test_accuracy"].get<double>() > 0.6);
 }
+
+// A gang larger than the workers holding partitions is a clear error, and
+// the run leaves nothing behind.
+BOOST_AUTO_TEST_CASE(a_gang_larger_than_the_workers_is_refused) {
+  TempDir tmp;
+  auto run = tmp.file("run");
+  auto out = run_cerebro("run " + gang_spec(tmp, "workers = 2\nmax_gang = 3\n") + " --out " + run);
+  BOOST_TEST(out.exit_code != 0);
+  BOOST_TEST(out.text.find("[cluster] max_gang = 3 is larger than the 2 worker(s) holding partitions") !=
+                 std::string::npos,
+             out.text);
+  BOOST_TEST(!fs::exists(run));
+}
