@@ -7,6 +7,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
+#include <cstdio>
 #include <regex>
 #include <thread>
 
@@ -70,6 +71,21 @@ std::string config_status(Api& api, const std::string& id, int config) {
   return "absent from " + experiment.dump();
 }
 
+// The listen backlog of the socket on 127.0.0.1:port, as `ss` (iproute2)
+// reports it: for a listening socket its Send-Q column is the backlog.
+int listen_backlog(int port) {
+  std::string command = "ss -ltnH 'sport = :" + std::to_string(port) + "' 2>&1";
+  std::string out;
+  if (FILE* pipe = ::popen(command.c_str(), "r")) {
+    char buffer[512];
+    while (std::fgets(buffer, sizeof(buffer), pipe)) out += buffer;
+    ::pclose(pipe);
+  }
+  std::smatch m;
+  BOOST_REQUIRE_MESSAGE(std::regex_search(out, m, std::regex("LISTEN\\s+[0-9]+\\s+([0-9]+)")), command + ": " + out);
+  return std::stoi(m[1]);
+}
+
 const char* slow = "CEREBRO_FAULT_INJECTION_ENABLE=i-am-a-test";
 const char* slow_faults = "CEREBRO_FAULTS=slow_worker=0:10";
 
@@ -83,6 +99,9 @@ BOOST_AUTO_TEST_CASE(every_endpoint_with_the_token_and_none_without) {
   Api api(http_port(coordinator));
   cluster.start_agent("node1", port, std::vector<std::string>{slow, slow_faults});
   BOOST_REQUIRE_MESSAGE(coordinator.wait_for_log("agent node1 joined", 60), cluster.logs());
+  // Many dashboards or scripts connect at once: cpp-httplib's own backlog of 5
+  // dropped handshakes under 50 pollers (a 1 s retransmission each).
+  BOOST_TEST(listen_backlog(http_port(coordinator)) >= 128);
 
   // No token, a wrong one, a forged cookie: 401 and no data, no steering.
   for (const char* path : {"/api/v1/experiments", "/api/v1/agents", "/metrics", "/app.js"}) {

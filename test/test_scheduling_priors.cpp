@@ -3,6 +3,7 @@
 // replace the priors, and CostPriors probes each architecture once.
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <map>
 
 #include "runtime/scheduling/cost_prior.hpp"
@@ -104,6 +105,73 @@ BOOST_AUTO_TEST_CASE(full_holders_run_the_longest_remaining_chain_first) {
   std::optional<Unit> second = policy.choose(1, book);
   BOOST_REQUIRE(second.has_value());
   BOOST_TEST(second->config == 0);
+}
+
+// A real 2-worker bench run (embedded: both workers hold both partitions; 4
+// cnn configs 1, 3, 5, 7 and 4 mlp configs; 2 epochs), replayed: its cost
+// priors and its first 19 units, dispatched and committed in the order the
+// run did. The priors overrate the cnns against the mlps, which mostly ran on
+// worker 0, so the fit took worker 0 for 20-25% slower. At 9.64 s worker 0
+// asks for work with cnn config 3 idle and two units from its end: the run
+// gave it mlp config 0 (at random: a 10% slower worker skipped longest-chain
+// first), and config 7's last unit later ran alone at the end.
+BOOST_AUTO_TEST_CASE(a_worker_fit_slower_by_the_priors_bias_still_runs_the_longest_chain) {
+  struct Recorded {
+    ConfigId config;
+    PartitionId partition;
+    int32_t epoch;
+    WorkerId worker;
+    double start_s, end_s, train_s, validate_s;
+  };
+  const std::vector<Recorded> units = {
+      {7, 0, 0, 1, 0.000, 1.585, 1.569, 0.000}, {5, 0, 0, 0, 0.000, 2.159, 2.143, 0.000},
+      {0, 0, 0, 0, 2.169, 2.334, 0.162, 0.000}, {2, 0, 0, 0, 2.348, 2.494, 0.139, 0.000},
+      {1, 0, 0, 1, 1.593, 3.166, 1.569, 0.000}, {2, 1, 0, 1, 3.171, 3.327, 0.139, 0.009},
+      {3, 0, 0, 0, 2.505, 3.981, 1.470, 0.000}, {4, 0, 0, 0, 3.990, 4.090, 0.095, 0.000},
+      {6, 0, 0, 0, 4.097, 4.197, 0.097, 0.000}, {4, 1, 0, 0, 4.202, 4.313, 0.098, 0.009},
+      {0, 1, 0, 0, 4.320, 4.464, 0.132, 0.009}, {4, 0, 1, 0, 4.471, 4.573, 0.098, 0.000},
+      {2, 0, 1, 0, 4.579, 4.714, 0.132, 0.000}, {1, 1, 0, 1, 3.335, 5.198, 1.487, 0.373},
+      {7, 1, 0, 0, 4.720, 6.589, 1.494, 0.371}, {5, 1, 0, 1, 5.204, 7.095, 1.519, 0.367},
+      {7, 1, 1, 0, 6.595, 8.188, 1.589, 0.000}, {3, 1, 0, 1, 7.101, 8.943, 1.468, 0.370},
+      {5, 1, 1, 0, 8.193, 9.634, 1.437, 0.000}, {1, 0, 1, 1, 8.949, 10.491, 1.539, 0.000}};
+  const std::map<ConfigId, double> recorded_priors = {{0, 1.3506e-05}, {1, 2.50445e-04}, {2, 1.3506e-05},
+                                                      {3, 2.50445e-04}, {4, 9.633e-06},  {5, 2.56504e-04},
+                                                      {6, 9.633e-06},  {7, 2.56504e-04}};
+  MopBook book(2);
+  book.add_worker(0, {0, 1});
+  book.add_worker(1, {0, 1});
+  for (ConfigId c = 0; c < 8; ++c) book.add_config(c, 2);
+  CriticalPathPolicy policy(42);
+  CostPriors priors;
+  for (const auto& [c, seconds] : recorded_priors) priors.set(c, seconds);
+  priors.apply_to(policy);
+  // Dispatches and commits in time order (a commit first at equal times).
+  struct Event {
+    double t;
+    bool dispatch;
+    const Recorded* unit;
+  };
+  std::vector<Event> events;
+  for (const auto& u : units) {
+    events.push_back({u.start_s, true, &u});
+    if (u.end_s < 9.64) events.push_back({u.end_s, false, &u});
+  }
+  std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
+    return a.t < b.t || (a.t == b.t && !a.dispatch && b.dispatch);
+  });
+  for (const auto& e : events) {
+    const Unit u{e.unit->config, e.unit->partition, e.unit->epoch};
+    if (e.dispatch) {
+      book.start(e.unit->worker, u);
+    } else {
+      if (book.complete(e.unit->worker, u)) book.advance(u.config);
+      policy.observe({e.unit->worker, u, e.unit->train_s, e.unit->validate_s, 9000});
+    }
+  }
+  BOOST_TEST(policy.model().speed(0) / policy.model().speed(1) < 1 / 1.1, "worker 0 is fit more than 10% slower");
+  std::optional<Unit> next = policy.choose(0, book);
+  BOOST_REQUIRE(next.has_value());
+  BOOST_TEST(next->config == 3, "the longest remaining chain (config 3: two cnn units), not a light config");
 }
 
 // Measured seconds replace a config's prior; the unmeasured configs' priors

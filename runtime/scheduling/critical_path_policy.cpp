@@ -461,17 +461,18 @@ std::optional<Unit> CriticalPathPolicy::choose_linking(WorkerId w, const MopBook
   return best;
 }
 
-CriticalPathPolicy::OtherHolders CriticalPathPolicy::other_holders(WorkerId w, const MopBook& book) const {
+CriticalPathPolicy::OtherHolders CriticalPathPolicy::other_holders(WorkerId w, const MopBook& book,
+                                                                    double ratio) const {
   OtherHolders out;
   if (!model_.knows_worker(w)) return out;
   double speed = model_.speed(w);
   for (PartitionId p : book.holdings(w)) {
     if (static_cast<size_t>(p) < fastest_holder_.size() && fastest_holder_[p] >= 0 &&
-        model_.speed(fastest_holder_[p]) > 1.1 * speed) {
+        model_.speed(fastest_holder_[p]) > ratio * speed) {
       out.faster = true;
     }
     if (static_cast<size_t>(p) < slowest_holder_.size() && slowest_holder_[p] >= 0 &&
-        model_.speed(slowest_holder_[p]) * 1.1 < speed) {
+        model_.speed(slowest_holder_[p]) * ratio < speed) {
       out.slower = true;
     }
   }
@@ -503,7 +504,8 @@ std::optional<Unit> CriticalPathPolicy::choose(WorkerId w, const MopBook& book) 
   // heavy units to a slow worker: link them first, cheaply.
   if (!model_.workers_linked() || !model_.knows_worker(w)) u = choose_linking(w, book);
   if (!u && static_cast<int32_t>(book.holdings(w).size()) == book.num_partitions() &&
-      configs_.size() <= kLongestFirstUpTo && !(total_speed_ > 0 && other_holders(w, book).faster)) {
+      configs_.size() <= kLongestFirstUpTo &&
+      !(total_speed_ > 0 && other_holders(w, book, kLongestFirstSlowerThan).faster)) {
     u = choose_longest_chain(w, book);
   }
   if (!u) u = choose_critical(w, book);

@@ -21,9 +21,9 @@
 //     it (a real 2-worker run with one worker slowed 4x sent the heavy config
 //     to the slow worker without this: it took the slow worker for a fast one
 //     that had run a heavy config);
-//  0b. if it holds every partition and is not slower than the others (an
-//     embedded cluster), runs the idle config with the longest remaining
-//     chain (kLongestFirstUpTo);
+//  0b. if it holds every partition (an embedded cluster) and is not clearly
+//     slower than the others (kLongestFirstSlowerThan), runs the idle config
+//     with the longest remaining chain (kLongestFirstUpTo);
 //  1. runs the eligible critical config with the longest chain, unless this
 //     worker is slower than the fastest holder of the partition and running it
 //     here would stretch the chain past the floor (heavy units go to fast
@@ -218,6 +218,15 @@ class CriticalPathPolicy : public SchedulingPolicy {
   // threshold alone). With partitions on single workers it would march the
   // configs in lockstep and starve workers at each epoch's end (below).
   static constexpr size_t kLongestFirstUpTo = 4096;
+  // ... unless another holder is this much faster: closer figures are what
+  // equal workers of one machine measure. A real 2-worker bench (embedded,
+  // 8 configs) fit one worker 20-25% slower for most of the run (the cost
+  // priors' bias against the mlps that ran there, kPriorWeight, moves into
+  // the worker's speed), so under the 10% rule that worker drew light units
+  // at random while heavy chains waited, and a cnn's last unit ran alone at
+  // the end (1.5 s idle in 15.7 s). A 4x slower worker still leaves the
+  // heavy chains to the fast one.
+  static constexpr double kLongestFirstSlowerThan = 1.5;
 
   explicit CriticalPathPolicy(uint64_t seed) : uniform_(seed) {}
 
@@ -266,13 +275,13 @@ class CriticalPathPolicy : public SchedulingPolicy {
   // The lightest of kMatchDraws random eligible units whose config would link
   // w to workers it is not linked to yet (UnitTimeModel::would_link), if any.
   std::optional<Unit> choose_linking(WorkerId w, const MopBook& book);
-  // Whether a partition of w has a holder at least 10% faster than w, and
-  // whether one has a holder at least 10% slower (one pass for both).
+  // Whether a partition of w has a holder `ratio` times faster than w, and
+  // whether one has a holder `ratio` times slower (one pass for both).
   struct OtherHolders {
     bool faster = false;
     bool slower = false;
   };
-  OtherHolders other_holders(WorkerId w, const MopBook& book) const;
+  OtherHolders other_holders(WorkerId w, const MopBook& book, double ratio = 1.1) const;
   // Whether p's fastest holder is another worker, 10% faster than w, present
   // and still holding p.
   bool faster_holder_present(WorkerId w, PartitionId p, const MopBook& book) const;
