@@ -77,7 +77,7 @@ BOOST_AUTO_TEST_CASE(three_agents_run_an_experiment_by_model_hopping) {
   auto log = (*store)->unit_log();
   BOOST_REQUIRE_EQUAL(log.size(), 3u * 3u * 2u);
   std::vector<UnitRecord> records;
-  for (const auto& e : log) records.push_back({e.config, e.partition, e.epoch, e.worker, e.start_s, e.end_s, true});
+  for (const auto& e : log) records.push_back({e.config, e.partition, e.epoch, e.worker, e.start_s, e.end_s, true, e.gang, e.gang_size});
   auto invariants = check_mop_invariants(records, ExpectedRun{3, {{0, 2}, {1, 2}, {2, 2}}});
   BOOST_TEST(invariants.ok(), invariants.message());
   // Placement: partition p on agents p and p+1 (mod 3); one worker per agent.
@@ -144,7 +144,7 @@ BOOST_AUTO_TEST_CASE(an_agent_joining_mid_run_receives_units) {
   for (const auto& e : log) on_new_worker += e.worker == 2 ? 1 : 0;
   BOOST_TEST(on_new_worker > 0, "the joining node's worker ran units");
   std::vector<UnitRecord> records;
-  for (const auto& e : log) records.push_back({e.config, e.partition, e.epoch, e.worker, e.start_s, e.end_s, true});
+  for (const auto& e : log) records.push_back({e.config, e.partition, e.epoch, e.worker, e.start_s, e.end_s, true, e.gang, e.gang_size});
   auto invariants = check_mop_invariants(records, ExpectedRun{2, {{0, 4}, {1, 4}, {2, 4}, {3, 4}}});
   BOOST_TEST(invariants.ok(), invariants.message());
 }
