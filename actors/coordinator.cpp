@@ -15,6 +15,7 @@
 #include "runtime/cluster/agent_liveness.hpp"
 #include "runtime/net/cluster_validation.hpp"
 #include "runtime/net/error_category.hpp"
+#include "runtime/run/warm_start.hpp"
 #include "runtime/search/spec_loader.hpp"
 #include "runtime/spec/spec.hpp"
 #include "runtime/store/state_store.hpp"
@@ -365,6 +366,15 @@ coordinator_actor::behavior_type coordinator_behavior(coordinator_ptr self, coor
         if (r.spec_text.size() > (1u << 20)) return make_error(StatusCode::invalid_argument, "spec too large");
         auto spec = parse_spec_string(r.spec_text, r.spec_dir, r.origin);
         if (!spec.ok()) return make_error(StatusCode::invalid_argument, spec.error());
+        // warm_start may name this coordinator's experiments by id.
+        auto ids = resolve_warm_start_ids(*spec, [self](const std::string& id) -> std::optional<KnownExperiment> {
+          auto it = self->state.experiments.find(id);
+          if (it == self->state.experiments.end()) return std::nullopt;
+          const auto status = it->second.status;
+          return KnownExperiment{(fs::path(self->state.config.state_dir) / "experiments" / id).string(),
+                                 status != ExperimentStatus::running && status != ExperimentStatus::waiting};
+        });
+        if (!ids.ok()) return make_error(StatusCode::invalid_argument, ids.message());
         for (auto& [id, existing] : self->state.experiments) {
           if ((existing.status == ExperimentStatus::running || existing.status == ExperimentStatus::waiting) &&
               existing.spec_text == spec->source_text) {

@@ -1,14 +1,17 @@
 #include "actors/experiment_steering.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <chrono>
 #include <filesystem>
 #include <set>
 
 #include <fmt/format.h>
 
+#include "models/pipeline_runner.hpp"
 #include "models/predict.hpp"
 #include "runtime/api/experiment_view.hpp"
+#include "runtime/api/pareto_view.hpp"
 #include "runtime/base/file_io.hpp"
 #include "runtime/scheduling/experiment_control.hpp"
 #include "runtime/store/run_summary.hpp"
@@ -84,7 +87,9 @@ nlohmann::json top_json(const StateStore& store, int32_t rows, bool paused) {
                    {"metric", s.metric ? nlohmann::json(*s.metric) : nlohmann::json(nullptr)},
                    {"params", s.params}});
   }
-  return {{"metric", metric}, {"paused", paused}, {"configs", ranked.size()}, {"rows", out}};
+  // Several objectives: the Pareto front beside the ranking (null for one).
+  return {{"metric", metric}, {"paused", paused}, {"configs", ranked.size()}, {"rows", out},
+          {"pareto", api::pareto_of(store)}};
 }
 
 Result<control_reply> export_config(const StateStore& store, const ConfigRecord& record,
@@ -214,6 +219,10 @@ Result<control_reply> ExperimentSteering::add(caf::blocking_actor* self, const c
   // Parameters the model cannot take are bad input (the HTTP API answers 400).
   if (auto ok = models::check_params(*params, context_.shape); !ok.ok())
     return ok.code() == StatusCode::unknown ? Status::invalid_argument(ok.message()) : ok;
+  // A pipeline config would train whole: refused until the scheduler dispatches stages (issue 14).
+  if (auto fits = models::check_parallelism(*params, context_.shape, PipelineLimits{std::numeric_limits<int>::max(), 0});
+      !fits.ok())
+    return fits;
   const ConfigId id = context_.next_config;
   Result<std::string> state = Status::error("no state");
   if (clone) {

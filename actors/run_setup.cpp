@@ -12,7 +12,9 @@
 #include "datasets/idx.hpp"
 #include "datasets/prepared_cache.hpp"
 #include "models/cost_probe.hpp"
+#include "models/pipeline_runner.hpp"
 #include "models/predict.hpp"
+#include "runtime/run/objectives.hpp"
 #include "runtime/run/run_recovery.hpp"
 #include "runtime/store/run_summary.hpp"
 #include "runtime/spec/steering.hpp"
@@ -179,6 +181,14 @@ Result<Setup> set_up(const RunOptions& options, int workers, const fs::path& dir
   for (const auto& c : s.configs) {
     auto ok = models::check_params(c.params, s.shape);
     if (!ok.ok()) return ok.with_context(fmt::format("[space] config {} ({})", c.id, describe_params(c.params)));
+    // Pipeline stages (issue 14): a config that asks for them is checked
+    // (splittable, stages vs the cluster's workers) and then refused, since the scheduler
+    // does not dispatch them yet. [cluster] memory_mb stays the partitions'
+    // budget here (budget 0): with no pipeline dispatch, a model over it
+    // could only be refused, and runs that map their data with a small
+    // memory_mb train models larger than it.
+    if (auto fits = models::check_parallelism(c.params, s.shape, PipelineLimits{s.workers, 0}); !fits.ok())
+      return fits.with_context(fmt::format("[space] config {} ({})", c.id, describe_params(c.params)));
   }
   if (auto ok = check_task(spec, s); !ok.ok()) return ok;
   return s;
@@ -222,6 +232,10 @@ Status create_config(const Prepared& r, ConfigId id, const nlohmann::json& param
     record.error = init.error();
   }
   if (auto st = r.store->put_config(record); !st.ok()) return st;
+  if (init.ok() && has_objective(r.spec, BuiltinObjective::parameters)) {
+    if (auto count = models::parameter_count(params, r.setup.shape); count.ok())
+      r.store->put_meta(parameters_meta_key(id), std::to_string(*count));
+  }
   return init.ok() ? Status::ok_status() : init.status();
 }
 
@@ -268,8 +282,13 @@ Result<Prepared> start_new(const RunOptions& options, const ClusterView& cluster
   Prepared r;
   r.spec = options.spec;
   const auto& spec = r.spec;
-  // Before any data is prepared: a bad warm_start is an input error.
-  if (!spec.warm_start.empty()) {
+  // Before any data is prepared: a bad warm_start is an input error. A
+  // replay is warm-started with what the original kept.
+  if (!options.replay_of.empty() && !spec.warm_start.empty()) {
+    auto original = StateStore::open((fs::path(options.replay_of) / "state").string(), false);
+    if (!original.ok()) return original.status();
+    if (auto text = (*original)->get_meta("warm_start")) r.warm = warm_configs_from_json(nlohmann::json::parse(*text));
+  } else if (!spec.warm_start.empty()) {
     auto warm = load_warm_start(spec);
     if (!warm.ok()) return warm.status();
     r.warm = std::move(warm).value();
@@ -286,6 +305,8 @@ Result<Prepared> start_new(const RunOptions& options, const ClusterView& cluster
   r.store->put_meta("spec", spec.source_text);
   r.store->put_meta("spec_dir", spec.spec_dir);
   store_metric(*r.store, spec.metric);
+  // Several objectives: what the live Pareto front needs (runtime/run/objectives.hpp).
+  if (!spec.objectives.empty()) r.store->put_meta("objectives", objectives_json(spec).dump());
   // What `predict` needs of this run's data, for exports (models/predict.hpp).
   const auto info = models::model_info(s.data.manifest);
   r.store->put_meta("model_info", info.dump());

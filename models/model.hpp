@@ -32,6 +32,25 @@ using LossFunction = std::function<torch::Tensor(const torch::Tensor& output, co
 using MetricsFunction =
     std::function<std::map<std::string, torch::Tensor>(const torch::Tensor& output, const torch::Tensor& target)>;
 
+// One top-level child of a model whose forward is a chain of them (issue 14's
+// pipeline stages): what it computes and the tensors it owns. A model split
+// into stages keeps, per stage, only its links' tensors alive.
+struct ChainLink {
+  std::string name;
+  std::function<torch::Tensor(const torch::Tensor&)> forward;
+  std::vector<std::pair<std::string, torch::Tensor>> parameters;  // named as in the whole model
+  std::vector<std::pair<std::string, torch::Tensor>> buffers;
+  std::function<void(bool)> set_training;
+  std::function<void(const torch::Generator&)> set_generator;  // optional: forward-time randomness
+};
+
+// A link made of submodules `parts` (name in the whole model, module):
+// parameters and buffers are named "<part>.<key>", training mode applies to
+// every part.
+ChainLink chain_link(std::string name, std::vector<std::pair<std::string, std::shared_ptr<torch::nn::Module>>> parts,
+                     std::function<torch::Tensor(const torch::Tensor&)> forward,
+                     std::function<void(const torch::Generator&)> set_generator = {});
+
 // One trainable network, native (torch::nn) or TorchScript. Not thread-safe:
 // a worker owns its Model for the duration of a unit.
 class Model {
@@ -55,6 +74,12 @@ class Model {
   // (int64 [batch]) or float targets ([batch, targets]).
   virtual LossFunction template_loss() { return {}; }
   virtual MetricsFunction template_metrics() { return {}; }
+  // The model as a chain of its top-level children, in forward order, whose
+  // links together own every parameter and buffer; or why it is no such
+  // chain (invalid_argument). What pipeline stages split (models/pipeline.hpp).
+  virtual Result<std::vector<ChainLink>> chain() {
+    return Status::invalid_argument("this kind of model does not describe its forward as a chain of its children");
+  }
 };
 
 // A native module as registered by C++ code: the module plus its forward.
@@ -69,6 +94,9 @@ struct NativeModule {
   // built-ins (see LossFunction, MetricsFunction).
   LossFunction loss;
   MetricsFunction metrics;
+  // Optional: the module's forward as a chain of its top-level children (see
+  // ChainLink); without it the model cannot be split into pipeline stages.
+  std::function<std::vector<ChainLink>()> chain;
 };
 
 // Builds a module for `params` (already validated by the factory itself with

@@ -124,6 +124,19 @@ TrainingParams TrainingParams::read(ParamReader& r) {
   p.nesterov = r.boolean("nesterov", p.nesterov);
   if (p.nesterov && p.optimizer != OptimizerKind::sgd) throw ParamError("nesterov applies to optimizer = \"sgd\" only");
   if (p.nesterov && p.momentum <= 0) throw ParamError("nesterov needs momentum > 0");
+  const std::string parallelism = r.string("parallelism", "auto");
+  if (parallelism == "pipeline") {
+    p.parallelism = ModelParallelism::pipeline;
+  } else if (parallelism != "auto") {
+    throw ParamError(fmt::format("parallelism must be \"auto\" or \"pipeline\"; got \"{}\"", parallelism));
+  }
+  // Both only with a pipeline: absent they read as 0, which a present key cannot be.
+  const auto stages = r.integer("stages", 0, 2);
+  const auto micro_batches = r.integer("micro_batches", 0, 1);
+  if ((stages > 0 || micro_batches > 0) && p.parallelism != ModelParallelism::pipeline)
+    throw ParamError(fmt::format("{} applies to parallelism = \"pipeline\" only", stages > 0 ? "stages" : "micro_batches"));
+  p.stages = static_cast<int>(stages);
+  if (micro_batches > 0) p.micro_batches = static_cast<int>(micro_batches);
   return p;
 }
 

@@ -51,6 +51,11 @@ enum class OptimizerKind { sgd, adam, adamw };
 std::string to_string(OptimizerKind kind);
 std::optional<OptimizerKind> parse_optimizer_kind(const std::string& name);
 
+// The `parallelism` hyper-parameter (issue 14): "auto" trains a config whole
+// unless its training state exceeds a worker's memory; "pipeline" splits it
+// into stages (runtime/scheduling/pipeline_plan.hpp, models/pipeline.hpp).
+enum class ModelParallelism { automatic, pipeline };
+
 // The hyper-parameters every config has, whatever its model.
 struct TrainingParams {
   std::string model;
@@ -60,6 +65,9 @@ struct TrainingParams {
   double weight_decay = 0.0;       // adamw defaults to 0.01, as in torch
   double momentum = 0.0;           // sgd only
   bool nesterov = false;           // sgd only
+  ModelParallelism parallelism = ModelParallelism::automatic;
+  int stages = 0;                  // pipeline only: 0 = as few as fit
+  int micro_batches = 4;           // pipeline only: GPipe micro-batches per batch
 
   static TrainingParams read(ParamReader& reader);
 };

@@ -6,6 +6,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <torch/csrc/jit/ir/ir.h>
 
 #include "models/model.hpp"
 #include "models/zoo.hpp"
@@ -36,6 +37,19 @@ std::vector<std::string> all_names() {
   return {names.begin(), names.end()};
 }
 
+// The first parameter or buffer of `model_state` that no link of `links` owns ("" if none).
+std::string first_unowned(const std::vector<std::pair<std::string, torch::Tensor>>& model_state,
+                          const std::vector<ChainLink>& links) {
+  std::set<const void*> owned;
+  for (const auto& link : links) {
+    for (const auto& [name, t] : link.parameters) owned.insert(t.unsafeGetTensorImpl());
+    for (const auto& [name, t] : link.buffers) owned.insert(t.unsafeGetTensorImpl());
+  }
+  for (const auto& [name, t] : model_state)
+    if (!owned.count(t.unsafeGetTensorImpl())) return name;
+  return "";
+}
+
 class NativeModel final : public Model {
  public:
   explicit NativeModel(NativeModule native) : native_(std::move(native)) {}
@@ -58,6 +72,15 @@ class NativeModel final : public Model {
   }
   LossFunction template_loss() override { return native_.loss; }
   MetricsFunction template_metrics() override { return native_.metrics; }
+  std::string unowned_state(const std::vector<ChainLink>& links) { return first_unowned(named_state(), links); }
+  Result<std::vector<ChainLink>> chain() override {
+    if (!native_.chain)
+      return Status::invalid_argument("it was registered without a chain of its top-level children (NativeModule::chain)");
+    auto links = native_.chain();
+    if (auto missing = unowned_state(links); !missing.empty())
+      return Status::invalid_argument(fmt::format("its chain leaves {} out of every link", missing));
+    return links;
+  }
 
  private:
   NativeModule native_;
@@ -93,6 +116,68 @@ class ScriptModel final : public Model {
     } catch (const c10::Error& e) {
       return Status::error(fmt::format("{}: {}", path, e.what_without_backtrace()));
     }
+  }
+  // A chain when forward only calls each child's forward, in turn, on the
+  // previous child's output and returns the last one's (a scripted
+  // torch.nn.Sequential, or a module written that way).
+  Result<std::vector<ChainLink>> chain() override {
+    auto refuse = [](const std::string& why) { return Status::invalid_argument("the TorchScript module" + why); };
+    std::set<std::string> children;
+    std::map<std::string, torch::jit::Module> child_modules;
+    for (const auto& child : module_.named_children()) {
+      children.insert(child.name);
+      child_modules.emplace(child.name, child.value);
+    }
+    for (const auto& p : module_.named_parameters(false))
+      return refuse(fmt::format(" has a parameter of its own ({}) outside its children", p.name));
+    for (const auto& b : module_.named_buffers(false))
+      return refuse(fmt::format(" has a buffer of its own ({}) outside its children", b.name));
+    auto graph = module_.get_method("forward").graph();
+    if (graph->inputs().size() != 2)
+      return refuse(fmt::format("'s forward takes {} arguments; a chain takes one tensor", graph->inputs().size() - 1));
+    const torch::jit::Value* self = graph->inputs()[0];
+    const torch::jit::Value* current = graph->inputs()[1];
+    std::map<const torch::jit::Value*, std::string> child_of;
+    std::vector<std::string> order;
+    for (torch::jit::Node* node : graph->nodes()) {
+      if (node->kind() == c10::prim::GetAttr && node->input(0) == self && children.count(node->s(c10::attr::name))) {
+        child_of[node->output()] = node->s(c10::attr::name);
+        continue;
+      }
+      if (node->kind() == c10::prim::CallMethod && node->s(c10::attr::name) == "forward" &&
+          node->inputs().size() == 2 && child_of.count(node->input(0)) && node->input(1) == current) {
+        order.push_back(child_of[node->input(0)]);
+        current = node->output();
+        continue;
+      }
+      // A constant computes nothing; a node that uses one is refused below.
+      if (node->kind() == c10::prim::Constant) continue;
+      return refuse(fmt::format("'s forward is not a plain chain of its children: it computes {} (a chain only calls "
+                                "each child's forward on the previous child's output)",
+                                node->kind().toQualString()));
+    }
+    if (graph->outputs().size() != 1 || graph->outputs()[0] != current)
+      return refuse("'s forward does not return the last child's output");
+    std::set<std::string> called(order.begin(), order.end());
+    if (called.size() != order.size()) return refuse("'s forward calls a child twice");
+    for (const auto& name : children)
+      if (!called.count(name)) return refuse(fmt::format("'s forward never calls its child {}", name));
+    std::vector<ChainLink> links;
+    for (const auto& name : order) {
+      torch::jit::Module child = child_modules.at(name);
+      ChainLink link;
+      link.name = name;
+      link.forward = [child](const torch::Tensor& x) mutable {
+        auto out = child.forward({x});
+        if (!out.isTensor()) throw Error("a chained child's forward must return one Tensor");
+        return out.toTensor();
+      };
+      for (const auto& p : child.named_parameters()) link.parameters.emplace_back(name + "." + p.name, p.value);
+      for (const auto& b : child.named_buffers()) link.buffers.emplace_back(name + "." + b.name, b.value);
+      link.set_training = [child](bool on) mutable { child.train(on); };
+      links.push_back(std::move(link));
+    }
+    return links;
   }
   LossFunction template_loss() override {
     if (!module_.find_method("loss")) return {};
@@ -182,6 +267,23 @@ Status save_as_torchscript(torch::nn::Module& module, const std::string& type_na
   } catch (const std::exception& e) {  // a syntax or type error in `source` (torch::jit::ErrorReport)
     return Status::error(fmt::format("{}: TorchScript export failed: {}", path, e.what()));
   }
+}
+
+ChainLink chain_link(std::string name, std::vector<std::pair<std::string, std::shared_ptr<torch::nn::Module>>> parts,
+                     std::function<torch::Tensor(const torch::Tensor&)> forward,
+                     std::function<void(const torch::Generator&)> set_generator) {
+  ChainLink link;
+  link.name = std::move(name);
+  link.forward = std::move(forward);
+  link.set_generator = std::move(set_generator);
+  for (const auto& [part, module] : parts) {
+    for (const auto& p : module->named_parameters()) link.parameters.emplace_back(part + "." + p.key(), p.value());
+    for (const auto& b : module->named_buffers()) link.buffers.emplace_back(part + "." + b.key(), b.value());
+  }
+  link.set_training = [parts](bool on) {
+    for (const auto& part : parts) part.second->train(on);
+  };
+  return link;
 }
 
 std::unique_ptr<Model> wrap_native(NativeModule native) {

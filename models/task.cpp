@@ -42,6 +42,8 @@ std::string shape_text(const torch::Tensor& t) { return fmt::format("[{}]", fmt:
 }  // namespace
 
 Objective::Objective(const ShapeInfo& shape, Model& model) : shape_(shape), template_loss_(model.template_loss()) {}
+Objective::Objective(const ShapeInfo& shape, LossFunction template_loss)
+    : shape_(shape), template_loss_(std::move(template_loss)) {}
 
 torch::Tensor Objective::mean_loss(const torch::Tensor& output, const torch::Tensor& target) const {
   if (!template_loss_) return builtin_loss(shape_.task, output, target, false);

@@ -36,6 +36,8 @@ torch::Tensor targets_of(const datasets::Dataset& d);
 class Objective {
  public:
   Objective(const ShapeInfo& shape, Model& model);
+  // With a template's loss given directly (empty: the task's); a pipeline's last stage.
+  Objective(const ShapeInfo& shape, LossFunction template_loss);
   // The mean loss over the batch (a scalar to backpropagate).
   torch::Tensor mean_loss(const torch::Tensor& output, const torch::Tensor& target) const;
   // The summed loss over the batch (for a validation's mean over examples).

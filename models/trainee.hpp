@@ -21,6 +21,8 @@ struct Trainee {
   std::unique_ptr<torch::optim::Optimizer> optimizer;
 };
 
+// The config's optimizer over `params` (the pipeline stages build one per stage).
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainingParams& p, std::vector<torch::Tensor> params);
 // Reads every key (ParamError on a bad one) and builds model + optimizer.
 Trainee build(const nlohmann::json& params, const ShapeInfo& shape);
 // `size_hint`: bytes to reserve (a unit's new state is about as large as the one it started from; 0: none).

@@ -61,6 +61,25 @@ Status MlpImpl::export_torchscript(const std::string& path) {
   return save_as_torchscript(*this, "CerebroMlp", src, path);
 }
 
+std::vector<ChainLink> MlpImpl::chain() const {
+  // One shared dropout for the links: set_generator on any link sets it.
+  auto drop = std::make_shared<SeededDropout>(dropout);
+  auto set_generator = [drop](const torch::Generator& g) { drop->set_generator(g); };
+  std::vector<ChainLink> links;
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    auto layer = layers_[i];
+    const bool first = i == 0, last = i + 1 == layers_.size();
+    auto name = "fc" + std::to_string(i);
+    links.push_back(chain_link(name, {{name, layer.ptr()}},
+                               [layer, drop, first, last](const torch::Tensor& in) mutable {
+                                 auto x = layer->forward(first ? in.flatten(1) : in);
+                                 return last ? x : (*drop)(torch::relu(x), layer->is_training());
+                               },
+                               set_generator));
+  }
+  return links;
+}
+
 // ---- cnn ------------------------------------------------------------------
 
 CnnImpl::CnnImpl(const CnnOptions& options) : dropout(options.dropout()), options_(options) {
@@ -97,6 +116,27 @@ Status CnnImpl::export_torchscript(const std::string& path) {
   src += fmt::format("    x = torch.relu({})\n", linear_call("torch.flatten(x, 1)", "fc1"));
   src += fmt::format("    return {}\n", linear_call("x", "fc2"));
   return save_as_torchscript(*this, "CerebroCnn", src, path);
+}
+
+std::vector<ChainLink> CnnImpl::chain() const {
+  auto drop = std::make_shared<SeededDropout>(dropout);
+  auto set_generator = [drop](const torch::Generator& g) { drop->set_generator(g); };
+  std::vector<ChainLink> links;
+  for (size_t i = 0; i < convs_.size(); ++i) {
+    auto conv = convs_[i];
+    auto name = "conv" + std::to_string(i);
+    links.push_back(chain_link(name, {{name, conv.ptr()}}, [conv](const torch::Tensor& x) mutable {
+      return torch::max_pool2d(torch::relu(conv->forward(x)), 2);
+    }));
+  }
+  auto fc1 = fc1_, fc2 = fc2_;
+  links.push_back(chain_link("fc1", {{"fc1", fc1.ptr()}},
+                             [fc1, drop](const torch::Tensor& x) mutable {
+                               return (*drop)(torch::relu(fc1->forward(x.flatten(1))), fc1->is_training());
+                             },
+                             set_generator));
+  links.push_back(chain_link("fc2", {{"fc2", fc2.ptr()}}, [fc2](const torch::Tensor& x) mutable { return fc2->forward(x); }));
+  return links;
 }
 
 // ---- resnet ---------------------------------------------------------------
@@ -144,6 +184,36 @@ torch::Tensor ResNetImpl::forward(torch::Tensor x) {
   return head_->forward(x.mean({2, 3}));
 }
 
+std::vector<ChainLink> ResNetImpl::chain() const {
+  std::vector<ChainLink> links;
+  auto stem = stem_;
+  auto stem_bn = stem_bn_;
+  links.push_back(chain_link("stem", {{"stem", stem.ptr()}, {"stem_bn", stem_bn.ptr()}},
+                             [stem, stem_bn](const torch::Tensor& x) mutable {
+                               return torch::relu(stem_bn->forward(stem->forward(x)));
+                             }));
+  for (size_t i = 0; i < blocks_.size(); ++i) {
+    Block b = blocks_[i];
+    auto n = "block" + std::to_string(i);
+    std::vector<std::pair<std::string, std::shared_ptr<torch::nn::Module>>> parts = {
+        {n + "_conv1", b.conv1.ptr()}, {n + "_bn1", b.bn1.ptr()}, {n + "_conv2", b.conv2.ptr()}, {n + "_bn2", b.bn2.ptr()}};
+    if (b.project) {
+      parts.emplace_back(n + "_project", b.project.ptr());
+      parts.emplace_back(n + "_project_bn", b.project_bn.ptr());
+    }
+    links.push_back(chain_link(n, parts, [b](const torch::Tensor& x) mutable {
+      auto y = torch::relu(b.bn1->forward(b.conv1->forward(x)));
+      y = b.bn2->forward(b.conv2->forward(y));
+      auto skip = b.project ? b.project_bn->forward(b.project->forward(x)) : x;
+      return torch::relu(y + skip);
+    }));
+  }
+  auto head = head_;
+  links.push_back(chain_link("head", {{"head", head.ptr()}},
+                             [head](const torch::Tensor& x) mutable { return head->forward(x.mean({2, 3})); }));
+  return links;
+}
+
 Status ResNetImpl::export_torchscript(const std::string& path) {
   auto bn = [](const std::string& x, const std::string& n) {
     return fmt::format("torch.batch_norm({1}, self.{0}_weight, self.{0}_bias, self.{0}_running_mean, "
@@ -180,7 +250,8 @@ void register_zoo_models() {
       Mlp m(options);
       return NativeModule{m.ptr(), [m](const torch::Tensor& x) mutable { return m->forward(x); },
                           [m](const std::string& p) mutable { return m->export_torchscript(p); },
-                          [m](const torch::Generator& g) mutable { m->dropout.set_generator(g); }};
+                          [m](const torch::Generator& g) mutable { m->dropout.set_generator(g); },
+                          {}, {}, [m] { return m->chain(); }};
     });
     register_builtin_model("cnn", [](ParamReader& r, const DataShape& shape) {
       auto channels = r.int_list("channels", {16, 32}, 1);
@@ -190,7 +261,8 @@ void register_zoo_models() {
       Cnn m(CnnOptions(shape.sample_shape, shape.num_classes).channels(channels).fc(fc).dropout(dropout));
       return NativeModule{m.ptr(), [m](const torch::Tensor& x) mutable { return m->forward(x); },
                           [m](const std::string& p) mutable { return m->export_torchscript(p); },
-                          [m](const torch::Generator& g) mutable { m->dropout.set_generator(g); }};
+                          [m](const torch::Generator& g) mutable { m->dropout.set_generator(g); },
+                          {}, {}, [m] { return m->chain(); }};
     });
     register_builtin_model("resnet", [](ParamReader& r, const DataShape& shape) {
       auto width = r.integer("width", 16, 1);
@@ -198,7 +270,8 @@ void register_zoo_models() {
       require_image("resnet", shape);
       ResNet m(ResNetOptions(shape.sample_shape, shape.num_classes).width(width).blocks(blocks));
       return NativeModule{m.ptr(), [m](const torch::Tensor& x) mutable { return m->forward(x); },
-                          [m](const std::string& p) mutable { return m->export_torchscript(p); }, {}};
+                          [m](const std::string& p) mutable { return m->export_torchscript(p); }, {}, {}, {},
+                          [m] { return m->chain(); }};
     });
   });
 }

@@ -35,6 +35,9 @@ class MlpImpl : public torch::nn::Module {
   explicit MlpImpl(const MlpOptions& options);
   torch::Tensor forward(torch::Tensor x);
   Status export_torchscript(const std::string& path);
+  // forward as a chain of links (pipeline stages, models/pipeline.hpp) that
+  // hold no reference to this module: the same computation, link by link.
+  std::vector<ChainLink> chain() const;
   SeededDropout dropout;
 
  private:
@@ -59,6 +62,9 @@ class CnnImpl : public torch::nn::Module {
   explicit CnnImpl(const CnnOptions& options);
   torch::Tensor forward(torch::Tensor x);
   Status export_torchscript(const std::string& path);
+  // forward as a chain of links (pipeline stages, models/pipeline.hpp) that
+  // hold no reference to this module: the same computation, link by link.
+  std::vector<ChainLink> chain() const;
   SeededDropout dropout;
 
  private:
@@ -84,6 +90,9 @@ class ResNetImpl : public torch::nn::Module {
   explicit ResNetImpl(const ResNetOptions& options);
   torch::Tensor forward(torch::Tensor x);
   Status export_torchscript(const std::string& path);
+  // forward as a chain of links (pipeline stages, models/pipeline.hpp) that
+  // hold no reference to this module: the same computation, link by link.
+  std::vector<ChainLink> chain() const;
 
  private:
   struct Block {

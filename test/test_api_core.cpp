@@ -225,6 +225,65 @@ BOOST_AUTO_TEST_CASE(the_experiment_and_units_views_come_from_the_store) {
   BOOST_TEST(units[1]["seq"].get<int64_t>() > units[0]["seq"].get<int64_t>());
 }
 
+// Issue 15: configs appear as soon as they are proposed (created), and an
+// experiment with several objectives shows its Pareto front, live from the
+// store while it runs (inference_ms only at the end), final once it ends.
+BOOST_AUTO_TEST_CASE(proposed_configs_and_the_pareto_front_are_in_the_experiment_view) {
+  cerebro::testing::TempDir tmp;
+  auto store = StateStore::open(tmp.file("state"), true).value();
+  store->put_meta("metric", "val_accuracy");
+  store->put_meta("objectives", R"([{"name": "val_accuracy", "direction": "maximize"},
+                                    {"name": "parameters", "direction": "minimize"},
+                                    {"name": "inference_ms", "direction": "minimize"}])");
+  // (accuracy, parameters): 1 dominates 2; 4 would dominate all but failed.
+  const std::vector<std::pair<double, int>> values{{0.70, 100}, {0.80, 300}, {0.75, 400}, {0, 0}, {0.90, 50}};
+  for (ConfigId c = 0; c < 5; ++c) {
+    store->put_config({c, {{"lr", 0.001 * (c + 1)}}, c == 4 ? ConfigStatus::failed : ConfigStatus::running, ""});
+    store->put_meta("parameters/" + std::to_string(c), std::to_string(values[c].second));
+    if (c == 3) continue;  // just proposed: no unit yet
+    store->commit_unit(unit(c, 0, 0, 0, 0.0, 1.0, true, values[c].first), "s").value();
+  }
+  auto view = experiment_view(ExperimentFacts{*store, false});
+  BOOST_REQUIRE(view["configs"].size() == 5u);
+  bool proposed_listed = false;
+  for (const auto& c : view["configs"])
+    if (c["config"] == 3) proposed_listed = c["status"] == "running" && c["epochs"].empty() && c["metric"].is_null();
+  BOOST_TEST(proposed_listed, "a proposed config is listed before it trains");
+  BOOST_TEST(view["pareto_final"] == false);
+  BOOST_REQUIRE(view["pareto_objectives"].size() == 3u);
+  BOOST_TEST(view["pareto_objectives"][2]["name"] == "inference_ms");
+  BOOST_TEST(view["pareto_objectives"][2]["live"] == false, "measured when the run ends");
+  BOOST_TEST(view["pareto_objectives"][1]["direction"] == "minimize");
+  BOOST_REQUIRE(view["pareto"].size() == 2u);
+  BOOST_TEST(view["pareto"][0]["config"] == 1, "best first by the first objective");
+  BOOST_TEST(view["pareto"][0]["values"]["val_accuracy"].get<double>() == 0.80);
+  BOOST_TEST(view["pareto"][0]["values"]["parameters"].get<double>() == 300);
+  BOOST_TEST(!view["pareto"][0]["values"].contains("inference_ms"));
+  BOOST_TEST(view["pareto"][1]["config"] == 0);
+
+  // The run's end: every objective measured; config 2's fast inference puts it on the front.
+  store->put_meta("objective_values", R"([
+      {"config": 1, "values": {"val_accuracy": 0.80, "parameters": 300, "inference_ms": 2.0}},
+      {"config": 2, "values": {"val_accuracy": 0.75, "parameters": 400, "inference_ms": 0.5}},
+      {"config": 0, "values": {"val_accuracy": 0.70, "parameters": 100, "inference_ms": 1.0}}])");
+  view = experiment_view(ExperimentFacts{*store, false});
+  BOOST_TEST(view["pareto_final"] == true);
+  BOOST_TEST(view["pareto_objectives"][2]["live"] == true);
+  BOOST_REQUIRE(view["pareto"].size() == 3u);
+  BOOST_TEST(view["pareto"][1]["config"] == 2);
+  BOOST_TEST(view["pareto"][1]["values"]["inference_ms"].get<double>() == 0.5);
+
+  // One objective: an empty front.
+  cerebro::testing::TempDir other;
+  auto single = StateStore::open(other.file("state"), true).value();
+  single->put_meta("metric", "val_accuracy");
+  single->put_config({0, {{"lr", 0.01}}, ConfigStatus::running, ""});
+  single->commit_unit(unit(0, 0, 0, 0, 0.0, 1.0, true, 0.5), "s").value();
+  view = experiment_view(ExperimentFacts{*single, false});
+  BOOST_TEST(view["pareto"].empty());
+  BOOST_TEST(view["pareto_objectives"].empty());
+}
+
 BOOST_AUTO_TEST_CASE(metrics_render_counters_gauges_and_histograms) {
   nlohmann::json status = {
       {"agents", {{{"name", "node-\"a\""}, {"workers", 2}, {"speed", 3.5}, {"running", {"e: config 0"}}}}},

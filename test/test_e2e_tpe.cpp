@@ -1,14 +1,18 @@
 // search = "tpe" end to end with the real `cerebro` executable on a small
-// Fashion-MNIST subset: plain TPE, TPE with ASHA, warm start (tpe and random)
-// and its bad inputs.
+// Fashion-MNIST subset: plain TPE, TPE with ASHA, their replays, a run killed
+// mid-search and resumed, warm start (tpe and random) and its bad inputs.
 #define BOOST_TEST_MODULE end_to_end_tpe
 #include <boost/test/unit_test.hpp>
 
 #include <filesystem>
 
+#include <fmt/format.h>
+
 #include "runtime/scheduling/unit_log_check.hpp"
 #include "runtime/store/state_store.hpp"
+#include "test/cluster_util.hpp"
 #include "test/e2e_util.hpp"
+#include "test/faults_util.hpp"
 
 using namespace cerebro;
 using namespace cerebro::e2e;
@@ -70,6 +74,15 @@ BOOST_AUTO_TEST_CASE(tpe_tpe_asha_and_warm_start_real_runs) {
       BOOST_REQUIRE(store.ok());
       auto invariants = check_mop_invariants(records_of((*store)->unit_log()), expected);
       BOOST_TEST(invariants.ok(), invariants.message());
+      (*store).reset();  // the replay opens it
+      // --replay builds the procedure again and makes it hear the epoch ends
+      // in this run's order: the same proposals, decisions and metrics.
+      auto replay = run_cerebro("run --replay " + tmp.file(name) + " --out " + tmp.file(name + "-replay"));
+      BOOST_TEST_INFO(replay.text);
+      BOOST_REQUIRE_EQUAL(replay.exit_code, 0);
+      BOOST_TEST(replay.text.find(fmt::format("replay reproduced the metrics of all {} configs exactly", samples)) !=
+                 std::string::npos);
+      BOOST_TEST(count(replay.text, "proposed by tpe") == samples);
     }
   }
 
@@ -129,6 +142,98 @@ BOOST_AUTO_TEST_CASE(tpe_tpe_asha_and_warm_start_real_runs) {
   BOOST_TEST(!fs::exists(tmp.file("other")));
 }
 
+// Killed mid-search (the process crashes once its 5th unit is durable) and
+// resumed, a tpe run proposes exactly the configs, ids and params, that an
+// uninterrupted run with the same seed proposes. One worker and one partition:
+// the order the configs end in (what each proposal is conditioned on) then
+// does not depend on timing, in either run.
+BOOST_AUTO_TEST_CASE(a_tpe_run_killed_mid_search_resumes_with_the_same_proposals) {
+  TempDir tmp;
+  const auto spec = tmp.write("resume.toml", "[experiment]\nsearch = \"tpe\"\nsamples = 5\nstartup = 2\nepochs = 2\n"
+                                             "seed = 5\n[data]\nsource = \"idx\"\npath = \"" +
+                                                 std::string(fashion_mnist) +
+                                                 "\"\nlimit = 600\npartitions = 1\n[cluster]\nworkers = 1\n[space]\n" +
+                                                 kSpace);
+  auto whole = run_cerebro("run " + spec + " --out " + tmp.file("whole"));
+  BOOST_TEST_INFO(whole.text);
+  BOOST_REQUIRE_EQUAL(whole.exit_code, 0);
+  auto first = run_command(faults::with_faults("crash=after_commit:5") + cerebro_binary() + " run " + spec +
+                           " --out " + tmp.file("cut"));
+  BOOST_TEST_INFO(first.text);
+  BOOST_REQUIRE(first.exit_code != 0);
+  BOOST_REQUIRE(first.text.find("crashing at after_commit") != std::string::npos);
+  {
+    auto cut = faults::open_store(tmp.file("cut"));
+    BOOST_REQUIRE_EQUAL(cut->unit_log().size(), 5u);
+    BOOST_REQUIRE(cut->configs().size() < 5u);  // the rest are proposed after the resume
+  }
+  auto resumed = run_cerebro("run --resume " + tmp.file("cut"));
+  BOOST_TEST_INFO(resumed.text);
+  BOOST_REQUIRE_EQUAL(resumed.exit_code, 0);
+  BOOST_TEST(count(resumed.text, "proposed by tpe (TPE over") >= 1u, "the model proposed after the resume");
+  auto a = faults::open_store(tmp.file("whole"))->configs();
+  auto b = faults::open_store(tmp.file("cut"))->configs();
+  BOOST_REQUIRE_EQUAL(a.size(), 5u);
+  BOOST_REQUIRE_EQUAL(b.size(), a.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    BOOST_TEST_CONTEXT("config " << a[i].id) {
+      BOOST_TEST(b[i].id == a[i].id);
+      BOOST_TEST(b[i].params == a[i].params, b[i].params.dump() << " vs " << a[i].params.dump());
+      BOOST_TEST(to_string(b[i].status) == to_string(a[i].status));
+    }
+  }
+  BOOST_TEST(read_json(tmp.file("cut") + "/summary.json")["resumes"] == 1);
+}
+
+// On a coordinator, warm_start names an earlier experiment by its id and the
+// new experiment reads that experiment's run directory; an unknown id is
+// refused when the spec is submitted.
+BOOST_AUTO_TEST_CASE(warm_start_from_an_experiment_id_on_a_coordinator) {
+  TempDir tmp;
+  Cluster cluster(tmp);
+  const int port = free_port();
+  auto& coordinator = cluster.start_coordinator(port);
+  BOOST_REQUIRE_MESSAGE(coordinator.wait_for_log("listening on 127.0.0.1:" + std::to_string(port), 20), cluster.logs());
+  cluster.start_agent("node1", port);
+  BOOST_REQUIRE_MESSAGE(coordinator.wait_for_log("agent node1 joined", 60), cluster.logs());
+  const std::string on_cluster = " --cluster 127.0.0.1:" + std::to_string(port) + " --token-file " + cluster.token;
+  const auto experiments = tmp.file("state") + "/experiments";
+
+  auto first = run_cerebro("run " + tmp.write("first.toml", spec_for("search = \"tpe\"\nsamples = 3\nstartup = 2\nepochs = 1\n")) +
+                           on_cluster + " --out " + tmp.file("first"));
+  BOOST_TEST_INFO(first.text + cluster.logs());
+  BOOST_REQUIRE_EQUAL(first.exit_code, 0);
+  std::string id;
+  for (const auto& e : fs::directory_iterator(experiments)) id = e.path().filename().string();
+  BOOST_REQUIRE(!id.empty());
+
+  auto warm = run_cerebro(
+      "run " +
+      tmp.write("warm.toml", spec_for("search = \"tpe\"\nsamples = 2\nstartup = 2\nepochs = 1\nwarm_start = [\"" + id + "\"]\n")) +
+      on_cluster + " --out " + tmp.file("warm"));
+  BOOST_TEST_INFO(warm.text + cluster.logs());
+  BOOST_REQUIRE_EQUAL(warm.exit_code, 0);
+  std::string second;
+  for (const auto& e : fs::directory_iterator(experiments))
+    if (e.path().filename().string() != id) second = e.path().string();
+  BOOST_REQUIRE(!second.empty());
+  {
+    auto store = faults::open_store(second);
+    auto kept = nlohmann::json::parse(store->get_meta("warm_start").value_or("[]"));
+    BOOST_REQUIRE_EQUAL(kept.size(), 3u);  // the first experiment's three finished configs
+    for (const auto& w : kept) BOOST_TEST(fs::path(w["run_dir"].get<std::string>()).filename().string() == id);
+  }
+
+  auto unknown = run_cerebro(
+      "run " +
+      tmp.write("unknown.toml", spec_for("search = \"tpe\"\nsamples = 2\nwarm_start = [\"no-such-experiment\"]\n")) +
+      on_cluster + " --out " + tmp.file("unknown"));
+  BOOST_TEST(unknown.exit_code != 0);
+  BOOST_TEST(unknown.text.find("[experiment] warm_start: \"no-such-experiment\" is neither an experiment of this "
+                               "coordinator") != std::string::npos,
+             unknown.text);
+}
+
 // Several objectives: MOTPE proposes, the summary lists the objectives, each
 // config's values and the Pareto front, and the run prints the front.
 BOOST_AUTO_TEST_CASE(several_objectives_give_a_pareto_front) {
@@ -172,7 +277,16 @@ BOOST_AUTO_TEST_CASE(bad_tpe_specs_are_refused_with_the_key_named) {
       {spec_for("search = \"tpe\"\nsamples = 4\n", "model = \"mlp\"\nlr = 0.01\n"), "nothing to search"},
       {spec_for("search = \"grid\"\npruner = \"asha\"\n", "model = \"mlp\"\nlr = [0.01, 0.1]\n"),
        "pruner applies only to search = \"tpe\""},
-      {spec_for("search = \"tpe\"\nsamples = 4\nmetric = \"no_such_objective\"\n"), "[experiment] metric must be"}};
+      {spec_for("search = \"tpe\"\nsamples = 4\nmetric = \"no_such_objective\"\n"), "[experiment] metric must be"},
+      // A grid in disguise: lists only, fewer combinations than samples.
+      {spec_for("search = \"tpe\"\nsamples = 8\n", "model = [\"mlp\"]\nlr = [0.01, 0.1]\nhidden = [[16], [32]]\n"),
+       "samples = 8 but the [space] (lists only) has 4 combinations: use search = \"grid\""},
+      {spec_for("search = \"random\"\nsamples = 4\npruner = \"hyperband\"\n"), "pruner applies only to search = \"tpe\""},
+      {spec_for("search = \"tpe\"\nsamples = 4\nmetric = [\"val_accuracy\", \"flops\"]\n"),
+       "[experiment] metric has an unknown objective \"flops\""},
+      // A directory that is not a run (no state/ in it).
+      {spec_for("search = \"tpe\"\nsamples = 4\nwarm_start = [\"" + tmp.path().string() + "\"]\n"),
+       "[experiment] warm_start: " + tmp.path().string() + ": not a run directory (it has no state/)"}};
   int i = 0;
   for (const auto& [spec, message] : bad) {
     auto out = run_cerebro("run " + tmp.write("bad" + std::to_string(i) + ".toml", spec) + " --out " +

@@ -8,6 +8,8 @@
 
 #include "runtime/run/run_finisher.hpp"
 #include "runtime/run/run_recovery.hpp"
+#include "runtime/run/warm_start.hpp"
+#include "runtime/search/spec_loader.hpp"
 #include "runtime/store/run_summary.hpp"
 #include "runtime/spec/steering.hpp"
 #include "test/temp_dir.hpp"
@@ -347,4 +349,59 @@ BOOST_AUTO_TEST_CASE(recovery_hands_the_stored_cost_priors_to_the_policy) {
   auto blind = without->control->dispatch();
   BOOST_REQUIRE(!blind.empty());
   BOOST_TEST(blind.front().unit.config == 0);
+}
+
+// Issue 15: on a coordinator, warm_start entries written as bare names that
+// are experiment ids become those experiments' run directories; other entries
+// stay directories; an unknown name or an unfinished experiment is refused.
+BOOST_AUTO_TEST_CASE(warm_start_names_a_coordinators_experiments_by_id) {
+  TempDir tmp;
+  fs::create_directories(tmp.path() / "specs" / "local-run");
+  auto parse = [&](const std::string& entries) {
+    const std::string text = "[experiment]\nsearch = \"random\"\nsamples = 2\nepochs = 1\nwarm_start = [" + entries +
+                             "]\n[data]\nsource = \"csv\"\ntrain = \"t.csv\"\nlabel_column = \"y\"\n[space]\n"
+                             "model = \"mlp\"\nlr = [0.1, 0.2, 0.3]\n";
+    return parse_spec_string(text, (tmp.path() / "specs").string(), "s.toml").take_or_throw();
+  };
+  const ExperimentLookup experiments = [](const std::string& id) -> std::optional<KnownExperiment> {
+    if (id == "exp-3") return KnownExperiment{"/state/experiments/exp-3", true};
+    if (id == "exp-4") return KnownExperiment{"/state/experiments/exp-4", false};
+    return std::nullopt;
+  };
+  auto spec = parse("\"exp-3\", \"local-run\", \"./exp-3\"");
+  BOOST_REQUIRE(resolve_warm_start_ids(spec, experiments).ok());
+  BOOST_REQUIRE_EQUAL(spec.warm_start.size(), 3u);
+  BOOST_TEST(spec.warm_start[0] == "/state/experiments/exp-3");
+  BOOST_TEST(spec.warm_start[1] == (tmp.path() / "specs" / "local-run").string(), "a directory stays one");
+  BOOST_TEST(spec.warm_start[2] == (tmp.path() / "specs" / "exp-3").string(), "a path is never an id");
+
+  spec = parse("\"exp-9\"");
+  auto unknown = resolve_warm_start_ids(spec, experiments);
+  BOOST_TEST(!unknown.ok());
+  BOOST_TEST(unknown.message() == "[experiment] warm_start: \"exp-9\" is neither an experiment of this coordinator "
+                                  "(see cerebro status) nor a run directory");
+  BOOST_TEST((unknown.code() == StatusCode::invalid_argument));
+  spec = parse("\"exp-4\"");
+  auto running = resolve_warm_start_ids(spec, experiments);
+  BOOST_TEST(running.message().find("experiment \"exp-4\" has not finished") != std::string::npos, running.message());
+}
+
+// Issue 15: a tpe replay hears the original's epoch ends in commit order:
+// an epoch ends with its last partition's unit, a diverged unit ends its
+// config at once, and each carries the config's training time so far.
+BOOST_AUTO_TEST_CASE(the_epoch_ends_of_a_unit_log_in_commit_order) {
+  std::vector<UnitLogEntry> log{entry(0, 0, 0), entry(1, 1, 0), entry(0, 1, 0), entry(1, 0, 0),
+                                entry(2, 0, 0), entry(0, 0, 1)};
+  for (size_t i = 0; i < log.size(); ++i) log[i].train_s = 1.0 + static_cast<double>(i);
+  log[4].status = UnitStatus::diverged;
+  auto ends = epoch_ends_of(log, kPartitions);
+  BOOST_REQUIRE_EQUAL(ends.size(), 3u);
+  BOOST_TEST(ends[0].config == 0);
+  BOOST_TEST(ends[0].epoch == 0);
+  BOOST_TEST(ends[0].train_seconds == 1.0 + 3.0);
+  BOOST_TEST(ends[1].config == 1);
+  BOOST_TEST(ends[1].train_seconds == 2.0 + 4.0);
+  BOOST_TEST(!ends[1].diverged);
+  BOOST_TEST(ends[2].config == 2);
+  BOOST_TEST(ends[2].diverged);
 }

@@ -13,6 +13,7 @@
 
 #include "runtime/scheduling/experiment_control.hpp"
 #include "runtime/search/factory.hpp"
+#include "runtime/search/ordered_replay.hpp"
 #include "runtime/search/search_space.hpp"
 #include "runtime/search/spec_loader.hpp"
 #include "runtime/search/tpe_search.hpp"
@@ -97,9 +98,11 @@ std::unique_ptr<SearchProcedure> make_tpe(const Options& o) {
 // The shell: creates every proposal, runs dispatched units in FIFO order,
 // scores a config's epoch by accuracy_of(params) (a little better each epoch).
 struct Driver {
-  explicit Driver(const Options& o)
+  explicit Driver(const Options& o) : Driver(o, make_tpe(o)) {}
+  Driver(const Options& o, std::unique_ptr<SearchProcedure> procedure)
       : options(o),
-        control(o.partitions, o.seed, Metric::val_accuracy, 3, std::make_unique<FirstEligiblePolicy>(), make_tpe(o)) {
+        control(o.partitions, o.seed, Metric::val_accuracy, 3, std::make_unique<FirstEligiblePolicy>(),
+                std::move(procedure)) {
     std::vector<PartitionId> all;
     for (PartitionId p = 0; p < o.partitions; ++p) all.push_back(p);
     for (WorkerId w = 0; w < o.workers; ++w) control.add_worker(w, all);
@@ -130,8 +133,9 @@ struct Driver {
       BOOST_REQUIRE_MESSAGE(!running.empty(), "nothing runs and the experiment is not done");
       max_live = std::max(max_live, live());
       if (stop_after >= 0 && static_cast<int>(log.size()) >= stop_after) return;
-      Dispatch d = running.front();
-      running.pop_front();
+      Dispatch d = newest_first ? running.back() : running.front();
+      if (newest_first) running.pop_back();
+      else running.pop_front();
       UnitLogEntry e;
       e.seq = static_cast<int64_t>(log.size()) + 1;
       e.config = d.unit.config;
@@ -162,6 +166,7 @@ struct Driver {
   ExperimentControl control;
   std::map<ConfigId, json> proposals;
   std::set<ConfigId> reject;
+  bool newest_first = false;  // another schedule: the unit dispatched last runs first
   std::deque<Dispatch> running;
   std::vector<UnitLogEntry> log;
   int max_live = 0;
@@ -238,6 +243,63 @@ BOOST_AUTO_TEST_CASE(resume_mid_search_proposes_exactly_what_an_uninterrupted_ru
     BOOST_TEST(resumed.proposals == whole.proposals, "stopped after " << stop_after << " commits");
     BOOST_TEST(resumed.log.size() == whole.log.size());
   }
+}
+
+// The original's epoch ends in commit order (each epoch's last unit), as
+// runtime/run's epoch_ends_of reads them from a unit log.
+std::vector<RecordedEpochEnd> epoch_ends(const Driver& run) {
+  std::vector<RecordedEpochEnd> order;
+  std::map<std::pair<ConfigId, int32_t>, int> units;
+  for (const auto& e : run.log)
+    if (++units[{e.config, e.epoch}] == run.options.partitions) order.push_back({e.config, e.epoch, false, 0});
+  return order;
+}
+
+BOOST_AUTO_TEST_CASE(a_replay_hears_the_original_order_of_epoch_ends_and_proposes_the_same) {
+  for (const std::string pruner : {"", "asha"}) {
+    BOOST_TEST_CONTEXT("pruner '" << pruner << "'") {
+      Options o;
+      o.samples = 14;
+      o.pruner = pruner;
+      o.max_epochs = 4;
+      Driver original(o);
+      original.run();
+      // Another schedule alone conditions the model on another history.
+      Driver other(o);
+      other.newest_first = true;
+      other.run();
+      BOOST_TEST((other.proposals != original.proposals));
+      // The same schedule, with the epoch ends handed on in the original's order.
+      Driver replay(o, std::make_unique<OrderedReplay>(make_tpe(o), epoch_ends(original)));
+      replay.newest_first = true;
+      replay.run();
+      BOOST_TEST((replay.proposals == original.proposals));
+      for (const auto& [c, outcome] : original.control.outcomes())
+        BOOST_TEST(to_string(replay.control.outcomes().at(c).status) == to_string(outcome.status), "config " << c);
+      const auto& wrapper = dynamic_cast<const OrderedReplay&>(replay.control.search());
+      BOOST_TEST(!wrapper.diverged());
+      BOOST_TEST(wrapper.waiting() == 0u);
+    }
+  }
+}
+
+// A replay that leaves the original's path (here: an epoch end the recorded
+// order does not have) stops ordering and still finishes: nothing waits for
+// an epoch end that never comes.
+BOOST_AUTO_TEST_CASE(a_replay_off_the_original_path_stops_ordering_and_finishes) {
+  Options o;
+  Driver original(o);
+  original.run();
+  auto order = epoch_ends(original);
+  order.erase(std::find_if(order.begin(), order.end(), [](const RecordedEpochEnd& e) { return e.config == 2; }));
+  Driver replay(o, std::make_unique<OrderedReplay>(make_tpe(o), order));
+  replay.newest_first = true;
+  replay.run();
+  BOOST_TEST(replay.control.all_done());
+  BOOST_TEST(replay.proposals.size() == 12u);
+  const auto& wrapper = dynamic_cast<const OrderedReplay&>(replay.control.search());
+  BOOST_TEST(wrapper.diverged());
+  BOOST_TEST(wrapper.waiting() == 0u);
 }
 
 BOOST_AUTO_TEST_CASE(asha_pruner_stops_configs_at_rungs_and_fits_the_highest_rung_with_enough_scores) {

@@ -65,6 +65,32 @@ std::string format_top(const nlohmann::json& top) {
     out += fmt::format("{:>4}  {:>6}  {:<9}  {:>6}  {:>12}  {}\n", r["rank"].get<int>(), r["config"].get<int>(),
                        r["status"].get<std::string>(), r["epochs"].get<int>(), value, describe_params(r["params"]));
   }
+  if (top.contains("pareto")) out += format_live_pareto(top["pareto"]);
+  return out;
+}
+
+std::string format_live_pareto(const nlohmann::json& pareto) {
+  if (!pareto.is_object()) return {};
+  std::vector<std::string> names, later;
+  for (const auto& o : pareto["objectives"]) {
+    const auto name = o["name"].get<std::string>();
+    if (o["live"].get<bool>()) names.push_back(name + (o["direction"] == "maximize" ? " max" : " min"));
+    else later.push_back(name);
+  }
+  std::string out = fmt::format("Pareto front{} ({}{}): {} config(s)\n", pareto["final"].get<bool>() ? "" : " so far",
+                                fmt::join(names, ", "),
+                                later.empty() ? std::string() : fmt::format("; {} when the run ends", fmt::join(later, ", ")),
+                                pareto["front"].size());
+  out += fmt::format("{:>6}", "config");
+  for (const auto& o : pareto["objectives"])
+    if (o["live"].get<bool>()) out += fmt::format("  {:>14}", o["name"].get<std::string>());
+  out += "\n";
+  for (const auto& row : pareto["front"]) {
+    out += fmt::format("{:>6}", row["config"].get<int>());
+    for (const auto& o : pareto["objectives"])
+      if (o["live"].get<bool>()) out += fmt::format("  {:>14.6g}", row["values"][o["name"].get<std::string>()].get<double>());
+    out += "\n";
+  }
   return out;
 }
 

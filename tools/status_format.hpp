@@ -18,6 +18,9 @@ std::string format_cluster_status(const nlohmann::json& status);
 
 // Client::top()'s answer as a table, best first.
 std::string format_top(const nlohmann::json& top);
+// The Pareto front of top's "pareto" (runtime/api/pareto_view.hpp) as a
+// table; empty for null (one objective).
+std::string format_live_pareto(const nlohmann::json& pareto);
 
 // Client::show()'s answer: parameters, status, per-epoch metrics and the
 // learning curves (training loss and the metric) drawn as sparklines.

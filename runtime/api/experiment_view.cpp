@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "runtime/api/pareto_view.hpp"
 #include "runtime/store/run_summary.hpp"
 
 namespace cerebro::api {
@@ -44,12 +45,23 @@ void fill_configs(const ExperimentFacts& f, nlohmann::json& view) {
   view["best"] = std::move(best);
 }
 
+// Several objectives (issue 15): the Pareto front (runtime/api/pareto_view.hpp)
+// as "pareto": [{"config", "values"}], with "pareto_objectives" and
+// "pareto_final"; an empty front and no objectives for one objective.
+void fill_pareto(const ExperimentFacts& f, nlohmann::json& view) {
+  auto pareto = pareto_of(f.store);
+  view["pareto"] = pareto.is_null() ? nlohmann::json::array() : pareto["front"];
+  view["pareto_objectives"] = pareto.is_null() ? nlohmann::json::array() : pareto["objectives"];
+  view["pareto_final"] = !pareto.is_null() && pareto["final"].get<bool>();
+}
+
 }  // namespace
 
 const std::vector<ViewSection>& experiment_view_sections() {
   static const std::vector<ViewSection> sections = {
       {"overview", fill_overview},
       {"configs", fill_configs},
+      {"pareto", fill_pareto},
   };
   return sections;
 }

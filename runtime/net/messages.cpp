@@ -2,6 +2,7 @@
 
 #include "runtime/net/error_category.hpp"
 #include "runtime/net/gang_messages.hpp"
+#include "runtime/net/pipeline_messages.hpp"
 
 namespace cerebro {
 
@@ -20,6 +21,7 @@ void register_message_types(caf::actor_system_config& config) {
   config.add_message_type<gang_result>("gang_result");
   config.add_message_type<gang_commit>("gang_commit");
   config.add_message_type<std::vector<UnitLogEntry>>("unit_log_entries");
+  register_pipeline_message_types(config);
   register_error_category(config);
 }
 

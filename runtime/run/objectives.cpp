@@ -57,16 +57,40 @@ Result<std::vector<ObjectiveValues>> objective_values(const ExperimentSpec& spec
   return out;
 }
 
-void add_objectives(nlohmann::json& summary, const ExperimentSpec& spec, const std::vector<ObjectiveValues>& values) {
+namespace {
+
+nlohmann::json named(const ExperimentSpec& spec, const ObjectiveValues& v) {
+  nlohmann::json j = nlohmann::json::object();
+  for (size_t k = 0; k < spec.objectives.size(); ++k) j[spec.objectives[k].name] = v.values[k];
+  return j;
+}
+
+}  // namespace
+
+nlohmann::json objectives_json(const ExperimentSpec& spec) {
   nlohmann::json objectives = nlohmann::json::array();
   for (const auto& o : spec.objectives)
     objectives.push_back({{"name", o.name}, {"direction", o.maximize() ? "maximize" : "minimize"}});
-  summary["objectives"] = objectives;
-  auto named = [&](const ObjectiveValues& v) {
-    nlohmann::json j = nlohmann::json::object();
-    for (size_t k = 0; k < spec.objectives.size(); ++k) j[spec.objectives[k].name] = v.values[k];
-    return j;
-  };
+  return objectives;
+}
+
+bool has_objective(const ExperimentSpec& spec, BuiltinObjective builtin) {
+  for (const auto& o : spec.objectives)
+    if (o.builtin == builtin) return true;
+  return false;
+}
+
+std::string parameters_meta_key(ConfigId id) { return fmt::format("parameters/{}", id); }
+
+nlohmann::json objective_values_json(const ExperimentSpec& spec, const std::vector<ObjectiveValues>& values) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& v : values) out.push_back({{"config", v.id}, {"values", named(spec, v)}});
+  return out;
+}
+
+void add_objectives(nlohmann::json& summary, const ExperimentSpec& spec, const std::vector<ObjectiveValues>& values) {
+  summary["objectives"] = objectives_json(spec);
+  auto named = [&](const ObjectiveValues& v) { return cerebro::named(spec, v); };
   nlohmann::json front = nlohmann::json::array();
   for (const auto& v : values)  // `values` follow the ranking: the front is best first
     if (v.on_front) front.push_back({{"id", v.id}, {"params", v.params}, {"values", named(v)}});

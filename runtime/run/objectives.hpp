@@ -34,6 +34,17 @@ Result<std::vector<ObjectiveValues>> objective_values(const ExperimentSpec& spec
 // "objectives" ({name: value}) to a summary.
 void add_objectives(nlohmann::json& summary, const ExperimentSpec& spec, const std::vector<ObjectiveValues>& values);
 
+// What the run keeps in its store for the live Pareto front (the HTTP API,
+// the dashboard and the REPL read it: runtime/api/pareto_view.hpp): the
+// objectives (meta "objectives", when the run starts), each config's
+// parameter count (meta parameters_meta_key(id), when an objective is
+// `parameters`) and, at the end, every objective's value per config (meta
+// "objective_values").
+nlohmann::json objectives_json(const ExperimentSpec& spec);  // [{"name", "direction"}]
+bool has_objective(const ExperimentSpec& spec, BuiltinObjective builtin);
+std::string parameters_meta_key(ConfigId id);                 // "parameters/<id>"
+nlohmann::json objective_values_json(const ExperimentSpec& spec, const std::vector<ObjectiveValues>& values);
+
 // The Pareto front of a summary made with add_objectives, as a text table;
 // empty when the summary has none.
 std::string format_pareto_front(const nlohmann::json& summary);

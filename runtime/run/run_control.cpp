@@ -1,11 +1,13 @@
 #include "runtime/run/run_control.hpp"
 
 #include <filesystem>
+#include <map>
 
 #include <fmt/format.h>
 
 #include "runtime/scheduling/scheduling_policy.hpp"
 #include "runtime/search/factory.hpp"
+#include "runtime/search/ordered_replay.hpp"
 #include "runtime/search/replay.hpp"
 #include "runtime/spec/steering.hpp"
 #include "runtime/store/state_store.hpp"
@@ -26,6 +28,38 @@ Result<ReplayPolicy::VisitOrder> visit_order_of(const std::string& run_dir) {
   return order;
 }
 
+std::vector<RecordedEpochEnd> epoch_ends_of(const std::vector<UnitLogEntry>& log, int partitions) {
+  std::vector<RecordedEpochEnd> out;
+  std::map<std::pair<ConfigId, int32_t>, int> units;  // (config, epoch) -> committed units
+  std::map<ConfigId, double> seconds;                 // as ExperimentControl sums them
+  for (const auto& e : log) {
+    if (e.rolled_back) continue;
+    seconds[e.config] += e.train_s;
+    if (e.status == UnitStatus::diverged) {
+      out.push_back({e.config, e.epoch, true, seconds[e.config]});
+    } else if (++units[{e.config, e.epoch}] == partitions) {
+      out.push_back({e.config, e.epoch, false, seconds[e.config]});
+    }
+  }
+  return out;
+}
+
+Result<std::unique_ptr<SearchProcedure>> replay_proposing_search(const ExperimentSpec& spec,
+                                                                 const StateStore& original, int partitions,
+                                                                 const ParametersOf& parameters_of) {
+  SearchSetup setup;
+  setup.default_in_flight = spec.cluster.workers > 0 ? spec.cluster.workers : partitions;
+  // What the original was warm-started with, as it kept it (the earlier runs
+  // need not be there any more).
+  if (auto text = original.get_meta("warm_start"))
+    setup.warm = warm_observations(warm_configs_from_json(nlohmann::json::parse(*text)));
+  setup.parameters_of = parameters_of;
+  auto made = make_search_procedure(spec, {}, setup);
+  if (!made.ok()) return made.status();
+  return std::unique_ptr<SearchProcedure>(
+      std::make_unique<OrderedReplay>(std::move(made).value(), epoch_ends_of(original.unit_log(), partitions)));
+}
+
 Result<std::shared_ptr<ExperimentControl>> make_run_control(const ExperimentSpec& spec, const std::string& replay_of,
                                                             const std::vector<ConfigParams>& configs, int partitions,
                                                             const std::vector<WarmConfig>& warm,
@@ -44,12 +78,6 @@ Result<std::shared_ptr<ExperimentControl>> make_run_control(const ExperimentSpec
   }
   const Metric metric = spec.metric;
   std::unique_ptr<SearchProcedure> search;
-  if (!replay_of.empty() && spec.search == SearchKind::tpe) {
-    return Status::invalid_argument(fmt::format("{} ran search = \"tpe\": --replay re-applies recorded decisions to "
-                                                "configs planned up front, and tpe proposes its configs as it goes "
-                                                "(--resume re-derives them)",
-                                                replay_of));
-  }
   if (!replay_of.empty()) {
     // The original run's decisions, re-applied in its visit order.
     auto original = StateStore::open((fs::path(replay_of) / "state").string(), false);
@@ -63,7 +91,13 @@ Result<std::shared_ptr<ExperimentControl>> make_run_control(const ExperimentSpec
                                          replay_of, d.value("action", std::string("an action"))));
       recorded.push_back(search_decision_from_json(d));
     }
-    search = std::make_unique<ReplayDecisions>(recorded);
+    if (spec.search == SearchKind::tpe) {
+      auto replayed = replay_proposing_search(spec, **original, partitions, parameters_of);
+      if (!replayed.ok()) return replayed.status().with_context(replay_of);
+      search = std::move(replayed).value();
+    } else {
+      search = std::make_unique<ReplayDecisions>(recorded);
+    }
   } else {
     SearchSetup setup;
     setup.default_in_flight = spec.cluster.workers > 0 ? spec.cluster.workers : partitions;

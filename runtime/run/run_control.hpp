@@ -11,6 +11,8 @@
 #include "runtime/base/status.hpp"
 #include "runtime/scheduling/experiment_control.hpp"
 #include "runtime/scheduling/replay_policy.hpp"
+#include "runtime/search/ordered_replay.hpp"
+#include "runtime/store/state_store.hpp"
 #include "runtime/run/warm_start.hpp"
 #include "runtime/search/search_space.hpp"
 #include "runtime/spec/spec.hpp"
@@ -36,6 +38,14 @@ GangCosts gang_costs(const ClusterSpec& cluster);
 // [cluster] max_gang against the workers holding partitions: a gang larger
 // than them cannot form, which is a clear error (invalid_argument).
 Status check_gang_size(const ClusterSpec& cluster, int workers);
+
+// Replaying a run whose search proposes its configs as it goes (tpe): the
+// spec's procedure built again (with the original's stored warm start),
+// hearing the original's epoch ends in its order (runtime/search/ordered_replay.hpp).
+std::vector<RecordedEpochEnd> epoch_ends_of(const std::vector<UnitLogEntry>& log, int partitions);
+Result<std::unique_ptr<SearchProcedure>> replay_proposing_search(const ExperimentSpec& spec,
+                                                                 const StateStore& original, int partitions,
+                                                                 const ParametersOf& parameters_of);
 
 // The per-config visit order of a finished run, from its unit log.
 Result<ReplayPolicy::VisitOrder> visit_order_of(const std::string& run_dir);

@@ -63,6 +63,8 @@ Result<nlohmann::json> finish_run(StateStore& store, const ExperimentControl& co
     auto values = objective_values(spec, store, ranked, log, models);
     if (!values.ok()) return values.status().with_context("several objectives");
     add_objectives(summary, spec, *values);
+    // The final front for the API and the REPL (inference_ms is measured only now).
+    store.put_meta("objective_values", objective_values_json(spec, *values).dump());
   }
   summary["units_rolled_back"] = store.rolled_back_units().size();
   if (auto st = write_file_atomically((dir / "summary.json").string(), summary.dump(2) + "\n"); !st.ok())

@@ -67,6 +67,28 @@ Result<std::vector<WarmConfig>> load_warm_start(const ExperimentSpec& spec) {
   return out;
 }
 
+Status resolve_warm_start_ids(ExperimentSpec& spec, const ExperimentLookup& experiment) {
+  // A spec built in code (not parsed) has no entries as written: directories only.
+  if (spec.warm_start_as_written.size() != spec.warm_start.size()) return Status::ok_status();
+  for (size_t i = 0; i < spec.warm_start.size(); ++i) {
+    const std::string& written = spec.warm_start_as_written[i];
+    if (written.empty() || written.find('/') != std::string::npos) continue;
+    if (auto known = experiment(written)) {
+      if (!known->finished)
+        return Status::invalid_argument(fmt::format(
+            "[experiment] warm_start: experiment \"{}\" has not finished: warm start reads finished runs", written));
+      spec.warm_start[i] = known->run_dir;
+      continue;
+    }
+    std::error_code ec;
+    if (fs::is_directory(spec.warm_start[i], ec)) continue;
+    return Status::invalid_argument(fmt::format("[experiment] warm_start: \"{}\" is neither an experiment of this "
+                                                "coordinator (see cerebro status) nor a run directory",
+                                                written));
+  }
+  return Status::ok_status();
+}
+
 nlohmann::json to_json(const std::vector<WarmConfig>& warm) {
   nlohmann::json out = nlohmann::json::array();
   // JSON has no infinity: a diverged config's score is null.

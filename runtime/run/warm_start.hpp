@@ -6,7 +6,9 @@
 // with from_checkpoint = true such a config starts from its earlier run's
 // latest checkpoint instead of a fresh initialisation.
 
+#include <functional>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +37,20 @@ struct WarmConfig {
 // run ("[experiment] warm_start: DIR: ..."), a run over another [space]
 // (naming the keys that differ). Empty for a spec without warm_start.
 Result<std::vector<WarmConfig>> load_warm_start(const ExperimentSpec& spec);
+
+// On a coordinator, warm_start may name its experiments by id
+// (warm_start = ["mnist-20261201T1502-3"]): an entry written as a bare name
+// (no '/') that is the id of one of its experiments becomes that
+// experiment's run directory; other entries stay directories. Errors, naming
+// the entry: a bare name that is neither an experiment of the coordinator nor
+// a run directory, an experiment that has not finished (its store is the
+// runner's while it trains).
+struct KnownExperiment {
+  std::string run_dir;
+  bool finished = false;
+};
+using ExperimentLookup = std::function<std::optional<KnownExperiment>(const std::string& id)>;
+Status resolve_warm_start_ids(ExperimentSpec& spec, const ExperimentLookup& experiment);
 
 // The run keeps what it was warm-started with (store meta "warm_start"), so a
 // resume does not depend on the earlier runs still being there.

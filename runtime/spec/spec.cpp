@@ -444,6 +444,7 @@ void parse_experiment(Section s, ExperimentSpec& spec, const SearchChecks& check
   s.read_string("pruner", spec.pruner, {"asha", "hyperband"});
   // warm start: run directories, relative to the spec
   s.read_names("warm_start", spec.warm_start, "a non-empty list of run directories");
+  spec.warm_start_as_written = spec.warm_start;
   for (auto& dir : spec.warm_start) dir = resolve_path(base, dir);
   if (const toml::node* node = s.get("from_checkpoint")) {
     if (!node->is_boolean()) s.report("from_checkpoint", fmt::format("must be true or false, got {}", describe_node(*node)));

@@ -103,6 +103,9 @@ struct ExperimentSpec {
   // Warm start (docs/SEARCH.md): earlier run directories, absolute; their
   // finished configs over the same [space] seed this search.
   std::vector<std::string> warm_start;
+  // The same entries as written: on a coordinator an entry may name one of
+  // its experiments by id (runtime/run/warm_start.hpp, resolve_warm_start_ids).
+  std::vector<std::string> warm_start_as_written;
   bool from_checkpoint = false;        // a warm-started config starts from its earlier checkpoint
   // Several objectives (metric = [...], objective.hpp): empty for one metric.
   // `metric` is then the first task metric of the list (the run's ranking).

@@ -98,9 +98,19 @@ int replay(const std::string& original, std::string out_dir) {
   std::ifstream in(fs::path(options.out_dir) / "summary.json");
   auto after = nlohmann::json::parse(in);
   int differing = 0;
+  if (after["configs"].size() != before["configs"].size())
+    return fail(fmt::format("replay differs from {}: {} configs, the original had {}", original,
+                            after["configs"].size(), before["configs"].size()));
   for (size_t i = 0; i < before["configs"].size(); ++i) {
     const auto& a = before["configs"][i];
     const auto& b = after["configs"][i];
+    // A search that proposes as it goes (tpe) re-derived these: the same ids with the same params.
+    if (a["id"] != b["id"] || a["params"] != b["params"]) {
+      ++differing;
+      fmt::print(stderr, "config {}: its params differ ({} in the replay, {} in the original)\n", a["id"].dump(),
+                 b["params"].dump(), a["params"].dump());
+      continue;
+    }
     for (size_t e = 0; e < a["epochs"].size(); ++e) {
       // Every recorded value of the epoch (train_loss, val_loss, val_accuracy, val_r2 ...) but its time.
       for (const auto& [key, value] : a["epochs"][e].items()) {

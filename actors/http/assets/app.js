@@ -148,7 +148,31 @@ function renderExperiment() {
     }
     row.onclick = () => highlight(c.config);
   }
+  renderPareto(e);
   drawCharts();
+}
+
+// Several objectives (issue 15): the experiment view's Pareto front, one row
+// per config on it, one column per objective measured so far.
+function renderPareto(e) {
+  const objectives = (e.pareto_objectives || []).filter((o) => o.live);
+  $("pareto-section").hidden = objectives.length < 2;
+  if (objectives.length < 2) return;
+  const later = (e.pareto_objectives || []).filter((o) => !o.live).map((o) => o.name);
+  $("pareto-note").textContent = (e.pareto_final ? "" : "so far") + (later.length ? `; ${later.join(", ")} when the run ends` : "");
+  const head = $("pareto").tHead.rows[0];
+  head.replaceChildren();
+  for (const name of ["config", ...objectives.map((o) => `${o.name} (${o.direction === "maximize" ? "max" : "min"})`)])
+    head.appendChild(Object.assign(document.createElement("th"), { textContent: name }));
+  const body = $("pareto").tBodies[0];
+  body.replaceChildren();
+  for (const p of e.pareto) {
+    const row = body.insertRow();
+    row.dataset.config = p.config;
+    cell(row, String(p.config));
+    for (const o of objectives) cell(row, Number(p.values[o.name]).toPrecision(6));
+    row.onclick = () => highlight(p.config);
+  }
 }
 
 function drawCharts() {

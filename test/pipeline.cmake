@@ -1,0 +1,20 @@
+# Pipeline stages (issue 14) as actors: a unit through stage actors in one
+# actor system, and across two actor systems over loopback TCP.
+cerebro_add_test(test_pipeline
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_pipeline_actors.cpp
+  LIBS cerebro_actors
+  TIMEOUT 120
+  LABELS models)
+target_precompile_headers(test_pipeline PRIVATE ${PROJECT_SOURCE_DIR}/models/torch_pch.hpp)
+
+# `cerebro pipeline-probe` (the benchmark's command) on a tiny model: it runs
+# all four modes and the stage actors match the in-process pipeline.
+add_test(NAME test_pipeline_probe
+  COMMAND $<TARGET_FILE:cerebro> pipeline-probe --params "{\"model\": \"mlp\", \"hidden\": [16]}" --shape 1,8,8
+    --examples 64 --rounds 1 --json)
+set_tests_properties(test_pipeline_probe PROPERTIES TIMEOUT 120 LABELS models
+  PASS_REGULAR_EXPRESSION "\"actors_match_in_process\": true")
+add_test(NAME test_pipeline_probe_bad_stages
+  COMMAND $<TARGET_FILE:cerebro> pipeline-probe --stages 1)
+set_tests_properties(test_pipeline_probe_bad_stages PROPERTIES TIMEOUT 60 LABELS models
+  PASS_REGULAR_EXPRESSION "error: --stages: a pipeline needs at least 2 stages, got 1")

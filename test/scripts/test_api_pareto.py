@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""Issue 15: the Pareto front of an experiment with several objectives while it
+runs and after it ends, through the HTTP API, the dashboard (headless Chromium)
+and the REPL's `top`. A tpe experiment (val_accuracy, parameters, inference_ms)
+runs on an embedded cluster (`cerebro repl --ui`): while it runs the API lists
+each config as soon as it is proposed and a live front without inference_ms, and
+the dashboard's Pareto table has a row per front member; at the end the front is
+final and has inference_ms.
+
+usage: test_api_pareto.py CEREBRO_BINARY ARTIFACT_DIR"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+FASHION = "/usr/share/datasets/fashion-mnist"
+SPEC = f"""[experiment]
+name = "pareto"
+search = "tpe"
+samples = 5
+startup = 2
+epochs = 1
+seed = 5
+metric = ["val_accuracy", "parameters", "inference_ms"]
+[data]
+source = "idx"
+path = "{FASHION}"
+limit = 1000
+[space]
+model = ["mlp"]
+hidden = [[8], [16], [64]]
+lr = {{ dist = "loguniform", low = 1e-4, high = 3e-2 }}
+"""
+
+
+def request(base, token, method, path, body=None):
+    data = body.encode() if body is not None else None
+    req = urllib.request.Request(base + path, data=data, method=method,
+                                 headers={"Authorization": "Bearer " + token})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"{}")
+
+
+def wait_for(what, check, seconds=120):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError("timed out waiting for " + what)
+
+
+def main():
+    binary, artifacts = sys.argv[1], sys.argv[2]
+    os.makedirs(artifacts, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix="cerebro-pareto-")
+    env = dict(os.environ, CEREBRO_FAULT_INJECTION_ENABLE="i-am-a-test",
+               # Slower units: the run stays alive while the front is looked at.
+               CEREBRO_FAULTS="slow_worker=0:100;slow_worker=1:100")
+    log = open(os.path.join(tmp, "repl.log"), "w+")
+    repl = subprocess.Popen([binary, "repl", "--workers", "2", "--state", os.path.join(tmp, "state"), "--ui", "0"],
+                            stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, env=env, text=True)
+    driver = None
+    try:
+        def dashboard():
+            log.seek(0)
+            return re.search(r"dashboard: (http://127\.0\.0\.1:\d+/)\?token=([0-9a-f]+)", log.read())
+        m = wait_for("the dashboard URL", dashboard, 20)
+        url, token = m.group(1), m.group(2)
+        base = url.rstrip("/")
+        status, body = request(base, token, "POST", "/api/v1/experiments", SPEC)
+        assert status == 201, body
+        experiment = body["id"]
+
+        def view():
+            status, body = request(base, token, "GET", f"/api/v1/experiments/{experiment}")
+            assert status == 200, body
+            return body
+
+        # Live: a front without inference_ms, while some config is still to come or running.
+        live = wait_for("a live front",
+                        lambda: (lambda v: v if v.get("pareto") and v.get("pareto_final") is False else None)(view()))
+        names = [o["name"] for o in live["pareto_objectives"]]
+        assert names == ["val_accuracy", "parameters", "inference_ms"], names
+        assert [o["live"] for o in live["pareto_objectives"]] == [True, True, False], live["pareto_objectives"]
+        for member in live["pareto"]:
+            assert set(member["values"]) == {"val_accuracy", "parameters"}, member
+            assert member["values"]["parameters"] > 0, member
+        ids = {c["config"] for c in live["configs"]}
+        assert {m["config"] for m in live["pareto"]} <= ids
+
+        # The REPL's leaderboard has the front too.
+        repl.stdin.write(f"top {experiment}\n")
+        repl.stdin.flush()
+        def top_printed():
+            log.seek(0)
+            return "Pareto front" in log.read()
+        wait_for("the REPL's Pareto front", top_printed, 30)
+
+        options = Options()
+        for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,1500",
+                     "--proxy-server=127.0.0.1:9"):
+            options.add_argument(flag)
+        driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+        driver.get(url + "?token=" + token + "&poll=500")
+        wait = WebDriverWait(driver, 90, poll_frequency=0.25, ignored_exceptions=(StaleElementReferenceException,))
+        # The page selects the newest experiment itself.
+        wait.until(lambda d: d.find_element(By.ID, "pareto-section").is_displayed())
+        heads = lambda d: [th.text for th in d.find_elements(By.CSS_SELECTOR, "#pareto thead th")]
+        wait.until(lambda d: heads(d)[:3] == ["config", "val_accuracy (max)", "parameters (min)"])
+        # Every config ends: the front is final, inference_ms measured.
+        # (While it finishes the view has only the experiment's entry and a note.)
+        final = wait_for("the final front", lambda: (lambda v: v if v.get("pareto_final") else None)(view()), 180)
+        assert all(o["live"] for o in final["pareto_objectives"]), final["pareto_objectives"]
+        assert all("inference_ms" in m["values"] for m in final["pareto"]), final["pareto"]
+        assert len(final["configs"]) == 5, final["configs"]
+        wait.until(lambda d: "inference_ms (min)" in heads(d))
+        rows = lambda d: [int(r.get_attribute("data-config"))
+                          for r in d.find_elements(By.CSS_SELECTOR, "#pareto tbody tr")]
+        wait.until(lambda d: rows(d) == [m["config"] for m in final["pareto"]])
+        shot = os.path.join(artifacts, "dashboard-pareto.png")
+        driver.save_screenshot(shot)
+        print("ok: live and final Pareto fronts in the API, the REPL and the dashboard; screenshot", shot)
+    except BaseException:
+        if driver:
+            driver.save_screenshot(os.path.join(artifacts, "dashboard-pareto-failed.png"))
+        raise
+    finally:
+        if driver:
+            driver.quit()
+        repl.kill()
+        repl.wait()
+        log.seek(0)
+        text = log.read()
+        if sys.exc_info()[0]:
+            print(text[-4000:])
+
+
+if __name__ == "__main__":
+    main()
