@@ -18,6 +18,7 @@
 #include "models/unit_trainer.hpp"
 #include "runtime/scheduling/experiment_control.hpp"
 #include "runtime/net/cluster_messages.hpp"
+#include "runtime/net/gang_messages.hpp"
 #include "runtime/net/interfaces.hpp"
 #include "runtime/net/messages.hpp"
 #include "runtime/store/state_store.hpp"
@@ -35,11 +36,18 @@ struct worker_config {
   WorkerId id = 0;
   // The node's agent: lends partitions.
   agent_actor directory;
+  // The node's cluster address: a data-parallel gang's Gloo sockets bind to
+  // it (issue 14), only for the gang's lifetime.
+  std::string gang_address = "127.0.0.1";
 };
 
 // Trains one unit at a time (worker_actor). Detached: training blocks for
 // seconds.
 worker_actor spawn_worker(caf::actor_system& system, worker_config config);
+
+// The key-value board of data-parallel gangs' rendezvous (rendezvous_actor,
+// over runtime/cluster/RendezvousBoard), spawned by the scheduler.
+rendezvous_actor spawn_rendezvous_board(caf::actor_system& system);
 
 // Persists completed units and answers for latest states (checkpoint_actor).
 // Detached: commits are synced writes.
@@ -56,6 +64,9 @@ struct agent_config {
   // read into memory while they fit; the rest stay in their files, memory-
   // mapped (out of core), so the node's anonymous memory stays within it.
   int64_t memory_budget_bytes = 0;
+  // The address its workers' gang sockets bind to (issue 14): loopback for
+  // an embedded run, the agent's advertised host (`--gang-address`) on a cluster.
+  std::string gang_address = "127.0.0.1";
 };
 
 struct agent_handles {
@@ -88,6 +99,10 @@ struct scheduler_config {
   // The run's clock starts here: a resumed run goes on from where its unit
   // log ends, so times in the log stay ordered across restarts.
   double clock_offset_s = 0;
+  // Data-parallel gangs (issue 14): a rank waits this long for its peers
+  // (rendezvous, every allreduce) before the attempt fails ([cluster]
+  // heartbeat_timeout: a peer hung that long is lost).
+  double gang_timeout_s = 10;
 };
 
 // Owns the experiment's unit queue (through ExperimentControl); started with

@@ -178,7 +178,8 @@ agent_actor::behavior_type agent_behavior(agent_ptr self, agent_config config) {
           return caf::make_error(caf::sec::runtime_error,
                                  fmt::format("node {} has no such worker", self->state.config.name));
         auto index = static_cast<WorkerId>(it - workers.begin());
-        *it = spawn_worker(self->system(), worker_config{index, caf::actor_cast<agent_actor>(self)});
+        *it = spawn_worker(self->system(), worker_config{index, caf::actor_cast<agent_actor>(self),
+                                                         self->state.config.gang_address});
         emit_log_line(fmt::format("agent {}: worker {} died; respawned it", self->state.config.name, index));
         return *it;
       },
@@ -190,8 +191,9 @@ agent_actor::behavior_type agent_behavior(agent_ptr self, agent_config config) {
 agent_handles spawn_agent(caf::actor_system& system, agent_config config) {
   agent_handles h;
   int n = config.workers;
+  const std::string gang_address = config.gang_address;
   h.agent = system.spawn<caf::detached>(agent_behavior, std::move(config));
-  for (int i = 0; i < n; ++i) h.workers.push_back(spawn_worker(system, worker_config{i, h.agent}));
+  for (int i = 0; i < n; ++i) h.workers.push_back(spawn_worker(system, worker_config{i, h.agent, gang_address}));
   caf::anon_send(h.agent, h.workers);
   return h;
 }

@@ -101,6 +101,22 @@ checkpoint_actor::behavior_type checkpoint_behavior(checkpoint_ptr self, std::sh
         return promise;
       },
       [self](flush_atom) { flush_commits(self); },
+      // A gang's units and its one state: after the commits queued before it.
+      [self, store](commit_gang_atom, gang_commit& g) -> caf::result<std::vector<UnitLogEntry>> {
+        flush_commits(self);
+        if (g.members.size() != g.seeds.size() || g.members.size() < 2)
+          return to_error(Status::invalid_argument(
+              fmt::format("a gang commit needs >= 2 members with one seed each, got {} and {}", g.members.size(),
+                          g.seeds.size())));
+        FaultInjection::instance().crash_point("before_commit");
+        std::vector<UnitLogEntry> entries;
+        for (size_t r = 0; r < g.members.size(); ++r)
+          entries.push_back(entry_of(g.members[r], g.seeds[r], g.start_s, g.end_s));
+        auto stored = store->commit_gang(std::move(entries), g.members.front().state);
+        if (!stored.ok()) return to_error(stored.status());
+        FaultInjection::instance().crash_point("after_commit");
+        return std::move(stored).value();
+      },
       // Every other request first writes the commits received before it, so
       // it sees the store as if each commit had been written on arrival.
       [self, store](copy_atom, const state_copy& copy) -> caf::result<bool> {

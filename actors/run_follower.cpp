@@ -73,6 +73,9 @@ Result<experiment_done> train(caf::actor_system& system, const RunOptions& optio
       r.control->add_worker(id, (*shards)[a]);
     }
   }
+  // Issue 14: a gang larger than the workers holding partitions cannot form.
+  if (auto size = check_gang_size(r.spec.cluster, static_cast<int>(sc.workers.size())); !size.ok()) return size;
+  sc.gang_timeout_s = r.spec.cluster.heartbeat_timeout;
   sc.listener = caf::actor_cast<scheduler_listener_actor>(self);
   for (const auto& e : r.store->unit_log()) sc.clock_offset_s = std::max(sc.clock_offset_s, e.end_s);
   for (const auto& e : r.store->rolled_back_units()) sc.clock_offset_s = std::max(sc.clock_offset_s, e.end_s);

@@ -1,5 +1,7 @@
 #include "actors/run_setup.hpp"
 
+#include "models/gang_trainer.hpp"
+
 #include <algorithm>
 #include <thread>
 
@@ -258,6 +260,23 @@ Result<datasets::CachedData> prepare_into_cache(const ExperimentSpec& spec, int 
 
 int default_workers() { return std::max(1u, std::thread::hardware_concurrency()); }
 
+// Issue 14: auto forms a gang only once the allreduce has a measured cost.
+// Two threads here over loopback give a first one for the first config's
+// gradients (a fraction of a second, only when there are workers to form a
+// gang); the run's own gangs replace it with what they measure.
+static void measure_allreduce_for_auto(Prepared& r, const Say& say) {
+  const auto& s = r.setup;
+  if (r.control->parallelism() != Parallelism::automatic || s.configs.empty() || s.workers < 2) return;
+  auto allreduce = models::measure_allreduce_local(s.configs.front().params, s.shape, 2, 20);
+  if (!allreduce.ok()) {
+    say("parallelism auto: cannot measure the allreduce, so no gangs: " + allreduce.error());
+    return;
+  }
+  r.control->observe_allreduce(2, *allreduce);
+  say(fmt::format("parallelism auto: an allreduce of config {}'s gradients takes {:.2f} ms (2 ranks, loopback)",
+                  s.configs.front().id, *allreduce * 1e3));
+}
+
 Result<Prepared> start_new(const RunOptions& options, const ClusterView& cluster, const fs::path& dir,
                            const RunObserver& observer, RunDirGuard& guard, const Say& say) {
   Prepared r;
@@ -308,6 +327,7 @@ Result<Prepared> start_new(const RunOptions& options, const ClusterView& cluster
   auto control = make_run_control(spec, options.replay_of, s.configs, s.partitions, r.warm, parameters_of(s.shape));
   if (!control.ok()) return control.status();
   r.control = *control;
+  measure_allreduce_for_auto(r, say);
 
   // Initial states, one config at a time (initialisation draws from torch's
   // global generator): the pilot forward pass rejects configs that do not fit.
@@ -380,6 +400,7 @@ Result<Prepared> reopen(const RunOptions& options, const ClusterView& cluster, c
   s.configs = std::move(recovered->configs);
   r.control = recovered->control;
   r.params_json = std::move(recovered->params_json);
+  measure_allreduce_for_auto(r, say);
   say(fmt::format("resuming {}: {} of {} units done, {} configs to go, on {} workers", dir.string(),
                   recovered->units_done, r.control->units_total(), r.params_json.size(), s.workers));
   return r;

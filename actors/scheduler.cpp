@@ -1,39 +1,16 @@
+#include <algorithm>
 #include <chrono>
 #include <set>
 
 #include <fmt/format.h>
 
-#include "actors/actors.hpp"
+#include "actors/scheduler_shell.hpp"
 #include "runtime/search/search_space.hpp"
 #include "runtime/net/error_category.hpp"
 
 namespace cerebro {
 
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-struct scheduler_state {
-  scheduler_config config;
-  std::map<caf::actor_addr, WorkerId> worker_ids;
-  std::map<WorkerId, worker_actor> workers;
-  Clock::time_point started;
-  bool finished = false;
-  double unit_span_s = 0;  // dispatch to durable acknowledgement, committed units
-  // Workers whose unit's result is being made durable. A worker lost
-  // meanwhile leaves the book only once the commit answers: its unit, durable
-  // by then, must not go back to the queue (it would commit twice), and the
-  // book must still know the worker when the commit counts it.
-  std::set<WorkerId> committing;
-  std::map<WorkerId, std::pair<std::string, bool>> leaving;  // why, whether its unit failed
-  static inline const char* name = "cerebro.scheduler";
-
-  double elapsed() const {
-    return config.clock_offset_s + std::chrono::duration<double>(Clock::now() - started).count();
-  }
-};
-
-using scheduler_ptr = scheduler_actor::stateful_pointer<scheduler_state>;
+namespace scheduler_detail {
 
 void report(scheduler_ptr self, const std::string& event) {
   auto p = self->state.config.control->progress(self->state.elapsed());
@@ -150,31 +127,54 @@ void on_result(scheduler_ptr self, const Dispatch& d, double start_s, unit_resul
           });
 }
 
+// The task of unit d for its worker, from the config's state.
+unit_task make_task(scheduler_ptr self, const Dispatch& d, StateBytes state) {
+  const auto& config = self->state.config;
+  unit_task task;
+  task.experiment = config.experiment;
+  task.sample_shape = config.shape.sample_shape;
+  task.num_classes = config.shape.num_classes;
+  task.task = datasets::to_string(config.shape.task);
+  task.target_stddev = config.shape.target_stddev;
+  task.config = d.unit.config;
+  task.partition = d.unit.partition;
+  task.epoch = d.unit.epoch;
+  task.attempt = d.attempt;
+  task.seed = d.seed;
+  task.validate = d.validate;
+  task.augment_hflip = config.augmentation.hflip;
+  task.augment_crop_padding = config.augmentation.random_crop ? config.augmentation.crop_padding : 0;
+  task.params_json = config.params_json.at(d.unit.config);
+  task.state = std::move(state);
+  return task;
+}
+
+// The latest state of d's config could not be loaded: a damaged one stops
+// the run (recovery rolls back), any other failure fails the attempt via
+// `failed`. Returns whether the run stopped.
+bool state_unavailable(scheduler_ptr self, ConfigId config, const caf::error& e) {
+  auto failure = to_status(e);
+  if (!failure.is_corruption() || self->state.finished) return false;
+  // The state failed its checksum: it is gone, and the book counts the units
+  // that made it. Stop here and let the runner resume from the newest intact
+  // states, which reruns exactly the units after them. Any other failure (an
+  // unreadable state may be intact) is an ordinary failed attempt.
+  self->state.finished = true;
+  experiment_done done{self->state.elapsed(), self->state.unit_span_s,
+                       fmt::format("config {}: damaged checkpoint: {}", config, failure.message()), true};
+  self->send(self->state.config.listener, done_atom::value, std::move(done));
+  self->quit();
+  return true;
+}
+
 void run(scheduler_ptr self, const Dispatch& d) {
   double start_s = self->state.elapsed();
   self->request(self->state.config.checkpoint, caf::infinite, latest_atom::value, d.unit.config)
       .then(
           [self, d, start_s](StateBytes& state) {
             if (!still_running(self, d)) return;  // its worker was lost meanwhile
-            unit_task task;
-            task.experiment = self->state.config.experiment;
-            task.sample_shape = self->state.config.shape.sample_shape;
-            task.num_classes = self->state.config.shape.num_classes;
-            task.task = datasets::to_string(self->state.config.shape.task);
-            task.target_stddev = self->state.config.shape.target_stddev;
-            task.config = d.unit.config;
-            task.partition = d.unit.partition;
-            task.epoch = d.unit.epoch;
-            task.attempt = d.attempt;
-            task.seed = d.seed;
-            task.validate = d.validate;
-            task.augment_hflip = self->state.config.augmentation.hflip;
-            task.augment_crop_padding =
-                self->state.config.augmentation.random_crop ? self->state.config.augmentation.crop_padding : 0;
-            task.params_json = self->state.config.params_json.at(d.unit.config);
-            task.state = std::move(state);
             auto worker = self->state.workers.at(d.worker);
-            self->request(worker, caf::infinite, train_atom::value, std::move(task))
+            self->request(worker, caf::infinite, train_atom::value, make_task(self, d, std::move(state)))
                 .then(
                     [self, d, start_s](unit_result& r) {
                       r.worker = d.worker;  // the scheduler's id of the worker, unique in the cluster
@@ -188,31 +188,18 @@ void run(scheduler_ptr self, const Dispatch& d) {
                       });
           },
           [self, d](const caf::error& e) {
-            auto failure = to_status(e);
-            if (failure.is_corruption() && !self->state.finished) {
-              // The state failed its checksum: it is gone, and the book
-              // counts the units that made it. Stop here and let the runner
-              // resume from the newest intact states, which reruns exactly
-              // the units after them. Any other failure (an unreadable
-              // state may be intact) is an ordinary failed attempt below.
-              self->state.finished = true;
-              experiment_done done{self->state.elapsed(), self->state.unit_span_s,
-                                   fmt::format("config {}: damaged checkpoint: {}", d.unit.config, failure.message()),
-                                   true};
-              self->send(self->state.config.listener, done_atom::value, std::move(done));
-              self->quit();
-              return;
-            }
+            if (state_unavailable(self, d.unit.config, e)) return;
             if (!still_running(self, d)) return;  // its worker was lost meanwhile
             report(self, self->state.config.control->on_failed(d.worker, d.unit,
-                                                               "cannot load the state: " + failure.message()));
+                                                               "cannot load the state: " + to_status(e).message()));
             dispatch(self);
           });
 }
 
 void dispatch(scheduler_ptr self) {
-  auto started = self->state.config.control->dispatch();
-  for (const auto& d : started) run(self, d);
+  auto started = self->state.config.control->dispatch_all();
+  for (const auto& d : started.units) run(self, d);
+  for (const auto& g : started.gangs) run_gang(self, g);
   // What runs where changed: status views (cerebro status, the REPL) see it.
   if (!started.empty()) report(self, "");
   finish_if_done(self);
@@ -239,11 +226,22 @@ void forget_worker(scheduler_ptr self, WorkerId id, const std::string& why, bool
 // cannot go on.
 void leave_book(scheduler_ptr self, WorkerId id, const std::string& why, bool unit_failed) {
   auto& control = *self->state.config.control;
+  self->state.draining.erase(id);
+  // Its gang's attempt fails with it (in the control, below); the members
+  // still inside the attempt drain.
+  SharedGang gang;
+  if (auto in = control.gang_of(id); in && self->state.gangs.count(*in)) gang = self->state.gangs.at(*in);
   std::string attempt;
   if (unit_failed) {
     attempt = control.on_worker_died(id, "worker died: " + why);
   } else {
     control.remove_worker(id);
+  }
+  if (gang) {
+    auto rank = std::find_if(gang->gang.members.begin(), gang->gang.members.end(),
+                             [id](const Dispatch& d) { return d.worker == id; });
+    gang->replied[static_cast<size_t>(rank - gang->gang.members.begin())] = true;  // it never will
+    drain_gang(self, gang);
   }
   report(self, fmt::format("worker {} {}; its unit goes back to the queue{}", id, why,
                            attempt.empty() ? "" : " (" + attempt + ")"));
@@ -288,6 +286,7 @@ caf::result<bool> steer(scheduler_ptr self, SteeringCommand command, ConfigId co
 
 scheduler_actor::behavior_type scheduler_behavior(scheduler_ptr self, scheduler_config config) {
   self->state.config = std::move(config);
+  self->state.board = spawn_rendezvous_board(self->system());
   for (auto& [id, worker] : self->state.config.workers) {
     self->state.worker_ids[worker.address()] = id;
     self->state.workers[id] = worker;
@@ -326,6 +325,10 @@ scheduler_actor::behavior_type scheduler_behavior(scheduler_ptr self, scheduler_
       },
       [self](holds_atom, WorkerId id, std::vector<PartitionId> holds) {
         if (!self->state.workers.count(id)) return;
+        if (auto it = self->state.draining.find(id); it != self->state.draining.end()) {
+          it->second = std::move(holds);  // it rejoins with these once out of its failed gang
+          return;
+        }
         self->state.config.control->add_worker(id, std::move(holds));
         dispatch(self);
       },
@@ -346,7 +349,7 @@ scheduler_actor::behavior_type scheduler_behavior(scheduler_ptr self, scheduler_
 }  // namespace
 
 scheduler_actor spawn_scheduler(caf::actor_system& system, scheduler_config config) {
-  return system.spawn(scheduler_behavior, std::move(config));
+  return system.spawn(scheduler_detail::scheduler_behavior, std::move(config));
 }
 
 }  // namespace cerebro

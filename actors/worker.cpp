@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "actors/actors.hpp"
+#include "models/gang_trainer.hpp"
 #include "runtime/base/fault_injection.hpp"
 
 namespace cerebro {
@@ -17,21 +18,15 @@ struct worker_state {
   static inline const char* name = "cerebro.worker";
 };
 
-unit_result run_unit(const worker_state& st, const unit_task& task) {
-  unit_result r;
-  r.config = task.config;
-  r.partition = task.partition;
-  r.epoch = task.epoch;
-  r.worker = st.config.id;
-  nlohmann::json params;
+// The trainer's input for `task` from the worker's leases; an error text if
+// the task's hyper-parameters are not JSON (`params` must outlive `in`).
+std::string prepare_input(const worker_state& st, const unit_task& task, nlohmann::json& params,
+                          models::UnitInput& in) {
   try {
     params = nlohmann::json::parse(task.params_json);
   } catch (const std::exception& e) {
-    r.status = UnitStatus::failed;
-    r.error = fmt::format("bad hyper-parameters in the task: {}", e.what());
-    return r;
+    return fmt::format("bad hyper-parameters in the task: {}", e.what());
   }
-  models::UnitInput in;
   in.params = &params;
   in.shape = models::ShapeInfo{task.sample_shape, task.num_classes};
   in.shape.task = datasets::parse_task_kind(task.task).value_or(datasets::TaskKind::classification);
@@ -43,6 +38,45 @@ unit_result run_unit(const worker_state& st, const unit_task& task) {
   in.augmentation.hflip = task.augment_hflip;
   in.augmentation.random_crop = task.augment_crop_padding > 0;
   in.augmentation.crop_padding = task.augment_crop_padding;
+  return {};
+}
+
+unit_result result_of(const worker_state& st, const unit_task& task) {
+  unit_result r;
+  r.config = task.config;
+  r.partition = task.partition;
+  r.epoch = task.epoch;
+  r.worker = st.config.id;
+  return r;
+}
+
+// The trained unit's state, metrics and timings into r.
+void fill_result(unit_result& r, models::UnitOutput& out) {
+  r.status = out.diverged ? UnitStatus::diverged : UnitStatus::ok;
+  r.state = std::move(out.state);
+  r.train_loss = out.train_loss;
+  r.examples = out.examples;
+  if (out.validation) {
+    r.has_validation = true;
+    r.val_loss = out.validation->loss;
+    r.val_accuracy = out.validation->accuracy;
+    r.val_metrics = out.validation->metrics;
+  }
+  r.restore_s = out.restore_s;
+  r.train_s = out.train_s;
+  r.validate_s = out.validate_s;
+  r.save_s = out.save_s;
+}
+
+unit_result run_unit(const worker_state& st, const unit_task& task) {
+  unit_result r = result_of(st, task);
+  nlohmann::json params;
+  models::UnitInput in;
+  if (std::string bad = prepare_input(st, task, params, in); !bad.empty()) {
+    r.status = UnitStatus::failed;
+    r.error = bad;
+    return r;
+  }
   const auto& faults = FaultInjection::instance();
   if (faults.fail_unit(task.config, task.partition, task.epoch, task.attempt)) {
     r.status = UnitStatus::failed;
@@ -55,25 +89,64 @@ unit_result run_unit(const worker_state& st, const unit_task& task) {
     r.error = out.error();
     return r;
   }
-  r.status = out->diverged ? UnitStatus::diverged : UnitStatus::ok;
-  r.state = std::move(out->state);
-  r.train_loss = out->train_loss;
-  r.examples = out->examples;
-  if (out->validation) {
-    r.has_validation = true;
-    r.val_loss = out->validation->loss;
-    r.val_accuracy = out->validation->accuracy;
-    r.val_metrics = out->validation->metrics;
-  }
-  r.restore_s = out->restore_s;
-  r.train_s = out->train_s;
+  fill_result(r, *out);
   if (double slow = faults.slowdown(st.config.id); slow > 1) {  // a test's slow worker
     std::this_thread::sleep_for(std::chrono::duration<double>((slow - 1) * out->train_s));
     r.train_s *= slow;
   }
-  r.validate_s = out->validate_s;
-  r.save_s = out->save_s;
   return r;
+}
+
+// One rank of a data-parallel gang (issue 14). Blocks this (detached)
+// worker's thread: the rendezvous goes as blocking requests to the gang's
+// board, then Gloo's collectives run over sockets bound to the node's
+// cluster address, closed when the session ends here.
+gang_result run_gang_unit(caf::actor_system& system, const worker_state& st, const gang_task& g) {
+  gang_result out;
+  unit_result& r = out.unit;
+  r = result_of(st, g.unit);
+  nlohmann::json params;
+  models::UnitInput in;
+  if (std::string bad = prepare_input(st, g.unit, params, in); !bad.empty()) {
+    r.status = UnitStatus::failed;
+    r.error = bad;
+    return out;
+  }
+  if (FaultInjection::instance().fail_unit(g.unit.config, g.unit.partition, g.unit.epoch, g.unit.attempt)) {
+    r.status = UnitStatus::failed;
+    r.error = "injected fault (test)";
+    return out;
+  }
+  caf::scoped_actor blocking{system};
+  const rendezvous_actor board = g.board;
+  const auto wait = std::chrono::milliseconds(static_cast<int64_t>(std::max(1.0, g.timeout_s) * 1000));
+  models::RendezvousCall call = [&blocking, board, wait](const rendezvous_request& request) {
+    Result<rendezvous_reply> answer = Status::unavailable("the gang's rendezvous board did not answer");
+    blocking->request(board, wait, rendezvous_atom::value, request)
+        .receive([&](rendezvous_reply& reply) { answer = std::move(reply); },
+                 [&](const caf::error& e) {
+                   answer = Status::unavailable("the gang's rendezvous board: " + caf::to_string(e));
+                 });
+    return answer;
+  };
+  auto session = models::GangSession::open(call, g.gang, st.config.gang_address, g.rank, g.size, g.timeout_s);
+  if (!session.ok()) {
+    r.status = UnitStatus::failed;
+    r.error = session.error();
+    return out;
+  }
+  auto trained = models::train_gang_unit(**session, in);
+  if (!trained.ok()) {
+    r.status = UnitStatus::failed;
+    r.error = trained.error();
+    return out;
+  }
+  fill_result(r, trained->unit);
+  r.examples = trained->rank_examples;  // this rank's unit; train_loss is the gang's
+  if (g.rank != 0) r.state.clear();     // every rank holds the same state: rank 0's travels
+  out.steps = trained->steps;
+  out.allreduce_s = trained->allreduce_s;
+  return out;
 }
 
 // Borrows the partitions `task` needs that this worker has not borrowed yet,
@@ -128,6 +201,29 @@ worker_actor::behavior_type worker_behavior(worker_ptr self, worker_config confi
             return;
           }
           promise.deliver(run_unit(self->state, task));
+        });
+        return promise;
+      },
+      [self](gang_atom, gang_task& task) -> caf::result<gang_result> {
+        const unit_task& unit = task.unit;
+        if (FaultInjection::instance().worker_exit(unit.config, unit.partition, unit.epoch, unit.attempt)) {
+          // A test's gang member dying: its peers time out, the attempt fails.
+          self->quit(caf::make_error(caf::sec::runtime_error, "injected worker exit (test)"));
+          return caf::make_error(caf::sec::runtime_error, "injected worker exit (test)");
+        }
+        auto promise = self->make_response_promise<gang_result>();
+        auto shared = std::make_shared<const gang_task>(std::move(task));
+        SharedTask as_unit(shared, &shared->unit);
+        with_leases(self, as_unit, [self, shared, promise](const std::string& error) mutable {
+          if (!error.empty()) {
+            gang_result r;
+            r.unit = result_of(self->state, shared->unit);
+            r.unit.status = UnitStatus::failed;
+            r.unit.error = error;
+            promise.deliver(std::move(r));
+            return;
+          }
+          promise.deliver(run_gang_unit(self->system(), self->state, *shared));
         });
         return promise;
       },

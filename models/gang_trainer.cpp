@@ -3,10 +3,12 @@
 // Debian's TorchConfig does not set it, and ProcessGroupGloo.hpp is empty without it.
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/HashStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include <chrono>
 #include <cmath>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -23,7 +25,8 @@ struct GangSession::Impl {
   int size = 0;
   std::string own_address;
   std::chrono::milliseconds timeout{30000};
-  c10::intrusive_ptr<c10d::TCPStore> store;
+  c10::intrusive_ptr<c10d::Store> store;
+  int tcp_port = 0;  // host()/join(): the TCPStore's
   c10::intrusive_ptr<c10d::ProcessGroupGloo> group;  // made on first use: every rank must be there
 
   c10d::ProcessGroupGloo& process_group() {
@@ -59,7 +62,87 @@ GangSession::GangSession(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 GangSession::~GangSession() = default;
 int GangSession::rank() const { return impl_->rank; }
 int GangSession::size() const { return impl_->size; }
-int GangSession::port() const { return impl_->store ? impl_->store->getPort() : 0; }
+int GangSession::port() const { return impl_->tcp_port; }
+
+namespace {
+
+// A c10d store whose operations are rendezvous messages to the gang's board
+// (see RendezvousCall). The board answers at once; get and wait poll it
+// until the keys are there or the timeout passed.
+class MessageStore : public c10d::Store {
+ public:
+  MessageStore(RendezvousCall call, int64_t gang, std::chrono::milliseconds timeout)
+      : c10d::Store(timeout), call_(std::move(call)), gang_(gang) {}
+
+  void set(const std::string& key, const std::vector<uint8_t>& value) override {
+    rendezvous_request r = request(RendezvousOp::set, {key});
+    r.value = value;
+    ask(r);
+  }
+  std::vector<uint8_t> get(const std::string& key) override {
+    wait({key}, timeout_);
+    rendezvous_reply reply = ask(request(RendezvousOp::get, {key}));
+    if (!reply.found) throw Error(fmt::format("gang rendezvous: key '{}' vanished", key));
+    return reply.value;
+  }
+  int64_t add(const std::string& key, int64_t value) override {
+    rendezvous_request r = request(RendezvousOp::add, {key});
+    r.number = value;
+    return ask(r).number;
+  }
+  bool deleteKey(const std::string& key) override { return ask(request(RendezvousOp::remove, {key})).found; }
+  bool check(const std::vector<std::string>& keys) override { return ask(request(RendezvousOp::check, keys)).found; }
+  int64_t getNumKeys() override { return ask(request(RendezvousOp::num_keys, {})).number; }
+  void wait(const std::vector<std::string>& keys) override { wait(keys, timeout_); }
+  void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) override {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    auto pause = std::chrono::milliseconds(1);
+    while (!check(keys)) {
+      if (timeout != kNoTimeout && std::chrono::steady_clock::now() >= deadline)
+        throw Error(fmt::format("gang rendezvous: a peer did not arrive within {} ms (waiting for '{}')",
+                                timeout.count(), keys.empty() ? std::string() : keys.front()));
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, std::chrono::milliseconds(50));
+    }
+  }
+
+ private:
+  rendezvous_request request(RendezvousOp op, std::vector<std::string> keys) const {
+    rendezvous_request r;
+    r.gang = gang_;
+    r.op = op;
+    r.keys = std::move(keys);
+    return r;
+  }
+  rendezvous_reply ask(const rendezvous_request& r) {
+    Result<rendezvous_reply> reply = call_(r);
+    if (!reply.ok()) throw Error("gang rendezvous: " + reply.status().message());
+    return std::move(reply).value();
+  }
+
+  RendezvousCall call_;
+  int64_t gang_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<GangSession>> GangSession::open(RendezvousCall call, int64_t gang,
+                                                       const std::string& own_address, int rank, int size,
+                                                       double timeout_s) {
+  if (size < 2 || rank < 0 || rank >= size) {
+    return Status::error(fmt::format("gang rank {} outside 0..{} (a gang has at least 2 ranks)", rank, size - 1));
+  }
+  if (!call) return Status::error("gang rendezvous: no way to reach the board");
+  return guarded<std::unique_ptr<GangSession>>(fmt::format("gang rendezvous (rank {})", rank), [&] {
+    auto impl = std::make_unique<Impl>();
+    impl->rank = rank;
+    impl->size = size;
+    impl->own_address = own_address;
+    impl->timeout = to_ms(timeout_s);
+    impl->store = c10::make_intrusive<MessageStore>(std::move(call), gang, impl->timeout);
+    return std::unique_ptr<GangSession>(new GangSession(std::move(impl)));
+  });
+}
 
 Result<std::unique_ptr<GangSession>> GangSession::host(const std::string& address, int size, double timeout_s) {
   if (size < 2) return Status::error(fmt::format("a gang needs at least 2 ranks, got {}", size));
@@ -75,7 +158,9 @@ Result<std::unique_ptr<GangSession>> GangSession::host(const std::string& addres
     options.numWorkers = static_cast<size_t>(size);
     options.waitWorkers = false;  // the others join after they learn the port
     options.timeout = impl->timeout;
-    impl->store = c10::make_intrusive<c10d::TCPStore>(address, options);
+    auto store = c10::make_intrusive<c10d::TCPStore>(address, options);
+    impl->tcp_port = store->getPort();
+    impl->store = std::move(store);
     return std::unique_ptr<GangSession>(new GangSession(std::move(impl)));
   });
 }
@@ -100,6 +185,7 @@ Result<std::unique_ptr<GangSession>> GangSession::join(const std::string& store_
     options.waitWorkers = false;
     options.timeout = impl->timeout;
     impl->store = c10::make_intrusive<c10d::TCPStore>(store_address, options);
+    impl->tcp_port = port;
     return std::unique_ptr<GangSession>(new GangSession(std::move(impl)));
   });
 }
@@ -155,6 +241,7 @@ Result<GangUnitOutput> train_gang_unit(GangSession& session, const UnitInput& in
           offset += p.numel();
         }
         buffer[numel] = static_cast<float>(end - begin);
+        out.rank_examples += end - begin;
         buffer[numel + 1] = loss.item<float>();
       }
       auto a0 = Clock::now();
@@ -224,6 +311,30 @@ Result<double> measure_allreduce(GangSession& session, const nlohmann::json& par
     for (int i = 0; i < std::max(1, repeats); ++i) gang.allreduce(buffer);
     return since(start) / std::max(1, repeats);
   });
+}
+
+Result<double> measure_allreduce_local(const nlohmann::json& params, const ShapeInfo& shape, int ranks, int repeats) {
+  if (ranks < 2) return Status::error(fmt::format("an allreduce needs at least 2 ranks, got {}", ranks));
+  c10::intrusive_ptr<c10d::Store> store = c10::make_intrusive<c10d::HashStore>();
+  std::vector<std::unique_ptr<GangSession>> sessions;
+  for (int rank = 0; rank < ranks; ++rank) {
+    auto impl = std::make_unique<GangSession::Impl>();
+    impl->rank = rank;
+    impl->size = ranks;
+    impl->own_address = "127.0.0.1";
+    impl->timeout = std::chrono::milliseconds(30000);
+    impl->store = store;
+    sessions.push_back(std::unique_ptr<GangSession>(new GangSession(std::move(impl))));
+  }
+  std::vector<Result<double>> results(static_cast<size_t>(ranks), Status::error("not run"));
+  std::vector<std::thread> threads;
+  for (int rank = 1; rank < ranks; ++rank)
+    threads.emplace_back([&, rank] { results[rank] = measure_allreduce(*sessions[rank], params, shape, repeats); });
+  results[0] = measure_allreduce(*sessions[0], params, shape, repeats);
+  for (auto& t : threads) t.join();
+  for (const auto& r : results)
+    if (!r.ok()) return r.status();
+  return results[0];
 }
 
 }  // namespace cerebro::models

@@ -14,22 +14,38 @@
 // At the end floating buffers (BatchNorm statistics) are averaged, and every
 // rank holds the one resulting state.
 //
-// Rendezvous: rank 0 opens a c10d TCPStore (host()); the others join it with
-// the port rank 0 reports (join()); the process group's Gloo sockets are
-// bound to each rank's own address. Sockets live as long as the session.
+// Rendezvous, in runs: open() with a RendezvousCall, a c10d store whose
+// operations are messages to the scheduler side's board (the worker passes
+// a call that sends them over the cluster's channel), so no rendezvous port
+// is opened at all. The process group's Gloo sockets are bound to each
+// rank's own cluster address and live as long as the session.
+// host()/join() (a c10d TCPStore, whose server binds every interface) are
+// kept for `cerebro allreduce-probe`'s local measurements only.
 
+#include <functional>
 #include <memory>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "models/unit_trainer.hpp"
+#include "runtime/base/rendezvous.hpp"
 #include "runtime/base/status.hpp"
 
 namespace cerebro::models {
 
+// One rendezvous operation, answered by the gang's board (the worker's
+// implementation blocks on a CAF request). An error fails the rendezvous.
+using RendezvousCall = std::function<Result<rendezvous_reply>(const rendezvous_request&)>;
+
 class GangSession {
  public:
+  // Rank `rank` of a gang of `size` attempt `gang` meeting through `call`
+  // (no socket is opened for the rendezvous); its Gloo sockets bind to
+  // own_address. A rank waits at most timeout_s for its peers, at the
+  // rendezvous and at every collective.
+  static Result<std::unique_ptr<GangSession>> open(RendezvousCall call, int64_t gang, const std::string& own_address,
+                                                   int rank, int size, double timeout_s);
   // Rank 0 of a gang of `size`: opens the rendezvous store on a free port of
   // `address` (this rank's cluster address; see port()).
   static Result<std::unique_ptr<GangSession>> host(const std::string& address, int size, double timeout_s);
@@ -44,19 +60,22 @@ class GangSession {
 
   int rank() const;
   int size() const;
-  int port() const;  // the store's port (rank 0's)
+  int port() const;  // the TCPStore's port (rank 0's; 0 for open())
 
   struct Impl;
   Impl& impl() { return *impl_; }
 
  private:
   explicit GangSession(std::unique_ptr<Impl> impl);
+  friend Result<double> measure_allreduce_local(const nlohmann::json& params, const ShapeInfo& shape, int ranks,
+                                                int repeats);
   std::unique_ptr<Impl> impl_;
 };
 
 struct GangUnitOutput {
   UnitOutput unit;              // the state every rank holds; train_loss and examples over the whole gang
   int64_t steps = 0;            // global steps (allreduces of gradients)
+  int64_t rank_examples = 0;    // the examples of this rank's own partition it trained on
   double allreduce_s = 0;       // seconds spent in them, this rank
 };
 
@@ -71,5 +90,11 @@ Result<GangUnitOutput> train_gang_unit(GangSession& session, const UnitInput& in
 // calls it). What the gang planner's allreduce_s is measured with.
 Result<double> measure_allreduce(GangSession& session, const nlohmann::json& params, const ShapeInfo& shape,
                                  int repeats);
+
+// The same figure for `ranks` threads of this process meeting through an
+// in-memory c10d HashStore, Gloo over loopback: what a run's setup measures
+// before parallelism = "auto" may form a gang (a gang's own measurement
+// replaces it). Opens no port but the Gloo pairs on 127.0.0.1, for the call.
+Result<double> measure_allreduce_local(const nlohmann::json& params, const ShapeInfo& shape, int ranks, int repeats);
 
 }  // namespace cerebro::models

@@ -37,3 +37,10 @@ cerebro_add_test(test_e2e_data
   TIMEOUT 600
   LABELS e2e)
 add_dependencies(test_e2e_data cerebro)
+# Issue 14: data-parallel gangs in real runs (two agents on loopback; a member dying).
+cerebro_add_test(test_e2e_gangs
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_e2e_gangs.cpp
+  LIBS cerebro_runtime
+  TIMEOUT 300
+  LABELS e2e)
+add_dependencies(test_e2e_gangs cerebro)

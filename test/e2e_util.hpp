@@ -11,11 +11,23 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runtime/scheduling/unit_log_check.hpp"
+#include "runtime/store/state_store.hpp"
 #include "test/temp_dir.hpp"
 
 namespace cerebro::e2e {
 
 using cerebro::testing::TempDir;
+
+// A run's unit log as check_mop_invariants reads it: every entry committed,
+// a gang's members with their gang id and size (without them a gang's k
+// units at once would look like an isolation violation).
+inline std::vector<UnitRecord> committed_records(const std::vector<UnitLogEntry>& log) {
+  std::vector<UnitRecord> records;
+  for (const auto& e : log)
+    records.push_back({e.config, e.partition, e.epoch, e.worker, e.start_s, e.end_s, true, e.gang, e.gang_size});
+  return records;
+}
 
 struct Output {
   int exit_code = -1;

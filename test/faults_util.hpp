@@ -24,12 +24,7 @@ using UnitKey = std::tuple<ConfigId, PartitionId, int32_t>;
 
 inline UnitKey key_of(const UnitLogEntry& e) { return {e.config, e.partition, e.epoch}; }
 
-inline std::vector<UnitRecord> records_of(const std::vector<UnitLogEntry>& log) {
-  std::vector<UnitRecord> records;
-  for (const auto& e : log)
-    records.push_back({e.config, e.partition, e.epoch, e.worker, e.start_s, e.end_s, true, e.gang, e.gang_size});
-  return records;
-}
+inline std::vector<UnitRecord> records_of(const std::vector<UnitLogEntry>& log) { return e2e::committed_records(log); }
 
 // Every config completed `epochs` epochs over `partitions` partitions, MOP's
 // invariants hold on the committed log, and no unit was committed twice.

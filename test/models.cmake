@@ -9,8 +9,9 @@ cerebro_add_test(test_models
     ${CMAKE_CURRENT_LIST_DIR}/test_models_task_metrics.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_models_gang.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_models_read_ahead.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/test_models_gang_rendezvous.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_models_pipeline.cpp
-  LIBS cerebro_models
+  LIBS cerebro_models cerebro_runtime_cluster
   TIMEOUT 120
   LABELS models)
 # Three of the four files include LibTorch: precompile its headers once.

@@ -14,12 +14,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::vector<UnitRecord> records_of(const std::vector<UnitLogEntry>& log) {
-  std::vector<UnitRecord> out;
-  for (const auto& e : log)
-    out.push_back({e.config, e.partition, e.epoch, e.worker, e.start_s, e.end_s, true, e.gang, e.gang_size});
-  return out;
-}
+std::vector<UnitRecord> records_of(const std::vector<UnitLogEntry>& log) { return e2e::committed_records(log); }
 
 }  // namespace
 

@@ -29,11 +29,7 @@ std::string spec_for(const std::string& experiment, const std::string& space = k
          "\"\nlimit = 1000\n[cluster]\nworkers = 2\n[space]\n" + space;
 }
 
-std::vector<UnitRecord> records_of(const std::vector<UnitLogEntry>& log) {
-  std::vector<UnitRecord> out;
-  for (const auto& e : log) out.push_back({e.config, e.partition, e.epoch, e.worker, e.start_s, e.end_s, true});
-  return out;
-}
+std::vector<UnitRecord> records_of(const std::vector<UnitLogEntry>& log) { return e2e::committed_records(log); }
 
 size_t count(const std::string& text, const std::string& what) {
   size_t n = 0;

@@ -67,4 +67,12 @@ using run_started_atom = caf::atom_constant<caf::atom("runstarted")>;
 // are what its clients receive (files.error says why when it failed).
 using run_ended_atom = caf::atom_constant<caf::atom("runended")>;
 
+// Data-parallel gangs (issue 14): (gang_atom, gang_task) -> gang_result to a
+// member worker; (rendezvous_atom, request) -> reply to the gang's board,
+// (rendezvous_atom, gang id) closes a gang's scope there; (commit_gang_atom,
+// gang_commit) -> the entries to the checkpoint actor.
+using gang_atom = caf::atom_constant<caf::atom("gang")>;
+using rendezvous_atom = caf::atom_constant<caf::atom("rendezvous")>;
+using commit_gang_atom = caf::atom_constant<caf::atom("commitgang")>;
+
 }  // namespace cerebro

@@ -18,6 +18,7 @@
 
 #include "runtime/base/ids.hpp"
 #include "runtime/base/messages.hpp"
+#include "runtime/base/rendezvous.hpp"
 #include "runtime/net/atoms.hpp"
 #include "runtime/search/search_procedure.hpp"
 #include "runtime/spec/steering_command.hpp"
@@ -37,6 +38,10 @@ struct submit_request;
 struct control_request;
 struct control_reply;
 struct run_files;
+// runtime/net/gang_messages.hpp
+struct gang_task;
+struct gang_result;
+struct gang_commit;
 
 // A partition lent by a data-partition actor to a worker of the same process:
 // a reference to the partition's memory, never a copy. Local only (peers on
@@ -55,6 +60,14 @@ namespace cerebro {
 // Owns one partition's tensors on a node and lends them.
 using data_partition_actor = caf::typed_actor<caf::replies_to<borrow_atom>::with<partition_lease>>;
 
+// The key-value board a data-parallel gang's ranks meet on (issue 14),
+// served by the scheduler's side: their Gloo addresses travel over the
+// cluster's own channel, not through a TCPStore listening on every interface.
+using rendezvous_actor = caf::typed_actor<
+    caf::replies_to<rendezvous_atom, rendezvous_request>::with<rendezvous_reply>,
+    // The gang's attempt ended: drop its keys.
+    caf::reacts_to<rendezvous_atom, int64_t>>;
+
 // Trains one unit at a time with LibTorch (detached: training blocks for
 // seconds).
 using worker_actor = caf::typed_actor<
@@ -62,6 +75,9 @@ using worker_actor = caf::typed_actor<
     // answer has the new state and the unit's metrics and timings (status
     // failed, not an error, when training itself failed).
     caf::replies_to<train_atom, unit_task>::with<unit_result>,
+    // Train the task's unit as one rank of a data-parallel gang (issue 14):
+    // blocks until the whole gang is done or has failed.
+    caf::replies_to<gang_atom, gang_task>::with<gang_result>,
     // Drop the leases of that experiment's partitions.
     caf::reacts_to<release_atom, std::string>>;
 
@@ -94,6 +110,9 @@ using checkpoint_actor = caf::typed_actor<
     // (result, seed, start_s, end_s): the unit's state and log entry made
     // durable; answers the entry as stored (with its seq and checksum).
     caf::replies_to<commit_atom, unit_result, uint64_t, double, double>::with<UnitLogEntry>,
+    // A data-parallel gang's k units and its one state (rank 0's), in one
+    // synced batch (StateStore::commit_gang); answers the entries as stored.
+    caf::replies_to<commit_gang_atom, gang_commit>::with<std::vector<UnitLogEntry>>,
     // Sent by the actor to itself behind the commits already queued: they
     // are written in one synced batch, then each is answered (group commit).
     caf::reacts_to<flush_atom>,

@@ -1,6 +1,7 @@
 #include "runtime/net/messages.hpp"
 
 #include "runtime/net/error_category.hpp"
+#include "runtime/net/gang_messages.hpp"
 #include "runtime/net/pipeline_messages.hpp"
 
 namespace cerebro {
@@ -13,6 +14,13 @@ void register_message_types(caf::actor_system_config& config) {
   config.add_message_type<state_copy>("state_copy");
   config.add_message_type<UnitLogEntry>("unit_log_entry");
   config.add_message_type<SearchDecision>("search_decision");
+  // Data-parallel gangs (issue 14).
+  config.add_message_type<rendezvous_request>("rendezvous_request");
+  config.add_message_type<rendezvous_reply>("rendezvous_reply");
+  config.add_message_type<gang_task>("gang_task");
+  config.add_message_type<gang_result>("gang_result");
+  config.add_message_type<gang_commit>("gang_commit");
+  config.add_message_type<std::vector<UnitLogEntry>>("unit_log_entries");
   register_pipeline_message_types(config);
   register_error_category(config);
 }

@@ -107,8 +107,28 @@ Result<std::shared_ptr<ExperimentControl>> make_run_control(const ExperimentSpec
     if (!made.ok()) return made.status();
     search = std::move(made).value();
   }
-  return std::make_shared<ExperimentControl>(partitions, spec.seed, metric, spec.cluster.max_unit_retries,
-                                             std::move(policy), std::move(search));
+  auto control = std::make_shared<ExperimentControl>(partitions, spec.seed, metric, spec.cluster.max_unit_retries,
+                                                     std::move(policy), std::move(search));
+  // A replay re-runs the original's units one by one in its visit order.
+  if (replay_of.empty()) control->set_parallelism(spec.cluster.parallelism, gang_costs(spec.cluster));
+  return control;
+}
+
+GangCosts gang_costs(const ClusterSpec& cluster) {
+  GangCosts costs;
+  // 0: as many as the idle holders allow (the planner stops at the candidates).
+  costs.max_gang = cluster.max_gang > 0 ? cluster.max_gang : 1 << 20;
+  costs.allreduce_known = false;  // measured by a probe or by the run's own gangs
+  return costs;
+}
+
+Status check_gang_size(const ClusterSpec& cluster, int workers) {
+  if (cluster.max_gang > workers)
+    return Status::invalid_argument(fmt::format(
+        "[cluster] max_gang = {} is larger than the {} worker(s) holding partitions: a gang's members are workers "
+        "holding the partitions it trains on (give at most {}, or 0 for as many as there are)",
+        cluster.max_gang, workers, workers));
+  return Status::ok_status();
 }
 
 }  // namespace cerebro

@@ -32,6 +32,13 @@ Result<std::shared_ptr<ExperimentControl>> make_run_control(const ExperimentSpec
                                                             const std::vector<WarmConfig>& warm = {},
                                                             const ParametersOf& parameters_of = nullptr);
 
+// The gang planner's costs from the spec's [cluster] (issue 14): max_gang;
+// the allreduce cost and the steps per unit are learnt from the run's gangs.
+GangCosts gang_costs(const ClusterSpec& cluster);
+// [cluster] max_gang against the workers holding partitions: a gang larger
+// than them cannot form, which is a clear error (invalid_argument).
+Status check_gang_size(const ClusterSpec& cluster, int workers);
+
 // Replaying a run whose search proposes its configs as it goes (tpe): the
 // spec's procedure built again (with the original's stored warm start),
 // hearing the original's epoch ends in its order (runtime/search/ordered_replay.hpp).

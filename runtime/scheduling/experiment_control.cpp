@@ -95,7 +95,14 @@ void ExperimentControl::add_worker(WorkerId w, std::vector<PartitionId> holds) {
 }
 
 void ExperimentControl::remove_worker(WorkerId w) {
-  if (book_.has_worker(w)) book_.remove_worker(w);
+  if (!book_.has_worker(w)) return;
+  // Its gang cannot finish without it: the attempt fails whole (not counted
+  // against the units, as a unit alone on a lost node is not).
+  if (auto gang = gang_of(w)) {
+    book_.requeue_gang(gangs_.at(*gang));
+    gangs_.erase(*gang);
+  }
+  book_.remove_worker(w);
 }
 
 void ExperimentControl::add_config(ConfigId c, int32_t epochs) {
@@ -108,23 +115,58 @@ void ExperimentControl::reject_config(ConfigId c, const std::string& error) {
   config_ended(c);
 }
 
-std::vector<Dispatch> ExperimentControl::dispatch() {
-  std::vector<Dispatch> out;
+Dispatch ExperimentControl::make_dispatch(WorkerId w, const Unit& u) const {
+  Dispatch d;
+  d.worker = w;
+  d.unit = u;
+  d.seed = unit_seed(seed_, u);
+  auto it = failed_attempts_.find(u);
+  d.attempt = it == failed_attempts_.end() ? 0 : it->second;
+  return d;
+}
+
+DispatchBatch ExperimentControl::dispatch_all() {
+  DispatchBatch out;
   if (paused_) return out;
-  for (auto w : book_.idle_workers()) {
+  const std::vector<WorkerId> idle = book_.idle_workers();
+  for (auto w : idle) {
+    if (book_.worker_busy(w)) continue;  // joined a gang formed earlier in this loop
     auto unit = policy_->choose(w, book_);
     if (!unit) continue;
+    if (planner_) {
+      std::vector<WorkerId> candidates;
+      for (WorkerId other : idle)
+        if (other != w && !book_.worker_busy(other)) candidates.push_back(other);
+      std::vector<MopBook::GangMember> members = planner_->plan(w, *unit, candidates, book_);
+      if (!members.empty()) {
+        book_.start_gang(members);  // throws if the plan is not a valid gang
+        GangDispatch g;
+        g.id = ++next_gang_;
+        const bool ends_epoch = book_.pending_partitions(unit->config).empty();
+        for (const auto& m : members) {
+          g.members.push_back(make_dispatch(m.worker, m.unit));
+          g.attempt = std::max(g.attempt, g.members.back().attempt);
+        }
+        g.members.front().validate = ends_epoch;  // rank 0 validates the gang's state
+        gangs_[g.id] = members;
+        out.gangs.push_back(std::move(g));
+        continue;
+      }
+    }
     book_.start(w, *unit);
-    Dispatch d;
-    d.worker = w;
-    d.unit = *unit;
-    d.seed = unit_seed(seed_, *unit);
+    Dispatch d = make_dispatch(w, *unit);
     d.validate = book_.pending_partitions(unit->config).empty();
-    auto it = failed_attempts_.find(*unit);
-    d.attempt = it == failed_attempts_.end() ? 0 : it->second;
-    out.push_back(d);
+    out.units.push_back(d);
   }
   return out;
+}
+
+std::vector<Dispatch> ExperimentControl::dispatch() {
+  DispatchBatch batch = dispatch_all();
+  if (!batch.gangs.empty())
+    throw Error(fmt::format("dispatch() started {} gang(s): a shell running gangs calls dispatch_all()",
+                            batch.gangs.size()));
+  return std::move(batch.units);
 }
 
 bool ExperimentControl::better(double a, double b) const {
@@ -132,46 +174,30 @@ bool ExperimentControl::better(double a, double b) const {
 }
 
 std::string ExperimentControl::on_committed(WorkerId w, const UnitLogEntry& e) {
-  policy_->observe({w, Unit{e.config, e.partition, e.epoch}, e.train_s, e.validate_s, e.examples});
+  SchedulingPolicy::Observation observation{w, Unit{e.config, e.partition, e.epoch}, e.train_s, e.validate_s,
+                                            e.examples};
+  policy_->observe(observation);
+  if (planner_) planner_->observe(observation);
   return commit(w, e);
 }
 
-ExperimentControl::Restored ExperimentControl::restore(const std::vector<UnitLogEntry>& log) {
-  // A worker of the past that holds every partition runs the logged units.
-  constexpr WorkerId kReplayWorker = std::numeric_limits<WorkerId>::min();
-  std::vector<PartitionId> all(static_cast<size_t>(book_.num_partitions()));
-  for (PartitionId p = 0; p < book_.num_partitions(); ++p) all[static_cast<size_t>(p)] = p;
-  book_.add_worker(kReplayWorker, all);
-  Restored restored;
-  for (const auto& e : log) {
-    if (copy_pending(e.config)) on_state_copied(e.config);
-    Unit u{e.config, e.partition, e.epoch};
-    const auto state = book_.state(e.config);
-    if (state != ConfigState::pending_epoch || book_.epoch(e.config) != e.epoch)
-      throw Error(fmt::format("cannot resume: the unit log has {} (seq {}) but config {} is {} in epoch {}",
-                              to_string(u), e.seq, e.config, to_string(state), book_.epoch(e.config)));
-    book_.start(kReplayWorker, u);
-    commit(kReplayWorker, e);
-    ++restored.units;
-  }
-  book_.remove_worker(kReplayWorker);
-  restored.decisions = take_decisions();
-  std::vector<StateCopy> still_pending;
-  for (auto& copy : copies_)
-    if (copy_pending(copy.to)) still_pending.push_back(std::move(copy));
-  copies_ = std::move(still_pending);
-  return restored;
-}
-
-std::string ExperimentControl::commit(WorkerId w, const UnitLogEntry& e) {
-  Unit u{e.config, e.partition, e.epoch};
+void ExperimentControl::account(const UnitLogEntry& e) {
   auto& loss = epoch_loss_[e.config];
   loss.first += e.train_loss * static_cast<double>(e.examples);
   loss.second += e.examples;
   train_seconds_[e.config] += e.train_s;
-  bool epoch_ended = book_.complete(w, u);
+}
+
+std::string ExperimentControl::commit(WorkerId w, const UnitLogEntry& e) {
+  account(e);
+  bool epoch_ended = book_.complete(w, Unit{e.config, e.partition, e.epoch});
+  return conclude(e, e.status == UnitStatus::diverged, epoch_ended);
+}
+
+std::string ExperimentControl::conclude(const UnitLogEntry& e, bool diverged, bool epoch_ended) {
+  auto& loss = epoch_loss_[e.config];
   auto& outcome = outcomes_[e.config];
-  if (e.status == UnitStatus::diverged) {
+  if (diverged) {
     auto state = book_.state(e.config);
     const bool live = state == ConfigState::pending_epoch || state == ConfigState::awaiting_decision;
     if (live) book_.stop(e.config);
@@ -284,6 +310,11 @@ std::string ExperimentControl::on_failed(WorkerId w, const Unit& u, const std::s
 
 std::string ExperimentControl::on_worker_died(WorkerId w, const std::string& error) {
   if (!book_.has_worker(w)) return {};
+  if (gang_of(w)) {
+    std::string line = fail_gang_of(w, error);
+    book_.remove_worker(w);
+    return line;
+  }
   auto unit = book_.running_on(w);
   book_.remove_worker(w);
   if (!unit) return {};

@@ -21,6 +21,7 @@
 
 #include "runtime/base/ids.hpp"
 #include "runtime/base/messages.hpp"
+#include "runtime/scheduling/gang_planner.hpp"
 #include "runtime/scheduling/mop_book.hpp"
 #include "runtime/scheduling/scheduling_policy.hpp"
 #include "runtime/search/search_procedure.hpp"
@@ -35,6 +36,27 @@ struct Dispatch {
   uint64_t seed = 0;      // per-unit seed, independent of the schedule
   bool validate = false;  // last unit of the config's epoch
   int32_t attempt = 0;
+};
+
+// A data-parallel gang to start now (issue 14): one attempt of one config over
+// k >= 2 of its pending partitions at once, members[r] being rank r (each
+// with its unit's own seed, so a rank passes over its partition in the order
+// that unit would have alone). Rank 0's state is the gang's result; the shell
+// commits it once for all k units (StateStore::commit_gang), then calls
+// on_gang_committed, or on_gang_failed if any member failed.
+struct GangDispatch {
+  int64_t id = 0;                 // this attempt's id, unique within the control
+  std::vector<Dispatch> members;  // rank order; members[0].validate: the gang ends the epoch
+  int32_t attempt = 0;            // the most failed attempts of its units so far
+  ConfigId config() const { return members.front().unit.config; }
+  int32_t size() const { return static_cast<int32_t>(members.size()); }
+};
+
+// What dispatch_all() starts: units alone and gangs.
+struct DispatchBatch {
+  std::vector<Dispatch> units;
+  std::vector<GangDispatch> gangs;
+  bool empty() const { return units.empty() && gangs.empty(); }
 };
 
 // A state copy the shell must execute before config `to` trains again (PBT's
@@ -81,8 +103,43 @@ class ExperimentControl {
   // A config that could not start (pilot check failed) is recorded as failed.
   void reject_config(ConfigId c, const std::string& error);
 
-  // Units to start now, one per idle worker that has eligible work.
+  // Lets the control run configs as data-parallel gangs (issue 14): its
+  // GangPlanner, next to the policy, turns a picked unit into a gang when the
+  // mode says so (data: whenever idle holders can join; auto: when the cost
+  // model says it is sooner). Without this call (or with mop) every unit runs
+  // alone.
+  void set_parallelism(Parallelism mode, GangCosts costs);
+  Parallelism parallelism() const { return planner_ ? planner_->mode() : Parallelism::mop; }
+  const GangPlanner* planner() const { return planner_ ? &*planner_ : nullptr; }
+  // A measured allreduce per step of a config's gradients over `members`
+  // ranks (a probe): what auto waits for before it forms a gang.
+  void observe_allreduce(int32_t members, double seconds_per_step) {
+    if (planner_) planner_->observe_allreduce(members, seconds_per_step);
+  }
+
+  // Units to start now, one per idle worker that has eligible work, and the
+  // gangs the planner formed of idle workers.
+  DispatchBatch dispatch_all();
+  // dispatch_all() for shells that run units alone only: throws cerebro::Error
+  // if a gang was formed (set_parallelism was called with auto or data).
   std::vector<Dispatch> dispatch();
+
+  // The gang's k units and its one state are durable (entries as
+  // StateStore::commit_gang returned them, in rank order). `steps` and
+  // `allreduce_s` are rank 0's global steps and seconds in allreduces: the
+  // planner learns the allreduce cost from them. Returns a human line as
+  // on_committed does. Throws cerebro::Error if `gang` is not running.
+  std::string on_gang_committed(int64_t gang, const std::vector<UnitLogEntry>& entries, int64_t steps,
+                                double allreduce_s);
+  // The gang's attempt failed (a member's error, a peer gone or hung past
+  // the timeout): nothing of it counts, every unit is pending again (from the
+  // config's last committed state) and its workers are free for other work.
+  // Each unit's failed attempts count as in on_failed. Unknown gang: no-op
+  // (it already failed, e.g. when a member's worker was removed).
+  std::string on_gang_failed(int64_t gang, const std::string& error);
+  // The gang worker w runs in, if any.
+  std::optional<int64_t> gang_of(WorkerId w) const;
+  bool gang_running(int64_t gang) const { return gangs_.count(gang) > 0; }
 
   // The unit's state and log entry are durable. Returns a human line when the
   // config's epoch ended (its validation result and the decisions it led to),
@@ -180,6 +237,10 @@ class ExperimentControl {
   std::vector<nlohmann::json> user_actions_;  // not yet taken by the shell
 
   MopBook book_;
+  std::optional<GangPlanner> planner_;  // unless parallelism is mop
+  // Running gangs by id, their members in rank order.
+  std::map<int64_t, std::vector<MopBook::GangMember>> gangs_;
+  int64_t next_gang_ = 0;
   uint64_t seed_;
   Metric metric_;
   int max_unit_retries_;
@@ -212,6 +273,17 @@ class ExperimentControl {
   // on_committed without telling the policy (restored units were measured
   // on workers that may not exist any more).
   std::string commit(WorkerId w, const UnitLogEntry& entry);
+  // A gang's entries (rank order) counted as its k units; the book must be
+  // running exactly `members`.
+  std::string commit_gang(const std::vector<MopBook::GangMember>& members, const std::vector<UnitLogEntry>& entries);
+  // What every committed unit adds to its config's epoch (loss, seconds).
+  void account(const UnitLogEntry& entry);
+  // After a config's unit(s) counted: divergence, and the epoch's end (the
+  // procedure's decision). `e` is the entry that validated, if any.
+  std::string conclude(const UnitLogEntry& e, bool diverged, bool epoch_ended);
+  Dispatch make_dispatch(WorkerId w, const Unit& u) const;
+  // A member's worker left while its gang ran: the whole attempt fails.
+  std::string fail_gang_of(WorkerId w, const std::string& error);
 };
 
 }  // namespace cerebro

@@ -60,6 +60,13 @@ void GangPlanner::observe_allreduce(int32_t members, double seconds_per_step) {
   if (members < 2 || !(seconds_per_step >= 0) || !std::isfinite(seconds_per_step)) return;
   double ring = 2.0 * (members - 1) / members;
   costs_.allreduce_s = seconds_per_step / ring;
+  costs_.allreduce_known = true;
+}
+
+void GangPlanner::observe_gang(int32_t members, int64_t steps, double allreduce_s) {
+  if (members < 2 || steps <= 0) return;
+  observe_allreduce(members, allreduce_s / static_cast<double>(steps));
+  costs_.steps_per_unit = static_cast<double>(steps) / members;
 }
 
 double GangPlanner::worker_factor(WorkerId w) const {
@@ -127,7 +134,9 @@ std::vector<MopBook::GangMember> GangPlanner::plan(WorkerId w, const Unit& u, co
   if (members.size() < 2) return {};
   if (mode_ == Parallelism::data) return members;
 
-  // auto: the cost model, for every gang size the candidates allow.
+  // auto: the cost model, for every gang size the candidates allow, once
+  // the allreduce has a measured cost.
+  if (!costs_.allreduce_known) return {};
   std::vector<double> member_s;
   for (const MopBook::GangMember& m : members) {
     std::optional<double> s = unit_seconds(u.config, m.worker);

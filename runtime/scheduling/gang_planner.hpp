@@ -52,6 +52,10 @@ struct GangCosts {
   double steps_per_unit = 1; // optimizer steps of one unit (examples per partition / batch size)
   int32_t max_gang = 8;      // most members of one gang, >= 2
   double margin = 0.05;      // auto: the gang's estimate must be this fraction sooner
+  // Whether allreduce_s is a known cost (the simulator's) or still to be
+  // measured (a real run's): until it is, auto forms no gang (an unmeasured
+  // allreduce would look free).
+  bool allreduce_known = true;
 };
 
 // The seconds of one gang attempt of k ranks whose slowest member needs
@@ -90,6 +94,11 @@ class GangPlanner {
   // A measured allreduce per step over `members` ranks (a probe or a gang's
   // own timing): updates allreduce_s, normalised to 2 ranks.
   void observe_allreduce(int32_t members, double seconds_per_step);
+  // A real gang of `members` ranks took `steps` global steps and spent
+  // `allreduce_s` seconds in their allreduces: the allreduce per step as
+  // above, and steps_per_unit = steps / members (each rank takes a
+  // members-th of the batch, so a unit's steps are steps / members).
+  void observe_gang(int32_t members, int64_t steps, double allreduce_s);
 
   // The gang to run instead of unit u alone on worker w (u: the policy's pick,
   // eligible for w): u on w first, then members from `candidates` (idle

@@ -561,7 +561,7 @@ void parse_data(Section s, DataSpec& data, const std::string& base) {
 
 void parse_cluster(Section s, ClusterSpec& cluster) {
   s.check_unknown({"workers", "threads_per_worker", "max_unit_retries", "scheduler", "replication",
-                   "heartbeat_timeout", "memory_mb"});
+                   "heartbeat_timeout", "memory_mb", "parallelism", "max_gang"});
   s.read_int("workers", cluster.workers, 0, INT_MAX);
   s.read_int("threads_per_worker", cluster.threads_per_worker, 1, INT_MAX);
   s.read_int("max_unit_retries", cluster.max_unit_retries, 0, INT_MAX);
@@ -570,6 +570,10 @@ void parse_cluster(Section s, ClusterSpec& cluster) {
                 [](double v) { return v >= 1 && v <= 3600; });
   s.read_kind("scheduler", cluster.scheduler, scheduler_names(), parse_scheduler_kind);
   s.read_int("memory_mb", cluster.memory_mb, 0, int64_t{1} << 40);
+  // Issue 14 (gangs).
+  s.read_kind("parallelism", cluster.parallelism, parallelism_names(), parse_parallelism);
+  s.read_int("max_gang", cluster.max_gang, 0, 1 << 20);
+  if (cluster.max_gang == 1) s.report("max_gang", "must be 0 (as many as hold partitions) or >= 2, got 1");
 }
 
 void parse_space(const toml::table* table, ExperimentSpec& spec, Problems& problems,
@@ -724,7 +728,8 @@ json spec_to_json(const ExperimentSpec& spec) {
       {"cluster", {{"workers", c.workers}, {"threads_per_worker", c.threads_per_worker},
                    {"max_unit_retries", c.max_unit_retries}, {"scheduler", to_string(c.scheduler)},
                    {"replication", c.replication}, {"heartbeat_timeout", c.heartbeat_timeout},
-                   {"memory_mb", c.memory_mb}}},
+                   {"memory_mb", c.memory_mb}, {"parallelism", to_string(c.parallelism)},
+                   {"max_gang", c.max_gang}}},
       {"space", spec.space}};
 }
 

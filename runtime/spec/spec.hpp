@@ -14,6 +14,7 @@
 #include "runtime/base/status.hpp"
 #include "runtime/spec/metric.hpp"
 #include "runtime/spec/objective.hpp"
+#include "runtime/spec/parallelism.hpp"
 #include "runtime/spec/scheduler_kind.hpp"
 #include "runtime/spec/search_kind.hpp"
 
@@ -57,6 +58,11 @@ struct ClusterSpec {
   // Memory in MB for the partitions an embedded run's agent holds (0: no
   // limit); partitions beyond it are memory-mapped from disk (out of core).
   int64_t memory_mb = 0;
+  // Issue 14: how configs may train (MOP only, data-parallel gangs, or the
+  // cost model's choice) and the most workers in one gang (0: as many as
+  // hold partitions; else 2 .. the workers holding partitions).
+  Parallelism parallelism = Parallelism::automatic;
+  int max_gang = 0;
 };
 
 struct ExperimentSpec {

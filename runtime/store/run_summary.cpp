@@ -1,5 +1,8 @@
 #include "runtime/store/run_summary.hpp"
 
+#include <map>
+#include <set>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -112,6 +115,23 @@ double makespan_over_compute(double wall_s, double unit_compute_s, int workers) 
   return unit_compute_s > 0 && workers > 0 ? wall_s / (unit_compute_s / workers) : 0;
 }
 
+nlohmann::json how_trained(const std::vector<UnitLogEntry>& log, ConfigId config) {
+  int64_t alone = 0;
+  std::map<int32_t, std::set<int64_t>> gangs;  // size -> gang ids
+  for (const auto& e : log) {
+    if (e.config != config || e.rolled_back) continue;
+    if (e.gang > 0) gangs[e.gang_size].insert(e.gang);
+    else ++alone;
+  }
+  nlohmann::json by_size = nlohmann::json::object();
+  int64_t gang_units = 0;
+  for (const auto& [size, ids] : gangs) {
+    by_size[std::to_string(size)] = ids.size();
+    gang_units += static_cast<int64_t>(size) * static_cast<int64_t>(ids.size());
+  }
+  return {{"units_alone", alone}, {"gang_units", gang_units}, {"gangs", by_size}};
+}
+
 nlohmann::json build_summary(const RunFacts& f, const std::vector<Standing>& ranked,
                              const std::vector<UnitLogEntry>& log, const nlohmann::json& best) {
   auto times = unit_times(log, f.unit_span_s);
@@ -133,6 +153,7 @@ nlohmann::json build_summary(const RunFacts& f, const std::vector<Standing>& ran
     nlohmann::json entry{{"id", s.id}, {"params", s.params}, {"status", to_string(s.status)}, {"epochs", epochs},
                          {"metric", s.metric ? nlohmann::json(*s.metric) : nlohmann::json(nullptr)}};
     if (!s.error.empty()) entry["error"] = s.error;
+    entry["training"] = how_trained(log, s.id);  // issue 14: MOP units, data-parallel gangs
     configs.push_back(std::move(entry));
   }
   return {{"experiment", f.experiment},

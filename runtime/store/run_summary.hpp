@@ -89,6 +89,11 @@ ScheduleTail schedule_tail(const std::vector<UnitLogEntry>& log, int workers);
 // wall / (unit compute / workers): 1 when the workers computed all the time.
 double makespan_over_compute(double wall_s, double unit_compute_s, int workers);
 
+// How config trained, for summary.json (issue 14): {"units_alone": n,
+// "gang_units": m, "gangs": {"<k>": gangs of k members}}, rolled-back units
+// excluded.
+nlohmann::json how_trained(const std::vector<UnitLogEntry>& log, ConfigId config);
+
 // summary.json. `best` is filled by the caller once the test set is scored.
 nlohmann::json build_summary(const RunFacts& facts, const std::vector<Standing>& ranked,
                              const std::vector<UnitLogEntry>& log, const nlohmann::json& best);

@@ -35,6 +35,7 @@ struct AgentOptions {
   std::string name;
   int threads_per_worker = 1;
   int64_t memory_mb = 0;  // 0: hold every partition in memory
+  std::string gang_address = "127.0.0.1";  // issue 14: where gang sockets bind
   tls_options tls;
 };
 
@@ -84,7 +85,8 @@ int agent_main(const AgentOptions& o) {
   if (auto p = o.tls.problem(); !p.empty()) return fail(p);
   cerebro_system_config config(system_role::agent, o.tls);
   caf::actor_system system(config);
-  auto local = spawn_agent(system, agent_config{o.name, o.data_dir, o.workers, false, o.memory_mb << 20});
+  auto local =
+      spawn_agent(system, agent_config{o.name, o.data_dir, o.workers, false, o.memory_mb << 20, o.gang_address});
   agent_resources resources{o.name, o.workers, static_cast<int32_t>(std::thread::hardware_concurrency()),
                             physical_memory(), models::calibrate_speed()};
   caf::scoped_actor self(system);
@@ -133,6 +135,10 @@ CommandAction setup(CLI::App& agent) {
                    "Memory for the partitions this node holds (0: no limit); partitions beyond it are "
                    "memory-mapped from disk (out of core)")
       ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  agent.add_option("--gang-address", o->gang_address,
+                   "This node's cluster address: the sockets of a data-parallel gang's allreduce bind to it, "
+                   "only while the gang runs (peers must reach it; loopback for agents on one machine)")
       ->capture_default_str();
   add_tls_options(agent, o->tls);
   return [o] { return agent_main(*o); };

@@ -1,0 +1,77 @@
+#pragma once
+// The scheduler actor's state and the helpers its two files share
+// (actors/scheduler.cpp: units alone, workers, steering; actors/
+// scheduler_gangs.cpp: data-parallel gangs, issue 14). Internal to actors/.
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "actors/actors.hpp"
+
+namespace cerebro::scheduler_detail {
+
+using Clock = std::chrono::steady_clock;
+
+// The answers of a data-parallel gang's members as they come in (issue 14).
+struct GangReplies {
+  GangDispatch gang;
+  double start_s = 0;
+  std::vector<std::optional<gang_result>> results;  // good answers, by rank
+  std::vector<bool> replied;                        // any answer, by rank
+  bool failed = false;
+};
+using SharedGang = std::shared_ptr<GangReplies>;
+
+struct scheduler_state {
+  scheduler_config config;
+  std::map<caf::actor_addr, WorkerId> worker_ids;
+  std::map<WorkerId, worker_actor> workers;
+  Clock::time_point started;
+  bool finished = false;
+  double unit_span_s = 0;  // dispatch to durable acknowledgement, committed units
+  // Workers whose unit's result is being made durable. A worker lost
+  // meanwhile leaves the book only once the commit answers: its unit, durable
+  // by then, must not go back to the queue (it would commit twice), and the
+  // book must still know the worker when the commit counts it.
+  std::set<WorkerId> committing;
+  std::map<WorkerId, std::pair<std::string, bool>> leaving;  // why, whether its unit failed
+  // Where data-parallel gangs meet (issue 14); spawned with the scheduler.
+  rendezvous_actor board;
+  std::map<int64_t, SharedGang> gangs;  // running gang attempts by id
+  // Members of a failed gang that have not answered yet: still inside the
+  // attempt (Gloo waits for the dead peer until the timeout), so out of the
+  // schedule until they answer, with the partitions they hold.
+  std::map<WorkerId, std::vector<PartitionId>> draining;
+  static inline const char* name = "cerebro.scheduler";
+
+  double elapsed() const {
+    return config.clock_offset_s + std::chrono::duration<double>(Clock::now() - started).count();
+  }
+};
+
+using scheduler_ptr = scheduler_actor::stateful_pointer<scheduler_state>;
+
+// A progress snapshot with this event line to the listener.
+void report(scheduler_ptr self, const std::string& event);
+// Starts what ExperimentControl dispatches now (units and gangs).
+void dispatch(scheduler_ptr self);
+// Persists the search procedure's decisions, makes its proposals and copies.
+void apply_search(scheduler_ptr self);
+// After a commit answered: a worker lost while it was in flight leaves now.
+bool finish_leaving(scheduler_ptr self, WorkerId id);
+// The task of unit d for its worker, from the config's state.
+unit_task make_task(scheduler_ptr self, const Dispatch& d, StateBytes state);
+// A damaged state stops the run (true); any other load failure is the caller's.
+bool state_unavailable(scheduler_ptr self, ConfigId config, const caf::error& e);
+
+// Data-parallel gangs (actors/scheduler_gangs.cpp).
+void run_gang(scheduler_ptr self, const GangDispatch& gang);
+// The gang's attempt failed in the control: members still inside it drain.
+void drain_gang(scheduler_ptr self, const SharedGang& g);
+
+}  // namespace cerebro::scheduler_detail

@@ -1,0 +1,150 @@
+// ExperimentControl's data-parallel gangs (issue 14) and resuming from a
+// unit log that may hold gang entries. Split from experiment_control.cpp to
+// keep each file readable in one sitting.
+#include <algorithm>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "runtime/base/status.hpp"
+#include "runtime/scheduling/experiment_control.hpp"
+
+namespace cerebro {
+
+void ExperimentControl::set_parallelism(Parallelism mode, GangCosts costs) {
+  if (!gangs_.empty()) throw Error("set_parallelism: gangs are running");
+  if (mode == Parallelism::mop) {
+    planner_.reset();
+  } else {
+    planner_.emplace(mode, costs);  // throws for costs out of range
+  }
+}
+
+std::optional<int64_t> ExperimentControl::gang_of(WorkerId w) const {
+  for (const auto& [id, members] : gangs_)
+    for (const auto& m : members)
+      if (m.worker == w) return id;
+  return std::nullopt;
+}
+
+std::string ExperimentControl::on_gang_committed(int64_t gang, const std::vector<UnitLogEntry>& entries,
+                                                 int64_t steps, double allreduce_s) {
+  auto it = gangs_.find(gang);
+  if (it == gangs_.end()) throw Error(fmt::format("on_gang_committed: gang {} is not running", gang));
+  const std::vector<MopBook::GangMember> members = it->second;
+  gangs_.erase(it);
+  if (planner_ && steps > 0) planner_->observe_gang(static_cast<int32_t>(members.size()), steps, allreduce_s);
+  return commit_gang(members, entries);
+}
+
+std::string ExperimentControl::on_gang_failed(int64_t gang, const std::string& error) {
+  auto it = gangs_.find(gang);
+  if (it == gangs_.end()) return {};
+  const std::vector<MopBook::GangMember> members = it->second;
+  gangs_.erase(it);
+  book_.requeue_gang(members);
+  std::string line = fmt::format("gang {} of config {} ({} workers) failed, its units are pending again", gang,
+                                 members.front().unit.config, members.size());
+  // Every unit of the attempt failed once; the config fails after
+  // max_unit_retries failed attempts (count_failure says so once).
+  std::string counted;
+  for (const auto& m : members) {
+    std::string one = count_failure(m.unit, error);
+    if (counted.empty() || one.rfind("config ", 0) == 0) counted = one;
+  }
+  return line + ": " + counted;
+}
+
+std::string ExperimentControl::fail_gang_of(WorkerId w, const std::string& error) {
+  auto gang = gang_of(w);
+  if (!gang) return {};
+  return on_gang_failed(*gang, error);
+}
+
+ExperimentControl::Restored ExperimentControl::restore(const std::vector<UnitLogEntry>& log) {
+  // Workers of the past that hold every partition run the logged units: one
+  // for units alone, a gang's size for a gang's.
+  constexpr WorkerId kReplayWorker = std::numeric_limits<WorkerId>::min();
+  std::vector<PartitionId> all(static_cast<size_t>(book_.num_partitions()));
+  for (PartitionId p = 0; p < book_.num_partitions(); ++p) all[static_cast<size_t>(p)] = p;
+  std::vector<WorkerId> replay_workers;
+  auto replay_worker = [&](size_t i) {
+    while (replay_workers.size() <= i) {
+      WorkerId w = kReplayWorker + static_cast<WorkerId>(replay_workers.size());
+      book_.add_worker(w, all);
+      replay_workers.push_back(w);
+    }
+    return replay_workers[i];
+  };
+  auto check = [&](const UnitLogEntry& e) {
+    if (copy_pending(e.config)) on_state_copied(e.config);
+    const auto state = book_.state(e.config);
+    if (state != ConfigState::pending_epoch || book_.epoch(e.config) != e.epoch)
+      throw Error(fmt::format("cannot resume: the unit log has {} (seq {}) but config {} is {} in epoch {}",
+                              to_string(Unit{e.config, e.partition, e.epoch}), e.seq, e.config, to_string(state),
+                              book_.epoch(e.config)));
+  };
+  Restored restored;
+  for (size_t i = 0; i < log.size();) {
+    const UnitLogEntry& e = log[i];
+    // A gang's entries are consecutive (one batch) and share its id; one
+    // left alone (the others rolled back) counts as a unit alone.
+    size_t end = i + 1;
+    while (e.gang > 0 && end < log.size() && log[end].gang == e.gang) ++end;
+    check(e);
+    if (end - i >= 2) {
+      std::vector<MopBook::GangMember> members;
+      std::vector<UnitLogEntry> entries(log.begin() + static_cast<std::ptrdiff_t>(i),
+                                        log.begin() + static_cast<std::ptrdiff_t>(end));
+      for (size_t r = 0; r < entries.size(); ++r)
+        members.push_back({replay_worker(r), Unit{entries[r].config, entries[r].partition, entries[r].epoch}});
+      try {
+        book_.start_gang(members);
+      } catch (const Error& bad) {
+        throw Error(fmt::format("cannot resume: the unit log's gang {} (seq {}) contradicts MOP: {}", e.gang, e.seq,
+                                bad.what()));
+      }
+      commit_gang(members, entries);
+    } else {
+      const WorkerId w = replay_worker(0);
+      book_.start(w, Unit{e.config, e.partition, e.epoch});
+      commit(w, e);
+    }
+    restored.units += static_cast<int64_t>(end - i);
+    i = end;
+  }
+  for (WorkerId w : replay_workers) book_.remove_worker(w);
+  restored.decisions = take_decisions();
+  std::vector<StateCopy> still_pending;
+  for (auto& copy : copies_)
+    if (copy_pending(copy.to)) still_pending.push_back(std::move(copy));
+  copies_ = std::move(still_pending);
+  return restored;
+}
+
+std::string ExperimentControl::commit_gang(const std::vector<MopBook::GangMember>& members,
+                                           const std::vector<UnitLogEntry>& entries) {
+  if (entries.size() != members.size())
+    throw Error(fmt::format("gang of config {}: {} members but {} log entries", members.front().unit.config,
+                            members.size(), entries.size()));
+  for (size_t r = 0; r < entries.size(); ++r) {
+    const Unit logged{entries[r].config, entries[r].partition, entries[r].epoch};
+    if (logged != members[r].unit)
+      throw Error(fmt::format("gang of config {}: entry {} is {}, the member ran {}", members.front().unit.config, r,
+                              to_string(logged), to_string(members[r].unit)));
+    account(entries[r]);
+  }
+  bool epoch_ended = book_.complete_gang(members);
+  // One state for all: the entry that validated carries the epoch's result.
+  const UnitLogEntry* result = &entries.back();
+  bool diverged = false;
+  for (const auto& e : entries) {
+    if (e.has_validation) result = &e;
+    diverged = diverged || e.status == UnitStatus::diverged;
+  }
+  for (const auto& e : entries)
+    if (e.status == UnitStatus::diverged) result = &e;
+  return conclude(*result, diverged, epoch_ended);
+}
+
+}  // namespace cerebro

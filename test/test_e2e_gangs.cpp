@@ -1,0 +1,109 @@
+// Issue 14, data-parallel gangs in real runs through the `cerebro`
+// executable: a gang spanning two agent processes on loopback, and a gang
+// member that dies (its attempt fails whole, its units run again).
+#define BOOST_TEST_MODULE e2e_gangs
+#include <boost/test/unit_test.hpp>
+
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "test/cluster_util.hpp"
+#include "test/faults_util.hpp"
+
+using namespace cerebro;
+using namespace cerebro::e2e;
+using namespace cerebro::faults;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Every (config, partition, epoch) exactly once, every entry a member of a
+// gang of `size` whose members are all in the log, MOP's invariants (gangs
+// whole, isolation) hold.
+void check_gang_log(const std::vector<UnitLogEntry>& log, int partitions, int epochs, int size) {
+  check_complete_run(log, 1, partitions, epochs);
+  std::map<int64_t, int> members;
+  for (const auto& e : log) {
+    BOOST_TEST(e.gang > 0, "unit p" << e.partition << " e" << e.epoch << " ran alone");
+    BOOST_TEST(e.gang_size == size);
+    ++members[e.gang];
+  }
+  for (const auto& [gang, count] : members) BOOST_TEST(count == size, "gang " << gang << " has " << count);
+}
+
+std::string gang_spec(const TempDir& tmp, const std::string& cluster_keys) {
+  return tmp.write("gang.toml", "[experiment]\nname = \"gangs\"\nepochs = 2\nseed = 3\n[data]\nsource = \"idx\"\npath = \"" +
+                                    std::string(fashion_mnist) +
+                                    "\"\nlimit = 2000\npartitions = 2\n[cluster]\nparallelism = \"data\"\n" +
+                                    cluster_keys + "[space]\nmodel = [\"mlp\"]\nlr = [2e-3]\nhidden = [[64]]\n");
+}
+
+}  // namespace
+
+// A coordinator and two agents with one worker each, both holding both
+// partitions: the single config trains as a gang of 2 spanning the processes.
+BOOST_AUTO_TEST_CASE(a_gang_spans_two_agent_processes) {
+  TempDir tmp;
+  Cluster cluster(tmp);
+  int port = free_port();
+  auto& coordinator = cluster.start_coordinator(port);
+  BOOST_REQUIRE_MESSAGE(coordinator.wait_for_log("listening on 127.0.0.1:" + std::to_string(port), 20), cluster.logs());
+  cluster.start_agent("node1", port);
+  cluster.start_agent("node2", port);
+  for (const char* name : {"node1", "node2"})
+    BOOST_REQUIRE_MESSAGE(coordinator.wait_for_log(std::string("agent ") + name + " joined", 60), cluster.logs());
+  auto spec = gang_spec(tmp, "replication = 2\n");
+  auto out = run_cerebro("run " + spec + " --cluster 127.0.0.1:" + std::to_string(port) + " --token-file " +
+                         cluster.token + " --out " + tmp.file("client-run"));
+  BOOST_TEST_INFO(out.text + cluster.logs());
+  BOOST_REQUIRE_EQUAL(out.exit_code, 0);
+  auto summary = read_json(tmp.file("client-run") + "/summary.json");
+  BOOST_TEST(summary["workers"] == 2);
+  BOOST_TEST(summary["best"]["test_accuracy"].get<double>() > 0.6);
+  BOOST_TEST(summary["configs"][0]["training"]["gangs"]["2"] == 2);  // one gang per epoch
+  BOOST_TEST(summary["configs"][0]["training"]["units_alone"] == 0);
+
+  std::string dir;
+  for (const auto& e : fs::directory_iterator(tmp.file("state") + "/experiments")) dir = e.path().string();
+  BOOST_REQUIRE(!dir.empty());
+  auto log = open_store(dir)->unit_log();
+  check_gang_log(log, 2, 2, 2);
+  std::set<WorkerId> workers;
+  for (const auto& e : log) workers.insert(e.worker);
+  BOOST_TEST(workers.size() == 2u);  // one member on each agent
+}
+
+// A member dies before its first step: the gang's attempt fails whole and
+// nothing of it is committed; its peer, still waiting inside the attempt
+// until the timeout, is out of the schedule until it answers; the agent
+// respawns the dead worker, and the units run again from the config's last
+// checkpoint (here on the fresh worker, MOP): each exactly once in the log.
+BOOST_AUTO_TEST_CASE(a_gang_member_that_dies_fails_the_attempt_and_the_units_run_again) {
+  TempDir tmp;
+  auto run = tmp.file("run");
+  auto spec = gang_spec(tmp, "workers = 2\nheartbeat_timeout = 3\nmax_unit_retries = 5\n");
+  auto out = run_command(with_faults("worker_exit=0:1:0") + cerebro_binary() + " run " + spec + " --out " + run);
+  BOOST_TEST_INFO(out.text);
+  BOOST_REQUIRE_EQUAL(out.exit_code, 0);
+  BOOST_TEST(out.text.find("injected worker exit") != std::string::npos);
+  BOOST_TEST(out.text.find("gang 1 of config 0 (2 workers) failed") != std::string::npos);
+  auto log = open_store(run)->unit_log();
+  // Each unit exactly once (the failed attempt committed nothing), gangs
+  // whole, MOP's invariants.
+  check_complete_run(log, 1, 2, 2);
+  BOOST_TEST(read_json(run + "/summary.json")["best"]["test_accuracy"].get<double>() > 0.6);
+}
+
+// A gang larger than the workers holding partitions is a clear error, and
+// the run leaves nothing behind.
+BOOST_AUTO_TEST_CASE(a_gang_larger_than_the_workers_is_refused) {
+  TempDir tmp;
+  auto run = tmp.file("run");
+  auto out = run_cerebro("run " + gang_spec(tmp, "workers = 2\nmax_gang = 3\n") + " --out " + run);
+  BOOST_TEST(out.exit_code != 0);
+  BOOST_TEST(out.text.find("[cluster] max_gang = 3 is larger than the 2 worker(s) holding partitions") !=
+                 std::string::npos,
+             out.text);
+  BOOST_TEST(!fs::exists(run));
+}
