@@ -56,6 +56,17 @@ std::chrono::milliseconds to_ms(double seconds) {
   return std::chrono::milliseconds(static_cast<int64_t>(std::max(0.001, seconds) * 1000));
 }
 
+// A session's rank and size, this rank's address and the timeout; the store
+// is the caller's (the board's messages, or a local TCPStore).
+std::unique_ptr<GangSession::Impl> new_impl(int rank, int size, const std::string& own_address, double timeout_s) {
+  auto impl = std::make_unique<GangSession::Impl>();
+  impl->rank = rank;
+  impl->size = size;
+  impl->own_address = own_address;
+  impl->timeout = to_ms(timeout_s);
+  return impl;
+}
+
 }  // namespace
 
 GangSession::GangSession(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -134,11 +145,7 @@ Result<std::unique_ptr<GangSession>> GangSession::open(RendezvousCall call, int6
   }
   if (!call) return Status::error("gang rendezvous: no way to reach the board");
   return guarded<std::unique_ptr<GangSession>>(fmt::format("gang rendezvous (rank {})", rank), [&] {
-    auto impl = std::make_unique<Impl>();
-    impl->rank = rank;
-    impl->size = size;
-    impl->own_address = own_address;
-    impl->timeout = to_ms(timeout_s);
+    auto impl = new_impl(rank, size, own_address, timeout_s);
     impl->store = c10::make_intrusive<MessageStore>(std::move(call), gang, impl->timeout);
     return std::unique_ptr<GangSession>(new GangSession(std::move(impl)));
   });
@@ -147,11 +154,7 @@ Result<std::unique_ptr<GangSession>> GangSession::open(RendezvousCall call, int6
 Result<std::unique_ptr<GangSession>> GangSession::host(const std::string& address, int size, double timeout_s) {
   if (size < 2) return Status::error(fmt::format("a gang needs at least 2 ranks, got {}", size));
   return guarded<std::unique_ptr<GangSession>>("gang rendezvous (rank 0)", [&] {
-    auto impl = std::make_unique<Impl>();
-    impl->rank = 0;
-    impl->size = size;
-    impl->own_address = address;
-    impl->timeout = to_ms(timeout_s);
+    auto impl = new_impl(0, size, address, timeout_s);
     c10d::TCPStoreOptions options;
     options.port = 0;  // a free port, reported through the coordinator
     options.isServer = true;
@@ -173,11 +176,7 @@ Result<std::unique_ptr<GangSession>> GangSession::join(const std::string& store_
   }
   if (port < 1 || port > 65535) return Status::error(fmt::format("gang store port {} outside 1..65535", port));
   return guarded<std::unique_ptr<GangSession>>(fmt::format("gang rendezvous (rank {})", rank), [&] {
-    auto impl = std::make_unique<Impl>();
-    impl->rank = rank;
-    impl->size = size;
-    impl->own_address = own_address;
-    impl->timeout = to_ms(timeout_s);
+    auto impl = new_impl(rank, size, own_address, timeout_s);
     c10d::TCPStoreOptions options;
     options.port = static_cast<uint16_t>(port);
     options.isServer = false;
