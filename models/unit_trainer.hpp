@@ -74,7 +74,12 @@ struct UnitInput {
   datasets::Augmentation augmentation;                 // of the training batches, drawn from `seed`
   // A memory-mapped (out-of-core) partition: gather the next batches on a background thread while this one
   // trains (datasets/batch_read_ahead.hpp). The same batches either way; false gathers them in this thread.
-  bool read_ahead = true;
+  // Off by default, as measured (tools/bench_data ooc, interleaved binaries, quiet 2-core VM): with one
+  // worker per core the extra thread competes with training, and out of core / in memory went from
+  // 0.975-0.997 (warm page cache) and 0.990 (cold) without it to 1.06-1.11 with it. Loading a partition
+  // reads it once for its checksum, so its pages are resident when training starts unless the partition
+  // is larger than RAM, the case read-ahead is for (not measurable here).
+  bool read_ahead = false;
 };
 
 struct UnitOutput {
