@@ -12,6 +12,7 @@
 #include <chrono>
 #include <fstream>
 #include <sstream>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -89,19 +90,38 @@ class ChildProcess {
   std::string log_path_;
 };
 
-// A port that was free a moment ago on 127.0.0.1.
+// A port that was free a moment ago on 127.0.0.1, drawn at random below the
+// kernel's ephemeral range (ip_local_port_range). A port from bind(0) is an
+// ephemeral one, and the kernel hands the same port to the next process that
+// binds 0 or connects (Gloo's sockets, a TCPStore, any client): a coordinator
+// started on it a moment later found it taken ("cannot listen"; a CI run
+// failed so, with gang runs measuring their allreduce beside it). Below the
+// range only another explicit choice can take it.
 inline int free_port() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  int port = ntohs(addr.sin_port);
-  close(fd);
-  return port;
+  auto bindable = [](int port) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    bool ok = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+    socklen_t len = sizeof addr;
+    getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+    close(fd);
+    return ok ? static_cast<int>(ntohs(addr.sin_port)) : -1;
+  };
+  int ephemeral_low = 32768;
+  if (std::ifstream range("/proc/sys/net/ipv4/ip_local_port_range"); range) range >> ephemeral_low;
+  const int low = 20000;
+  if (ephemeral_low > low + 1000) {
+    std::mt19937 draw(std::random_device{}());
+    std::uniform_int_distribution<int> port(low, ephemeral_low - 1);
+    for (int attempt = 0; attempt < 200; ++attempt)
+      if (int p = bindable(port(draw)); p > 0) return p;
+  }
+  return bindable(0);
 }
 
 }  // namespace cerebro::e2e
