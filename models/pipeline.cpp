@@ -255,8 +255,14 @@ Stages split_into_stages(const nlohmann::json& params, const ShapeInfo& shape, i
     if (only >= 0 && s != only) continue;
     size_t begin = (*first)[static_cast<size_t>(s)];
     size_t end = s + 1 < stages ? (*first)[static_cast<size_t>(s) + 1] : links->size();
-    std::vector<ChainLink> mine(links->begin() + static_cast<std::ptrdiff_t>(begin),
-                                links->begin() + static_cast<std::ptrdiff_t>(end));
+    // Each stage takes its links from a chain of its own: a chain's links may
+    // share forward-time state (the zoo's one dropout per chain, whose
+    // generator set_generator replaces), and a stage's dropout must draw from
+    // its own stream in one thread exactly as it does alone in its process.
+    auto own = t.model->chain();
+    if (!own.ok()) throw Error("the model cannot be split into pipeline stages: " + own.error());
+    std::vector<ChainLink> mine(own->begin() + static_cast<std::ptrdiff_t>(begin),
+                                own->begin() + static_cast<std::ptrdiff_t>(end));
     std::unique_ptr<Model> whole = (s + 1 == stages && keep_whole) ? std::move(t.model) : nullptr;
     out.push_back(std::make_unique<PipelineStage>(s, stages, std::move(mine), t.training, shape, std::move(whole)));
   }

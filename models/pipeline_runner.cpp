@@ -3,6 +3,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 
 #include <chrono>
+#include <thread>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -179,6 +180,19 @@ Result<Evaluation> evaluate_pipeline_state(const nlohmann::json& params, const S
 struct StageRunner::Impl {
   std::unique_ptr<PipelineStage> stage;
   at::Generator generator;
+  // The intra-op threads of the thread that built the stage, and the thread
+  // that last ran it with them. A stage actor runs in a thread of its own
+  // whose OpenMP thread count is the runtime's default, not necessarily what
+  // LibTorch set for the builder's thread (OMP_NUM_THREADS unset: they
+  // differed), and a kernel split over another number of threads sums in
+  // another order: the stage would not reproduce the in-process pipeline.
+  int threads = 1;
+  std::thread::id adopted_by;
+  void adopt_threads() {
+    if (std::this_thread::get_id() == adopted_by) return;
+    at::set_num_threads(threads);
+    adopted_by = std::this_thread::get_id();
+  }
 };
 
 StageRunner::StageRunner(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -195,6 +209,8 @@ Result<std::unique_ptr<StageRunner>> StageRunner::create(const nlohmann::json& p
     Stages split = split_into_stages(params, shape, stages, index);
     impl->stage = std::move(split.front());
     impl->stage->restore_state(stage_state);
+    impl->threads = at::get_num_threads();
+    impl->adopted_by = std::this_thread::get_id();
     impl->generator = at::make_generator<at::CPUGeneratorImpl>(stage_seed(seed, index));
     impl->stage->set_generator(impl->generator);
     impl->stage->set_training(true);
@@ -204,6 +220,7 @@ Result<std::unique_ptr<StageRunner>> StageRunner::create(const nlohmann::json& p
 
 Result<stage_tensor> StageRunner::forward(const stage_tensor& input) {
   return guarded<stage_tensor>(fmt::format("pipeline stage {} forward", index()), [&] {
+    impl_->adopt_threads();
     if (impl_->stage->is_last()) throw Error("the last stage takes its input with the targets (forward_loss)");
     return to_stage_tensor(input.micro_batch, impl_->stage->forward(input.micro_batch, from_stage_tensor(input)));
   });
@@ -212,6 +229,7 @@ Result<stage_tensor> StageRunner::forward(const stage_tensor& input) {
 Result<double> StageRunner::forward_loss(const stage_tensor& input, const stage_tensor& target,
                                          int64_t batch_examples) {
   return guarded<double>(fmt::format("pipeline stage {} loss", index()), [&] {
+    impl_->adopt_threads();
     return impl_->stage->forward_loss(input.micro_batch, from_stage_tensor(input), from_stage_tensor(target),
                                       batch_examples);
   });
@@ -219,6 +237,7 @@ Result<double> StageRunner::forward_loss(const stage_tensor& input, const stage_
 
 Result<stage_tensor> StageRunner::backward(const stage_tensor& output_gradient) {
   return guarded<stage_tensor>(fmt::format("pipeline stage {} backward", index()), [&] {
+    impl_->adopt_threads();
     return to_stage_tensor(output_gradient.micro_batch,
                            impl_->stage->backward(output_gradient.micro_batch, from_stage_tensor(output_gradient)));
   });
@@ -226,6 +245,7 @@ Result<stage_tensor> StageRunner::backward(const stage_tensor& output_gradient) 
 
 Status StageRunner::step() {
   auto done = guarded<bool>(fmt::format("pipeline stage {} step", index()), [&] {
+    impl_->adopt_threads();
     impl_->stage->step();
     return true;
   });

@@ -7,10 +7,11 @@ cerebro_add_test(test_pipeline
   LABELS models)
 target_precompile_headers(test_pipeline PRIVATE ${PROJECT_SOURCE_DIR}/models/torch_pch.hpp)
 
-# `cerebro pipeline-probe` (the benchmark's command) on a tiny model: it runs
-# all four modes and the stage actors match the in-process pipeline.
+# `cerebro pipeline-probe` (the benchmark's command) on a tiny model with
+# dropout: it runs all four modes and the stage actors match the in-process
+# pipeline (with dropout they did not, before each stage had its own).
 add_test(NAME test_pipeline_probe
-  COMMAND $<TARGET_FILE:cerebro> pipeline-probe --params "{\"model\": \"mlp\", \"hidden\": [16]}" --shape 1,8,8
+  COMMAND $<TARGET_FILE:cerebro> pipeline-probe --params "{\"model\": \"mlp\", \"hidden\": [16], \"dropout\": 0.3}" --shape 1,8,8
     --examples 64 --rounds 1 --json)
 set_tests_properties(test_pipeline_probe PROPERTIES TIMEOUT 120 LABELS models
   PASS_REGULAR_EXPRESSION "\"actors_match_in_process\": true")

@@ -115,5 +115,55 @@ BOOST_AUTO_TEST_CASE(stages_in_two_actor_systems_talk_over_loopback) {
   caf::anon_send_exit(last, caf::exit_reason::user_shutdown);
 }
 
+// The zoo's models with dropout, big enough that LibTorch's kernels split
+// their work over threads: the stage actors (each stage in its own thread,
+// its dropout drawing from its own stream) end where the in-process pipeline
+// ends. Before the fix, the in-process pipeline's stages shared one dropout
+// whose generator the last stage's replaced (the cnn and the mlp of
+// `cerebro pipeline-probe` did not match).
+BOOST_AUTO_TEST_CASE(zoo_models_with_dropout_through_stage_actors_match_the_in_process_pipeline) {
+  const std::vector<json> configs = {
+      {{"model", "cnn"}, {"dropout", 0.3}, {"batch_size", 64}, {"lr", 0.01}, {"parallelism", "pipeline"},
+       {"stages", 2}, {"micro_batches", 4}},
+      {{"model", "mlp"}, {"hidden", {256, 256, 128}}, {"dropout", 0.3}, {"batch_size", 64}, {"lr", 0.01},
+       {"parallelism", "pipeline"}, {"stages", 3}, {"micro_batches", 4}},
+  };
+  Data d = make_data({1, 28, 28}, 256);
+  ActorSystem local(false);
+  for (const json& params : configs) {
+    BOOST_TEST_CONTEXT(params.dump()) {
+      const int k = params.at("stages").get<int>();
+      auto initial = models::initial_pipeline_state(params, d.shape, k, 9);
+      BOOST_TEST_REQUIRE(initial.ok(), initial.error());
+      auto parts = unpack_stage_states(*initial);
+      BOOST_TEST_REQUIRE(parts.ok());
+      models::UnitInput in;
+      in.params = &params;
+      in.shape = d.shape;
+      in.state = &*initial;
+      in.partition = &d.p0;
+      in.seed = 21;
+      auto expected = models::train_pipeline_unit(in);
+      BOOST_TEST_REQUIRE(expected.ok(), expected.error());
+      std::vector<pipeline_stage_actor> stages;
+      for (int s = 0; s < k; ++s) {
+        auto stage = spawn_pipeline_stage(local.system, stage_setup{params, d.shape, k, s, parts->at(s), 21});
+        BOOST_TEST_REQUIRE(stage.ok(), stage.error());
+        stages.push_back(*stage);
+      }
+      auto got = train_unit_through_stages(local.system, stages, params, d.shape, d.p0, 21, 60);
+      for (auto& stage : stages) caf::anon_send_exit(stage, caf::exit_reason::user_shutdown);
+      BOOST_TEST_REQUIRE(got.ok(), got.error());
+      BOOST_TEST(got->examples == expected->examples);
+      BOOST_TEST(got->train_loss == expected->train_loss);
+      auto a = unpack_stage_states(got->state), b = unpack_stage_states(expected->state);
+      BOOST_TEST_REQUIRE(a.ok(), a.error());
+      BOOST_TEST_REQUIRE(b.ok(), b.error());
+      BOOST_TEST_REQUIRE(a->size() == static_cast<size_t>(k));
+      for (int s = 0; s < k; ++s) BOOST_TEST(state_difference((*a)[s], (*b)[s]) == "", "stage " << s);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace cerebro

@@ -9,7 +9,9 @@
 #include <limits>
 #include <random>
 
+#include "runtime/scheduling/pipeline_dispatch.hpp"
 #include "runtime/scheduling/pipeline_plan.hpp"
+#include "runtime/base/status.hpp"
 #include "runtime/store/pipeline_state.hpp"
 
 namespace cerebro {
@@ -175,6 +177,67 @@ BOOST_AUTO_TEST_CASE(stage_states_frame_into_one_state_and_back) {
   BOOST_TEST((unpack_stage_states(packed.substr(0, packed.size() - 1)).code() == StatusCode::corruption));
   BOOST_TEST((unpack_stage_states(packed + "x").code() == StatusCode::corruption));
   BOOST_TEST((unpack_stage_states(pack_stage_states({})).code() == StatusCode::corruption));
+}
+
+// Dispatching a pipeline unit: its crew and the attempts that run.
+
+BOOST_AUTO_TEST_CASE(a_pipeline_crew_is_driven_by_a_worker_holding_the_partition) {
+  // Workers 5 and 7 hold partition 1; 2, 3 and 9 do not.
+  auto holds = [](WorkerId w, PartitionId p) { return p == 1 && (w == 5 || w == 7); };
+  // Worker 3 could start 4 units under MOP, the others 1 or 0.
+  auto runnable = [](WorkerId w) -> int64_t { return w == 3 ? 4 : (w == 9 ? 0 : 1); };
+  const Unit unit{4, 1, 2};
+  auto crew = choose_pipeline_crew(unit, 3, {2, 3, 5, 9, 7}, holds, runnable);
+  BOOST_TEST_REQUIRE(crew.has_value());
+  BOOST_TEST((crew->unit == unit));
+  BOOST_TEST(crew->driver == 5);  // the first idle holder, in the schedule's order
+  // Hosts: fewest runnable units first (9: 0), ties in idle order (2 before 7), never the busy-for-MOP 3.
+  BOOST_TEST((crew->hosts == std::vector<WorkerId>{9, 2}));
+  BOOST_TEST(crew->stages() == 3);
+  BOOST_TEST((crew->members() == std::vector<WorkerId>{5, 9, 2}));
+  BOOST_TEST(pipeline_label(*crew) == "pipeline over 3 stages (workers 5, 9, 2)");
+
+  // Too few idle workers, or no idle holder of the partition: no crew.
+  BOOST_TEST(!choose_pipeline_crew(unit, 3, {5, 9}, holds, runnable).has_value());
+  BOOST_TEST(!choose_pipeline_crew(unit, 2, {2, 3, 9}, holds, runnable).has_value());
+  BOOST_TEST(!choose_pipeline_crew(unit, 1, {5, 9}, holds, runnable).has_value());
+  // Two stages: the driver and the least useful other worker.
+  auto pair = choose_pipeline_crew(unit, 2, {7, 3, 5}, holds, runnable);
+  BOOST_TEST_REQUIRE(pair.has_value());
+  BOOST_TEST(pair->driver == 7);
+  BOOST_TEST((pair->hosts == std::vector<WorkerId>{5}));
+}
+
+BOOST_AUTO_TEST_CASE(pipeline_attempts_hold_their_workers_until_they_finish) {
+  PipelineAttempts attempts;
+  PipelineCrew a{Unit{1, 0, 0}, 0, {1}};
+  PipelineCrew b{Unit{2, 1, 0}, 2, {3, 4}};
+  const int64_t first = attempts.start(a);
+  const int64_t second = attempts.start(b);
+  BOOST_TEST(first != second);
+  BOOST_TEST(attempts.size() == 2u);
+  BOOST_TEST(attempts.attempt_of(1).value() == first);
+  BOOST_TEST(attempts.attempt_of(4).value() == second);
+  BOOST_TEST(!attempts.attempt_of(5).has_value());
+  BOOST_TEST((attempts.crew(second).unit == Unit{2, 1, 0}));
+
+  // A worker in a running attempt cannot join another; a crew needs 2 distinct workers.
+  BOOST_CHECK_THROW(attempts.start(PipelineCrew{Unit{3, 0, 0}, 5, {4}}), Error);
+  BOOST_CHECK_THROW(attempts.start(PipelineCrew{Unit{3, 0, 0}, 5, {}}), Error);
+  BOOST_CHECK_THROW(attempts.start(PipelineCrew{Unit{3, 0, 0}, 5, {6, 5}}), Error);
+  BOOST_TEST(!attempts.attempt_of(5).has_value());  // a refused crew holds nobody
+
+  // A failed (or committed) attempt frees every member at once and hands back its unit.
+  PipelineCrew ended = attempts.finish(second);
+  BOOST_TEST((ended.unit == Unit{2, 1, 0}));
+  BOOST_TEST((ended.members() == std::vector<WorkerId>{2, 3, 4}));
+  BOOST_TEST(!attempts.running(second));
+  for (WorkerId w : {2, 3, 4}) BOOST_TEST(!attempts.attempt_of(w).has_value());
+  BOOST_CHECK_THROW(attempts.finish(second), Error);
+  BOOST_CHECK_THROW(attempts.crew(second), Error);
+  // Freed workers can form the next attempt.
+  BOOST_TEST(attempts.start(PipelineCrew{Unit{2, 1, 0}, 3, {4}}) > second);
+  BOOST_TEST(attempts.running(first));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
