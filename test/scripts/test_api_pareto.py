@@ -8,6 +8,7 @@ the dashboard's Pareto table has a row per front member; at the end the front is
 final and has inference_ms.
 
 usage: test_api_pareto.py CEREBRO_BINARY ARTIFACT_DIR"""
+import itertools
 import json
 import os
 import re
@@ -113,6 +114,14 @@ def main():
             log.seek(0)
             return "Pareto front" in log.read()
         wait_for("the REPL's Pareto front", top_printed, 30)
+        # Its columns: one number of decimals each (accuracy), parameters as integers.
+        log.seek(0)
+        lines = log.read().split("Pareto front", 1)[1].splitlines()
+        assert lines[1].split() == ["config", "val_accuracy", "parameters"], lines[:3]
+        rows = [line.split() for line in itertools.takewhile(lambda l: re.fullmatch(r"\s*\d+ +\S+ +\S+", l),
+                                                               lines[2:])]
+        assert rows and all(len(r) == 3 and r[0].isdigit() and r[2].isdigit() for r in rows), lines[:8]
+        assert len({len(r[1].split(".")[1]) for r in rows}) == 1, rows
 
         options = Options()
         for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,1500",
@@ -135,6 +144,22 @@ def main():
         rows = lambda d: [int(r.get_attribute("data-config"))
                           for r in d.find_elements(By.CSS_SELECTOR, "#pareto tbody tr")]
         wait.until(lambda d: rows(d) == [m["config"] for m in final["pareto"]])
+        # Each objective's column has one number of decimals (the API's "decimals": 4 significant digits
+        # of the column's largest value, parameters as integers), not 0.690000 beside 50890.0.
+        objectives = final["pareto_objectives"]
+        for o in objectives:
+            assert isinstance(o.get("decimals"), int), o
+        assert next(o for o in objectives if o["name"] == "parameters")["decimals"] == 0, objectives
+        table = wait.until(lambda d: [[td.text for td in r.find_elements(By.TAG_NAME, "td")]
+                                      for r in d.find_elements(By.CSS_SELECTOR, "#pareto tbody tr")])
+        for row, member in zip(table, final["pareto"]):
+            assert row[0] == str(member["config"]), (row, member)
+            for text, o in zip(row[1:], objectives):
+                expected = f"{member['values'][o['name']]:.{o['decimals']}f}"
+                assert text == expected, (o["name"], text, expected)
+                assert re.fullmatch(r"\d+" if o["decimals"] == 0 else r"\d+\.\d{%d}" % o["decimals"], text), text
+        largest = max(m["values"]["val_accuracy"] for m in final["pareto"])
+        assert len(f"{largest:.{objectives[0]['decimals']}f}".replace(".", "").lstrip("0")) == 4, (largest, objectives)
         shot = os.path.join(artifacts, "dashboard-pareto.png")
         driver.save_screenshot(shot)
         print("ok: live and final Pareto fronts in the API, the REPL and the dashboard; screenshot", shot)
