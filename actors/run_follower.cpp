@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "runtime/api/pareto_view.hpp"
 #include "runtime/net/error_category.hpp"
 #include "runtime/search/search_registry.hpp"
 #include "actors/actors.hpp"
@@ -134,6 +135,8 @@ Result<experiment_done> train(caf::actor_system& system, const RunOptions& optio
           auto it = live.agent_of.find(id);
           p.running_agents.push_back(it == live.agent_of.end() ? std::string("?") : it->second);
         }
+        // Several objectives: the front so far travels with the progress (the REPL's wait shows it).
+        if (r.spec.objectives.size() >= 2) p.pareto_json = api::pareto_of(*r.store).dump();
         if (observer.progress) observer.progress(p);
         log_to_tensorboard();
       },

@@ -79,6 +79,10 @@ struct progress_update {
   // Failed unit attempts so far (each retried, or failing its config): the
   // unit log keeps committed units only. For /metrics (issue 12).
   int64_t units_failed = 0;
+  // Several objectives (issue 15): the Pareto front so far, as the JSON text
+  // of runtime/api/pareto_view.hpp's pareto_of ({"objectives", "final",
+  // "front"}), filled in by the run's follower; empty for one objective.
+  std::string pareto_json;
 };
 
 // Sent once when every config has finished, stopped, diverged or failed.

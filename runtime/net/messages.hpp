@@ -32,7 +32,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, progress_update& x) {
   return f(caf::meta::type_name("progress_update"), x.units_done, x.units_total, x.elapsed_s, x.best_config,
            x.best_metric, x.event, x.epoch_low, x.epoch_high, x.running_workers, x.running_agents, x.running_units,
-           x.units_failed);
+           x.units_failed, x.pareto_json);
 }
 
 template <class Inspector>
