@@ -64,6 +64,7 @@ Result<experiment_done> train(caf::actor_system& system, const RunOptions& optio
   sc.experiment = options.experiment_id;
   sc.shape = s.shape;
   sc.augmentation = s.augmentation;
+  sc.read_ahead = r.spec.data.read_ahead;
   sc.params_json = r.params_json;
   sc.create_config = [&r](ConfigId id, const nlohmann::json& params) { return create_config(r, id, params); };
   sc.checkpoint = spawn_checkpoint(system, r.store);

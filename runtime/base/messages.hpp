@@ -36,6 +36,7 @@ struct unit_task {
   // Training-time augmentation ([data] augment), drawn from `seed`.
   bool augment_hflip = false;
   int32_t augment_crop_padding = 0;  // > 0: random crops with this padding
+  bool read_ahead = false;  // [data] read_ahead: a mapped partition's batches gathered ahead
   // The config's hyper-parameters as JSON text: user data with arbitrary
   // keys and value types (runtime/spec/param_value.hpp), read by the trainer.
   std::string params_json;

@@ -34,7 +34,7 @@ const std::vector<std::pair<std::string, std::vector<datasets::BuiltinSource>>>&
 
 void parse_data(Section s, DataSpec& data, const std::string& base) {
   std::vector<std::string> known = {"source", "validation_fraction", "test_fraction", "partitions", "limit",
-                                    "normalization", "cache"};
+                                    "normalization", "cache", "read_ahead"};
   for (const auto& [key, sources] : source_specific_keys()) known.push_back(key);
   s.check_unknown(known);
 
@@ -66,6 +66,7 @@ void parse_data(Section s, DataSpec& data, const std::string& base) {
   s.read_choices("augment", data.augment, {"random_crop", "hflip"});
   s.read_int("crop_padding", data.crop_padding, 1, 1024);
   s.read_bool("cache", data.cache);
+  s.read_bool("read_ahead", data.read_ahead);
 
   if (!s.has("source")) {
     return s.missing("source", "give source = \"idx\" (MNIST-layout files), \"csv\" or \"images\"");
