@@ -25,6 +25,7 @@
 // counting the idle configs over the partition's bitset. Any policy answers
 // such an ask with nothing, so the book's history is the same kind of run;
 // the policies' random draws and refresh times shift, so individual
+// decisions differ (the ratios to the bound stay as good: docs/BENCHMARKS.md).
 #include "runtime/sim/simulator_run.hpp"
 
 #include <algorithm>
