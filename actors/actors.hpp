@@ -88,6 +88,7 @@ struct scheduler_config {
   std::string experiment;
   models::ShapeInfo shape;
   datasets::Augmentation augmentation;          // of every unit's training batches
+  bool read_ahead = false;                      // [data] read_ahead, for every unit (unit_task::read_ahead)
   std::map<ConfigId, std::string> params_json;  // JSON text, see unit_task::params_json
   // Makes a config the search proposes (tpe) durable: its initial state
   // (with its pilot check) and record; an error rejects it. Runs on the

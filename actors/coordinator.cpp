@@ -283,6 +283,9 @@ nlohmann::json status_json(coordinator_ptr self) {
                            {"epoch_low", e.progress.epoch_low},
                            {"epoch_high", e.progress.epoch_high},
                            {"elapsed_s", e.progress.elapsed_s}});
+    // Several objectives: the front so far (runtime/api/pareto_view.hpp), for the REPL's wait.
+    if (!e.progress.pareto_json.empty())
+      experiments.back()["pareto"] = nlohmann::json::parse(e.progress.pareto_json, nullptr, false);
   }
   return {{"listen", self->state.config.listen},
           {"latest", self->state.latest_experiment},

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "runtime/api/pareto_view.hpp"
 #include "runtime/net/error_category.hpp"
 #include "runtime/search/search_registry.hpp"
 #include "actors/actors.hpp"
@@ -63,6 +64,7 @@ Result<experiment_done> train(caf::actor_system& system, const RunOptions& optio
   sc.experiment = options.experiment_id;
   sc.shape = s.shape;
   sc.augmentation = s.augmentation;
+  sc.read_ahead = r.spec.data.read_ahead;
   sc.params_json = r.params_json;
   sc.create_config = [&r](ConfigId id, const nlohmann::json& params) { return create_config(r, id, params); };
   sc.checkpoint = spawn_checkpoint(system, r.store);
@@ -134,6 +136,8 @@ Result<experiment_done> train(caf::actor_system& system, const RunOptions& optio
           auto it = live.agent_of.find(id);
           p.running_agents.push_back(it == live.agent_of.end() ? std::string("?") : it->second);
         }
+        // Several objectives: the front so far travels with the progress (the REPL's wait shows it).
+        if (r.spec.objectives.size() >= 2) p.pareto_json = api::pareto_of(*r.store).dump();
         if (observer.progress) observer.progress(p);
         log_to_tensorboard();
       },

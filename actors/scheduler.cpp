@@ -144,6 +144,7 @@ unit_task make_task(scheduler_ptr self, const Dispatch& d, StateBytes state) {
   task.validate = d.validate;
   task.augment_hflip = config.augmentation.hflip;
   task.augment_crop_padding = config.augmentation.random_crop ? config.augmentation.crop_padding : 0;
+  task.read_ahead = config.read_ahead;
   task.params_json = config.params_json.at(d.unit.config);
   task.state = std::move(state);
   return task;

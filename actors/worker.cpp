@@ -38,6 +38,7 @@ std::string prepare_input(const worker_state& st, const unit_task& task, nlohman
   in.augmentation.hflip = task.augment_hflip;
   in.augmentation.random_crop = task.augment_crop_padding > 0;
   in.augmentation.crop_padding = task.augment_crop_padding;
+  in.read_ahead = task.read_ahead;
   return {};
 }
 

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <new>
 #include <stdexcept>
@@ -59,6 +60,12 @@ class BatchReadAhead::BufferPool : public std::enable_shared_from_this<BufferPoo
   std::vector<void*> free_;  // guarded by mutex_
 };
 
+namespace {
+std::atomic<int64_t> started_readers{0};
+}  // namespace
+
+int64_t BatchReadAhead::readers_started() { return started_readers.load(std::memory_order_relaxed); }
+
 BatchReadAhead::BatchReadAhead(const Dataset& data, const int64_t* order, int64_t count, int64_t batch_size,
                                ReadAheadLimits limits)
     : data_(data),
@@ -77,6 +84,7 @@ BatchReadAhead::BatchReadAhead(const Dataset& data, const int64_t* order, int64_
       throw std::out_of_range("BatchReadAhead: index " + std::to_string(order[i]) + " is outside a dataset of " +
                               std::to_string(data.size()) + " examples");
   }
+  started_readers.fetch_add(1, std::memory_order_relaxed);
   reader_ = std::thread([this] { read_all(); });
 }
 

@@ -58,6 +58,10 @@ class BatchReadAhead {
 
   int64_t batch_count() const { return batches_; }
 
+  // How many readers this process has started: whether `[data] read_ahead`
+  // reached the units (tests and diagnostics).
+  static int64_t readers_started();
+
  private:
   void read_all();
   GatheredBatch gather_batch(int64_t b) const;

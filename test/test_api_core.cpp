@@ -4,6 +4,8 @@
 #define BOOST_TEST_MODULE api_core
 #include <boost/test/unit_test.hpp>
 
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
 #include "runtime/api/api_auth.hpp"
@@ -11,6 +13,8 @@
 #include "runtime/api/api_route.hpp"
 #include "runtime/api/experiment_view.hpp"
 #include "runtime/api/prometheus.hpp"
+#include "runtime/run/objectives.hpp"
+#include "runtime/spec/objective_format.hpp"
 #include "runtime/spec/steering.hpp"
 #include "runtime/store/state_store.hpp"
 #include "test/temp_dir.hpp"
@@ -260,6 +264,10 @@ BOOST_AUTO_TEST_CASE(proposed_configs_and_the_pareto_front_are_in_the_experiment
   BOOST_TEST(view["pareto"][0]["values"]["parameters"].get<double>() == 300);
   BOOST_TEST(!view["pareto"][0]["values"].contains("inference_ms"));
   BOOST_TEST(view["pareto"][1]["config"] == 0);
+  // How each column is printed (one rule for every table): 4 significant digits, parameters as integers.
+  BOOST_TEST(view["pareto_objectives"][0]["decimals"] == 4);
+  BOOST_TEST(view["pareto_objectives"][1]["decimals"] == 0);
+  BOOST_TEST(!view["pareto_objectives"][2].contains("decimals"), "not measured yet, not printed");
 
   // The run's end: every objective measured; config 2's fast inference puts it on the front.
   store->put_meta("objective_values", R"([
@@ -272,6 +280,7 @@ BOOST_AUTO_TEST_CASE(proposed_configs_and_the_pareto_front_are_in_the_experiment
   BOOST_REQUIRE(view["pareto"].size() == 3u);
   BOOST_TEST(view["pareto"][1]["config"] == 2);
   BOOST_TEST(view["pareto"][1]["values"]["inference_ms"].get<double>() == 0.5);
+  BOOST_TEST(view["pareto_objectives"][2]["decimals"] == 3, "2.000 / 0.500 / 1.000");
 
   // One objective: an empty front.
   cerebro::testing::TempDir other;
@@ -282,6 +291,44 @@ BOOST_AUTO_TEST_CASE(proposed_configs_and_the_pareto_front_are_in_the_experiment
   view = experiment_view(ExperimentFacts{*single, false});
   BOOST_TEST(view["pareto"].empty());
   BOOST_TEST(view["pareto_objectives"].empty());
+}
+
+// Issue 15: the Pareto tables printed values with mixed precision (0.690000
+// beside 50890.0 beside 0.00121062); a column now has one number of decimals.
+BOOST_AUTO_TEST_CASE(a_pareto_column_is_printed_with_one_number_of_decimals) {
+  const auto accuracy = *parse_objective("val_accuracy");
+  const auto parameters = *parse_objective("parameters");
+  const auto inference = *parse_objective("inference_ms");
+  const auto seconds = *parse_objective("train_seconds");
+  BOOST_TEST(objective_decimals(accuracy, {0.69, 0.6512}) == 4);
+  BOOST_TEST(objective_decimals(accuracy, {1.0, 0.5}) == 3);
+  BOOST_TEST(objective_decimals(parameters, {50890, 1234.0}) == 0);
+  BOOST_TEST(objective_decimals(inference, {0.00121062, 0.0035}) == 6);
+  BOOST_TEST(objective_decimals(seconds, {12.345, 140.2}) == 1);
+  BOOST_TEST(objective_decimals(seconds, {123456.0}) == 0);
+  BOOST_TEST(objective_decimals(inference, {1e-12}) == 8, "at most 8 decimals");
+  BOOST_TEST(objective_decimals(inference, {}) == 4);
+  BOOST_TEST(format_objective_value(0.69, 4) == "0.6900");
+  BOOST_TEST(format_objective_value(50890, 0) == "50890");
+  BOOST_TEST(format_objective_value(0.00121062, 6) == "0.001211");
+  BOOST_TEST(format_objective_value(std::nan(""), 2) == "-");
+
+  // The table after a run follows the same rule.
+  nlohmann::json summary = {
+      {"objectives", {{{"name", "val_accuracy"}, {"direction", "maximize"}},
+                      {{"name", "parameters"}, {"direction", "minimize"}},
+                      {{"name", "inference_ms"}, {"direction", "minimize"}}}},
+      {"pareto_front",
+       {{{"id", 3}, {"values", {{"val_accuracy", 0.69}, {"parameters", 50890}, {"inference_ms", 0.00121062}}}},
+        {{"id", 1}, {"values", {{"val_accuracy", 0.5}, {"parameters", 1200}, {"inference_ms", 0.0009}}}}}}};
+  const auto table = format_pareto_front(summary);
+  BOOST_TEST(table.find("0.6900") != std::string::npos, table);
+  BOOST_TEST(table.find("0.5000") != std::string::npos, table);
+  BOOST_TEST(table.find("50890 ") != std::string::npos, table);
+  BOOST_TEST(table.find("0.001211") != std::string::npos, table);
+  BOOST_TEST(table.find("0.000900") != std::string::npos, table);
+  BOOST_TEST(table.find("50890.0") == std::string::npos, table);
+  BOOST_TEST(table.find("0.690000") == std::string::npos, table);
 }
 
 BOOST_AUTO_TEST_CASE(metrics_render_counters_gauges_and_histograms) {

@@ -12,6 +12,9 @@
 #include <set>
 
 #include "actors/embedding.hpp"
+#include "actors/experiment_runner.hpp"
+#include "datasets/batch_read_ahead.hpp"
+#include "runtime/search/spec_builder.hpp"
 #include "models/model.hpp"
 #include "temp_dir.hpp"
 #include "test_embed_util.hpp"
@@ -159,6 +162,60 @@ BOOST_AUTO_TEST_CASE(destruction_answers_every_submitted_experiment) {
       },
       caf::after(std::chrono::seconds(60)) >> [&] { BOOST_FAIL("a submitted experiment got no answer"); });
   datasets::unregister_dataset_source("blobs");
+}
+
+// [data] read_ahead reaches the units (issue 13): on partitions larger than
+// [cluster] memory_mb (memory-mapped), read_ahead = true trains through the
+// batch reader (datasets/batch_read_ahead.hpp) and false does not, and both
+// give bit for bit the same losses (one worker: the same visit order).
+BOOST_AUTO_TEST_CASE(the_read_ahead_key_reaches_the_units_on_mapped_partitions) {
+  // 8,000 examples of 128 features: two partitions of about 2 MB, each over a 1 MB budget.
+  auto registered = datasets::register_dataset_source("wide_blobs", []() -> Result<datasets::SourceData> {
+    datasets::SourceData data;
+    data.train = testing::separable_dataset(8000, 128, 3, 5);
+    return data;
+  });
+  BOOST_REQUIRE_MESSAGE(registered.ok(), registered.message());
+  testing::TempDir dir;
+  auto run = [&](bool read_ahead) {
+    auto spec = SpecBuilder("wide")
+                    .data_source("wide_blobs")
+                    .epochs(2)
+                    .partitions(2)
+                    .workers(1)
+                    .seed(3)
+                    .space("model", {"mlp"})
+                    .space("hidden", {nlohmann::json::array({16})})
+                    .space("lr", {0.01})
+                    .set("data", "cache", false)
+                    .set("data", "read_ahead", read_ahead)
+                    .set("cluster", "memory_mb", 1)
+                    .build();
+    BOOST_REQUIRE_MESSAGE(spec.ok(), spec.error());
+    BOOST_REQUIRE(spec->data.read_ahead == read_ahead);
+    RunOptions options;
+    options.spec = *spec;
+    options.experiment_id = read_ahead ? "wide-on" : "wide-off";
+    options.out_dir = dir.file(options.experiment_id);
+    const int64_t before = datasets::BatchReadAhead::readers_started();
+    auto summary = run_embedded(options, RunObserver{});
+    BOOST_REQUIRE_MESSAGE(summary.ok(), summary.error());
+    return std::make_pair(datasets::BatchReadAhead::readers_started() - before, *summary);
+  };
+  const auto [off_readers, off] = run(false);
+  const auto [on_readers, on] = run(true);
+  BOOST_TEST(off_readers == 0, "read_ahead = false: no unit reads ahead");
+  BOOST_TEST(on_readers >= 4, "read_ahead = true: every unit on a mapped partition reads ahead (2 epochs x 2)");
+  BOOST_REQUIRE(off["configs"].size() == 1u);
+  BOOST_REQUIRE(on["configs"].size() == 1u);
+  const auto& a = off["configs"][0]["epochs"];
+  const auto& b = on["configs"][0]["epochs"];
+  BOOST_REQUIRE(a.size() == 2u);
+  BOOST_REQUIRE(b.size() == 2u);
+  for (size_t e = 0; e < a.size(); ++e) {
+    BOOST_TEST(a[e]["train_loss"].get<double>() == b[e]["train_loss"].get<double>(), "epoch " << e);
+    BOOST_TEST(a[e]["val_loss"].get<double>() == b[e]["val_loss"].get<double>(), "epoch " << e);
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

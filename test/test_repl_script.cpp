@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <thread>
 
 #include "test/e2e_util.hpp"
@@ -132,6 +133,29 @@ BOOST_AUTO_TEST_CASE(every_command_through_a_script) {
   auto replay = run_cerebro("run --replay " + run_dir + " --out " + tmp.file("replay"));
   BOOST_TEST(replay.exit_code == 1, replay.text);
   BOOST_TEST(has(replay.text, "was steered by hand (pause in its decision records)"), replay.text);
+}
+
+// Issue 15: with several objectives the front travels with the progress
+// updates, so `wait` prints it while the run goes (the live front has no
+// inference_ms) and the final one at the end.
+BOOST_AUTO_TEST_CASE(wait_prints_the_pareto_front_as_it_changes) {
+  TempDir tmp;
+  const std::string objectives = "metric = [\"val_accuracy\", \"parameters\", \"inference_ms\"]\n";
+  auto text = small_spec("model = [\"mlp\"]\nhidden = [[8], [32]]\nlr = [0.002]\n", 2, 2000);
+  text.insert(text.find("[data]"), objectives);
+  auto spec = tmp.write("front.toml", text);
+  auto out = run_repl(tmp, "submit " + spec + "\nwait\n", slow_workers);
+  const auto& t = out.text;
+  BOOST_TEST_INFO(t);
+  BOOST_TEST(out.exit_code == 0);
+  const auto live = t.find("Pareto front so far (val_accuracy max, parameters min; inference_ms when the run ends)");
+  std::smatch wait_line;
+  BOOST_REQUIRE(std::regex_search(t, wait_line, std::regex("experiment \\S+ completed: \\d+/\\d+ units")));
+  const auto completed = static_cast<size_t>(wait_line.position(0));
+  const auto final_front = t.find("Pareto front (val_accuracy max, parameters min, inference_ms min)");
+  BOOST_TEST(live != std::string::npos, "the live front, streamed while wait blocks");
+  BOOST_TEST(final_front != std::string::npos, "the final front after the run");
+  BOOST_TEST((live < completed && completed < final_front));
 }
 
 BOOST_AUTO_TEST_CASE(a_script_without_mistakes_exits_zero) {

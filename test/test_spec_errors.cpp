@@ -136,6 +136,21 @@ BOOST_AUTO_TEST_CASE(image_data_keys_are_checked_and_belong_to_their_sources) {
   expect_error(kData + "[cluster]\nmemory_mb = -1\n" + kSpace, {"[cluster] memory_mb must be an integer >= 0"});
 }
 
+// Issue 13: [data] read_ahead, off by default, turned on by the spec (a
+// mapped partition's batches gathered on a background thread).
+BOOST_AUTO_TEST_CASE(read_ahead_is_a_data_key_off_by_default) {
+  auto off = parse_spec_string(kData + kSpace, "/specs", "r.toml");
+  BOOST_REQUIRE_MESSAGE(off.ok(), off.error());
+  BOOST_TEST(!off->data.read_ahead);
+  auto on = parse_spec_string(kData + "read_ahead = true\n" + kSpace, "/specs", "r.toml");
+  BOOST_REQUIRE_MESSAGE(on.ok(), on.error());
+  BOOST_TEST(on->data.read_ahead);
+  BOOST_TEST(cerebro::spec_to_json(*on)["data"]["read_ahead"] == true);
+  expect_error(kData + "read_ahead = \"yes\"\n" + kSpace, {"[data] read_ahead must be true or false, got string \"yes\""});
+  expect_error(kData + "read_ahead = 1\n" + kSpace, {"[data] read_ahead must be true or false, got integer 1"});
+  expect_error(kData + "read_ahaed = true\n" + kSpace, {"read_ahead"});  // the suggestion names the key
+}
+
 BOOST_AUTO_TEST_CASE(search_space_errors) {
   expect_error(kData + "[space]\nmodel = [\"mlp\"]\nlr = []\n",
                {"fashion.toml:6:6: [space] lr is an empty list: give at least one value"});

@@ -236,7 +236,17 @@ bool ReplCommands::wait(const std::vector<std::string>& args) {
   if (args.size() > 1) return usage_error("wait", "give at most one experiment");
   auto experiment = args.empty() ? current_ : experiment_arg(args[0]);
   bool drawn = false;
+  std::string front;  // the Pareto front printed last (several objectives)
   auto done = client_.wait(experiment, [&](const nlohmann::json& e) {
+    // Several objectives: the front so far, printed (above the progress line) whenever it changes.
+    if (auto pareto = e.find("pareto"); pareto != e.end() && pareto->is_object()) {
+      if (auto text = format_live_pareto(*pareto); text != front) {
+        if (drawn) fmt::print(stderr, "\r\033[K");
+        fmt::print("{}", text);
+        std::fflush(stdout);
+        front = std::move(text);
+      }
+    }
     if (!live_) return;
     fmt::print(stderr, "\r\033[K{}: {}/{} units, elapsed {}", e["id"].get<std::string>(),
                e["units_done"].get<int64_t>(), e["units_total"].get<int64_t>(), clock_text(e["elapsed_s"].get<double>()));
@@ -248,6 +258,11 @@ bool ReplCommands::wait(const std::vector<std::string>& args) {
   const auto& e = *done;
   fmt::print("experiment {} {}: {}/{} units in {}\n", e["id"].get<std::string>(), e["status"].get<std::string>(),
              e["units_done"].get<int64_t>(), e["units_total"].get<int64_t>(), clock_text(e["elapsed_s"].get<double>()));
+  // The final front (every objective measured at the end), from the run's store.
+  if (!front.empty() || e.contains("pareto")) {
+    if (auto board = client_.top(e["id"].get<std::string>(), 1); board.ok() && board->contains("pareto"))
+      fmt::print("{}", format_live_pareto((*board)["pareto"]));
+  }
   if (experiment_status_of(e) != ExperimentStatus::completed) return error(fmt::format("experiment {} {}", e["id"].get<std::string>(),
                                                            e["status"].get<std::string>()));
   return true;

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "runtime/search/search_space.hpp"
+#include "runtime/spec/objective_format.hpp"
 #include "runtime/spec/steering_command.hpp"
 
 namespace cerebro::cli {
@@ -88,7 +89,9 @@ std::string format_live_pareto(const nlohmann::json& pareto) {
   for (const auto& row : pareto["front"]) {
     out += fmt::format("{:>6}", row["config"].get<int>());
     for (const auto& o : pareto["objectives"])
-      if (o["live"].get<bool>()) out += fmt::format("  {:>14.6g}", row["values"][o["name"].get<std::string>()].get<double>());
+      if (o["live"].get<bool>())
+        out += fmt::format("  {:>14}", format_objective_value(row["values"][o["name"].get<std::string>()].get<double>(),
+                                                              o.value("decimals", 4)));
     out += "\n";
   }
   return out;

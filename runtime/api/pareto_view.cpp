@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "runtime/spec/objective.hpp"
+#include "runtime/spec/objective_format.hpp"
 
 namespace cerebro::api {
 
@@ -135,6 +135,15 @@ nlohmann::json pareto_of(const StateStore& store) {
     nlohmann::json values = nlohmann::json::object();
     for (size_t k = 0; k < used.size(); ++k) values[used[k].name] = c->values[k];
     rows.push_back({{"config", c->config}, {"values", values}});
+  }
+  // How each live objective's column is printed (one rule for every table).
+  for (auto& o : objectives) {
+    if (!o["live"].get<bool>()) continue;
+    const auto k = static_cast<size_t>(
+        std::find_if(used.begin(), used.end(), [&](const Objective& u) { return u.name == o["name"]; }) - used.begin());
+    std::vector<double> column;
+    for (const Candidate* c : front) column.push_back(c->values[k]);
+    o["decimals"] = objective_decimals(used[k], column);
   }
   return {{"objectives", objectives}, {"final", final}, {"front", rows}};
 }

@@ -21,9 +21,12 @@
 
 namespace cerebro::api {
 
-// {"objectives": [{"name", "direction", "live"}], "final": bool,
+// {"objectives": [{"name", "direction", "live", "decimals"}], "final": bool,
 //  "front": [{"config", "values": {name: value}}]} with the front ordered by
 // the first objective, best first; null for an experiment with one objective.
+// "decimals" (live objectives only) is how many decimals the column of that
+// objective's values on the front is printed with (objective_decimals in
+// runtime/spec/objective_format.hpp), for the dashboard and the REPL.
 nlohmann::json pareto_of(const StateStore& store);
 
 }  // namespace cerebro::api

@@ -36,6 +36,7 @@ struct unit_task {
   // Training-time augmentation ([data] augment), drawn from `seed`.
   bool augment_hflip = false;
   int32_t augment_crop_padding = 0;  // > 0: random crops with this padding
+  bool read_ahead = false;  // [data] read_ahead: a mapped partition's batches gathered ahead
   // The config's hyper-parameters as JSON text: user data with arbitrary
   // keys and value types (runtime/spec/param_value.hpp), read by the trainer.
   std::string params_json;
@@ -79,6 +80,10 @@ struct progress_update {
   // Failed unit attempts so far (each retried, or failing its config): the
   // unit log keeps committed units only. For /metrics (issue 12).
   int64_t units_failed = 0;
+  // Several objectives (issue 15): the Pareto front so far, as the JSON text
+  // of runtime/api/pareto_view.hpp's pareto_of ({"objectives", "final",
+  // "front"}), filled in by the run's follower; empty for one objective.
+  std::string pareto_json;
 };
 
 // Sent once when every config has finished, stopped, diverged or failed.

@@ -18,7 +18,7 @@ namespace cerebro {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, unit_task& x) {
   return f(caf::meta::type_name("unit_task"), x.experiment, x.sample_shape, x.num_classes, x.task, x.target_stddev, x.config, x.partition, x.epoch, x.attempt, x.seed, x.validate,
-           x.augment_hflip, x.augment_crop_padding, x.params_json, x.state);
+           x.augment_hflip, x.augment_crop_padding, x.read_ahead, x.params_json, x.state);
 }
 
 template <class Inspector>
@@ -32,7 +32,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, progress_update& x) {
   return f(caf::meta::type_name("progress_update"), x.units_done, x.units_total, x.elapsed_s, x.best_config,
            x.best_metric, x.event, x.epoch_low, x.epoch_high, x.running_workers, x.running_agents, x.running_units,
-           x.units_failed);
+           x.units_failed, x.pareto_json);
 }
 
 template <class Inspector>

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "runtime/search/tpe.hpp"
+#include "runtime/spec/objective_format.hpp"
 
 namespace cerebro {
 
@@ -116,9 +117,17 @@ std::string format_pareto_front(const nlohmann::json& summary) {
   out += fmt::format("{:>6}", "config");
   for (const auto& n : names) out += fmt::format("  {:>14}", n);
   out += "\n";
+  std::vector<int> decimals;  // one rule for every Pareto table (runtime/spec/objective_format.hpp)
+  for (const auto& n : names) {
+    std::vector<double> column;
+    for (const auto& c : summary["pareto_front"]) column.push_back(c["values"][n].get<double>());
+    auto objective = parse_objective(n);
+    decimals.push_back(objective ? objective_decimals(*objective, column) : 4);
+  }
   for (const auto& c : summary["pareto_front"]) {
     out += fmt::format("{:>6}", c["id"].get<int>());
-    for (const auto& n : names) out += fmt::format("  {:>14.6g}", c["values"][n].get<double>());
+    for (size_t k = 0; k < names.size(); ++k)
+      out += fmt::format("  {:>14}", format_objective_value(c["values"][names[k]].get<double>(), decimals[k]));
     out += "\n";
   }
   return out;

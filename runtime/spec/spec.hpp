@@ -44,6 +44,11 @@ struct DataSpec {
   // Prepared partitions live in the shared content-addressed cache
   // (datasets/prepared_cache.hpp); false prepares into the run directory.
   bool cache = true;
+  // A unit on a memory-mapped (out-of-core) partition gathers its next
+  // batches on a background thread (datasets/batch_read_ahead.hpp). Off by
+  // default: with one worker per core the extra thread competes with training
+  // (docs/BENCHMARKS.md); on for partitions larger than RAM on a slow disk.
+  bool read_ahead = false;
 };
 
 struct ClusterSpec {

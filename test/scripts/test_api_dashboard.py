@@ -12,19 +12,17 @@ in once, and a screenshot is saved.
 usage: test_api_dashboard.py CEREBRO_BINARY ARTIFACT_DIR"""
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
-import time
+import urllib.error
 import urllib.request
 
-from selenium import webdriver
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
 from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
+
+from cerebro_test_support import ReplWithDashboard, request
 
 FASHION = "/usr/share/datasets/fashion-mnist"
 SPEC = f"""[experiment]
@@ -42,52 +40,23 @@ lr = [0.003, 0.001, 0.0003]
 """
 
 
-def request(base, token, method, path, body=None):
-    data = body.encode() if body is not None else None
-    req = urllib.request.Request(base + path, data=data, method=method,
-                                 headers={"Authorization": "Bearer " + token})
-    try:
-        with urllib.request.urlopen(req, timeout=60) as r:
-            return r.status, json.loads(r.read())
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read() or b"{}")
-
-
 def main():
     binary, artifacts = sys.argv[1], sys.argv[2]
     os.makedirs(artifacts, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix="cerebro-dashboard-")
-    env = dict(os.environ, CEREBRO_FAULT_INJECTION_ENABLE="i-am-a-test",
-               # Units 40 times slower: the run stays alive while the browser looks.
-               CEREBRO_FAULTS="slow_worker=0:40;slow_worker=1:40")
-    log = open(os.path.join(tmp, "repl.log"), "w+")
-    repl = subprocess.Popen([binary, "repl", "--workers", "2", "--state", os.path.join(tmp, "state"), "--ui", "0"],
-                            stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, env=env)
-    driver = None
+    # Units 40 times slower: the run stays alive while the browser looks.
+    repl = ReplWithDashboard(binary, tmp, {"CEREBRO_FAULT_INJECTION_ENABLE": "i-am-a-test",
+                                           "CEREBRO_FAULTS": "slow_worker=0:40;slow_worker=1:40"})
+    url, link_token = repl.url, repl.link_token
     try:
-        url = None
-        for _ in range(200):
-            log.seek(0)
-            text = log.read()
-            m = re.search(r"dashboard: (http://127\.0\.0\.1:\d+/)\?token=([0-9a-f]+)", text)
-            t = re.search(r"api token: ([0-9a-f]+) ", text)
-            if m and t:
-                url, link_token, token = m.group(1), m.group(2), t.group(1)
-                break
-            time.sleep(0.1)
-        assert url, "no dashboard URL and API token printed"
         # The link's token is not the API token: it only logs a browser in.
-        status, body = request(url.rstrip("/"), link_token, "GET", "/api/v1/experiments")
+        status, body = request(repl.base, link_token, "GET", "/api/v1/experiments")
         assert status == 401, (status, body)
-        status, body = request(url.rstrip("/"), token, "POST", "/api/v1/experiments", SPEC)
+        status, body = repl.request("POST", "/api/v1/experiments", SPEC)
         assert status == 201, body
         experiment = body["id"]
 
-        options = Options()
-        for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,1500",
-                     "--proxy-server=127.0.0.1:9"):  # no network beyond this server (localhost bypasses proxies)
-            options.add_argument(flag)
-        driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+        driver = repl.browser()
         driver.get(url + "?token=" + link_token + "&poll=500")
         # The page redraws the leaderboard at every poll, so an element found
         # a moment ago may be gone when it is read: the wait tries again.
@@ -139,7 +108,7 @@ def main():
 
         # Paused (through the API) so that config 2 is surely still running
         # when its button is clicked; units already running finish.
-        status, body = request(url.rstrip("/"), token, "POST", f"/api/v1/experiments/{experiment}/pause")
+        status, body = repl.request("POST", f"/api/v1/experiments/{experiment}/pause")
         assert status == 200, body
         # Stop config 2 with its button; the API says it is stopped.
         stop = "button.stop[data-config='2']"
@@ -148,12 +117,12 @@ def main():
         driver.execute_script(f"document.querySelector(\"{stop}\").click()")
         wait.until(lambda d: d.find_element(By.CSS_SELECTOR, "#leaderboard tr[data-config='2'] .config-status").text
                    == "stopped")
-        status, body = request(url.rstrip("/"), token, "GET", f"/api/v1/experiments/{experiment}/configs/2")
+        status, body = repl.request("GET", f"/api/v1/experiments/{experiment}/configs/2")
         assert status == 200 and body["status"] == "stopped", body
         # Paused: once the running units are in, the schedule has every unit
         # the API lists, each once, though each poll fetched only new ones.
         drawn = "return window.cerebroCharts.schedule.data.datasets.reduce((n, s) => n + s.data.length, 0)"
-        listed = lambda: request(url.rstrip("/"), token, "GET", f"/api/v1/experiments/{experiment}/units")[1]["count"]
+        listed = lambda: repl.request("GET", f"/api/v1/experiments/{experiment}/units")[1]["count"]
         wait.until(lambda d: d.execute_script(drawn) == listed() and listed() > 0)
         since = driver.execute_script("return window.cerebroUnits ? window.cerebroUnits.since : -1")
         assert since > 0, f"the last poll asked for units since {since}, not only the new ones"
@@ -172,27 +141,16 @@ def main():
             box.value = JSON.stringify(params);""")
         driver.find_element(By.ID, "clone-submit").click()
         wait.until(lambda d: len(rows(d)) == 4)
-        status, body = request(url.rstrip("/"), token, "GET", f"/api/v1/experiments/{experiment}/configs/3")
+        status, body = repl.request("GET", f"/api/v1/experiments/{experiment}/configs/3")
         assert status == 200 and body["params"]["lr"] == 0.0005, body
-        status, body = request(url.rstrip("/"), token, "POST", f"/api/v1/experiments/{experiment}/resume")
+        status, body = repl.request("POST", f"/api/v1/experiments/{experiment}/resume")
         assert status == 200, body
         shot = os.path.join(artifacts, "dashboard.png")
         driver.save_screenshot(shot)
         print("screenshot:", shot)
         print("ok: dashboard drawn, stop and clone applied, screenshot saved")
-    except BaseException:
-        if driver:
-            driver.save_screenshot(os.path.join(artifacts, "dashboard-failed.png"))
-        raise
     finally:
-        if driver:
-            driver.quit()
-        repl.kill()
-        repl.wait()
-        log.seek(0)
-        text = log.read()
-        if sys.exc_info()[0]:
-            print(text[-4000:])
+        repl.close(sys.exc_info()[0] is not None, os.path.join(artifacts, "dashboard-failed.png"))
 
 
 if __name__ == "__main__":

@@ -8,21 +8,17 @@ the dashboard's Pareto table has a row per front member; at the end the front is
 final and has inference_ms.
 
 usage: test_api_pareto.py CEREBRO_BINARY ARTIFACT_DIR"""
-import json
+import itertools
 import os
 import re
-import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 
-from selenium import webdriver
 from selenium.common.exceptions import StaleElementReferenceException
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
+
+from cerebro_test_support import ReplWithDashboard, wait_for
 
 FASHION = "/usr/share/datasets/fashion-mnist"
 SPEC = f"""[experiment]
@@ -44,53 +40,21 @@ lr = {{ dist = "loguniform", low = 1e-4, high = 3e-2 }}
 """
 
 
-def request(base, token, method, path, body=None):
-    data = body.encode() if body is not None else None
-    req = urllib.request.Request(base + path, data=data, method=method,
-                                 headers={"Authorization": "Bearer " + token})
-    try:
-        with urllib.request.urlopen(req, timeout=60) as r:
-            return r.status, json.loads(r.read())
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read() or b"{}")
-
-
-def wait_for(what, check, seconds=120):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError("timed out waiting for " + what)
-
-
 def main():
     binary, artifacts = sys.argv[1], sys.argv[2]
     os.makedirs(artifacts, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix="cerebro-pareto-")
-    env = dict(os.environ, CEREBRO_FAULT_INJECTION_ENABLE="i-am-a-test",
-               # Slower units: the run stays alive while the front is looked at.
-               CEREBRO_FAULTS="slow_worker=0:100;slow_worker=1:100")
-    log = open(os.path.join(tmp, "repl.log"), "w+")
-    repl = subprocess.Popen([binary, "repl", "--workers", "2", "--state", os.path.join(tmp, "state"), "--ui", "0"],
-                            stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, env=env, text=True)
-    driver = None
+    # Slower units: the run stays alive while the front is looked at.
+    repl = ReplWithDashboard(binary, tmp, {"CEREBRO_FAULT_INJECTION_ENABLE": "i-am-a-test",
+                                           "CEREBRO_FAULTS": "slow_worker=0:100;slow_worker=1:100"})
+    url, link_token = repl.url, repl.link_token
     try:
-        # The link's one-time token logs the browser in; programs send the API token printed beside it.
-        def dashboard():
-            log.seek(0)
-            return re.search(r"dashboard: (http://127\.0\.0\.1:\d+/)\?token=([0-9a-f]+)\napi token: ([0-9a-f]+) ",
-                             log.read())
-        m = wait_for("the dashboard URL and API token", dashboard, 20)
-        url, link_token, token = m.group(1), m.group(2), m.group(3)
-        base = url.rstrip("/")
-        status, body = request(base, token, "POST", "/api/v1/experiments", SPEC)
+        status, body = repl.request("POST", "/api/v1/experiments", SPEC)
         assert status == 201, body
         experiment = body["id"]
 
         def view():
-            status, body = request(base, token, "GET", f"/api/v1/experiments/{experiment}")
+            status, body = repl.request("GET", f"/api/v1/experiments/{experiment}")
             assert status == 200, body
             return body
 
@@ -107,18 +71,17 @@ def main():
         assert {m["config"] for m in live["pareto"]} <= ids
 
         # The REPL's leaderboard has the front too.
-        repl.stdin.write(f"top {experiment}\n")
-        repl.stdin.flush()
-        def top_printed():
-            log.seek(0)
-            return "Pareto front" in log.read()
-        wait_for("the REPL's Pareto front", top_printed, 30)
+        repl.command(f"top {experiment}")
+        wait_for("the REPL's Pareto front", lambda: "Pareto front" in repl.output(), 30)
+        # Its columns: one number of decimals each (accuracy), parameters as integers.
+        lines = repl.output().split("Pareto front", 1)[1].splitlines()
+        assert lines[1].split() == ["config", "val_accuracy", "parameters"], lines[:3]
+        rows = [line.split() for line in itertools.takewhile(lambda l: re.fullmatch(r"\s*\d+ +\S+ +\S+", l),
+                                                               lines[2:])]
+        assert rows and all(len(r) == 3 and r[0].isdigit() and r[2].isdigit() for r in rows), lines[:8]
+        assert len({len(r[1].split(".")[1]) for r in rows}) == 1, rows
 
-        options = Options()
-        for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,1500",
-                     "--proxy-server=127.0.0.1:9"):
-            options.add_argument(flag)
-        driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+        driver = repl.browser()
         driver.get(url + "?token=" + link_token + "&poll=500")
         wait = WebDriverWait(driver, 90, poll_frequency=0.25, ignored_exceptions=(StaleElementReferenceException,))
         # The page selects the newest experiment itself.
@@ -135,22 +98,27 @@ def main():
         rows = lambda d: [int(r.get_attribute("data-config"))
                           for r in d.find_elements(By.CSS_SELECTOR, "#pareto tbody tr")]
         wait.until(lambda d: rows(d) == [m["config"] for m in final["pareto"]])
+        # Each objective's column has one number of decimals (the API's "decimals": 4 significant digits
+        # of the column's largest value, parameters as integers), not 0.690000 beside 50890.0.
+        objectives = final["pareto_objectives"]
+        for o in objectives:
+            assert isinstance(o.get("decimals"), int), o
+        assert next(o for o in objectives if o["name"] == "parameters")["decimals"] == 0, objectives
+        table = wait.until(lambda d: [[td.text for td in r.find_elements(By.TAG_NAME, "td")]
+                                      for r in d.find_elements(By.CSS_SELECTOR, "#pareto tbody tr")])
+        for row, member in zip(table, final["pareto"]):
+            assert row[0] == str(member["config"]), (row, member)
+            for text, o in zip(row[1:], objectives):
+                expected = f"{member['values'][o['name']]:.{o['decimals']}f}"
+                assert text == expected, (o["name"], text, expected)
+                assert re.fullmatch(r"\d+" if o["decimals"] == 0 else r"\d+\.\d{%d}" % o["decimals"], text), text
+        largest = max(m["values"]["val_accuracy"] for m in final["pareto"])
+        assert len(f"{largest:.{objectives[0]['decimals']}f}".replace(".", "").lstrip("0")) == 4, (largest, objectives)
         shot = os.path.join(artifacts, "dashboard-pareto.png")
         driver.save_screenshot(shot)
         print("ok: live and final Pareto fronts in the API, the REPL and the dashboard; screenshot", shot)
-    except BaseException:
-        if driver:
-            driver.save_screenshot(os.path.join(artifacts, "dashboard-pareto-failed.png"))
-        raise
     finally:
-        if driver:
-            driver.quit()
-        repl.kill()
-        repl.wait()
-        log.seek(0)
-        text = log.read()
-        if sys.exc_info()[0]:
-            print(text[-4000:])
+        repl.close(sys.exc_info()[0] is not None, os.path.join(artifacts, "dashboard-pareto-failed.png"))
 
 
 if __name__ == "__main__":

@@ -7,13 +7,13 @@ usage: test_api_prometheus.py CEREBRO_BINARY"""
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.parse
 import urllib.request
+
+from cerebro_test_support import free_port, wait_for
 
 TOKEN = "s3cret-token-for-prometheus-0123"
 SPEC = """[experiment]
@@ -29,22 +29,6 @@ model = ["mlp"]
 hidden = [[16]]
 lr = [0.001]
 """
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_for(what, check, seconds, logs):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.25)
-    raise AssertionError(f"timed out waiting for {what}\n" + logs())
 
 
 def main():
@@ -70,11 +54,13 @@ def main():
         start("coordinator", [binary, "coordinator", "--listen", f"127.0.0.1:{port}", "--state",
                               os.path.join(tmp, "state"), "--token-file", token_file, "--http", "127.0.0.1:0"])
         http = wait_for("the coordinator's HTTP port",
-                        lambda: re.search(r"http on http://127\.0\.0\.1:(\d+)/", open(log_paths[0]).read()), 20, logs)
+                        lambda: re.search(r"http on http://127\.0\.0\.1:(\d+)/", open(log_paths[0]).read()), 20,
+                        poll=0.25, logs=logs)
         http_port = int(http.group(1))
         start("agent", [binary, "agent", "--join", f"127.0.0.1:{port}", "--token-file", token_file, "--workers", "1",
                         "--data-dir", os.path.join(tmp, "data"), "--name", "scraped-node"])
-        wait_for("the agent", lambda: "agent scraped-node joined" in open(log_paths[0]).read(), 60, logs)
+        wait_for("the agent", lambda: "agent scraped-node joined" in open(log_paths[0]).read(), 60, poll=0.25,
+                 logs=logs)
         req = urllib.request.Request(f"http://127.0.0.1:{http_port}/api/v1/experiments", data=SPEC.encode(),
                                      method="POST", headers={"Authorization": "Bearer " + TOKEN})
         experiment = json.loads(urllib.request.urlopen(req, timeout=60).read())["id"]
@@ -104,15 +90,15 @@ scrape_configs:
                 return None
             return answer["data"]["result"] if answer.get("status") == "success" else None
 
-        up = wait_for("cerebro_agents_up in Prometheus", lambda: query("cerebro_agents_up"), 60, logs)
+        up = wait_for("cerebro_agents_up in Prometheus", lambda: query("cerebro_agents_up"), 60, poll=0.25, logs=logs)
         assert float(up[0]["value"][1]) == 1.0, up
         assert up[0]["metric"]["job"] == "cerebro", up
         done = wait_for("units completed in Prometheus", lambda: [
             s for s in (query(f'cerebro_units_completed_total{{experiment="{experiment}"}}') or [])
-            if float(s["value"][1]) >= 1], 120, logs)
+            if float(s["value"][1]) >= 1], 120, poll=0.25, logs=logs)
         assert done[0]["metric"]["experiment"] == experiment, done
         histogram = wait_for("the unit duration histogram", lambda: query(
-            f'cerebro_unit_duration_seconds_count{{experiment="{experiment}"}}'), 30, logs)
+            f'cerebro_unit_duration_seconds_count{{experiment="{experiment}"}}'), 30, poll=0.25, logs=logs)
         assert float(histogram[0]["value"][1]) >= 1, histogram
         targets = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{prom_port}/api/v1/targets", timeout=5).read())
         health = [t["health"] for t in targets["data"]["activeTargets"]]

@@ -171,9 +171,16 @@ function renderPareto(e) {
     const row = body.insertRow();
     row.dataset.config = p.config;
     cell(row, String(p.config));
-    for (const o of objectives) cell(row, Number(p.values[o.name]).toPrecision(6));
+    // One rule per column (the API's "decimals": 4 significant digits of the
+    // column's largest value, parameters as integers), right-aligned.
+    for (const o of objectives) cell(row, formatObjective(p.values[o.name], o.decimals), "number");
     row.onclick = () => highlight(p.config);
   }
+}
+
+function formatObjective(value, decimals) {
+  const v = Number(value);
+  return Number.isFinite(v) ? v.toFixed(Number.isInteger(decimals) ? decimals : 4) : "-";
 }
 
 function drawCharts() {
