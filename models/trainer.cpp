@@ -1,4 +1,6 @@
 // Training, evaluation, state (de)serialization and export of one config.
+#include <malloc.h>
+
 #include <ATen/CPUGeneratorImpl.h>
 
 #include <chrono>
@@ -191,6 +193,13 @@ using namespace detail;
 
 void configure_threads(int intra_op_threads) {
   torch::set_num_threads(std::max(1, intra_op_threads));
+}
+
+void configure_allocator() {
+  // Fixed thresholds also turn off glibc's dynamic threshold, which LibTorch's
+  // allocation pattern defeats (measured: faults every step without this).
+  mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);
+  mallopt(M_TRIM_THRESHOLD, 256 * 1024 * 1024);
 }
 
 double calibrate_speed() {

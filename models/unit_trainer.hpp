@@ -42,6 +42,19 @@ struct Evaluation {
 // Sets LibTorch's intra-op thread count for this process (every worker).
 void configure_threads(int intra_op_threads);
 
+// Keeps memory freed by training in the process's malloc arenas instead of
+// returning it to the kernel (glibc: mmap threshold 32 MB, trim threshold
+// 256 MB). Every training step allocates and frees its activations and
+// gradients; by default glibc unmaps or trims them, and every step then
+// faults those pages in again: 46 to 139 page faults per step for the zoo's
+// cnn at batch 64, and on this VM kind (a paravirtualised guest, where a fault
+// is dear) the kernel took 21.5 % of a gang's samples, mostly faults (perf;
+// docs/BENCHMARKS.md issue 14 (a)). The cost: the arenas keep up to the peak
+// a process ever used. Process-wide, like the thread count, and called where
+// configure_threads is: a run's setup (so an embedding service that runs
+// experiments gets it too: docs/EMBEDDING.md), agents, the bench.
+void configure_allocator();
+
 // A node's relative speed: GFLOP/s of a fixed single-threaded matrix-multiply
 // workload, measured for about 0.2 s.
 double calibrate_speed();
