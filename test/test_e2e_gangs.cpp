@@ -103,28 +103,33 @@ BOOST_AUTO_TEST_CASE(a_gang_member_that_dies_fails_the_attempt_and_the_units_run
 // node2's agent process stops itself (SIGSTOP, as a frozen VM would) at its
 // 45th gang step, inside the second epoch's gang (about 30 steps a gang).
 // Its peer on node1 waits in the allreduce until the gang timeout
-// (heartbeat_timeout, 3 s), the attempt fails and commits nothing, the
-// coordinator drops the silent agent, and the attempt's units run again from
-// the config's last checkpoint (epoch 1's state) on node1 alone: the run
+// (heartbeat_timeout, 8 s) or the coordinator drops the silent agent, the
+// attempt fails and commits nothing, and the attempt's units run again from
+// the config's last checkpoint (the state after the first epoch) on node1 alone: the run
 // finishes with every unit committed exactly once, the first epoch as a gang.
 BOOST_AUTO_TEST_CASE(a_gang_peer_hung_past_the_timeout_fails_the_attempt_and_the_units_run_again) {
   TempDir tmp;
   Cluster cluster(tmp);
   int port = free_port();
-  auto& coordinator = cluster.start_coordinator(port, {"--heartbeat-timeout", "3"});
+  auto& coordinator = cluster.start_coordinator(port);
   BOOST_REQUIRE_MESSAGE(coordinator.wait_for_log("listening on 127.0.0.1:" + std::to_string(port), 20), cluster.logs());
   cluster.start_agent("node1", port);
-  auto& hung = cluster.start_agent("node2", port,
-                                   {"CEREBRO_FAULT_INJECTION_ENABLE=i-am-a-test", "CEREBRO_FAULTS=stop=gang_step:45"});
+  auto& hung = cluster.start_agent(
+      "node2", port,
+      std::vector<std::string>{"CEREBRO_FAULT_INJECTION_ENABLE=i-am-a-test", "CEREBRO_FAULTS=stop=gang_step:45"});
   for (const char* name : {"node1", "node2"})
     BOOST_REQUIRE_MESSAGE(coordinator.wait_for_log(std::string("agent ") + name + " joined", 60), cluster.logs());
-  auto spec = gang_spec(tmp, "replication = 2\nheartbeat_timeout = 3\nmax_unit_retries = 5\n", 3);
+  // 8 s: long enough that a loaded machine (tests run in parallel) loses no
+  // live agent, short enough for a test.
+  auto spec = gang_spec(tmp, "replication = 2\nheartbeat_timeout = 8\nmax_unit_retries = 5\n", 3);
   auto out = run_cerebro("run " + spec + " --cluster 127.0.0.1:" + std::to_string(port) + " --token-file " +
                          cluster.token + " --out " + tmp.file("client-run"));
   BOOST_TEST_INFO(out.text + cluster.logs());
   BOOST_REQUIRE_EQUAL(out.exit_code, 0);
   BOOST_TEST(hung.log().find("fault injection: stopping (SIGSTOP) at gang_step") != std::string::npos);
-  BOOST_TEST(out.text.find("of config 0 (2 workers) failed") != std::string::npos);
+  // The attempt ends whichever comes first: the survivor's allreduce timeout
+  // (the gang fails, "... failed, its units are pending again") or the
+  // coordinator dropping the silent agent (the gang is requeued whole).
   BOOST_TEST((out.text + coordinator.log()).find("agent node2 is lost") != std::string::npos);
 
   std::string dir;
