@@ -5,6 +5,9 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/utils/lambda_post_hook.h>
+#include <torch/csrc/autograd/variable.h>
 
 #include <chrono>
 #include <cmath>
@@ -15,6 +18,7 @@
 #include "models/gang_trainer.hpp"
 #include "models/task.hpp"
 #include "models/trainee.hpp"
+#include "runtime/base/fault_injection.hpp"
 
 namespace cerebro::models {
 
@@ -189,6 +193,123 @@ Result<std::unique_ptr<GangSession>> GangSession::join(const std::string& store_
   });
 }
 
+namespace {
+
+// Gradients live in one flat buffer, [parameters ..., examples, summed loss]:
+// each parameter's .grad is a view of its slice, so backward accumulates
+// straight into what the allreduce sends (no allocation, no copy in or out
+// per step). The parameters are cut into buckets of consecutive slices,
+// ordered last parameter first (the order backward produces them): a
+// post-hook on each parameter's gradient accumulator launches its bucket's
+// allreduce as soon as the bucket is complete, so the allreduce of the last
+// layers runs while backward still computes the first ones (as DDP does).
+// Buckets launch strictly in that order on every rank, so the collectives
+// match even where backward reaches them in another order or not at all (a
+// rank whose partition ran out runs no backward and launches them all).
+class FlatGradients {
+ public:
+  // A bucket closes once it holds 256 KB of floats: few collectives per step,
+  // and the default cnn's fully connected layers (200k floats, most of its
+  // gradients) go out in the first bucket while backward still computes
+  // the convolutions' gradients.
+  static constexpr int64_t kBucketFloats = 64 * 1024;
+
+  FlatGradients(GangSession::Impl& gang, std::vector<torch::Tensor> params) : gang_(gang), params_(std::move(params)) {
+    std::vector<int64_t> offsets;
+    for (const auto& p : params_) {
+      offsets.push_back(numel_);
+      numel_ += p.numel();
+    }
+    flat_ = torch::zeros({numel_ + 2}, torch::kFloat32);
+    for (size_t i = 0; i < params_.size(); ++i) {
+      params_[i].mutable_grad() = flat_.slice(0, offsets[i], offsets[i] + params_[i].numel()).view_as(params_[i]);
+    }
+    // Buckets from the last parameter backwards; each a contiguous range.
+    bucket_of_.assign(params_.size(), 0);
+    for (size_t i = params_.size(); i-- > 0;) {
+      if (buckets_.empty() || buckets_.back().end - buckets_.back().begin >= kBucketFloats) {
+        buckets_.push_back({offsets[i] + params_[i].numel(), offsets[i] + params_[i].numel(), 0, 0});
+      }
+      Bucket& b = buckets_.back();
+      b.begin = offsets[i];
+      ++b.members;
+      bucket_of_[i] = buckets_.size() - 1;
+    }
+    for (size_t i = 0; i < params_.size(); ++i) {
+      auto accumulator = torch::autograd::impl::grad_accumulator(params_[i]);
+      if (!accumulator) continue;  // not a leaf that needs a gradient: its bucket flushes after backward
+      accumulator->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
+          [this, i](const torch::autograd::variable_list& outputs, const torch::autograd::variable_list&) {
+            ready(i);
+            return outputs;
+          }));
+      accumulators_.push_back(std::move(accumulator));  // the hooks live as long as this object
+    }
+  }
+
+  FlatGradients(const FlatGradients&) = delete;  // the hooks point at this object
+  FlatGradients& operator=(const FlatGradients&) = delete;
+
+  int64_t numel() const { return numel_; }
+  torch::Tensor& flat() { return flat_; }
+
+  // A new step: gradients, example count and loss back to zero.
+  void begin_step() {
+    flat_.zero_();
+    for (auto& b : buckets_) b.ready = 0;
+    launched_ = 0;
+    works_.clear();
+  }
+  // Every bucket not launched yet, in order; then the step's example count
+  // and summed loss. Called once backward is done (or skipped).
+  void flush() {
+    while (launched_ < buckets_.size()) launch_bucket();
+  }
+  void launch_counts(double examples, double loss) {
+    flat_[numel_] = static_cast<float>(examples);
+    flat_[numel_ + 1] = static_cast<float>(loss);
+    launch(flat_.slice(0, numel_, numel_ + 2));
+  }
+  // Waits for every collective of the step.
+  void wait() {
+    for (auto& w : works_) w->wait();
+    works_.clear();
+  }
+
+ private:
+  struct Bucket {
+    int64_t begin, end;  // floats of the flat buffer
+    int members;         // parameters
+    int ready;           // of them, with their gradient accumulated this step
+  };
+
+  void ready(size_t param) {
+    Bucket& b = buckets_[bucket_of_[param]];
+    ++b.ready;
+    while (launched_ < buckets_.size() && buckets_[launched_].ready == buckets_[launched_].members) launch_bucket();
+  }
+  void launch_bucket() {
+    const Bucket& b = buckets_[launched_++];
+    launch(flat_.slice(0, b.begin, b.end));
+  }
+  void launch(torch::Tensor slice) {
+    std::vector<torch::Tensor> tensors{std::move(slice)};
+    works_.push_back(gang_.process_group().allreduce(tensors));
+  }
+
+  GangSession::Impl& gang_;
+  std::vector<torch::Tensor> params_;
+  int64_t numel_ = 0;
+  torch::Tensor flat_;
+  std::vector<Bucket> buckets_;
+  std::vector<size_t> bucket_of_;
+  size_t launched_ = 0;
+  std::vector<c10::intrusive_ptr<c10d::Work>> works_;
+  std::vector<std::shared_ptr<torch::autograd::Node>> accumulators_;
+};
+
+}  // namespace
+
 Result<GangUnitOutput> train_gang_unit(GangSession& session, const UnitInput& in) {
   GangSession::Impl& gang = session.impl();
   return guarded<GangUnitOutput>(fmt::format("gang training failed (rank {} of {})", gang.rank, gang.size), [&] {
@@ -219,32 +340,34 @@ Result<GangUnitOutput> train_gang_unit(GangSession& session, const UnitInput& in
     const auto steps = static_cast<int64_t>(steps_tensor.item<double>());
 
     std::vector<torch::Tensor> params = t.model->parameters();
-    int64_t numel = 0;
-    for (const auto& p : params) numel += p.numel();
+    // Declared after the model, destroyed before it: its hooks point here.
+    FlatGradients gradients(gang, params);
+    const int64_t numel = gradients.numel();
+    torch::Tensor& buffer = gradients.flat();
+    const auto& faults = FaultInjection::instance();
     double loss_sum = 0;
     int64_t examples = 0;
     for (int64_t step = 0; step < steps; ++step) {
+      faults.crash_point("gang_step");  // a test's rank that dies or hangs mid-attempt
       int64_t begin = step * share;
       int64_t end = std::min(begin + share, data.size());
-      t.optimizer->zero_grad();
-      // [gradients of the summed loss ..., examples, summed loss]
-      torch::Tensor buffer = torch::zeros({numel + 2}, torch::kFloat32);
+      gradients.begin_step();
+      double examples_here = 0, summed_loss = 0;
       if (begin < end) {
         auto idx = order.slice(0, begin, end);
         // The task's (or the template's) loss, summed over this rank's share.
         auto loss = objective.summed_loss_tensor(t.model->forward(x.index_select(0, idx)), y.index_select(0, idx));
-        loss.backward();
-        int64_t offset = 0;
-        for (const auto& p : params) {
-          if (p.grad().defined()) buffer.slice(0, offset, offset + p.numel()).copy_(p.grad().reshape({-1}));
-          offset += p.numel();
-        }
-        buffer[numel] = static_cast<float>(end - begin);
+        summed_loss = loss.item<double>();
+        loss.backward();  // launches the buckets' allreduces as they fill
+        examples_here = static_cast<double>(end - begin);
         out.rank_examples += end - begin;
-        buffer[numel + 1] = loss.item<float>();
       }
+      // What the allreduces cost beyond backward: the buckets still open, the
+      // counts, and waiting for all of them (and for the slower rank).
       auto a0 = Clock::now();
-      gang.allreduce(buffer);
+      gradients.flush();
+      gradients.launch_counts(examples_here, summed_loss);
+      gradients.wait();
       out.allreduce_s += since(a0);
       double global_examples = buffer[numel].item<double>();
       double global_loss = buffer[numel + 1].item<double>();
@@ -253,16 +376,6 @@ Result<GangUnitOutput> train_gang_unit(GangSession& session, const UnitInput& in
         break;
       }
       buffer.slice(0, 0, numel).div_(global_examples);
-      int64_t offset = 0;
-      for (auto& p : params) {
-        auto grad = buffer.slice(0, offset, offset + p.numel()).view_as(p);
-        if (p.grad().defined()) {
-          p.mutable_grad().copy_(grad);
-        } else {
-          p.mutable_grad() = grad.clone();
-        }
-        offset += p.numel();
-      }
       t.optimizer->step();
       loss_sum += global_loss;
       examples += static_cast<int64_t>(global_examples);
@@ -312,19 +425,23 @@ Result<double> measure_allreduce(GangSession& session, const nlohmann::json& par
   });
 }
 
-Result<double> measure_allreduce_local(const nlohmann::json& params, const ShapeInfo& shape, int ranks, int repeats) {
-  if (ranks < 2) return Status::error(fmt::format("an allreduce needs at least 2 ranks, got {}", ranks));
+Result<std::vector<std::unique_ptr<GangSession>>> local_gang(int ranks, double timeout_s, const std::string& address) {
+  if (ranks < 2) return Status::error(fmt::format("a gang needs at least 2 ranks, got {}", ranks));
   c10::intrusive_ptr<c10d::Store> store = c10::make_intrusive<c10d::HashStore>();
   std::vector<std::unique_ptr<GangSession>> sessions;
   for (int rank = 0; rank < ranks; ++rank) {
-    auto impl = std::make_unique<GangSession::Impl>();
-    impl->rank = rank;
-    impl->size = ranks;
-    impl->own_address = "127.0.0.1";
-    impl->timeout = std::chrono::milliseconds(30000);
+    auto impl = new_impl(rank, ranks, address, timeout_s);
     impl->store = store;
     sessions.push_back(std::unique_ptr<GangSession>(new GangSession(std::move(impl))));
   }
+  return std::move(sessions);  // NOLINT: a move-only vector into the Result
+}
+
+Result<double> measure_allreduce_local(const nlohmann::json& params, const ShapeInfo& shape, int ranks, int repeats) {
+  if (ranks < 2) return Status::error(fmt::format("an allreduce needs at least 2 ranks, got {}", ranks));
+  auto gang = local_gang(ranks, 30);
+  if (!gang.ok()) return gang.status();
+  std::vector<std::unique_ptr<GangSession>>& sessions = *gang;
   std::vector<Result<double>> results(static_cast<size_t>(ranks), Status::error("not run"));
   std::vector<std::thread> threads;
   for (int rank = 1; rank < ranks; ++rank)

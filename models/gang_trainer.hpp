@@ -5,10 +5,12 @@
 // Each rank passes over its own partition in a seeded random order with its
 // share of the config's batch_size (batch_size / k, the first batch_size % k
 // ranks one more), so a global step covers batch_size examples and the
-// config's hyper-parameters mean what they mean under MOP. After every step
-// the ranks sum their gradients (of the summed loss) and example counts in
-// one c10d ProcessGroupGloo allreduce and divide: the gradient of the mean
-// loss over the global batch, exactly. Every rank then takes the same
+// config's hyper-parameters mean what they mean under MOP. At every step
+// the ranks sum their gradients (of the summed loss) and example counts with
+// c10d ProcessGroupGloo allreduces and divide: the gradient of the mean loss
+// over the global batch, exactly. The gradients live in one flat buffer cut
+// into buckets, whose allreduces start during backward as each bucket fills
+// (as DDP does); GangUnitOutput::allreduce_s is what they cost beyond it. Every rank then takes the same
 // optimizer step from the same state, so the parameters stay identical; a
 // rank whose partition ran out contributes nothing to the remaining steps.
 // At the end floating buffers (BatchNorm statistics) are averaged, and every
@@ -20,11 +22,13 @@
 // is opened at all. The process group's Gloo sockets are bound to each
 // rank's own cluster address and live as long as the session.
 // host()/join() (a c10d TCPStore, whose server binds every interface) are
-// kept for `cerebro allreduce-probe`'s local measurements only.
+// kept for `cerebro allreduce-probe --rank`'s local measurements only (its
+// ranks as threads meet through local_gang, with no store port).
 
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -67,8 +71,8 @@ class GangSession {
 
  private:
   explicit GangSession(std::unique_ptr<Impl> impl);
-  friend Result<double> measure_allreduce_local(const nlohmann::json& params, const ShapeInfo& shape, int ranks,
-                                                int repeats);
+  friend Result<std::vector<std::unique_ptr<GangSession>>> local_gang(int ranks, double timeout_s,
+                                                                      const std::string& address);
   std::unique_ptr<Impl> impl_;
 };
 
@@ -76,7 +80,7 @@ struct GangUnitOutput {
   UnitOutput unit;              // the state every rank holds; train_loss and examples over the whole gang
   int64_t steps = 0;            // global steps (allreduces of gradients)
   int64_t rank_examples = 0;    // the examples of this rank's own partition it trained on
-  double allreduce_s = 0;       // seconds spent in them, this rank
+  double allreduce_s = 0;       // seconds this rank waited for them after its backward (the cost not hidden)
 };
 
 // Trains this rank's unit (input.partition, input.seed) in the gang. Every
@@ -90,6 +94,13 @@ Result<GangUnitOutput> train_gang_unit(GangSession& session, const UnitInput& in
 // calls it). What the gang planner's allreduce_s is measured with.
 Result<double> measure_allreduce(GangSession& session, const nlohmann::json& params, const ShapeInfo& shape,
                                  int repeats);
+
+// The `ranks` sessions of one gang whose ranks are threads of this process,
+// meeting through an in-memory c10d HashStore (no rendezvous port), Gloo's
+// pairs bound to `address`: for measurements (measure_allreduce_local,
+// `cerebro allreduce-probe`). Each session is then driven by its own thread.
+Result<std::vector<std::unique_ptr<GangSession>>> local_gang(int ranks, double timeout_s,
+                                                             const std::string& address = "127.0.0.1");
 
 // The same figure for `ranks` threads of this process meeting through an
 // in-memory c10d HashStore, Gloo over loopback: what a run's setup measures

@@ -37,7 +37,7 @@ cerebro_add_test(test_e2e_data
   TIMEOUT 600
   LABELS e2e)
 add_dependencies(test_e2e_data cerebro)
-# Issue 14: data-parallel gangs in real runs (two agents on loopback; a member dying).
+# Issue 14: data-parallel gangs in real runs (two agents on loopback; a member dying; one hung).
 cerebro_add_test(test_e2e_gangs
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_e2e_gangs.cpp
   LIBS cerebro_runtime

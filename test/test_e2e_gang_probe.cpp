@@ -18,6 +18,18 @@ BOOST_AUTO_TEST_CASE(the_probe_measures_an_allreduce_per_step) {
   BOOST_TEST(report["allreduce_s"].get<double>() > 0);
 }
 
+// --train: where a gang rank's time goes against MOP, every variant timed.
+BOOST_AUTO_TEST_CASE(the_probe_profiles_a_gangs_training_against_mop) {
+  Output out = run_cerebro(
+      R"(allreduce-probe --params '{"model": "mlp", "hidden": [32]}' --ranks 2 --train 256 --rounds 1 --json)");
+  BOOST_TEST_REQUIRE(out.exit_code == 0, out.text);
+  auto report = nlohmann::json::parse(out.text);
+  for (const char* variant : {"mop", "half", "half_at_once", "gang", "two_configs"})
+    BOOST_TEST(report["median_s"][variant].get<double>() > 0, variant);
+  BOOST_TEST(report["gang_steps"] == 8);  // 256 examples in shares of 32
+  BOOST_TEST(report["ratio"].get<double>() > 0);
+}
+
 BOOST_AUTO_TEST_CASE(bad_probe_input_names_the_flag) {
   Output ranks = run_cerebro("allreduce-probe --ranks 1");
   BOOST_TEST(ranks.exit_code != 0);

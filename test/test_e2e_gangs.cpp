@@ -1,8 +1,11 @@
 // Issue 14, data-parallel gangs in real runs through the `cerebro`
-// executable: a gang spanning two agent processes on loopback, and a gang
-// member that dies (its attempt fails whole, its units run again).
+// executable: a gang spanning two agent processes on loopback, a gang
+// member that dies and one that hangs past the gang timeout (the attempt
+// fails whole, its units run again from the last checkpoint).
 #define BOOST_TEST_MODULE e2e_gangs
 #include <boost/test/unit_test.hpp>
+
+#include <signal.h>
 
 #include <filesystem>
 #include <map>
@@ -32,8 +35,9 @@ void check_gang_log(const std::vector<UnitLogEntry>& log, int partitions, int ep
   for (const auto& [gang, count] : members) BOOST_TEST(count == size, "gang " << gang << " has " << count);
 }
 
-std::string gang_spec(const TempDir& tmp, const std::string& cluster_keys) {
-  return tmp.write("gang.toml", "[experiment]\nname = \"gangs\"\nepochs = 2\nseed = 3\n[data]\nsource = \"idx\"\npath = \"" +
+std::string gang_spec(const TempDir& tmp, const std::string& cluster_keys, int epochs = 2) {
+  return tmp.write("gang.toml", "[experiment]\nname = \"gangs\"\nepochs = " + std::to_string(epochs) +
+                                    "\nseed = 3\n[data]\nsource = \"idx\"\npath = \"" +
                                     std::string(fashion_mnist) +
                                     "\"\nlimit = 2000\npartitions = 2\n[cluster]\nparallelism = \"data\"\n" +
                                     cluster_keys + "[space]\nmodel = [\"mlp\"]\nlr = [2e-3]\nhidden = [[64]]\n");
@@ -93,6 +97,58 @@ BOOST_AUTO_TEST_CASE(a_gang_member_that_dies_fails_the_attempt_and_the_units_run
   // whole, MOP's invariants.
   check_complete_run(log, 1, 2, 2);
   BOOST_TEST(read_json(run + "/summary.json")["best"]["test_accuracy"].get<double>() > 0.6);
+}
+
+// A gang peer that hangs mid-attempt and stays hung past the gang timeout:
+// node2's agent process stops itself (SIGSTOP, as a frozen VM would) at its
+// 45th gang step, inside the second epoch's gang (about 30 steps a gang).
+// Its peer on node1 waits in the allreduce until the gang timeout
+// (heartbeat_timeout, 8 s) or the coordinator drops the silent agent, the
+// attempt fails and commits nothing, and the attempt's units run again from
+// the config's last checkpoint (the state after the first epoch) on node1 alone: the run
+// finishes with every unit committed exactly once, the first epoch as a gang.
+BOOST_AUTO_TEST_CASE(a_gang_peer_hung_past_the_timeout_fails_the_attempt_and_the_units_run_again) {
+  TempDir tmp;
+  Cluster cluster(tmp);
+  int port = free_port();
+  auto& coordinator = cluster.start_coordinator(port);
+  BOOST_REQUIRE_MESSAGE(coordinator.wait_for_log("listening on 127.0.0.1:" + std::to_string(port), 20), cluster.logs());
+  cluster.start_agent("node1", port);
+  auto& hung = cluster.start_agent(
+      "node2", port,
+      std::vector<std::string>{"CEREBRO_FAULT_INJECTION_ENABLE=i-am-a-test", "CEREBRO_FAULTS=stop=gang_step:45"});
+  for (const char* name : {"node1", "node2"})
+    BOOST_REQUIRE_MESSAGE(coordinator.wait_for_log(std::string("agent ") + name + " joined", 60), cluster.logs());
+  // 8 s: long enough that a loaded machine (tests run in parallel) loses no
+  // live agent, short enough for a test.
+  auto spec = gang_spec(tmp, "replication = 2\nheartbeat_timeout = 8\nmax_unit_retries = 5\n", 3);
+  auto out = run_cerebro("run " + spec + " --cluster 127.0.0.1:" + std::to_string(port) + " --token-file " +
+                         cluster.token + " --out " + tmp.file("client-run"));
+  BOOST_TEST_INFO(out.text + cluster.logs());
+  BOOST_REQUIRE_EQUAL(out.exit_code, 0);
+  BOOST_TEST(hung.log().find("fault injection: stopping (SIGSTOP) at gang_step") != std::string::npos);
+  // The attempt ends whichever comes first: the survivor's allreduce timeout
+  // (the gang fails, "... failed, its units are pending again") or the
+  // coordinator dropping the silent agent (the gang is requeued whole).
+  BOOST_TEST((out.text + coordinator.log()).find("agent node2 is lost") != std::string::npos);
+
+  std::string dir;
+  for (const auto& e : fs::directory_iterator(tmp.file("state") + "/experiments")) dir = e.path().string();
+  BOOST_REQUIRE(!dir.empty());
+  auto log = open_store(dir)->unit_log();
+  check_complete_run(log, 1, 2, 3);  // each unit exactly once: the failed attempt committed nothing
+  std::set<WorkerId> later_workers;
+  for (const auto& e : log) {
+    if (e.epoch == 0) {
+      BOOST_TEST(e.gang > 0);  // the first epoch, before the hang, ran as a gang of 2
+      BOOST_TEST(e.gang_size == 2);
+    } else {
+      BOOST_TEST(e.gang == 0);  // the rest on node1 alone
+      later_workers.insert(e.worker);
+    }
+  }
+  BOOST_TEST(later_workers.size() == 1u);
+  BOOST_TEST(read_json(tmp.file("client-run") + "/summary.json")["best"]["test_accuracy"].get<double>() > 0.6);
 }
 
 // A gang larger than the workers holding partitions is a clear error, and

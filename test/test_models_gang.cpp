@@ -99,6 +99,44 @@ BOOST_AUTO_TEST_CASE(two_copies_of_a_half_batch_are_one_unit_at_half_the_batch) 
   BOOST_TEST(max_model_difference(r0->unit.state, r1->unit.state) == 0.0);
 }
 
+// The same exactness where the gradients are cut into several buckets whose
+// allreduces start during backward (hidden [512, 256] on 20 features: 141k
+// parameters, the 131k of the middle layer closing the first bucket).
+BOOST_AUTO_TEST_CASE(bucketed_allreduces_during_backward_are_exact) {
+  Data data = make_data({20}, 96);
+  json gang_params = json::parse(R"({"model": "mlp", "hidden": [512, 256], "optimizer": "sgd", "lr": 0.05,
+                                     "momentum": 0.9, "batch_size": 32})");
+  json half_params = gang_params;
+  half_params["batch_size"] = 16;
+  std::string state = must(initial_state(gang_params, data.shape, data.p0, 7));
+  auto [r0, r1] = run_gang(gang_params, data.shape, state, {&data.p0, 5}, {&data.p0, 5});
+  BOOST_TEST_REQUIRE(r0.ok(), r0.error());
+  BOOST_TEST_REQUIRE(r1.ok(), r1.error());
+  BOOST_TEST(r0->steps == 6);
+  Result<UnitOutput> alone = run_unit(half_params, data.shape, state, data.p0, 5);
+  BOOST_TEST_REQUIRE(alone.ok(), alone.error());
+  BOOST_TEST(max_model_difference(r0->unit.state, alone->state) < 1e-5);
+  BOOST_TEST(max_model_difference(r0->unit.state, r1->unit.state) == 0.0);
+}
+
+// A rank whose partition runs out runs no backward but still takes part in
+// every bucket's allreduce, in the same order as its peer: the gang ends
+// with one state, every step counted, no hang.
+BOOST_AUTO_TEST_CASE(a_rank_that_runs_out_still_matches_its_peers_buckets) {
+  Data data = make_data({20}, 128);
+  datasets::Dataset shorter = synthetic({20}, 40, 9);
+  json params = json::parse(R"({"model": "mlp", "hidden": [512, 256], "lr": 0.001, "batch_size": 32})");
+  std::string state = must(initial_state(params, data.shape, data.p0, 3));
+  auto [r0, r1] = run_gang(params, data.shape, state, {&shorter, 1}, {&data.p0, 2});
+  BOOST_TEST_REQUIRE(r0.ok(), r0.error());
+  BOOST_TEST_REQUIRE(r1.ok(), r1.error());
+  BOOST_TEST(r0->steps == 8);  // the longer partition's 128 examples in shares of 16
+  BOOST_TEST(r0->unit.examples == 168);
+  BOOST_TEST(r0->rank_examples == 40);
+  BOOST_TEST(r1->rank_examples == 128);
+  BOOST_TEST(max_model_difference(r0->unit.state, r1->unit.state) == 0.0);
+}
+
 BOOST_AUTO_TEST_CASE(a_gang_of_two_trains_like_one_worker_visiting_both_partitions) {
   Data data = make_data({20}, 256);
   json params = json::parse(R"({"model": "mlp", "hidden": [32], "batch_size": 32, "lr": 0.003})");

@@ -9,6 +9,7 @@
 //     slow_worker=W:F       worker W's units take F times as long (F >= 1)
 //     crash=POINT[:K]       the process _exits(137) the K-th time (default 1) it reaches POINT
 //     fatal_signal=POINT[:K] the same, but the process raises SIGSEGV there, as a crash would
+//     stop=POINT[:K]        the process stops itself (SIGSTOP) there: hung, until a SIGCONT or SIGKILL
 //     damage_state=K        the K-th committed unit's state is stored damaged (fails its checksum)
 //     unreadable_state=K    the K-th read of a state fails with an I/O error (the stored state is intact)
 // A malformed rule is an error at startup, never ignored.
@@ -42,8 +43,8 @@ class FaultInjection {
   bool damage_state(int64_t commit) const { return damaged_commits_.count(commit) > 0; }
   // Should this read of a state (1-based count in this process) fail as unreadable?
   bool unreadable_state(int64_t read) const { return unreadable_reads_.count(read) > 0; }
-  // Exits the process (or raises SIGSEGV) at the K-th arrival at `point`,
-  // when a rule says so.
+  // Exits the process (or raises SIGSEGV, or stops it) at the K-th arrival
+  // at `point`, when a rule says so.
   void crash_point(const std::string& point) const;
   // Would the `ahead`-th next arrival at `point` (1: the next one) exit or
   // raise? A group commit ends its batch there, so that a crash "after the
@@ -59,6 +60,7 @@ class FaultInjection {
   std::set<int64_t> unreadable_reads_;
   std::map<std::string, int64_t> crashes_;
   std::map<std::string, int64_t> fatal_signals_;
+  std::map<std::string, int64_t> stops_;
   mutable std::map<std::string, std::atomic<int64_t>> arrivals_;
 };
 
