@@ -1,4 +1,6 @@
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 
 #include <fmt/format.h>
 
@@ -25,6 +27,7 @@ UnitLogEntry entry_of(const unit_result& r, uint64_t seed, double start_s, doubl
   e.val_accuracy = r.val_accuracy;
   e.val_metrics = r.val_metrics;
   e.start_s = start_s;
+  e.result_s = r.result_s;
   e.end_s = end_s;
   e.train_s = r.train_s;
   e.validate_s = r.validate_s;
@@ -37,9 +40,10 @@ UnitLogEntry entry_of(const unit_result& r, uint64_t seed, double start_s, doubl
 struct pending_commit {
   unit_result result;
   uint64_t seed = 0;
-  double start_s = 0, end_s = 0;
+  double start_s = 0, end_s = 0;  // end_s: when the scheduler asked for the commit
   bool damage = false;
   caf::typed_response_promise<UnitLogEntry> promise;
+  std::chrono::steady_clock::time_point received = std::chrono::steady_clock::now();
 };
 
 struct checkpoint_state {
@@ -64,9 +68,16 @@ void flush_commits(checkpoint_ptr self) {
       if (faults.stops_at("after_commit", static_cast<int64_t>(i - first) + 1)) end = i + 1;
     std::vector<StateStore::UnitCommit> units;
     units.reserve(end - first);
+    const auto batch_start = std::chrono::steady_clock::now();
     for (size_t i = first; i < end; ++i) {
       auto& p = pending[i];
-      units.push_back({entry_of(p.result, p.seed, p.start_s, p.end_s), &p.result.state, p.damage});
+      // end_s: when its batch's synced write begins, on the scheduler's clock
+      // (the commit's request plus the time it waited here); the write that
+      // makes it durable cannot carry its own end.
+      const double waited = std::chrono::duration<double>(batch_start - p.received).count();
+      UnitLogEntry entry = entry_of(p.result, p.seed, p.start_s, p.end_s);
+      entry.end_s = p.end_s + std::max(0.0, waited);
+      units.push_back({std::move(entry), &p.result.state, p.damage});
     }
     auto stored = self->state.store->commit_units(units);
     for (size_t i = first; i < end; ++i) {
@@ -117,8 +128,9 @@ checkpoint_actor::behavior_type checkpoint_behavior(checkpoint_ptr self, std::sh
         FaultInjection::instance().crash_point("after_commit");
         return std::move(stored).value();
       },
-      // Every other request first writes the commits received before it, so
-      // it sees the store as if each commit had been written on arrival.
+      // Every other request (but latest_atom, below) first writes the commits
+      // received before it, so it sees the store as if each commit had been
+      // written on arrival.
       [self, store](copy_atom, const state_copy& copy) -> caf::result<bool> {
         flush_commits(self);
         auto params = nlohmann::json::parse(copy.params_json, nullptr, false);
@@ -145,8 +157,14 @@ checkpoint_actor::behavior_type checkpoint_behavior(checkpoint_ptr self, std::sh
       },
       // Fails with the store's code: corruption only when the state fails its
       // checksum (the scheduler then rolls back), io_error or not_found else.
+      // Only a pending commit of this config changes what it reads: a read of
+      // another config's state goes first (the scheduler dispatches a freed
+      // worker's next unit while the previous unit's commit waits here).
       [self, store](latest_atom, ConfigId config) -> caf::result<StateBytes> {
-        flush_commits(self);
+        const auto& pending = self->state.pending;
+        if (std::any_of(pending.begin(), pending.end(),
+                        [config](const pending_commit& p) { return p.result.config == config; }))
+          flush_commits(self);
         static std::atomic<int64_t> reads{0};
         if (FaultInjection::instance().unreadable_state(++reads))
           return to_error(Status::io_error(fmt::format("config {}: reading its state failed (injected)", config)));

@@ -79,8 +79,8 @@ bool still_running(scheduler_ptr self, const Dispatch& d) {
 
 void leave_book(scheduler_ptr self, WorkerId id, const std::string& why, bool unit_failed);
 
-// After a commit answered: a worker lost while it was in flight leaves now.
-// Returns whether it did (leave_book dispatches).
+// After a gang's commit answered: a member lost while it was in flight leaves
+// now. Returns whether it did (leave_book dispatches).
 bool finish_leaving(scheduler_ptr self, WorkerId id) {
   auto it = self->state.leaving.find(id);
   if (it == self->state.leaving.end()) return false;
@@ -90,7 +90,22 @@ bool finish_leaving(scheduler_ptr self, WorkerId id) {
   return true;
 }
 
-// The unit's result is in: make it durable, then count it.
+// Without any worker, and with no commit left to answer, the experiment
+// cannot go on: it ends here. Returns whether it did.
+bool end_without_workers(scheduler_ptr self) {
+  auto& control = *self->state.config.control;
+  if (self->state.finished || !self->state.workers.empty() || !self->state.committing.empty() ||
+      control.book().handed_over_units() > 0 || control.all_done())
+    return false;
+  self->state.finished = true;
+  self->send(self->state.config.listener, done_atom::value,
+             experiment_done{self->state.elapsed(), self->state.unit_span_s, "every worker is gone"});
+  self->quit();
+  return true;
+}
+
+// The unit's result is in: the worker takes its next unit at once while the
+// result is made durable; the unit counts once its commit answers.
 void on_result(scheduler_ptr self, const Dispatch& d, double start_s, unit_result r) {
   auto& control = *self->state.config.control;
   // A worker dropped as lost (hung) may still answer later: its unit went
@@ -106,24 +121,30 @@ void on_result(scheduler_ptr self, const Dispatch& d, double start_s, unit_resul
     dispatch(self);
     return;
   }
-  self->state.committing.insert(d.worker);
+  // The config stays busy in the book until the commit answers (durable
+  // before acknowledged); a worker lost meanwhile leaves at once without
+  // touching the unit, which commits once either way. The worker's next unit
+  // goes out first: its state read (another config's) need not wait behind
+  // the commit, and the unit log shows it started before this commit.
+  r.result_s = self->state.elapsed();
+  control.on_result(d.worker, d.unit);
+  dispatch(self);
   self->request(self->state.config.checkpoint, caf::infinite, commit_atom::value, std::move(r), d.seed, start_s,
                 self->state.elapsed())
       .then(
           [self, d, start_s](const UnitLogEntry& entry) {
-            self->state.committing.erase(d.worker);
             self->state.unit_span_s += self->state.elapsed() - start_s;
             auto event = self->state.config.control->on_committed(d.worker, entry);
             report(self, event);
             apply_search(self);
-            if (!finish_leaving(self, d.worker)) dispatch(self);
+            if (!end_without_workers(self)) dispatch(self);
           },
           [self, d](const caf::error& e) {
-            self->state.committing.erase(d.worker);
             // Not durable, so not done: the unit runs again.
-            report(self, self->state.config.control->on_failed(d.worker, d.unit,
-                                                               "commit failed: " + to_status(e).message()));
-            if (!finish_leaving(self, d.worker)) dispatch(self);
+            report(self, self->state.config.control->on_commit_failed(d.unit, "commit failed: " +
+                                                                                  to_status(e).message()));
+            apply_search(self);
+            if (!end_without_workers(self)) dispatch(self);
           });
 }
 
@@ -207,8 +228,9 @@ void dispatch(scheduler_ptr self) {
 }
 
 // The worker is lost: it gets no more units, and it leaves the book (its
-// unit, if any, goes back to the queue) at once, or, while its unit's result
-// is being committed, once the commit answers.
+// unit, if any, goes back to the queue) at once, or, while its gang's result
+// is being committed, once the commit answers. (A unit alone that was handed
+// over for commit is no longer the worker's: the book keeps it.)
 void forget_worker(scheduler_ptr self, WorkerId id, const std::string& why, bool unit_failed) {
   auto it = self->state.workers.find(id);
   if (it == self->state.workers.end()) return;
@@ -247,13 +269,7 @@ void leave_book(scheduler_ptr self, WorkerId id, const std::string& why, bool un
   report(self, fmt::format("worker {} {}; its unit goes back to the queue{}", id, why,
                            attempt.empty() ? "" : " (" + attempt + ")"));
   apply_search(self);
-  if (self->state.workers.empty() && self->state.committing.empty() && !self->state.config.control->all_done()) {
-    self->state.finished = true;
-    self->send(self->state.config.listener, done_atom::value,
-               experiment_done{self->state.elapsed(), self->state.unit_span_s, "every worker is gone"});
-    self->quit();
-    return;
-  }
+  if (end_without_workers(self)) return;
   dispatch(self);
 }
 

@@ -34,10 +34,11 @@ struct scheduler_state {
   Clock::time_point started;
   bool finished = false;
   double unit_span_s = 0;  // dispatch to durable acknowledgement, committed units
-  // Workers whose unit's result is being made durable. A worker lost
-  // meanwhile leaves the book only once the commit answers: its unit, durable
-  // by then, must not go back to the queue (it would commit twice), and the
-  // book must still know the worker when the commit counts it.
+  // Members of a gang whose result is being made durable. A member lost
+  // meanwhile leaves the book only once the commit answers: the gang's units,
+  // durable by then, must not go back to the queue (they would commit twice).
+  // (A unit alone is handed over to the book for its commit, issue 11: its
+  // worker is free at once, and the book keeps the unit; see MopBook::hand_over.)
   std::set<WorkerId> committing;
   std::map<WorkerId, std::pair<std::string, bool>> leaving;  // why, whether its unit failed
   // Where data-parallel gangs meet (issue 14); spawned with the scheduler.
@@ -62,7 +63,7 @@ void report(scheduler_ptr self, const std::string& event);
 void dispatch(scheduler_ptr self);
 // Persists the search procedure's decisions, makes its proposals and copies.
 void apply_search(scheduler_ptr self);
-// After a commit answered: a worker lost while it was in flight leaves now.
+// After a gang's commit answered: a member lost while it was in flight leaves now.
 bool finish_leaving(scheduler_ptr self, WorkerId id);
 // The task of unit d for its worker, from the config's state.
 unit_task make_task(scheduler_ptr self, const Dispatch& d, StateBytes state);

@@ -25,7 +25,8 @@ using cerebro::testing::TempDir;
 inline std::vector<UnitRecord> committed_records(const std::vector<UnitLogEntry>& log) {
   std::vector<UnitRecord> records;
   for (const auto& e : log)
-    records.push_back({e.config, e.partition, e.epoch, e.worker, e.start_s, e.end_s, true, e.gang, e.gang_size});
+    records.push_back(
+        {e.config, e.partition, e.epoch, e.worker, e.start_s, e.end_s, true, e.gang, e.gang_size, e.worker_end_s()});
   return records;
 }
 

@@ -90,3 +90,41 @@ BOOST_AUTO_TEST_CASE(commits_sent_together_are_all_durable_in_order_and_each_ans
     BOOST_TEST(*latest == result_of(c, (kRounds - 1) % 2, (kRounds - 1) / 2).state);
   }
 }
+
+// Issue 11: the scheduler frees a worker when its result arrives (result_s)
+// and sends its next unit's state read right behind the commit. The entry
+// keeps result_s and its end_s is not before the commit's request; a read of
+// another config is answered, and a read of the committing config sees the
+// commit.
+BOOST_AUTO_TEST_CASE(entries_keep_the_result_time_and_reads_see_their_own_configs_commit) {
+  TempDir dir;
+  std::shared_ptr<StateStore> store = StateStore::open(dir.path.string(), true).take_or_throw();
+  for (ConfigId c = 0; c < 2; ++c) BOOST_REQUIRE(store->put_initial_state(c, "init").ok());
+  {
+    cerebro_system_config config(system_role::embedded);
+    caf::actor_system system(config);
+    auto checkpoint = spawn_checkpoint(system, store);
+    caf::scoped_actor self(system);
+    auto r = result_of(0, 0, 0);
+    r.result_s = 4.0;
+    auto commit = self->request(checkpoint, caf::infinite, commit_atom::value, r, uint64_t{7}, 1.0, 4.5);
+    self->request(checkpoint, caf::infinite, latest_atom::value, ConfigId{1})
+        .receive([&](const StateBytes& s) { BOOST_TEST(s == "init"); },
+                 [&](const caf::error& e) { BOOST_FAIL("latest failed: " << caf::to_string(e)); });
+    self->request(checkpoint, caf::infinite, latest_atom::value, ConfigId{0})
+        .receive([&](const StateBytes& s) { BOOST_TEST(s == r.state); },
+                 [&](const caf::error& e) { BOOST_FAIL("latest failed: " << caf::to_string(e)); });
+    commit.receive(
+        [&](const UnitLogEntry& e) {
+          BOOST_TEST(e.start_s == 1.0);
+          BOOST_TEST(e.result_s == 4.0);
+          BOOST_TEST(e.end_s >= 4.5);
+        },
+        [&](const caf::error& e) { BOOST_FAIL("commit failed: " << caf::to_string(e)); });
+    caf::anon_send_exit(checkpoint, caf::exit_reason::user_shutdown);
+  }
+  auto log = store->unit_log();
+  BOOST_REQUIRE_EQUAL(log.size(), 1u);
+  BOOST_TEST(log[0].result_s == 4.0);
+  BOOST_TEST(log[0].worker_end_s() == 4.0);
+}

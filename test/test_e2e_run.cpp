@@ -1,7 +1,9 @@
 #define BOOST_TEST_MODULE end_to_end
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "runtime/store/state_store.hpp"
@@ -38,6 +40,9 @@ BOOST_AUTO_TEST_CASE(small_run_keeps_invariants_learns_and_replays_exactly) {
   BOOST_TEST(summary["unit_compute_s"].get<double>() > 0);
   BOOST_TEST(summary["hop_overhead_fraction"].get<double>() >= 0);
   BOOST_TEST(summary["hop_overhead_fraction"].get<double>() < 1);
+  // The old span-based figure includes the commits: never below the new one.
+  BOOST_TEST(summary["span_overhead_fraction"].get<double>() >= summary["hop_overhead_fraction"].get<double>());
+  BOOST_TEST(summary["unit_occupied_s"].get<double>() <= summary["unit_span_s"].get<double>());
   BOOST_REQUIRE_EQUAL(summary["configs"].size(), 4u);
   for (const auto& c : summary["configs"]) {
     BOOST_TEST(c["status"] == "completed");
@@ -65,6 +70,22 @@ BOOST_AUTO_TEST_CASE(small_run_keeps_invariants_learns_and_replays_exactly) {
     for (const auto& e : log) workers.insert(e.worker);
     BOOST_TEST(workers.size() == 2u);
     for (const auto& e : log) BOOST_TEST(e.state_checksum.rfind("crc32:", 0) == 0);
+    // Issue 11: a worker is free once its result arrived, so some unit was
+    // dispatched to a worker before its previous unit's commit (the check
+    // above saw every unit commit exactly once and no worker run two at once).
+    std::map<WorkerId, std::vector<const UnitLogEntry*>> by_worker;
+    for (const auto& e : log) by_worker[e.worker].push_back(&e);
+    int overlapping = 0;
+    for (auto& [w, units] : by_worker) {
+      std::sort(units.begin(), units.end(),
+                [](const UnitLogEntry* a, const UnitLogEntry* b) { return a->start_s < b->start_s; });
+      for (size_t i = 1; i < units.size(); ++i) {
+        BOOST_TEST(units[i - 1]->result_s >= units[i - 1]->start_s);
+        BOOST_TEST(units[i - 1]->result_s <= units[i]->start_s);
+        if (units[i]->start_s < units[i - 1]->end_s) ++overlapping;
+      }
+    }
+    BOOST_TEST(overlapping > 0);
   }
 
   auto shown = run_cerebro("show " + run_dir);

@@ -34,6 +34,7 @@ UnitOverhead unit_overhead(const nlohmann::json& summary) {
   o.unit_compute_s = summary.at("unit_compute_s").get<double>();
   double span = summary.at("unit_span_s").get<double>();
   o.hop_overhead_fraction = summary.at("hop_overhead_fraction").get<double>();
+  o.span_overhead_fraction = summary.value("span_overhead_fraction", o.hop_overhead_fraction);
   if (o.units > 0) {
     o.compute_ms_per_unit = 1e3 * o.unit_compute_s / static_cast<double>(o.units);
     o.overhead_ms_per_unit = 1e3 * std::max(0.0, span - o.unit_compute_s) / static_cast<double>(o.units);
@@ -176,7 +177,8 @@ nlohmann::json overhead_json(const UnitOverhead& o) {
           {"unit_compute_s", o.unit_compute_s},
           {"compute_ms_per_unit", o.compute_ms_per_unit},
           {"overhead_ms_per_unit", o.overhead_ms_per_unit},
-          {"hop_overhead_fraction", o.hop_overhead_fraction}};
+          {"hop_overhead_fraction", o.hop_overhead_fraction},
+          {"span_overhead_fraction", o.span_overhead_fraction}};
 }
 
 void emit(const ModeOptions& o, const nlohmann::json& report) {
@@ -238,7 +240,7 @@ int run_parity(const ModeOptions& o) {
   if (!started.ok()) return fmt::print(stderr, "error: {}\n", started.error()), 1;
   auto cluster = std::move(started).value();
   nlohmann::json pairs = nlohmann::json::array();
-  std::vector<double> ratios, cluster_hop, embedded_hop;
+  std::vector<double> ratios, cluster_hop, embedded_hop, cluster_span;
   for (int i = 1; i <= o.runs; ++i) {
     // Alternate which side goes first, so a drift of the VM's speed during
     // the invocation does not favour one side.
@@ -259,10 +261,12 @@ int run_parity(const ModeOptions& o) {
     ratios.push_back(ratio);
     cluster_hop.push_back(c.hop_overhead_fraction);
     embedded_hop.push_back(e.hop_overhead_fraction);
+    cluster_span.push_back(c.span_overhead_fraction);
     fmt::print(stderr, "pair {} ({} first): unit compute embedded {:.2f} s, agents {:.2f} s (ratio {:.3f}); hop "
-               "overhead {:.2f}% / {:.2f}%\n",
+               "overhead {:.2f}% / {:.2f}% (over the durable spans {:.2f}% / {:.2f}%)\n",
                i, embedded_first ? "embedded" : "agents", e.unit_compute_s, c.unit_compute_s, ratio,
-               100 * e.hop_overhead_fraction, 100 * c.hop_overhead_fraction);
+               100 * e.hop_overhead_fraction, 100 * c.hop_overhead_fraction, 100 * e.span_overhead_fraction,
+               100 * c.span_overhead_fraction);
     pairs.push_back({{"order", embedded_first ? "embedded,cluster" : "cluster,embedded"},
                      {"embedded", overhead_json(e)},
                      {"cluster", overhead_json(c)},
@@ -275,6 +279,7 @@ int run_parity(const ModeOptions& o) {
                         {"compute_ratio_median", median(ratios)},
                         {"cluster_hop_overhead_median", median(cluster_hop)},
                         {"embedded_hop_overhead_median", median(embedded_hop)},
+                        {"cluster_span_overhead_median", median(cluster_span)},
                         {"hop_10MB_samples", hops->size()},
                         {"hop_10MB_ms_p50", percentile(*hops, 0.5)},
                         {"hop_10MB_ms_p99", percentile(*hops, 0.99)}};

@@ -30,7 +30,8 @@ struct UnitOverhead {
   int64_t units = 0;
   double compute_ms_per_unit = 0;
   double overhead_ms_per_unit = 0;
-  double hop_overhead_fraction = 0;
+  double hop_overhead_fraction = 0;  // over the workers' time (issue 11: commits overlap the next unit)
+  double span_overhead_fraction = 0;  // over dispatch-to-durable spans: hop_overhead_fraction before issue 11
   double unit_compute_s = 0;
 };
 UnitOverhead unit_overhead(const nlohmann::json& summary);

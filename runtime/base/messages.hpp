@@ -58,6 +58,9 @@ struct unit_result {
   double val_loss = 0, val_accuracy = 0;
   std::map<std::string, double> val_metrics;  // the task's (or template's) named metrics
   double restore_s = 0, train_s = 0, validate_s = 0, save_s = 0;
+  // Set by the scheduler: when the result reached it, on the run's clock
+  // (issue 11: the worker is free from then on); -1 until then.
+  double result_s = -1;
 };
 
 // What the scheduler tells whoever follows the experiment, after each

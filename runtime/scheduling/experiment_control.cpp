@@ -190,7 +190,9 @@ void ExperimentControl::account(const UnitLogEntry& e) {
 
 std::string ExperimentControl::commit(WorkerId w, const UnitLogEntry& e) {
   account(e);
-  bool epoch_ended = book_.complete(w, Unit{e.config, e.partition, e.epoch});
+  const Unit u{e.config, e.partition, e.epoch};
+  const auto handed_over = book_.handed_over(e.config);
+  bool epoch_ended = handed_over && *handed_over == u ? book_.complete_handed_over(u) : book_.complete(w, u);
   return conclude(e, e.status == UnitStatus::diverged, epoch_ended);
 }
 
@@ -301,6 +303,13 @@ std::string ExperimentControl::on_state_copy_failed(ConfigId to, const std::stri
   return fmt::format("config {} failed: copying config {}'s state after epoch {} failed: {}", to, d.source,
                      d.source_epoch, error) +
          config_ended(to);
+}
+
+void ExperimentControl::on_result(WorkerId w, const Unit& u) { book_.hand_over(w, u); }
+
+std::string ExperimentControl::on_commit_failed(const Unit& u, const std::string& error) {
+  book_.requeue_handed_over(u);
+  return count_failure(u, error);
 }
 
 std::string ExperimentControl::on_failed(WorkerId w, const Unit& u, const std::string& error) {

@@ -141,7 +141,20 @@ class ExperimentControl {
   std::optional<int64_t> gang_of(WorkerId w) const;
   bool gang_running(int64_t gang) const { return gangs_.count(gang) > 0; }
 
-  // The unit's state and log entry are durable. Returns a human line when the
+  // The unit's result reached the shell, which now makes it durable (issue
+  // 11): worker w is free for its next unit at once (dispatch() may hand it
+  // one of another config), while u's config stays busy until on_committed
+  // (counts u) or on_commit_failed (u runs again) answers. A worker removed or
+  // dead meanwhile leaves at once and does not touch u. Throws cerebro::Error
+  // unless w runs u alone.
+  void on_result(WorkerId w, const Unit& u);
+  // The commit of a unit handed over by on_result() failed: the unit is
+  // pending again and the failure counts as on_failed's does.
+  std::string on_commit_failed(const Unit& u, const std::string& error);
+
+  // The unit's state and log entry are durable (handed over by on_result(),
+  // or still on worker w for shells that commit before freeing the worker).
+  // Returns a human line when the
   // config's epoch ended (its validation result and the decisions it led to),
   // else empty. Throws cerebro::Error if the search procedure decides for a
   // config that is not awaiting that decision (a procedure bug).

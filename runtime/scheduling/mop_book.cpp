@@ -280,8 +280,8 @@ void MopBook::start(WorkerId w, const Unit& u) {
                                 to_string(config.state)));
   }
   if (config.running_on) {
-    misuse("start", fmt::format("{}: config {} is busy on worker {} (isolation)", to_string(u),
-                                u.config, *config.running_on));
+    misuse("start", fmt::format("{}: config {} is busy on worker {}{} (isolation)", to_string(u), u.config,
+                                *config.running_on, config.handed_over ? ", its unit committing" : ""));
   }
   if (u.epoch != config.epoch) {
     misuse("start", fmt::format("{}: config {} is in epoch {}", to_string(u), u.config, config.epoch));
@@ -396,7 +396,7 @@ int64_t MopBook::units_total() const {
 
 int64_t MopBook::units_done() const { return units_done_; }
 
-bool MopBook::all_done() const { return live_configs_ == 0 && running_units_ == 0; }
+bool MopBook::all_done() const { return live_configs_ == 0 && running_units_ == 0 && handed_over_units_ == 0; }
 
 std::vector<ConfigId> MopBook::configs() const {
   std::vector<ConfigId> out;

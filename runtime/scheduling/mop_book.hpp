@@ -146,6 +146,24 @@ class MopBook {
   // config was stopped or failed meanwhile).
   void requeue(WorkerId w, const Unit& u);
 
+  // Handing over for commit (issue 11): u's result left worker w and is being
+  // made durable. w is idle at once (it may start a unit of another config);
+  // u's config stays busy (isolation: none of its units starts) and u is
+  // neither pending nor running until complete_handed_over() counts it or
+  // requeue_handed_over() makes it pending again (its commit failed). Removing
+  // w meanwhile does not touch u. Throws as complete() does unless w runs u
+  // alone (a gang's members are not handed over).
+  void hand_over(WorkerId w, const Unit& u);
+  // u's commit is durable: it counts as complete() counts it (ignored if its
+  // config was stopped or failed meanwhile). Throws unless u is handed over.
+  bool complete_handed_over(const Unit& u);
+  // u's commit failed: u is pending again (dropped if its config ended).
+  void requeue_handed_over(const Unit& u);
+  // The unit of c handed over for commit, if any.
+  std::optional<Unit> handed_over(ConfigId c) const { return config_entry(c, "handed_over").handed_over; }
+  // Units handed over whose commit has not answered yet.
+  int64_t handed_over_units() const { return handed_over_units_; }
+
   // A gang member: worker and the unit (config, partition, epoch) it runs.
   struct GangMember {
     WorkerId worker = 0;
@@ -192,7 +210,7 @@ class MopBook {
   int64_t units_total() const;
   // Completed (counted) units since the book was created.
   int64_t units_done() const;
-  // Every config finished, stopped or failed, and no unit running.
+  // Every config finished, stopped or failed, and no unit running or handed over.
   bool all_done() const;
   std::vector<ConfigId> configs() const;
   // configs().size(), in O(1): a policy caching configs() sees when to refresh.
@@ -285,6 +303,7 @@ class MopBook {
     int32_t slot = 0;
     std::optional<WorkerId> running_on;  // a member, while any runs
     int32_t running_count = 0;          // 1 for MOP, the members left for a gang
+    std::optional<Unit> handed_over;     // on no worker, its commit under way
     int64_t units_done = 0;
     PartitionSet pending;  // current epoch, not done, not running
   };
@@ -363,6 +382,9 @@ class MopBook {
   int64_t units_done_ = 0;
   int64_t live_configs_ = 0;   // neither finished, stopped nor failed
   int64_t running_units_ = 0;
+  int64_t handed_over_units_ = 0;
+  // Checks that u is c's unit handed over and ends that state; returns c.
+  ConfigEntry& take_handed_over(const Unit& u, const char* operation);
 };
 
 // The queries policies call per candidate, inline.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -68,6 +69,10 @@ Status check_well_formed(const std::vector<const UnitRecord*>& records,
     if (r->end_s < r->start_s) {
       return Status::error(fmt::format("bad times: {} ends before it starts", describe(*r)));
     }
+    if (r->worker_end() < r->start_s || r->worker_end() > r->end_s) {
+      return Status::error(fmt::format("bad times: {} frees its worker at {:g} s, outside its span", describe(*r),
+                                       r->worker_end()));
+    }
   }
   return Status::ok_status();
 }
@@ -120,18 +125,18 @@ Status check_completeness(const std::vector<const UnitRecord*>& records,
 }
 
 // Records grouped by key must not overlap in time (touching is fine).
-template <class Key>
-Status check_no_overlap(const std::vector<const UnitRecord*>& records, Key key,
+template <class Key, class End>
+Status check_no_overlap(const std::vector<const UnitRecord*>& records, Key key, End end,
                         const char* invariant) {
   std::map<int32_t, std::vector<const UnitRecord*>> groups;
   for (const UnitRecord* r : records) groups[key(*r)].push_back(r);
   for (auto& [id, group] : groups) {
-    std::sort(group.begin(), group.end(), [](const UnitRecord* a, const UnitRecord* b) {
-      return std::tie(a->start_s, a->end_s) < std::tie(b->start_s, b->end_s);
+    std::sort(group.begin(), group.end(), [&end](const UnitRecord* a, const UnitRecord* b) {
+      return std::make_pair(a->start_s, end(*a)) < std::make_pair(b->start_s, end(*b));
     });
     // Sorted by start, any overlap shows up between neighbours.
     for (size_t i = 1; i < group.size(); ++i) {
-      if (group[i - 1]->end_s > group[i]->start_s) {
+      if (end(*group[i - 1]) > group[i]->start_s) {
         return Status::error(fmt::format("{}: {} overlaps {}", invariant, describe(*group[i - 1]),
                                          describe(*group[i])));
       }
@@ -183,12 +188,12 @@ Status check_mop_invariants(const std::vector<UnitRecord>& log, const ExpectedRu
   if (Status s = check_no_duplicates(committed); !s.ok()) return s;
   if (Status s = check_completeness(committed, expected); !s.ok()) return s;
   if (Status s = check_no_overlap(one_per_attempt(committed), [](const UnitRecord& r) { return r.config; },
-                                  "isolation");
+                                  [](const UnitRecord& r) { return r.end_s; }, "isolation");
       !s.ok()) {
     return s;
   }
   if (Status s = check_no_overlap(committed, [](const UnitRecord& r) { return r.worker; },
-                                  "one unit per worker");
+                                  [](const UnitRecord& r) { return r.worker_end(); }, "one unit per worker");
       !s.ok()) {
     return s;
   }

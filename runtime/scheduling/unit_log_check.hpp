@@ -27,6 +27,10 @@ struct UnitRecord {
   // alone (MOP).
   int64_t gang = 0;
   int32_t gang_size = 0;
+  // When the worker was freed (issue 11: on the result's arrival, before the
+  // commit at end_s); < 0: at end_s. Between start_s and end_s.
+  double worker_end_s = -1;
+  double worker_end() const { return worker_end_s < 0 ? end_s : worker_end_s; }
 };
 
 struct ExpectedRun {
@@ -38,7 +42,7 @@ struct ExpectedRun {
 
 // Checks, on committed records, in this order:
 //  - each record is well formed: known config, partition in range, epoch >= 0,
-//    end_s >= start_s;
+//    end_s >= worker_end() >= start_s;
 //  - gangs are whole: a committed gang's records share config, epoch, start
 //    and end, are on distinct workers, and number gang_size (>= 2);
 //  - no unit (config, partition, epoch) twice (a gang's units included);
@@ -46,7 +50,9 @@ struct ExpectedRun {
 //    epoch, its epoch n = epochs_completed is not complete and none beyond n ran;
 //  - isolation: a config's attempts never overlap in time (touching is fine;
 //    a gang is one attempt);
-//  - one unit per worker at a time: units on a worker never overlap;
+//  - one unit per worker at a time: units on a worker never overlap
+//    (start_s .. worker_end(): a worker may start its next unit while the
+//    previous one commits);
 //  - epochs in order: all of a config's epoch e ends before any of e+1 starts.
 // Returns ok, or an error naming the first violation and the units involved.
 Status check_mop_invariants(const std::vector<UnitRecord>& log, const ExpectedRun& expected);

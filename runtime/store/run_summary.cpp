@@ -66,9 +66,13 @@ std::vector<Standing> rank_configs(const std::vector<ConfigRecord>& configs, con
 
 UnitTimes unit_times(const std::vector<UnitLogEntry>& log, double unit_span_s) {
   UnitTimes t;
-  for (const auto& e : log) t.unit_compute_s += e.train_s + e.validate_s;
+  for (const auto& e : log) {
+    t.unit_compute_s += e.train_s + e.validate_s;
+    t.unit_occupied_s += std::max(0.0, e.worker_end_s() - e.start_s);
+  }
   t.unit_span_s = unit_span_s;
-  if (t.unit_span_s > 0) t.hop_overhead_fraction = std::max(0.0, 1.0 - t.unit_compute_s / t.unit_span_s);
+  if (t.unit_occupied_s > 0) t.hop_overhead_fraction = std::max(0.0, 1.0 - t.unit_compute_s / t.unit_occupied_s);
+  if (t.unit_span_s > 0) t.span_overhead_fraction = std::max(0.0, 1.0 - t.unit_compute_s / t.unit_span_s);
   return t;
 }
 
@@ -76,17 +80,17 @@ ScheduleTail schedule_tail(const std::vector<UnitLogEntry>& log, int workers) {
   ScheduleTail t;
   if (log.empty()) return t;
   std::map<WorkerId, double> last_end;
-  // (time, +1 at a dispatch / -1 at a commit); at equal times commits first,
-  // so a worker handing over to another is not counted busy twice.
+  // (time, +1 at a dispatch / -1 when the result freed the worker); at equal
+  // times frees first, so a worker taking its next unit is not counted busy twice.
   std::vector<std::pair<double, int>> events;
   t.first_start_s = log.front().start_s;
   for (const auto& e : log) {
     events.emplace_back(e.start_s, +1);
-    events.emplace_back(std::max(e.start_s, e.end_s), -1);
+    events.emplace_back(std::max(e.start_s, e.worker_end_s()), -1);
     t.first_start_s = std::min(t.first_start_s, e.start_s);
     t.last_end_s = std::max(t.last_end_s, e.end_s);
     double& end = last_end[e.worker];
-    end = std::max(end, e.end_s);
+    end = std::max(end, e.worker_end_s());
   }
   if (workers <= 0) workers = static_cast<int>(last_end.size());
   std::sort(events.begin(), events.end());
@@ -101,6 +105,8 @@ ScheduleTail schedule_tail(const std::vector<UnitLogEntry>& log, int workers) {
       if (busy >= workers) t.tail_start_s = events[i + 1].first;
     }
   }
+  // After the last worker was freed, the last commits still run: idle too.
+  if (events.back().first < t.last_end_s) segments.emplace_back(events.back().first, busy);
   for (size_t i = 0; i < segments.size(); ++i) {
     double begin = segments[i].first;
     double end = i + 1 < segments.size() ? segments[i + 1].first : t.last_end_s;
@@ -168,6 +174,8 @@ nlohmann::json build_summary(const RunFacts& f, const std::vector<Standing>& ran
           {"unit_compute_s", times.unit_compute_s},
           {"unit_span_s", times.unit_span_s},
           {"hop_overhead_fraction", times.hop_overhead_fraction},
+          {"unit_occupied_s", times.unit_occupied_s},
+          {"span_overhead_fraction", times.span_overhead_fraction},
           {"makespan_over_compute", makespan_over_compute(f.wall_s, times.unit_compute_s, f.workers)},
           {"tail_idle_worker_s", schedule_tail(log, f.workers).tail_idle_worker_s},
           {"state_bytes_moved", state_bytes_moved},

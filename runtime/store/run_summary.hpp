@@ -54,19 +54,30 @@ void store_metric(StateStore& store, const Metric& metric);
 // them: val_accuracy), the loss not included.
 std::vector<std::pair<std::string, double>> named_values(const EpochMetrics& epoch);
 
-// unit_compute_s: seconds of training and validation; hop_overhead_fraction:
-// the rest of the units' spans (state fetch, restore and save, messages, the
-// synced commit) as a fraction of the spans. `unit_span_s` is the sum of the
-// units' dispatch-to-durable-acknowledgement times the scheduler measured.
+// unit_compute_s: seconds of training and validation. The units keep their
+// workers from the dispatch (start_s) to the result's arrival (result_s),
+// then their commit runs while the worker trains its next unit (issue 11):
+//  - unit_occupied_s: the sum of the units' start_s .. result_s;
+//  - hop_overhead_fraction: 1 - unit_compute_s / unit_occupied_s, the share
+//    of the workers' occupied time spent on anything but computing (state
+//    fetch and transfer, restore and save, the result's transfer);
+//  - unit_span_s: the sum of the units' dispatch-to-durable-acknowledgement
+//    times the scheduler measured, and span_overhead_fraction: 1 -
+//    unit_compute_s / unit_span_s, the figure hop_overhead_fraction was before
+//    issue 11 (it includes the commit), kept so runs stay comparable.
 struct UnitTimes {
   double unit_compute_s = 0;
   double unit_span_s = 0;
   double hop_overhead_fraction = 0;
+  double unit_occupied_s = 0;
+  double span_overhead_fraction = 0;
 };
 UnitTimes unit_times(const std::vector<UnitLogEntry>& log, double unit_span_s);
 
 // How the schedule used the workers, from the unit log: each unit keeps its
-// worker busy from its dispatch (start_s) to its durable commit (end_s).
+// worker busy from its dispatch (start_s) to its result's arrival (result_s;
+// its commit then runs while the worker is free), and the run ends with the
+// last durable commit (end_s).
 //  - tail_start_s: the last moment every one of `workers` workers was busy at
 //    once (the first dispatch if that never happened);
 //  - tail_idle_worker_s: the idle worker-seconds from tail_start_s to the last
@@ -75,7 +86,7 @@ UnitTimes unit_times(const std::vector<UnitLogEntry>& log, double unit_span_s);
 //    worker idle while one config's last units run one after the other has
 //    that whole stretch (tools/show prints the lanes).
 //  - idle_at_end_s: per worker (ascending ids, those in the log), the last
-//    commit minus its own last commit.
+//    commit minus the moment the worker was freed for the last time.
 struct ScheduleTail {
   double first_start_s = 0;
   double last_end_s = 0;

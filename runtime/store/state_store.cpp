@@ -80,6 +80,7 @@ nlohmann::json to_json(const UnitLogEntry& e) {
           {"val_metrics", e.val_metrics},  {"start_s", e.start_s},   {"end_s", e.end_s},       {"train_s", e.train_s},
           {"validate_s", e.validate_s}, {"restore_s", e.restore_s}, {"save_s", e.save_s},
           {"state_checksum", e.state_checksum}, {"state_bytes", e.state_bytes}, {"rolled_back", e.rolled_back}};
+  if (e.result_s >= 0) j["result_s"] = e.result_s;  // issue 11: older logs have none
   if (e.gang > 0) {  // only gang entries carry the keys: logs of MOP runs read as before
     j["gang"] = e.gang;
     j["gang_size"] = e.gang_size;
@@ -104,6 +105,7 @@ UnitLogEntry unit_log_entry_from_json(const nlohmann::json& j) {
   if (auto it = j.find("val_metrics"); it != j.end()) it->get_to(e.val_metrics);
   j.at("start_s").get_to(e.start_s);
   j.at("end_s").get_to(e.end_s);
+  e.result_s = j.value("result_s", -1.0);  // older logs: none (worker_end_s() is end_s)
   j.at("train_s").get_to(e.train_s);
   j.at("validate_s").get_to(e.validate_s);
   j.at("restore_s").get_to(e.restore_s);

@@ -47,6 +47,12 @@ struct UnitLogEntry {
   double val_loss = 0, val_accuracy = 0;
   std::map<std::string, double> val_metrics;  // named metrics of the task or template ("r2" ...)
   double start_s = 0, end_s = 0;  // dispatch and commit times, seconds since the run started
+  // When the result reached the scheduler, which freed the worker then (issue
+  // 11): start_s .. result_s is the worker's, result_s .. end_s the commit's
+  // (end_s: when the synced write that made it durable began). Logs written
+  // before it have none (-1): their end_s was the result's arrival.
+  double result_s = -1;
+  double worker_end_s() const { return result_s < 0 ? end_s : result_s; }
   double train_s = 0, validate_s = 0, restore_s = 0, save_s = 0;
   std::string state_checksum;
   int64_t state_bytes = 0;  // size of the resulting state (what hops)

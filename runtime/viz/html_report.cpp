@@ -224,7 +224,7 @@ std::string schedule(const RunView& run) {
     chart.lanes.push_back(fmt::format("worker {}", w));
   }
   for (const auto& e : run.log)
-    chart.bars.push_back({lane_of[e.worker], e.config, e.start_s, e.end_s,
+    chart.bars.push_back({lane_of[e.worker], e.config, e.start_s, e.worker_end_s(),  // the worker's time: its commit runs after
                           fmt::format("config {} / partition {} / epoch {} on worker {}: {:.2f}-{:.2f} s (train {:.2f} s)",
                                       e.config, e.partition, e.epoch, e.worker, e.start_s, e.end_s, e.train_s)});
   return svg::gantt(chart);

@@ -66,7 +66,7 @@ void print_schedule(const std::vector<UnitLogEntry>& log, int workers, double wa
       if (e.worker != w) continue;
       for (int i = 0; i < kColumns; ++i) {
         double middle = tail.first_start_s + (i + 0.5) * column;
-        if (middle >= e.start_s && middle < e.end_s) lane[static_cast<size_t>(i)] = config_mark(e.config);
+        if (middle >= e.start_s && middle < e.worker_end_s()) lane[static_cast<size_t>(i)] = config_mark(e.config);
       }
     }
     if (tail_column > 0 && tail_column < kColumns) lane.insert(static_cast<size_t>(tail_column), 1, '|');
