@@ -225,6 +225,9 @@ BOOST_AUTO_TEST_CASE(the_experiment_and_units_views_come_from_the_store) {
   BOOST_TEST(units[1]["worker"] == 1);
   BOOST_TEST(units[1]["start_s"].get<double>() == 1.0);
   BOOST_TEST(units[1]["end_s"].get<double>() == 2.0);
+  // No result time recorded: the worker's time ends at the commit, as in old logs.
+  BOOST_TEST(units[1]["result_s"].get<double>() < 0);
+  BOOST_TEST(units[1]["worker_end_s"].get<double>() == 2.0);
   BOOST_TEST(units[1]["validated"] == true);
   BOOST_TEST(units[1]["seq"].get<int64_t>() > units[0]["seq"].get<int64_t>());
 }
@@ -329,6 +332,23 @@ BOOST_AUTO_TEST_CASE(a_pareto_column_is_printed_with_one_number_of_decimals) {
   BOOST_TEST(table.find("0.000900") != std::string::npos, table);
   BOOST_TEST(table.find("50890.0") == std::string::npos, table);
   BOOST_TEST(table.find("0.690000") == std::string::npos, table);
+}
+
+// A worker takes its next unit while the previous one commits (issue 11):
+// its busy time ends at the result (worker_end_s), not at the commit.
+BOOST_AUTO_TEST_CASE(metrics_count_a_workers_time_up_to_its_result_not_the_commit) {
+  nlohmann::json status = {{"experiments", {{{"id", "e-1"}, {"status", "running"}}}}};
+  nlohmann::json units = nlohmann::json::array();
+  units.push_back({{"worker", 0}, {"start_s", 0.0}, {"result_s", 1.0}, {"worker_end_s", 1.0}, {"end_s", 1.3},
+                   {"train_s", 0.95}, {"validate_s", 0.0}});
+  units.push_back({{"worker", 0}, {"start_s", 1.0}, {"result_s", 3.0}, {"worker_end_s", 3.0}, {"end_s", 3.2},
+                   {"train_s", 1.95}, {"validate_s", 0.0}});
+  auto text = render_metrics(status, {{"e-1", units}});
+  BOOST_TEST_INFO(text);
+  BOOST_TEST(has(text, "cerebro_worker_busy_seconds_total{experiment=\"e-1\",worker=\"0\"} 3\n"));
+  BOOST_TEST(has(text, "cerebro_unit_duration_seconds_sum{experiment=\"e-1\"} 3\n"));
+  // Hops of 0.05 s each (up to the commit they would be 0.35 and 0.25 s).
+  BOOST_TEST(has(text, "cerebro_hop_duration_seconds_bucket{experiment=\"e-1\",le=\"0.1\"} 2\n"));
 }
 
 BOOST_AUTO_TEST_CASE(metrics_render_counters_gauges_and_histograms) {

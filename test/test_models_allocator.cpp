@@ -27,7 +27,9 @@ BOOST_AUTO_TEST_SUITE(allocator)
 // detached actor trains): the second unit's steps reuse what the first freed.
 // Without configure_allocator glibc gives the steps' buffers back to the
 // kernel and every step faults them in again (measured: 46 to 139 faults per
-// step at batch 64; this unit has 16 steps, so well over 500 faults).
+// step at batch 64; this unit's second pass took 62,076 faults without it).
+// With it: 0 when the case runs alone, 392 after the other models cases ran
+// in this process; the bound sits far from both.
 BOOST_AUTO_TEST_CASE(a_units_training_steps_take_no_page_faults_once_warm) {
   configure_allocator();
   nlohmann::json params = {{"model", "cnn"}, {"batch_size", 64}, {"lr", 1e-3}};
@@ -53,7 +55,7 @@ BOOST_AUTO_TEST_CASE(a_units_training_steps_take_no_page_faults_once_warm) {
   worker.join();
   BOOST_TEST_MESSAGE("page faults of the second unit: " << faults_of_second_unit);
   BOOST_TEST(faults_of_second_unit >= 0);
-  BOOST_TEST(faults_of_second_unit < 100);
+  BOOST_TEST(faults_of_second_unit < 5000);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -104,6 +104,8 @@ nlohmann::json units_view(const std::vector<UnitLogEntry>& log, int64_t since) {
                      {"worker", e.worker},
                      {"start_s", e.start_s},
                      {"end_s", e.end_s},
+                     {"result_s", e.result_s},
+                     {"worker_end_s", e.worker_end_s()},
                      {"train_s", e.train_s},
                      {"validate_s", e.validate_s},
                      {"restore_s", e.restore_s},

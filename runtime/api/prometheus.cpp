@@ -131,7 +131,10 @@ std::string render_metrics(const nlohmann::json& status, const std::map<std::str
     if (it == units.end() || !it->second.is_array()) continue;
     for (const auto& u : it->second) {
       if (u.value("rolled_back", false)) continue;
-      double span = std::max(0.0, num(u, "end_s") - num(u, "start_s"));
+      // The worker's time: dispatch to its result (its commit runs while it
+      // trains its next unit); logs from before result_s have only end_s.
+      double worker_end = u.contains("worker_end_s") ? num(u, "worker_end_s") : num(u, "end_s");
+      double span = std::max(0.0, worker_end - num(u, "start_s"));
       d.completed += 1;
       d.busy[u.value("worker", int64_t{0})] += span;
       d.unit_s.push_back(span);
@@ -140,16 +143,16 @@ std::string render_metrics(const nlohmann::json& status, const std::map<std::str
   }
   w.family("cerebro_units_completed_total", "counter", "Units committed (durable) so far.");
   for (const auto& [id, d] : derived) w.sample("cerebro_units_completed_total", label("experiment", id), d.completed);
-  w.family("cerebro_worker_busy_seconds_total", "counter", "Seconds a worker spent on committed units (dispatch to commit).");
+  w.family("cerebro_worker_busy_seconds_total", "counter", "Seconds a worker spent on committed units (dispatch to result).");
   for (const auto& [id, d] : derived)
     for (const auto& [worker, s] : d.busy)
       w.sample("cerebro_worker_busy_seconds_total",
                label("experiment", id) + "," + label("worker", std::to_string(worker)), s);
-  w.family("cerebro_unit_duration_seconds", "histogram", "Committed units' dispatch-to-commit seconds.");
+  w.family("cerebro_unit_duration_seconds", "histogram", "Committed units' dispatch-to-result seconds (a worker's time on them).");
   for (const auto& [id, d] : derived)
     w.histogram("cerebro_unit_duration_seconds", label("experiment", id), d.unit_s, kUnitBounds);
   w.family("cerebro_hop_duration_seconds", "histogram",
-           "Seconds of a unit's span outside training and validation: state fetch, restore, save, messages, commit.");
+           "Seconds of a worker's time on a unit outside training and validation: state fetch, restore, save, messages.");
   for (const auto& [id, d] : derived)
     w.histogram("cerebro_hop_duration_seconds", label("experiment", id), d.hop_s, kHopBounds);
   return w.take();

@@ -13,8 +13,8 @@
 //   cerebro_queue_depth{experiment}                    gauge, units not done and not running
 //   cerebro_units_completed_total{experiment}          counter, committed units
 //   cerebro_units_failed_total{experiment}             counter, failed unit attempts (retried)
-//   cerebro_worker_busy_seconds_total{experiment,worker}  counter, dispatch-to-commit seconds
-//   cerebro_unit_duration_seconds{experiment}          histogram, dispatch to commit
+//   cerebro_worker_busy_seconds_total{experiment,worker}  counter, dispatch-to-result seconds (the worker's time)
+//   cerebro_unit_duration_seconds{experiment}          histogram, dispatch to result
 //   cerebro_hop_duration_seconds{experiment}           histogram, a unit's span less its
 //                                                      training and validation (state fetch,
 //                                                      restore, save, messages, commit)

@@ -91,12 +91,14 @@ function renderCluster(cluster) {
 function renderWorkers(units) {
   // Utilisation per worker: seconds spent on committed units over the run so far.
   const end = Math.max(0, ...units.map((u) => u.end_s));
+  // A worker is busy from dispatch to its result (worker_end_s): the commit
+  // runs while it trains its next unit.
   const per = new Map();
   for (const u of units) {
     if (u.rolled_back) continue;
     const w = per.get(u.worker) || { units: 0, busy: 0 };
     w.units += 1;
-    w.busy += u.end_s - u.start_s;
+    w.busy += (u.worker_end_s ?? u.end_s) - u.start_s;
     per.set(u.worker, w);
   }
   const body = $("workers").tBodies[0];

@@ -68,7 +68,7 @@ const CerebroCharts = (() => {
           legend: { position: "bottom", onClick: (e, item, legend) => onPick(legend.chart.data.datasets[item.datasetIndex].config) },
           tooltip: { callbacks: { label: (ctx) => {
             const u = ctx.raw.unit;
-            return `config ${u.config} partition ${u.partition} epoch ${u.epoch}: ${u.start_s.toFixed(1)}-${u.end_s.toFixed(1)} s`;
+            return `config ${u.config} partition ${u.partition} epoch ${u.epoch}: ${u.start_s.toFixed(1)}-${(u.worker_end_s ?? u.end_s).toFixed(1)} s, durable at ${u.end_s.toFixed(1)} s`;
           } } },
         },
         onClick: (e, elements, chart) => { if (elements.length) onPick(chart.data.datasets[elements[0].datasetIndex].config); },
@@ -84,7 +84,8 @@ const CerebroCharts = (() => {
     for (const u of units) {
       if (u.rolled_back) continue;
       if (!byConfig.has(u.config)) byConfig.set(u.config, []);
-      byConfig.get(u.config).push({ x: [u.start_s, u.end_s], y: `worker ${u.worker}`, unit: u });
+      // The worker's time (dispatch to result): its commit overlaps the next unit.
+      byConfig.get(u.config).push({ x: [u.start_s, u.worker_end_s ?? u.end_s], y: `worker ${u.worker}`, unit: u });
     }
     chart.data.labels = workers.map((w) => `worker ${w}`);
     chart.data.datasets = [...byConfig.keys()].sort((a, b) => a - b).map((config) => {
