@@ -1,4 +1,5 @@
 #include "runtime/scheduling/mop_book.hpp"
+#include "runtime/scheduling/mop_book_detail.hpp"
 
 #include <algorithm>
 
@@ -20,17 +21,8 @@ std::string to_string(ConfigState state) {
   return "unknown";
 }
 
-namespace {
-
-[[noreturn]] void misuse(const char* operation, const std::string& what) {
-  throw Error(fmt::format("MopBook::{}: {}", operation, what));
-}
-
-bool is_over(ConfigState s) {
-  return s == ConfigState::finished || s == ConfigState::stopped || s == ConfigState::failed;
-}
-
-}  // namespace
+using mop_book_detail::is_over;
+using mop_book_detail::misuse;
 
 int32_t MopBook::IdSlots::find_sparse(int32_t id) const {
   auto it = sparse_.find(id);

@@ -7,20 +7,12 @@
 
 #include "runtime/base/status.hpp"
 #include "runtime/scheduling/mop_book.hpp"
+#include "runtime/scheduling/mop_book_detail.hpp"
 
 namespace cerebro {
 
-namespace {
-
-[[noreturn]] void misuse(const char* operation, const std::string& what) {
-  throw Error(fmt::format("MopBook::{}: {}", operation, what));
-}
-
-bool is_over(ConfigState s) {
-  return s == ConfigState::finished || s == ConfigState::stopped || s == ConfigState::failed;
-}
-
-}  // namespace
+using mop_book_detail::is_over;
+using mop_book_detail::misuse;
 
 void MopBook::release_config(ConfigEntry& config) {
   if (--config.running_count > 0) return;
