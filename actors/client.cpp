@@ -226,6 +226,7 @@ Result<run_files> Client::follow(caf::scoped_actor& self, const std::string& exp
 Result<nlohmann::json> Client::wait(const std::string& experiment,
                                     const std::function<void(const nlohmann::json&)>& changed) {
   int64_t last_done = -1;
+  std::string last_front;  // several objectives: the Pareto front so far, as last seen
   for (;;) {
     auto s = status();
     if (!s.ok()) return s.status();
@@ -238,8 +239,12 @@ Result<nlohmann::json> Client::wait(const std::string& experiment,
     const auto state = parse_experiment_status((*entry).value("status", ""));
     if (state != ExperimentStatus::running && state != ExperimentStatus::waiting) return *entry;
     auto done = (*entry)["units_done"].get<int64_t>();
-    if (done != last_done && changed) changed(*entry);
+    // The front can arrive after the units_done it belongs to (the follower
+    // computes it behind the commit): a change of either is news.
+    auto front = entry->contains("pareto") ? (*entry)["pareto"].dump() : std::string();
+    if ((done != last_done || front != last_front) && changed) changed(*entry);
     last_done = done;
+    last_front = std::move(front);
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
   }
 }

@@ -95,7 +95,8 @@ class Client {
                            const Progress& progress);
 
   // Blocks until the experiment is no longer running, calling `changed` with
-  // its status entry (see status()) whenever its units_done changes.
+  // its status entry (see status()) whenever its units_done or its Pareto
+  // front (several objectives) changes.
   // Returns its final entry.
   Result<nlohmann::json> wait(const std::string& experiment,
                               const std::function<void(const nlohmann::json&)>& changed = {});
