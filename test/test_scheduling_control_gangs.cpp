@@ -11,32 +11,19 @@
 #include "runtime/scheduling/experiment_control.hpp"
 #include "runtime/search/spec_loader.hpp"
 #include "runtime/store/run_summary.hpp"
+#include "test/test_scheduling_util.hpp"
 
 using namespace cerebro;
+using cerebro::test::entry_of;
 
 namespace {
 
 ExperimentControl make_control(int partitions, Parallelism mode, int retries = 3) {
-  ExperimentControl control(partitions, 1, ExperimentControl::Metric::val_accuracy, retries,
-                            make_policy("randomized", 1), std::make_unique<FixedEpochsProcedure>());
+  auto control = test::make_control(partitions, retries);
   ClusterSpec cluster;  // as a real run's: the allreduce is still to be measured
   cluster.max_gang = 8;
   control.set_parallelism(mode, gang_costs(cluster));
   return control;
-}
-
-UnitLogEntry entry_of(const Dispatch& d, double train_s = 1.0) {
-  UnitLogEntry e;
-  e.config = d.unit.config;
-  e.partition = d.unit.partition;
-  e.epoch = d.unit.epoch;
-  e.worker = d.worker;
-  e.examples = 10;
-  e.train_loss = 1;
-  e.train_s = train_s;
-  e.has_validation = d.validate;
-  e.val_accuracy = 0.7;
-  return e;
 }
 
 std::vector<UnitLogEntry> gang_entries(const GangDispatch& g, int64_t first_seq = 1) {

@@ -5,23 +5,17 @@
 #include <string>
 
 #include "runtime/base/status.hpp"
+#include "test/test_scheduling_util.hpp"
 #include "runtime/scheduling/gang_planner.hpp"
 #include "runtime/scheduling/mop_book.hpp"
 #include "runtime/scheduling/unit_log_check.hpp"
 #include "runtime/spec/parallelism.hpp"
 
 using namespace cerebro;
+using cerebro::test::message_has;
 using Member = MopBook::GangMember;
 
 namespace {
-
-auto message_has(std::string needle) {
-  return [needle](const Error& e) {
-    bool found = std::string(e.what()).find(needle) != std::string::npos;
-    if (!found) BOOST_TEST_MESSAGE("unexpected message: " << e.what());
-    return found;
-  };
-}
 
 // Three workers, worker w holds partition w; config 7 for 2 epochs, config 8 for 1.
 MopBook three_by_three() {

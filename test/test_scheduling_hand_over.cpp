@@ -13,39 +13,12 @@
 #include "runtime/scheduling/unit_log_check.hpp"
 #include "runtime/search/search_procedure.hpp"
 #include "runtime/store/run_summary.hpp"
+#include "test/test_scheduling_util.hpp"
 
 using namespace cerebro;
-
-namespace {
-
-auto message_has(std::string needle) {
-  return [needle](const Error& e) {
-    bool found = std::string(e.what()).find(needle) != std::string::npos;
-    if (!found) BOOST_TEST_MESSAGE("unexpected message: " << e.what());
-    return found;
-  };
-}
-
-ExperimentControl make_control(int partitions, int retries = 3) {
-  return ExperimentControl(partitions, 1, ExperimentControl::Metric::val_accuracy, retries,
-                           make_policy("randomized", 1), std::make_unique<FixedEpochsProcedure>());
-}
-
-UnitLogEntry entry_of(const Dispatch& d) {
-  UnitLogEntry e;
-  e.config = d.unit.config;
-  e.partition = d.unit.partition;
-  e.epoch = d.unit.epoch;
-  e.worker = d.worker;
-  e.examples = 10;
-  e.train_loss = 1;
-  e.train_s = 1;
-  e.has_validation = d.validate;
-  e.val_accuracy = 0.5;
-  return e;
-}
-
-}  // namespace
+using cerebro::test::entry_of;
+using cerebro::test::make_control;
+using cerebro::test::message_has;
 
 BOOST_AUTO_TEST_SUITE(hand_over)
 

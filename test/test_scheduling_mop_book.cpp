@@ -5,20 +5,12 @@
 
 #include "runtime/scheduling/mop_book.hpp"
 #include "runtime/base/status.hpp"
+#include "test/test_scheduling_util.hpp"
 
 using namespace cerebro;
+using cerebro::test::message_has;
 
 namespace {
-
-// True when the Error message mentions `needle`, so a test fails if the book
-// throws for another reason than the one under test.
-auto message_has(std::string needle) {
-  return [needle](const Error& e) {
-    bool found = std::string(e.what()).find(needle) != std::string::npos;
-    if (!found) BOOST_TEST_MESSAGE("unexpected message: " << e.what());
-    return found;
-  };
-}
 
 // Two workers: 0 holds {0, 1}, 1 holds {1, 2}; configs 10 and 11, 2 epochs.
 MopBook small_book() {

@@ -49,12 +49,18 @@ bool Simulator::Run::start_gang(WorkerId w, const Unit& u) {
   return true;
 }
 
-void Simulator::Run::gang_ends(WorkerId leader) {
+std::vector<MopBook::GangMember> Simulator::Run::take_gang(WorkerId leader, Attempt& attempt) {
   std::vector<MopBook::GangMember> members;
   members.swap(gang_members_[leader]);
+  attempt = attempts_[leader];
+  busy_s_ += (now_ - attempt.start_s) * static_cast<double>(members.size());
+  return members;
+}
+
+void Simulator::Run::gang_ends(WorkerId leader) {
+  Attempt a;
+  const std::vector<MopBook::GangMember> members = take_gang(leader, a);
   auto k = static_cast<int32_t>(members.size());
-  const Attempt a = attempts_[leader];
-  busy_s_ += (now_ - a.start_s) * k;
   report_.makespan_s = std::max(report_.makespan_s, now_);
   for (const MopBook::GangMember& m : members) record(m.worker, attempts_[m.worker], true, k);
   ++report_.gangs;
@@ -62,23 +68,14 @@ void Simulator::Run::gang_ends(WorkerId leader) {
   // What a real gang measures: its allreduce per step.
   planner_->observe_allreduce(k, planner_->costs().allreduce_s * 2.0 * (k - 1) / k);
   if (book_.complete_gang(members)) epoch_ended(a.unit.config);
-  for (const MopBook::GangMember& m : members) {
-    if (book_.worker_busy(m.worker)) continue;  // a wake-up above gave it work
-    if (may_have_work(m.worker)) {
-      offer(m.worker);
-    } else {
-      set_waiting(m.worker, true);
-    }
-  }
+  for (const MopBook::GangMember& m : members) offer_or_wait(m.worker);
   wake_for(a.unit.config);
 }
 
 void Simulator::Run::gang_fails(WorkerId leader) {
-  std::vector<MopBook::GangMember> members;
-  members.swap(gang_members_[leader]);
+  Attempt a;
+  const std::vector<MopBook::GangMember> members = take_gang(leader, a);
   auto k = static_cast<int32_t>(members.size());
-  const Attempt a = attempts_[leader];
-  busy_s_ += (now_ - a.start_s) * k;
   for (const MopBook::GangMember& m : members) record(m.worker, attempts_[m.worker], false, k);
   ++report_.failed_attempts;
   WorkerId failed = members[std::uniform_int_distribution<size_t>(0, members.size() - 1)(rng_)].worker;
@@ -86,12 +83,7 @@ void Simulator::Run::gang_fails(WorkerId leader) {
   book_.requeue_gang(members);
   push(now_ + options_.downtime_s, failed, EventKind::worker_returns);
   for (const MopBook::GangMember& m : members) {
-    if (m.worker == failed || book_.worker_busy(m.worker)) continue;
-    if (may_have_work(m.worker)) {
-      offer(m.worker);
-    } else {
-      set_waiting(m.worker, true);
-    }
+    if (m.worker != failed) offer_or_wait(m.worker);
   }
   wake_for(a.unit.config);
 }

@@ -226,14 +226,17 @@ void Simulator::Run::unit_ends(WorkerId w) {
   policy_.observe(observation);
   if (planner_) planner_->observe(observation);
   if (book_.complete(w, u)) epoch_ended(u.config);
-  if (book_.worker_busy(w)) {
-    // a promoted config's wake-up gave it work already
-  } else if (may_have_work(w)) {
+  offer_or_wait(w);
+  wake_for(u.config);
+}
+
+void Simulator::Run::offer_or_wait(WorkerId w) {
+  if (book_.worker_busy(w)) return;  // a promoted config's wake-up gave it work already
+  if (may_have_work(w)) {
     offer(w);
   } else {
     set_waiting(w, true);
   }
-  wake_for(u.config);
 }
 
 void Simulator::Run::worker_fails(WorkerId w) {

@@ -99,6 +99,9 @@ class Simulator::Run {
   // Idle worker w asks the policy; it starts the unit chosen or waits.
   bool offer(WorkerId w);
   void set_waiting(WorkerId w, bool waiting);
+  // Worker w has just become free: unless a wake-up already gave it work, it
+  // is offered a unit, or waits when none of its partitions can have one.
+  void offer_or_wait(WorkerId w);
   // Config c is idle again: a waiting holder of a partition it needs may take
   // it; if none does, its partitions may have an idle needer from now on.
   void wake_for(ConfigId c);
@@ -116,6 +119,9 @@ class Simulator::Run {
   // The planner may turn u on w into a gang: started here (true) or not (false).
   bool start_gang(WorkerId w, const Unit& u);
   void gang_ends(WorkerId leader);
+  // The members of the gang led by `leader`, taken out of its attempt, with
+  // the gang's worker time counted; `attempt` is the leader's.
+  std::vector<MopBook::GangMember> take_gang(WorkerId leader, Attempt& attempt);
   // A member of the gang led by `leader` failed mid-attempt: nothing of the
   // gang counts, every unit is pending again, the member's worker is away.
   void gang_fails(WorkerId leader);
