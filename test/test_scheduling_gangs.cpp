@@ -275,6 +275,54 @@ BOOST_AUTO_TEST_CASE(the_planner_learns_worker_speeds_and_allreduce_costs) {
   BOOST_TEST(planner.costs().allreduce_s == 0.002, boost::test_tools::tolerance(1e-12));
 }
 
+// A real gang slower than the model says (a rank's share of the batch costs
+// more than a unit alone where cores slow each other) teaches the planner:
+// measured 3x its estimate, the same single config no longer gangs.
+BOOST_AUTO_TEST_CASE(the_planner_learns_how_much_slower_real_gangs_are_than_estimated) {
+  MopBook book = three_by_three();
+  GangCosts costs;
+  costs.allreduce_s = 0.001;
+  costs.steps_per_unit = 10;
+  GangPlanner planner(Parallelism::automatic, costs);
+  book.stop(8);  // config 7 alone: 6 units left on 3 workers, MOP 60 s, a gang of 3 about 20 s
+  planner.observe({0, Unit{7, 0, 0}, 10.0, 0, 100});
+  std::vector<Member> gang = planner.plan(0, Unit{7, 0, 0}, {1, 2}, book);
+  BOOST_TEST_REQUIRE(gang.size() == 3u);
+  BOOST_TEST(planner.gang_factor() == 1.0);
+
+  // The allreduces as estimated (30 steps x 0.001 s x 2(2)/3), so only the
+  // attempt's time differs. A gang of a config with no MOP unit measured
+  // teaches nothing about it.
+  planner.observe_gang(std::vector<Member>{{0, Unit{9, 0, 0}}, {1, Unit{9, 1, 0}}}, 20, 0.02, 50.0);
+  planner.observe_allreduce(2, 0.001);
+  BOOST_TEST(planner.gang_factor() == 1.0);
+
+  planner.observe_gang(gang, 30, 0.04, 30.0);
+  const double estimated = gang_seconds(10.0, 3, planner.costs());
+  BOOST_TEST(planner.gang_factor() == 30.0 / estimated, boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(planner.plan(0, Unit{7, 0, 0}, {1, 2}, book).empty());
+  BOOST_TEST_REQUIRE(planner.last_estimate().has_value());
+  BOOST_TEST(!planner.last_estimate()->gang_wins);
+  BOOST_TEST(planner.last_estimate()->gang_s > 2.5 * estimated);
+}
+
+BOOST_AUTO_TEST_CASE(a_gang_as_fast_as_estimated_keeps_gangs_and_the_factor_is_bounded) {
+  MopBook book = three_by_three();
+  GangCosts costs;
+  costs.allreduce_s = 0.001;
+  costs.steps_per_unit = 10;
+  GangPlanner planner(Parallelism::automatic, costs);
+  book.stop(8);
+  planner.observe({0, Unit{7, 0, 0}, 10.0, 0, 100});
+  std::vector<Member> gang = planner.plan(0, Unit{7, 0, 0}, {1, 2}, book);
+  BOOST_TEST_REQUIRE(gang.size() == 3u);
+  planner.observe_gang(gang, 30, 0.04, gang_seconds(10.0, 3, planner.costs()));
+  BOOST_TEST(planner.gang_factor() == 1.0, boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(planner.plan(0, Unit{7, 0, 0}, {1, 2}, book).size() == 3u);
+  for (int i = 0; i < 20; ++i) planner.observe_gang(gang, 30, 0.04, 1e6);  // absurd timings
+  BOOST_TEST(planner.gang_factor() == 10.0);
+}
+
 BOOST_AUTO_TEST_CASE(mop_never_gangs_and_data_always_does_when_it_can) {
   MopBook book = three_by_three();
   GangPlanner mop(Parallelism::mop, GangCosts{});

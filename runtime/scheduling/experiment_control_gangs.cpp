@@ -33,7 +33,11 @@ std::string ExperimentControl::on_gang_committed(int64_t gang, const std::vector
   if (it == gangs_.end()) throw Error(fmt::format("on_gang_committed: gang {} is not running", gang));
   const std::vector<MopBook::GangMember> members = it->second;
   gangs_.erase(it);
-  if (planner_ && steps > 0) planner_->observe_gang(static_cast<int32_t>(members.size()), steps, allreduce_s);
+  if (planner_ && steps > 0) {
+    double attempt_s = 0;  // the slowest rank's training, allreduces included
+    for (const UnitLogEntry& e : entries) attempt_s = std::max(attempt_s, e.train_s);
+    planner_->observe_gang(members, steps, allreduce_s, attempt_s);
+  }
   return commit_gang(members, entries);
 }
 

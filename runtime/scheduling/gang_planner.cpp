@@ -17,7 +17,7 @@ double gang_seconds(double unit_s, int32_t k, const GangCosts& costs) {
 GangEstimate estimate_gang(const GangEstimateInput& in, int32_t k, const GangCosts& costs) {
   GangEstimate e;
   e.members = k;
-  e.gang_s = gang_seconds(in.unit_s, k, costs);
+  e.gang_s = gang_seconds(in.unit_s, k, costs) * in.gang_factor;
   double n = std::max(1, in.workers);
   double remaining = static_cast<double>(in.remaining_units);
   double alone = in.mop_unit_s > 0 ? in.mop_unit_s : in.unit_s;
@@ -67,6 +67,29 @@ void GangPlanner::observe_gang(int32_t members, int64_t steps, double allreduce_
   if (members < 2 || steps <= 0) return;
   observe_allreduce(members, allreduce_s / static_cast<double>(steps));
   costs_.steps_per_unit = static_cast<double>(steps) / members;
+}
+
+void GangPlanner::observe_gang(const std::vector<MopBook::GangMember>& members, int64_t steps, double allreduce_s,
+                               double attempt_s) {
+  const auto k = static_cast<int32_t>(members.size());
+  if (k < 2 || steps <= 0) return;
+  observe_gang(k, steps, allreduce_s);
+  if (!(attempt_s > 0) || !std::isfinite(attempt_s)) return;
+  double slowest = 0;
+  for (const MopBook::GangMember& m : members) {
+    auto own = config_means_.find(m.unit.config);
+    if (own == config_means_.end() || own->second.count == 0) return;  // no MOP unit of it to compare with
+    slowest = std::max(slowest, own->second.value() * worker_factor(m.worker));
+  }
+  double estimated = gang_seconds(slowest, k, costs_);
+  if (!(estimated > 0)) return;
+  gang_ratios_.sum += attempt_s / estimated;
+  ++gang_ratios_.count;
+}
+
+double GangPlanner::gang_factor() const {
+  if (gang_ratios_.count == 0) return 1;
+  return std::clamp(gang_ratios_.value(), 0.25, 10.0);
 }
 
 double GangPlanner::worker_factor(WorkerId w) const {
@@ -151,6 +174,7 @@ std::vector<MopBook::GangMember> GangPlanner::plan(WorkerId w, const Unit& u, co
   double own_work = static_cast<double>(in.remaining_units) * in.mop_unit_s;
   in.other_work_s = std::max(0.0, all.work_s - own_work);
   in.other_chain_s = all.longest == u.config ? all.second_s : all.longest_s;
+  in.gang_factor = gang_factor();
   std::optional<GangEstimate> best;
   double slowest = 0;
   for (size_t k = 1; k <= members.size(); ++k) {

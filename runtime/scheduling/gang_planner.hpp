@@ -32,6 +32,14 @@
 // the configs' means, and the allreduce cost from a probe or from gangs.
 // Nothing is measured yet -> no gang under auto.
 //
+// The model assumes a rank computes its share as fast as a unit alone. On a
+// machine whose cores slow each other, at a k-th of the batch and waiting for
+// the slowest rank every step, real gangs take longer (measured: a gang rank
+// of the cnn 1.6x a MOP unit's time per example on a 2-vCPU VM). So every
+// real gang attempt also teaches the planner its measured time against the
+// model's estimate, and later estimates are scaled by the mean of those
+// ratios (gang_factor): auto stops forming gangs that do not pay here.
+//
 // Not thread-safe; one per scheduler, next to its SchedulingPolicy.
 
 #include <cstdint>
@@ -69,6 +77,7 @@ struct GangEstimateInput {
   double other_work_s = 0;       // every other config's remaining work, worker-seconds
   double other_chain_s = 0;      // the longest remaining chain of another config
   int32_t workers = 1;
+  double gang_factor = 1;        // measured gang attempts / gang_seconds (1: none measured)
 };
 
 struct GangEstimate {
@@ -99,6 +108,13 @@ class GangPlanner {
   // above, and steps_per_unit = steps / members (each rank takes a
   // members-th of the batch, so a unit's steps are steps / members).
   void observe_gang(int32_t members, int64_t steps, double allreduce_s);
+  // The same for the gang `members` whose slowest rank trained for
+  // `attempt_s`; when the members' unit times are known it also learns the
+  // ratio of attempt_s to the model's gang_seconds (gang_factor()).
+  void observe_gang(const std::vector<MopBook::GangMember>& members, int64_t steps, double allreduce_s,
+                    double attempt_s);
+  // The mean measured / estimated gang time so far (1 before any), within [0.25, 10].
+  double gang_factor() const;
 
   // The gang to run instead of unit u alone on worker w (u: the policy's pick,
   // eligible for w): u on w first, then members from `candidates` (idle
@@ -142,6 +158,7 @@ class GangPlanner {
   std::unordered_map<ConfigId, Mean> config_means_;
   std::unordered_map<WorkerId, Mean> worker_ratios_;  // train_s / the config's mean so far
   Mean all_units_;
+  Mean gang_ratios_;  // real gang attempts: measured / gang_seconds
   std::optional<GangEstimate> last_estimate_;
   Sweep sweep_;
 };
