@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "actors/scheduler_shell.hpp"
+#include "runtime/base/fault_injection.hpp"
 #include "runtime/search/search_space.hpp"
 #include "runtime/net/error_category.hpp"
 
@@ -51,6 +52,7 @@ void apply_search(scheduler_ptr self) {
     self->request(self->state.config.checkpoint, caf::infinite, decision_atom::value, d)
         .then([](bool) {}, [self](const caf::error& e) { report(self, "cannot record a decision: " + caf::to_string(e)); });
   for (const auto& copy : control.take_state_copies()) {
+    self->state.durable_states.erase(copy.to);  // written by the copy now: read it back from the store
     auto params = copy.params.dump();
     self->request(self->state.config.checkpoint, caf::infinite, copy_atom::value,
                   state_copy{copy.from, copy.from_epoch, copy.to, params})
@@ -104,6 +106,10 @@ bool end_without_workers(scheduler_ptr self) {
   return true;
 }
 
+// Whether the scheduler hands committed states to the next units itself
+// (scheduler_state::durable_states).
+bool keeps_states(scheduler_ptr) { return !FaultInjection::instance().enabled(); }
+
 // The unit's result is in: the worker takes its next unit at once while the
 // result is made durable; the unit counts once its commit answers.
 void on_result(scheduler_ptr self, const Dispatch& d, double start_s, unit_result r) {
@@ -129,10 +135,15 @@ void on_result(scheduler_ptr self, const Dispatch& d, double start_s, unit_resul
   r.result_s = self->state.elapsed();
   control.on_result(d.worker, d.unit);
   dispatch(self);
+  // The state the config's next unit starts from, kept once it is durable.
+  auto kept = keeps_states(self) && self->state.durable_states.keeps(r.state.size())
+                  ? std::make_shared<StateBytes>(r.state)
+                  : nullptr;
   self->request(self->state.config.checkpoint, caf::infinite, commit_atom::value, std::move(r), d.seed, start_s,
                 self->state.elapsed())
       .then(
-          [self, d, start_s](const UnitLogEntry& entry) {
+          [self, d, start_s, kept](const UnitLogEntry& entry) {
+            if (kept) self->state.durable_states.put(d.unit.config, std::move(*kept));
             self->state.unit_span_s += self->state.elapsed() - start_s;
             auto event = self->state.config.control->on_committed(d.worker, entry);
             report(self, event);
@@ -140,7 +151,8 @@ void on_result(scheduler_ptr self, const Dispatch& d, double start_s, unit_resul
             if (!end_without_workers(self)) dispatch(self);
           },
           [self, d](const caf::error& e) {
-            // Not durable, so not done: the unit runs again.
+            // Not durable, so not done: the unit runs again, from what the store holds.
+            self->state.durable_states.erase(d.unit.config);
             report(self, self->state.config.control->on_commit_failed(d.unit, "commit failed: " +
                                                                                   to_status(e).message()));
             apply_search(self);
@@ -189,25 +201,33 @@ bool state_unavailable(scheduler_ptr self, ConfigId config, const caf::error& e)
   return true;
 }
 
+// Sends unit d with the config's latest durable state to its worker.
+void send_task(scheduler_ptr self, const Dispatch& d, double start_s, StateBytes state) {
+  auto worker = self->state.workers.at(d.worker);
+  self->request(worker, caf::infinite, train_atom::value, make_task(self, d, std::move(state)))
+      .then(
+          [self, d, start_s](unit_result& r) {
+            r.worker = d.worker;  // the scheduler's id of the worker, unique in the cluster
+            on_result(self, d, start_s, std::move(r));
+          },
+          [self, d](const caf::error& e) {
+            // The worker died mid-unit: the down handler requeues it.
+            (void)self;
+            (void)d;
+            (void)e;
+          });
+}
+
 void run(scheduler_ptr self, const Dispatch& d) {
   double start_s = self->state.elapsed();
+  if (keeps_states(self)) {
+    if (auto state = self->state.durable_states.get(d.unit.config)) return send_task(self, d, start_s, std::move(*state));
+  }
   self->request(self->state.config.checkpoint, caf::infinite, latest_atom::value, d.unit.config)
       .then(
           [self, d, start_s](StateBytes& state) {
             if (!still_running(self, d)) return;  // its worker was lost meanwhile
-            auto worker = self->state.workers.at(d.worker);
-            self->request(worker, caf::infinite, train_atom::value, make_task(self, d, std::move(state)))
-                .then(
-                    [self, d, start_s](unit_result& r) {
-                      r.worker = d.worker;  // the scheduler's id of the worker, unique in the cluster
-                      on_result(self, d, start_s, std::move(r));
-                    },
-                      [self, d](const caf::error& e) {
-                        // The worker died mid-unit: the down handler requeues it.
-                        (void)self;
-                        (void)d;
-                        (void)e;
-                      });
+            send_task(self, d, start_s, std::move(state));
           },
           [self, d](const caf::error& e) {
             if (state_unavailable(self, d.unit.config, e)) return;
@@ -221,7 +241,10 @@ void run(scheduler_ptr self, const Dispatch& d) {
 void dispatch(scheduler_ptr self) {
   auto started = self->state.config.control->dispatch_all();
   for (const auto& d : started.units) run(self, d);
-  for (const auto& g : started.gangs) run_gang(self, g);
+  for (const auto& g : started.gangs) {
+    self->state.durable_states.erase(g.config());  // the gang's commit writes its state
+    run_gang(self, g);
+  }
   // What runs where changed: status views (cerebro status, the REPL) see it.
   if (!started.empty()) report(self, "");
   finish_if_done(self);
