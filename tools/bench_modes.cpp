@@ -46,6 +46,7 @@ UnitOverhead unit_overhead(const nlohmann::json& summary) {
 UnitPhases unit_phases(const std::vector<UnitLogEntry>& log, const nlohmann::json& summary) {
   UnitPhases p;
   std::map<WorkerId, std::vector<const UnitLogEntry*>> by_worker;
+  std::vector<double> rests;
   for (const auto& e : log) {
     if (e.rolled_back || e.gang > 0) continue;
     ++p.units;
@@ -55,6 +56,7 @@ UnitPhases unit_phases(const std::vector<UnitLogEntry>& log, const nlohmann::jso
     p.save_ms += e.save_s;
     p.occupied_fixed_ms += occupied - compute;
     p.rest_ms += occupied - compute - e.restore_s - e.save_s;
+    rests.push_back(1e3 * (occupied - compute - e.restore_s - e.save_s));
     p.commit_ms += std::max(0.0, e.end_s - e.worker_end_s());
     by_worker[e.worker].push_back(&e);
   }
@@ -69,6 +71,8 @@ UnitPhases unit_phases(const std::vector<UnitLogEntry>& log, const nlohmann::jso
                       &p.idle_between_ms})
       *v *= per_unit_ms;
   }
+  p.rest_p50_ms = percentile(rests, 0.5);
+  p.rest_p90_ms = percentile(rests, 0.9);
   p.wall_s = summary.value("wall_s", 0.0);
   p.makespan_over_compute = summary.value("makespan_over_compute", 0.0);
   return p;
@@ -95,6 +99,8 @@ nlohmann::json phases_json(const UnitPhases& p) {
           {"restore_ms_per_unit", p.restore_ms},
           {"save_ms_per_unit", p.save_ms},
           {"rest_of_worker_path_ms_per_unit", p.rest_ms},
+          {"rest_of_worker_path_ms_p50", p.rest_p50_ms},
+          {"rest_of_worker_path_ms_p90", p.rest_p90_ms},
           {"fixed_cost_workers_time_ms_per_unit", p.occupied_fixed_ms},
           {"commit_after_result_ms_per_unit", p.commit_ms},
           {"idle_between_units_ms_per_unit", p.idle_between_ms},
@@ -104,9 +110,10 @@ nlohmann::json phases_json(const UnitPhases& p) {
 
 std::string phases_line(const UnitPhases& p) {
   return fmt::format("fixed cost over the workers' time {:.2f} ms per unit (restore {:.2f}, save {:.2f}, state read "
-                     "+ messages {:.2f}); idle between a result and the next dispatch {:.2f} ms; commit after the "
+                     "+ messages {:.2f}, p50 {:.2f}, p90 {:.2f}); idle between a result and the next dispatch {:.2f} ms; commit after the "
                      "result {:.2f} ms; makespan_over_compute {:.3f}",
-                     p.occupied_fixed_ms, p.restore_ms, p.save_ms, p.rest_ms, p.idle_between_ms, p.commit_ms,
+                     p.occupied_fixed_ms, p.restore_ms, p.save_ms, p.rest_ms, p.rest_p50_ms, p.rest_p90_ms,
+                     p.idle_between_ms, p.commit_ms,
                      p.makespan_over_compute);
 }
 
