@@ -2,11 +2,11 @@
 // (models/state_format.hpp has the layout and why).
 #include "models/state_format.hpp"
 
-#include <zlib.h>
-
 #include <cstring>
 
 #include <fmt/format.h>
+
+#include "runtime/base/checksum.hpp"
 
 namespace cerebro::models::detail {
 
@@ -96,7 +96,7 @@ class Writer {
     out_.append(static_cast<const char*>(c.data_ptr()), c.nbytes());
   }
   std::string finish() {
-    put(static_cast<uint32_t>(::crc32(0L, reinterpret_cast<const Bytef*>(out_.data()), static_cast<uInt>(out_.size()))));
+    put(Crc32().update(out_).value());
     return std::move(out_);
   }
 
@@ -152,7 +152,7 @@ Reader open(std::string_view bytes, OptimizerKind& kind) {
   auto body = bytes.substr(0, bytes.size() - 4);
   uint32_t stored;
   std::memcpy(&stored, bytes.data() + body.size(), 4);
-  auto actual = static_cast<uint32_t>(::crc32(0L, reinterpret_cast<const Bytef*>(body.data()), static_cast<uInt>(body.size())));
+  auto actual = Crc32().update(body).value();
   if (stored != actual)
     throw Error(fmt::format("stored state checksum {:08x} does not match its content ({:08x})", stored, actual));
   Reader r(body.substr(kRawStateMagic.size()));

@@ -14,7 +14,7 @@
 //     the group's order): u8 present; if present: adam/adamw i64 step, u8 fields
 //     (bit 0 exp_avg, 1 exp_avg_sq, 2 max_exp_avg_sq), the present tensors;
 //     sgd u8 fields (bit 0 momentum_buffer), the tensor
-//   u32 CRC-32 (zlib) of every byte before it
+//   u32 CRC-32 (zlib's, runtime/base/checksum.hpp) of every byte before it
 // A tensor record: i8 scalar type, u8 dims, i64 size per dim, the contiguous bytes.
 //
 // The optimizer's options (lr, betas, ...) are not stored: they come from the
