@@ -221,7 +221,7 @@ void send_task(scheduler_ptr self, const Dispatch& d, double start_s, StateBytes
 void run(scheduler_ptr self, const Dispatch& d) {
   double start_s = self->state.elapsed();
   if (keeps_states(self)) {
-    if (auto state = self->state.durable_states.get(d.unit.config)) return send_task(self, d, start_s, std::move(*state));
+    if (auto state = self->state.durable_states.take(d.unit.config)) return send_task(self, d, start_s, std::move(*state));
   }
   self->request(self->state.config.checkpoint, caf::infinite, latest_atom::value, d.unit.config)
       .then(

@@ -11,15 +11,18 @@ void DurableStateCache::put(ConfigId config, StateBytes state) {
   while (bytes_ > max_bytes_ && !entries_.empty()) erase(entries_.back().config);
 }
 
-std::optional<StateBytes> DurableStateCache::get(ConfigId config) {
+std::optional<StateBytes> DurableStateCache::take(ConfigId config) {
   auto it = by_config_.find(config);
   if (it == by_config_.end()) {
     ++misses_;
     return std::nullopt;
   }
   ++hits_;
-  entries_.splice(entries_.begin(), entries_, it->second);
-  return it->second->state;
+  StateBytes state = std::move(it->second->state);
+  bytes_ -= static_cast<int64_t>(state.size());
+  entries_.erase(it->second);
+  by_config_.erase(it);
+  return state;
 }
 
 void DurableStateCache::erase(ConfigId config) {

@@ -13,7 +13,7 @@
 // written) erases its entry first, and the next unit reads from the store.
 // Bounded: states larger than `max_state_bytes` are not kept (large units do
 // not need it, and a copy of the state is made at the result), and the least
-// recently used go first beyond `max_bytes` in all.
+// recently put go first beyond `max_bytes` in all.
 
 #include <cstdint>
 #include <list>
@@ -36,8 +36,10 @@ class DurableStateCache {
 
   // `state` is `config`'s latest durable state: call once its commit answered.
   void put(ConfigId config, StateBytes state);
-  // A copy of `config`'s kept state (it goes into a task), if any.
-  std::optional<StateBytes> get(ConfigId config);
+  // `config`'s kept state, taken out (it goes into the task of the config's
+  // next unit, with no copy; that unit's commit puts the next one, and a
+  // failed attempt reads the store), if any.
+  std::optional<StateBytes> take(ConfigId config);
   // `config`'s state is being written by someone else: read it from the store.
   void erase(ConfigId config);
 
@@ -53,7 +55,7 @@ class DurableStateCache {
   };
   int64_t max_bytes_, max_state_bytes_;
   int64_t bytes_ = 0, hits_ = 0, misses_ = 0;
-  std::list<Entry> entries_;  // most recently used first
+  std::list<Entry> entries_;  // most recently put first
   std::map<ConfigId, std::list<Entry>::iterator> by_config_;
 };
 
