@@ -47,6 +47,7 @@ UnitPhases unit_phases(const std::vector<UnitLogEntry>& log, const nlohmann::jso
   UnitPhases p;
   std::map<WorkerId, std::vector<const UnitLogEntry*>> by_worker;
   std::vector<double> rests;
+  std::vector<std::vector<double>> by_epoch;
   for (const auto& e : log) {
     if (e.rolled_back || e.gang > 0) continue;
     ++p.units;
@@ -57,6 +58,11 @@ UnitPhases unit_phases(const std::vector<UnitLogEntry>& log, const nlohmann::jso
     p.occupied_fixed_ms += occupied - compute;
     p.rest_ms += occupied - compute - e.restore_s - e.save_s;
     rests.push_back(1e3 * (occupied - compute - e.restore_s - e.save_s));
+    if (e.epoch >= 0) {
+      auto epoch = static_cast<size_t>(e.epoch);
+      if (by_epoch.size() <= epoch) by_epoch.resize(epoch + 1);
+      by_epoch[epoch].push_back(rests.back());
+    }
     p.commit_ms += std::max(0.0, e.end_s - e.worker_end_s());
     by_worker[e.worker].push_back(&e);
   }
@@ -70,6 +76,11 @@ UnitPhases unit_phases(const std::vector<UnitLogEntry>& log, const nlohmann::jso
     for (double* v : {&p.compute_ms, &p.restore_ms, &p.save_ms, &p.rest_ms, &p.occupied_fixed_ms, &p.commit_ms,
                       &p.idle_between_ms})
       *v *= per_unit_ms;
+  }
+  for (const auto& epoch : by_epoch) {
+    double sum = 0;
+    for (double v : epoch) sum += v;
+    p.rest_by_epoch_ms.push_back(epoch.empty() ? 0 : sum / static_cast<double>(epoch.size()));
   }
   p.rest_p50_ms = percentile(rests, 0.5);
   p.rest_p90_ms = percentile(rests, 0.9);
@@ -101,6 +112,7 @@ nlohmann::json phases_json(const UnitPhases& p) {
           {"rest_of_worker_path_ms_per_unit", p.rest_ms},
           {"rest_of_worker_path_ms_p50", p.rest_p50_ms},
           {"rest_of_worker_path_ms_p90", p.rest_p90_ms},
+          {"rest_of_worker_path_ms_by_epoch", p.rest_by_epoch_ms},
           {"fixed_cost_workers_time_ms_per_unit", p.occupied_fixed_ms},
           {"commit_after_result_ms_per_unit", p.commit_ms},
           {"idle_between_units_ms_per_unit", p.idle_between_ms},
@@ -110,9 +122,10 @@ nlohmann::json phases_json(const UnitPhases& p) {
 
 std::string phases_line(const UnitPhases& p) {
   return fmt::format("fixed cost over the workers' time {:.2f} ms per unit (restore {:.2f}, save {:.2f}, state read "
-                     "+ messages {:.2f}, p50 {:.2f}, p90 {:.2f}); idle between a result and the next dispatch {:.2f} ms; commit after the "
+                     "+ messages {:.2f}, p50 {:.2f}, p90 {:.2f}, by epoch {:.2f}); idle between a result and the next dispatch {:.2f} ms; commit after the "
                      "result {:.2f} ms; makespan_over_compute {:.3f}",
                      p.occupied_fixed_ms, p.restore_ms, p.save_ms, p.rest_ms, p.rest_p50_ms, p.rest_p90_ms,
+                     fmt::join(p.rest_by_epoch_ms, " / "),
                      p.idle_between_ms, p.commit_ms,
                      p.makespan_over_compute);
 }
