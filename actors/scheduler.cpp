@@ -27,6 +27,7 @@ void finish_if_done(scheduler_ptr self) {
 }
 
 void dispatch(scheduler_ptr self);
+void forget_state(scheduler_ptr self, ConfigId config);
 
 // Persists the search procedure's decisions and carries out its state copies
 // (PBT): a copied-into config is dispatched only after its copy is durable.
@@ -52,7 +53,7 @@ void apply_search(scheduler_ptr self) {
     self->request(self->state.config.checkpoint, caf::infinite, decision_atom::value, d)
         .then([](bool) {}, [self](const caf::error& e) { report(self, "cannot record a decision: " + caf::to_string(e)); });
   for (const auto& copy : control.take_state_copies()) {
-    self->state.durable_states.erase(copy.to);  // written by the copy now: read it back from the store
+    forget_state(self, copy.to);  // written by the copy now: read it back from the store
     auto params = copy.params.dump();
     self->request(self->state.config.checkpoint, caf::infinite, copy_atom::value,
                   state_copy{copy.from, copy.from_epoch, copy.to, params})
@@ -110,6 +111,51 @@ bool end_without_workers(scheduler_ptr self) {
 // (scheduler_state::durable_states).
 bool keeps_states(scheduler_ptr) { return !FaultInjection::instance().enabled(); }
 
+// config's state is being written by someone else (a copy, a gang, a commit
+// that failed): its next unit reads the store.
+void forget_state(scheduler_ptr self, ConfigId config) {
+  self->state.durable_states.erase(config);
+  self->state.prefetch_wanted.erase(config);
+}
+
+// Reads the next wanted config's state into the kept states, behind the units
+// already dispatched (the checkpoint actor answers in order). One read at a
+// time; a state too large to keep ends the prefetch (the others are likely
+// as large: reading them would be wasted).
+void prefetch_next(scheduler_ptr self) {
+  auto& st = self->state;
+  if (st.prefetching || st.finished || st.prefetch_wanted.empty()) return;
+  const ConfigId config = *st.prefetch_wanted.begin();
+  st.prefetching = true;
+  self->request(st.config.checkpoint, caf::infinite, latest_atom::value, config)
+      .then(
+          [self, config](StateBytes& state) {
+            self->state.prefetching = false;
+            if (!self->state.prefetch_wanted.erase(config)) return prefetch_next(self);  // dispatched meanwhile
+            if (!self->state.durable_states.keeps(state.size())) return self->state.prefetch_wanted.clear();
+            self->state.durable_states.put(config, std::move(state));
+            prefetch_next(self);
+          },
+          [self, config](const caf::error&) {
+            // Its unit will read the store itself and report what is wrong.
+            self->state.prefetching = false;
+            self->state.prefetch_wanted.erase(config);
+            prefetch_next(self);
+          });
+}
+
+// At the start: every config that waits for units is worth a prefetch.
+void start_prefetch(scheduler_ptr self) {
+  if (!keeps_states(self)) return;
+  const auto& book = self->state.config.control->book();
+  for (auto c : book.configs())
+    if (book.state(c) == ConfigState::pending_epoch)
+      self->state.prefetch_wanted.insert(c);
+  for (const auto& w : book.workers())
+    if (auto running = book.running_on(w)) self->state.prefetch_wanted.erase(running->config);
+  prefetch_next(self);
+}
+
 // The unit's result is in: the worker takes its next unit at once while the
 // result is made durable; the unit counts once its commit answers.
 void on_result(scheduler_ptr self, const Dispatch& d, double start_s, unit_result r) {
@@ -152,7 +198,7 @@ void on_result(scheduler_ptr self, const Dispatch& d, double start_s, unit_resul
           },
           [self, d](const caf::error& e) {
             // Not durable, so not done: the unit runs again, from what the store holds.
-            self->state.durable_states.erase(d.unit.config);
+            forget_state(self, d.unit.config);
             report(self, self->state.config.control->on_commit_failed(d.unit, "commit failed: " +
                                                                                   to_status(e).message()));
             apply_search(self);
@@ -220,6 +266,7 @@ void send_task(scheduler_ptr self, const Dispatch& d, double start_s, StateBytes
 
 void run(scheduler_ptr self, const Dispatch& d) {
   double start_s = self->state.elapsed();
+  self->state.prefetch_wanted.erase(d.unit.config);  // a read in flight for it is older than what this unit makes
   if (keeps_states(self)) {
     if (auto state = self->state.durable_states.take(d.unit.config)) return send_task(self, d, start_s, std::move(*state));
   }
@@ -242,7 +289,7 @@ void dispatch(scheduler_ptr self) {
   auto started = self->state.config.control->dispatch_all();
   for (const auto& d : started.units) run(self, d);
   for (const auto& g : started.gangs) {
-    self->state.durable_states.erase(g.config());  // the gang's commit writes its state
+    forget_state(self, g.config());  // the gang's commit writes its state
     run_gang(self, g);
   }
   // What runs where changed: status views (cerebro status, the REPL) see it.
@@ -377,6 +424,7 @@ scheduler_actor::behavior_type scheduler_behavior(scheduler_ptr self, scheduler_
         report(self, "started");
         apply_search(self);  // decisions about configs rejected at setup
         dispatch(self);
+        start_prefetch(self);
       },
       [self](control_atom, SteeringCommand command, ConfigId config, const std::string& params_json,
              int32_t epochs, ConfigId cloned_from) -> caf::result<bool> {

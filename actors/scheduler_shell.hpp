@@ -54,6 +54,12 @@ struct scheduler_state {
   // Off under test fault injection, whose damaged and unreadable states must
   // be read back from the store to be found.
   DurableStateCache durable_states;
+  // Configs whose state is read into durable_states before their first unit
+  // (one read at a time, from the start); a config leaves the set when a unit
+  // of it is dispatched or its state is written otherwise, and a read that
+  // answers after that is dropped (it may be older than the config's state).
+  std::set<ConfigId> prefetch_wanted;
+  bool prefetching = false;  // a read is in flight
   static inline const char* name = "cerebro.scheduler";
 
   double elapsed() const {

@@ -77,6 +77,24 @@ UnitPhases unit_phases(const std::vector<UnitLogEntry>& log, const nlohmann::jso
                       &p.idle_between_ms})
       *v *= per_unit_ms;
   }
+  {
+    // Each config's first unit (by start) starts from its initial state in the store.
+    std::map<ConfigId, std::pair<double, double>> first;  // config -> (start_s, rest)
+    double sum = 0;
+    for (size_t i = 0, k = 0; i < log.size(); ++i) {
+      const auto& e = log[i];
+      if (e.rolled_back || e.gang > 0) continue;
+      double rest = rests[k++];
+      sum += rest;
+      auto it = first.find(e.config);
+      if (it == first.end() || e.start_s < it->second.first) first[e.config] = {e.start_s, rest};
+    }
+    double first_sum = 0;
+    for (const auto& [config, f] : first) first_sum += f.second;
+    if (!first.empty()) p.rest_first_units_ms = first_sum / static_cast<double>(first.size());
+    if (rests.size() > first.size())
+      p.rest_later_units_ms = (sum - first_sum) / static_cast<double>(rests.size() - first.size());
+  }
   for (const auto& epoch : by_epoch) {
     double sum = 0;
     for (double v : epoch) sum += v;
@@ -113,6 +131,8 @@ nlohmann::json phases_json(const UnitPhases& p) {
           {"rest_of_worker_path_ms_p50", p.rest_p50_ms},
           {"rest_of_worker_path_ms_p90", p.rest_p90_ms},
           {"rest_of_worker_path_ms_by_epoch", p.rest_by_epoch_ms},
+          {"rest_of_worker_path_ms_first_units", p.rest_first_units_ms},
+          {"rest_of_worker_path_ms_later_units", p.rest_later_units_ms},
           {"fixed_cost_workers_time_ms_per_unit", p.occupied_fixed_ms},
           {"commit_after_result_ms_per_unit", p.commit_ms},
           {"idle_between_units_ms_per_unit", p.idle_between_ms},
@@ -122,10 +142,10 @@ nlohmann::json phases_json(const UnitPhases& p) {
 
 std::string phases_line(const UnitPhases& p) {
   return fmt::format("fixed cost over the workers' time {:.2f} ms per unit (restore {:.2f}, save {:.2f}, state read "
-                     "+ messages {:.2f}, p50 {:.2f}, p90 {:.2f}, by epoch {:.2f}); idle between a result and the next dispatch {:.2f} ms; commit after the "
+                     "+ messages {:.2f}, p50 {:.2f}, p90 {:.2f}, by epoch {:.2f}, configs' first units {:.2f}, later {:.2f}); idle between a result and the next dispatch {:.2f} ms; commit after the "
                      "result {:.2f} ms; makespan_over_compute {:.3f}",
                      p.occupied_fixed_ms, p.restore_ms, p.save_ms, p.rest_ms, p.rest_p50_ms, p.rest_p90_ms,
-                     fmt::join(p.rest_by_epoch_ms, " / "),
+                     fmt::join(p.rest_by_epoch_ms, " / "), p.rest_first_units_ms, p.rest_later_units_ms,
                      p.idle_between_ms, p.commit_ms,
                      p.makespan_over_compute);
 }

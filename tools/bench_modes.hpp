@@ -50,6 +50,7 @@ struct UnitPhases {
   double rest_ms = 0;          // occupied - compute - restore - save
   double rest_p50_ms = 0, rest_p90_ms = 0;  // its spread over the units (a few long waits, or every unit?)
   std::vector<double> rest_by_epoch_ms;      // its mean per epoch (the first reads states from the store)
+  double rest_first_units_ms = 0, rest_later_units_ms = 0;  // its mean over each config's first unit, and the others
   double occupied_fixed_ms = 0;  // occupied - compute: the fixed cost over the workers' time
   double commit_ms = 0;        // result to durable (the synced write's start)
   double idle_between_ms = 0;  // a worker's result to its next dispatch, per unit
