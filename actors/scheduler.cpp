@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "actors/scheduler_shell.hpp"
+#include "runtime/base/fault_injection.hpp"
 #include "runtime/search/search_space.hpp"
 #include "runtime/net/error_category.hpp"
 
@@ -26,6 +27,7 @@ void finish_if_done(scheduler_ptr self) {
 }
 
 void dispatch(scheduler_ptr self);
+void forget_state(scheduler_ptr self, ConfigId config);
 
 // Persists the search procedure's decisions and carries out its state copies
 // (PBT): a copied-into config is dispatched only after its copy is durable.
@@ -51,6 +53,7 @@ void apply_search(scheduler_ptr self) {
     self->request(self->state.config.checkpoint, caf::infinite, decision_atom::value, d)
         .then([](bool) {}, [self](const caf::error& e) { report(self, "cannot record a decision: " + caf::to_string(e)); });
   for (const auto& copy : control.take_state_copies()) {
+    forget_state(self, copy.to);  // written by the copy now: read it back from the store
     auto params = copy.params.dump();
     self->request(self->state.config.checkpoint, caf::infinite, copy_atom::value,
                   state_copy{copy.from, copy.from_epoch, copy.to, params})
@@ -104,6 +107,55 @@ bool end_without_workers(scheduler_ptr self) {
   return true;
 }
 
+// Whether the scheduler hands committed states to the next units itself
+// (scheduler_state::durable_states).
+bool keeps_states(scheduler_ptr) { return !FaultInjection::instance().enabled(); }
+
+// config's state is being written by someone else (a copy, a gang, a commit
+// that failed): its next unit reads the store.
+void forget_state(scheduler_ptr self, ConfigId config) {
+  self->state.durable_states.erase(config);
+  self->state.prefetch_wanted.erase(config);
+}
+
+// Reads the next wanted config's state into the kept states, behind the units
+// already dispatched (the checkpoint actor answers in order). One read at a
+// time; a state too large to keep ends the prefetch (the others are likely
+// as large: reading them would be wasted).
+void prefetch_next(scheduler_ptr self) {
+  auto& st = self->state;
+  if (st.prefetching || st.finished || st.prefetch_wanted.empty()) return;
+  const ConfigId config = *st.prefetch_wanted.begin();
+  st.prefetching = true;
+  self->request(st.config.checkpoint, caf::infinite, latest_atom::value, config)
+      .then(
+          [self, config](StateBytes& state) {
+            self->state.prefetching = false;
+            if (!self->state.prefetch_wanted.erase(config)) return prefetch_next(self);  // dispatched meanwhile
+            if (!self->state.durable_states.keeps(state.size())) return self->state.prefetch_wanted.clear();
+            self->state.durable_states.put(config, std::move(state));
+            prefetch_next(self);
+          },
+          [self, config](const caf::error&) {
+            // Its unit will read the store itself and report what is wrong.
+            self->state.prefetching = false;
+            self->state.prefetch_wanted.erase(config);
+            prefetch_next(self);
+          });
+}
+
+// At the start: every config that waits for units is worth a prefetch.
+void start_prefetch(scheduler_ptr self) {
+  if (!keeps_states(self)) return;
+  const auto& book = self->state.config.control->book();
+  for (auto c : book.configs())
+    if (book.state(c) == ConfigState::pending_epoch)
+      self->state.prefetch_wanted.insert(c);
+  for (const auto& w : book.workers())
+    if (auto running = book.running_on(w)) self->state.prefetch_wanted.erase(running->config);
+  prefetch_next(self);
+}
+
 // The unit's result is in: the worker takes its next unit at once while the
 // result is made durable; the unit counts once its commit answers.
 void on_result(scheduler_ptr self, const Dispatch& d, double start_s, unit_result r) {
@@ -129,10 +181,15 @@ void on_result(scheduler_ptr self, const Dispatch& d, double start_s, unit_resul
   r.result_s = self->state.elapsed();
   control.on_result(d.worker, d.unit);
   dispatch(self);
+  // The state the config's next unit starts from, kept once it is durable.
+  auto kept = keeps_states(self) && self->state.durable_states.keeps(r.state.size())
+                  ? std::make_shared<StateBytes>(r.state)
+                  : nullptr;
   self->request(self->state.config.checkpoint, caf::infinite, commit_atom::value, std::move(r), d.seed, start_s,
                 self->state.elapsed())
       .then(
-          [self, d, start_s](const UnitLogEntry& entry) {
+          [self, d, start_s, kept](const UnitLogEntry& entry) {
+            if (kept) self->state.durable_states.put(d.unit.config, std::move(*kept));
             self->state.unit_span_s += self->state.elapsed() - start_s;
             auto event = self->state.config.control->on_committed(d.worker, entry);
             report(self, event);
@@ -140,7 +197,8 @@ void on_result(scheduler_ptr self, const Dispatch& d, double start_s, unit_resul
             if (!end_without_workers(self)) dispatch(self);
           },
           [self, d](const caf::error& e) {
-            // Not durable, so not done: the unit runs again.
+            // Not durable, so not done: the unit runs again, from what the store holds.
+            forget_state(self, d.unit.config);
             report(self, self->state.config.control->on_commit_failed(d.unit, "commit failed: " +
                                                                                   to_status(e).message()));
             apply_search(self);
@@ -189,25 +247,34 @@ bool state_unavailable(scheduler_ptr self, ConfigId config, const caf::error& e)
   return true;
 }
 
+// Sends unit d with the config's latest durable state to its worker.
+void send_task(scheduler_ptr self, const Dispatch& d, double start_s, StateBytes state) {
+  auto worker = self->state.workers.at(d.worker);
+  self->request(worker, caf::infinite, train_atom::value, make_task(self, d, std::move(state)))
+      .then(
+          [self, d, start_s](unit_result& r) {
+            r.worker = d.worker;  // the scheduler's id of the worker, unique in the cluster
+            on_result(self, d, start_s, std::move(r));
+          },
+          [self, d](const caf::error& e) {
+            // The worker died mid-unit: the down handler requeues it.
+            (void)self;
+            (void)d;
+            (void)e;
+          });
+}
+
 void run(scheduler_ptr self, const Dispatch& d) {
   double start_s = self->state.elapsed();
+  self->state.prefetch_wanted.erase(d.unit.config);  // a read in flight for it is older than what this unit makes
+  if (keeps_states(self)) {
+    if (auto state = self->state.durable_states.take(d.unit.config)) return send_task(self, d, start_s, std::move(*state));
+  }
   self->request(self->state.config.checkpoint, caf::infinite, latest_atom::value, d.unit.config)
       .then(
           [self, d, start_s](StateBytes& state) {
             if (!still_running(self, d)) return;  // its worker was lost meanwhile
-            auto worker = self->state.workers.at(d.worker);
-            self->request(worker, caf::infinite, train_atom::value, make_task(self, d, std::move(state)))
-                .then(
-                    [self, d, start_s](unit_result& r) {
-                      r.worker = d.worker;  // the scheduler's id of the worker, unique in the cluster
-                      on_result(self, d, start_s, std::move(r));
-                    },
-                      [self, d](const caf::error& e) {
-                        // The worker died mid-unit: the down handler requeues it.
-                        (void)self;
-                        (void)d;
-                        (void)e;
-                      });
+            send_task(self, d, start_s, std::move(state));
           },
           [self, d](const caf::error& e) {
             if (state_unavailable(self, d.unit.config, e)) return;
@@ -221,7 +288,10 @@ void run(scheduler_ptr self, const Dispatch& d) {
 void dispatch(scheduler_ptr self) {
   auto started = self->state.config.control->dispatch_all();
   for (const auto& d : started.units) run(self, d);
-  for (const auto& g : started.gangs) run_gang(self, g);
+  for (const auto& g : started.gangs) {
+    forget_state(self, g.config());  // the gang's commit writes its state
+    run_gang(self, g);
+  }
   // What runs where changed: status views (cerebro status, the REPL) see it.
   if (!started.empty()) report(self, "");
   finish_if_done(self);
@@ -354,6 +424,7 @@ scheduler_actor::behavior_type scheduler_behavior(scheduler_ptr self, scheduler_
         report(self, "started");
         apply_search(self);  // decisions about configs rejected at setup
         dispatch(self);
+        start_prefetch(self);
       },
       [self](control_atom, SteeringCommand command, ConfigId config, const std::string& params_json,
              int32_t epochs, ConfigId cloned_from) -> caf::result<bool> {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "actors/actors.hpp"
+#include "runtime/store/state_cache.hpp"
 
 namespace cerebro::scheduler_detail {
 
@@ -48,6 +49,17 @@ struct scheduler_state {
   // attempt (Gloo waits for the dead peer until the timeout), so out of the
   // schedule until they answer, with the partitions they hold.
   std::map<WorkerId, std::vector<PartitionId>> draining;
+  // The latest durable states of configs whose last unit committed here
+  // (issue 11 item 5): their next unit starts without reading the store.
+  // Off under test fault injection, whose damaged and unreadable states must
+  // be read back from the store to be found.
+  DurableStateCache durable_states;
+  // Configs whose state is read into durable_states before their first unit
+  // (one read at a time, from the start); a config leaves the set when a unit
+  // of it is dispatched or its state is written otherwise, and a read that
+  // answers after that is dropped (it may be older than the config's state).
+  std::set<ConfigId> prefetch_wanted;
+  bool prefetching = false;  // a read is in flight
   static inline const char* name = "cerebro.scheduler";
 
   double elapsed() const {

@@ -5,6 +5,7 @@
 
 #include "actors/actors.hpp"
 #include "models/gang_trainer.hpp"
+#include "models/trainee_cache.hpp"
 #include "runtime/base/fault_injection.hpp"
 
 namespace cerebro {
@@ -15,6 +16,9 @@ struct worker_state {
   worker_config config;
   // Borrowed partitions by (experiment, partition); dropped on release.
   std::map<std::pair<std::string, PartitionId>, std::shared_ptr<const datasets::Dataset>> leases;
+  // The models this worker built, reused when it trains the same config again
+  // (a detached actor: its units run one at a time on its own thread).
+  std::unique_ptr<models::TraineeCache> trainees = std::make_unique<models::TraineeCache>();
   static inline const char* name = "cerebro.worker";
 };
 
@@ -84,7 +88,7 @@ unit_result run_unit(const worker_state& st, const unit_task& task) {
     r.error = "injected fault (test)";
     return r;
   }
-  auto out = models::train_unit(in);
+  auto out = models::train_unit(in, *st.trainees);
   if (!out.ok()) {
     r.status = UnitStatus::failed;
     r.error = out.error();
@@ -229,6 +233,7 @@ worker_actor::behavior_type worker_behavior(worker_ptr self, worker_config confi
         return promise;
       },
       [self](release_atom, const std::string& experiment) {
+        self->state.trainees = std::make_unique<models::TraineeCache>();  // the experiment's models go with it
         for (auto it = self->state.leases.begin(); it != self->state.leases.end();)
           it = it->first.first == experiment ? self->state.leases.erase(it) : std::next(it);
       },

@@ -9,6 +9,7 @@
 #include <torch/csrc/jit/ir/ir.h>
 
 #include "models/model.hpp"
+#include "models/trainee_cache.hpp"
 #include "models/zoo.hpp"
 
 namespace cerebro::models {
@@ -237,6 +238,12 @@ void register_model(const std::string& name, ModuleFactory factory) {
 void register_builtin_model(const std::string& name, ModuleFactory factory) {
   std::lock_guard<std::mutex> lock(registry_mutex());
   builtin_registry()[name] = std::move(factory);
+}
+
+bool is_builtin_model(const std::string& model) {
+  register_zoo_models();
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  return !registry().count(model) && builtin_registry().count(model);
 }
 
 std::vector<std::string> registered_models() {

@@ -27,7 +27,14 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainingParams& p,
 Trainee build(const nlohmann::json& params, const ShapeInfo& shape);
 // `size_hint`: bytes to reserve (a unit's new state is about as large as the one it started from; 0: none).
 std::string save_state(Trainee& t, size_t size_hint = 0);
+// The state as a LibTorch archive, what save_state wrote before our format
+// (and still writes for an optimizer our format does not know).
+std::string save_archive_state(Trainee& t, size_t size_hint = 0);
+// Reads both formats: ours (models/state_format.hpp, what save_state writes
+// for adam, adamw and sgd) and LibTorch's archive (states written before it).
 void restore_state(Trainee& t, const std::string& bytes);
+// train_unit's work after the restore: trains, validates and saves into `out`.
+void train_restored(Trainee& t, const UnitInput& in, UnitOutput& out);
 // Borrowed views of a dataset (no copy).
 torch::Tensor features_of(const datasets::Dataset& d);
 // (The targets' view is targets_of, models/task.hpp.)

@@ -14,6 +14,7 @@
 #include "models/augmentation.hpp"
 #include "models/cost_probe.hpp"
 #include "models/model.hpp"
+#include "models/state_format.hpp"
 #include "models/task.hpp"
 #include "models/trainee.hpp"
 #include "models/unit_trainer.hpp"
@@ -57,10 +58,16 @@ Trainee build(const nlohmann::json& params, const ShapeInfo& shape) {
   return t;
 }
 
-// `size_hint`: the expected size (a unit's resulting state is as large as the
-// state it started from), reserved up front so the archive is written into
-// one buffer without regrowing it.
+// Our own format (models/state_format.hpp) for the optimizers it knows;
+// LibTorch's archive otherwise. `size_hint`: the expected size of an archive
+// (a unit's resulting state is as large as the state it started from),
+// reserved up front so it is written into one buffer without regrowing it.
 std::string save_state(Trainee& t, size_t size_hint) {
+  if (raw_state_supports(*t.optimizer)) return save_raw_state(*t.model, *t.optimizer);
+  return save_archive_state(t, size_hint);
+}
+
+std::string save_archive_state(Trainee& t, size_t size_hint) {
   torch::serialize::OutputArchive archive;
   auto state = t.model->named_state();
   archive.write("count", torch::tensor(static_cast<int64_t>(state.size())), true);
@@ -80,6 +87,10 @@ std::string save_state(Trainee& t, size_t size_hint) {
 }
 
 void restore_state(Trainee& t, const std::string& bytes) {
+  if (is_raw_state(bytes)) return restore_raw_state(*t.model, *t.optimizer, bytes);
+  // A LibTorch archive (states written before our format). The optimizer's
+  // state is replaced, not merged: a reused trainee keeps nothing of its last unit.
+  t.optimizer->state().clear();
   // Read where the bytes lie (an istringstream would copy the whole state).
   torch::serialize::InputArchive archive;
   archive.load_from(bytes.data(), bytes.size());
@@ -322,6 +333,28 @@ Result<double> TorchCostProbe::seconds_per_example(const nlohmann::json& params)
   });
 }
 
+namespace detail {
+
+void train_restored(Trainee& t, const UnitInput& in, UnitOutput& out) {
+  auto t1 = Clock::now();
+  auto pass = train_pass(t, in.shape, *in.partition, in.seed, in.augmentation, in.read_ahead);
+  out.train_s = since(t1);
+  out.train_loss = pass.mean_loss;
+  out.examples = pass.examples;
+  out.diverged = pass.diverged;
+
+  if (in.validation && !pass.diverged) {
+    auto t2 = Clock::now();
+    out.validation = evaluate_model(*t.model, in.shape, *in.validation);
+    out.validate_s = since(t2);
+  }
+  auto t3 = Clock::now();
+  out.state = save_state(t, in.state->size() + 1024);
+  out.save_s = since(t3);
+}
+
+}  // namespace detail
+
 Result<UnitOutput> train_unit(const UnitInput& in) {
   return guarded<UnitOutput>("training failed", [&] {
     UnitOutput out;
@@ -329,22 +362,7 @@ Result<UnitOutput> train_unit(const UnitInput& in) {
     auto t = build(*in.params, in.shape);
     restore_state(t, *in.state);
     out.restore_s = since(t0);
-
-    auto t1 = Clock::now();
-    auto pass = train_pass(t, in.shape, *in.partition, in.seed, in.augmentation, in.read_ahead);
-    out.train_s = since(t1);
-    out.train_loss = pass.mean_loss;
-    out.examples = pass.examples;
-    out.diverged = pass.diverged;
-
-    if (in.validation && !pass.diverged) {
-      auto t2 = Clock::now();
-      out.validation = evaluate_model(*t.model, in.shape, *in.validation);
-      out.validate_s = since(t2);
-    }
-    auto t3 = Clock::now();
-    out.state = save_state(t, in.state->size() + 1024);
-    out.save_s = since(t3);
+    train_restored(t, in, out);
     return out;
   });
 }

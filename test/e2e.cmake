@@ -15,6 +15,7 @@ add_dependencies(test_e2e_bad_input cerebro)
 cerebro_add_test(test_runtime
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_runtime_store.cpp ${CMAKE_CURRENT_LIST_DIR}/test_runtime_control.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_runtime_resume.cpp ${CMAKE_CURRENT_LIST_DIR}/test_runtime_lifecycle.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/test_runtime_state_cache.cpp
   LIBS cerebro_runtime rocksdb::rocksdb
   LABELS runtime)
 cerebro_add_test(test_cluster

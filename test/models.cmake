@@ -12,6 +12,7 @@ cerebro_add_test(test_models
     ${CMAKE_CURRENT_LIST_DIR}/test_models_gang_rendezvous.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_models_pipeline.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_models_allocator.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/test_models_state_format.cpp
   LIBS cerebro_models cerebro_runtime_cluster
   TIMEOUT 120
   LABELS models)

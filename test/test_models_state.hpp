@@ -1,6 +1,7 @@
 #pragma once
-// Decodes a serialized model state into named tensors so two states can be
-// compared bit for bit. The bytes themselves are not canonical: LibTorch's
+// Decodes a serialized model state (ours, models/state_format.hpp, or a
+// LibTorch archive) into named tensors so two states can be compared bit for
+// bit. An archive's bytes are not canonical: LibTorch's
 // optimizer archive keys its per-parameter state by the TensorImpl address
 // the parameter had when it was saved (and stores that state in hash-map
 // order), so two equal states saved by different models differ as bytes.
@@ -12,6 +13,8 @@
 #include <string>
 
 #include <torch/torch.h>
+
+#include "models/state_format.hpp"
 
 namespace cerebro::models::testing {
 
@@ -33,6 +36,13 @@ inline void read_tensors(torch::serialize::InputArchive& archive, const std::str
 // "state"/<address>/... and "param_groups"/"param_groups/<g>"/"params/<i>" = <address>.
 inline DecodedState decode_state(const std::string& bytes) {
   DecodedState d;
+  if (detail::is_raw_state(bytes)) {  // our own format (models/state_format.hpp): the same names
+    auto raw = detail::decode_raw_state(bytes);
+    for (auto& [name, tensor] : raw.tensors) d.tensors[name] = tensor;
+    d.parameters = raw.parameters;
+    d.parameters_with_optimizer_state = raw.parameters_with_optimizer_state;
+    return d;
+  }
   std::istringstream in(bytes);
   torch::serialize::InputArchive top;
   top.load_from(in);

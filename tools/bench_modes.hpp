@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runtime/base/status.hpp"
+#include "runtime/store/state_store.hpp"
 #include "tools/child_process.hpp"
 
 namespace cerebro::bench {
@@ -35,6 +36,32 @@ struct UnitOverhead {
   double unit_compute_s = 0;
 };
 UnitOverhead unit_overhead(const nlohmann::json& summary);
+
+// Where a run's non-compute time went, from its unit log (means per unit, ms):
+// on the worker's path, dispatch (start_s) to result (result_s), split into
+// restore (model build + state load), save, and the rest (the state read, the
+// task and result messages, leases); then the commit after the result
+// (result_s to end_s, off the worker's path) and the worker's idle time
+// between its result and its next dispatch (the policy's decision included).
+struct UnitPhases {
+  int64_t units = 0;
+  double compute_ms = 0;       // train + validate
+  double restore_ms = 0, save_ms = 0;
+  double rest_ms = 0;          // occupied - compute - restore - save
+  double rest_p50_ms = 0, rest_p90_ms = 0;  // its spread over the units (a few long waits, or every unit?)
+  std::vector<double> rest_by_epoch_ms;      // its mean per epoch (the first reads states from the store)
+  double rest_first_units_ms = 0, rest_later_units_ms = 0;  // its mean over each config's first unit, and the others
+  double occupied_fixed_ms = 0;  // occupied - compute: the fixed cost over the workers' time
+  double commit_ms = 0;        // result to durable (the synced write's start)
+  double idle_between_ms = 0;  // a worker's result to its next dispatch, per unit
+  double wall_s = 0;
+  double makespan_over_compute = 0;
+};
+// `log`: the run's unit log; `summary`: its summary.json (wall, workers).
+UnitPhases unit_phases(const std::vector<UnitLogEntry>& log, const nlohmann::json& summary);
+Result<UnitPhases> unit_phases_of(const std::string& run_dir);
+// The phases of existing runs (e.g. made by an older binary): `cerebro bench --phases DIR...`.
+int print_phases(const std::vector<std::string>& run_dirs);
 
 // A coordinator (behind its frame guard) and `agents` agents with one worker
 // each, this binary as child processes on a free loopback port; stopped when

@@ -45,6 +45,7 @@ struct BenchOptions {
   // Issue 11's modes instead of the reference workload (tools/bench_modes.hpp).
   bool small_units = false;
   bool parity = false;
+  std::vector<std::string> phases_of;
   int runs = 3;
   int hop_samples = 200;
 };
@@ -246,7 +247,12 @@ cli::CommandAction setup(CLI::App& bench) {
       CLI::PositiveNumber);
   bench.add_option("--hop-samples", o->hop_samples, "--parity: 10 MB hops measured")->capture_default_str()->check(
       CLI::PositiveNumber);
+  bench.add_option("--phases", o->phases_of,
+                   "Instead: where the non-compute time of existing runs went (restore, save, state read and "
+                   "messages, commit, idle between units), e.g. runs an older binary made")
+      ->check(CLI::ExistingDirectory);
   return [o] {
+    if (!o->phases_of.empty()) return bench::print_phases(o->phases_of);
     if (o->out_dir.empty()) o->out_dir = (fs::path("runs") / ("bench-" + cli::timestamp())).string();
     if (o->small_units && o->parity) {
       fmt::print(stderr, "error: --small-units and --parity are separate benchmarks: give one\n");
