@@ -222,6 +222,7 @@ void dispatch(scheduler_ptr self) {
   auto started = self->state.config.control->dispatch_all();
   for (const auto& d : started.units) run(self, d);
   for (const auto& g : started.gangs) run_gang(self, g);
+  for (const auto& p : started.pipelines) run_pipeline(self, p);
   // What runs where changed: status views (cerebro status, the REPL) see it.
   if (!started.empty()) report(self, "");
   finish_if_done(self);
