@@ -426,14 +426,18 @@ Result<Prepared> reopen(const RunOptions& options, const ClusterView& cluster, c
   r.params_json = std::move(recovered->params_json);
   // Pipeline configs keep the split their states have (planned at the start).
   if (auto text = r.store->get_meta("pipeline_stages")) {
-    for (const auto& [id, k] : nlohmann::json::parse(*text).items()) {
-      const ConfigId config = std::stoi(id);
-      s.pipeline_stages[config] = k.get<int>();
-      if (r.params_json.count(config)) {
-        try {
-          r.control->set_pipeline_stages(config, k.get<int32_t>());
-        } catch (const Error&) {  // not in the schedule any more (failed at its start)
-        }
+    const auto stages = nlohmann::json::parse(*text, nullptr, false);
+    if (!stages.is_object()) return Status::corruption("the run's meta pipeline_stages is not a JSON object: " + *text);
+    for (auto it = stages.begin(); it != stages.end(); ++it) {
+      if (!it.value().is_number_integer())
+        return Status::corruption("the run's meta pipeline_stages: bad stage count: " + *text);
+      const ConfigId config = std::stoi(it.key());
+      const int k = it.value().get<int>();
+      s.pipeline_stages[config] = k;
+      if (!r.params_json.count(config)) continue;
+      try {
+        r.control->set_pipeline_stages(config, k);
+      } catch (const Error&) {  // not in the schedule any more (failed at its start)
       }
     }
   }

@@ -125,6 +125,32 @@ BOOST_AUTO_TEST_CASE(a_failing_stage_requeues_the_unit_and_the_run_finishes) {
   check_pipeline_entries(log, 0);
 }
 
+// A run killed after its 3rd commit resumes: the pipeline config keeps its
+// split (meta pipeline_stages) and trains on from its framed state; no unit
+// runs twice.
+BOOST_AUTO_TEST_CASE(a_pipeline_run_killed_mid_way_resumes) {
+  TempDir tmp;
+  auto run = tmp.file("run");
+  auto spec = tmp.write("p.toml", small_spec("model = [\"mlp\"]\nhidden = [[16]]\nparallelism = [\"auto\", \"pipeline\"]\n",
+                                             2, 400, 2));
+  auto first = run_command(with_faults("crash=after_commit:3") + cerebro_binary() + " run " + spec + " --out " + run);
+  BOOST_TEST_INFO(first.text);
+  BOOST_REQUIRE(first.exit_code != 0);
+  const auto before = open_store(run)->unit_log();
+  // The 3rd commit was durable (a group commit may have written more with it).
+  BOOST_REQUIRE(before.size() >= 3u);
+  BOOST_REQUIRE(before.size() < 8u);
+  auto resumed = run_cerebro("run --resume " + run);
+  BOOST_TEST_INFO(resumed.text);
+  BOOST_REQUIRE_EQUAL(resumed.exit_code, 0);
+  auto log = open_store(run)->unit_log();
+  check_complete_run(log, 2, 2, 2);
+  for (size_t i = 0; i < before.size(); ++i) BOOST_TEST(log[i].state_checksum == before[i].state_checksum);
+  auto summary = read_json(run + "/summary.json");
+  check_pipeline_entries(log, config_with(summary, "parallelism", "pipeline"));
+  BOOST_TEST(summary["resumes"] == 1);
+}
+
 // (v) A coordinator and two agent processes with one worker each on
 // loopback: every unit of the pipeline config takes both workers, so its
 // stage 1 runs in the other agent's process than its driver, and the

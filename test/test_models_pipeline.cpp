@@ -156,6 +156,26 @@ BOOST_AUTO_TEST_CASE(a_pipeline_unit_ends_where_the_whole_unit_ends) {
     }
   }
   BOOST_TEST(compared == expected.size());
+
+  // Loaded into one model (the best model's test score, its export and
+  // cost), the pipeline state is the whole model's: it evaluates as the
+  // stages do, and as the whole unit's state within float rounding.
+  auto as_whole = whole_model_state(params, d.shape, pipe2->state);
+  BOOST_TEST_REQUIRE(as_whole.ok(), as_whole.error());
+  BOOST_TEST(!is_pipeline_state(*as_whole));
+  auto by_stages = evaluate_pipeline_state(params, d.shape, pipe2->state, d.validation);
+  auto by_whole = evaluate_state(params, d.shape, *as_whole, d.validation);
+  auto reference = evaluate_state(params, d.shape, whole2->state, d.validation);
+  BOOST_TEST_REQUIRE(by_stages.ok(), by_stages.error());
+  BOOST_TEST_REQUIRE(by_whole.ok(), by_whole.error());
+  BOOST_TEST_REQUIRE(reference.ok(), reference.error());
+  BOOST_TEST(std::abs(by_whole->loss - by_stages->loss) <= 1e-6);
+  BOOST_TEST(by_whole->accuracy == by_stages->accuracy);
+  BOOST_TEST(std::abs(by_whole->loss - reference->loss) <= 1e-4);
+  // A whole-model state passes through unchanged.
+  auto same = whole_model_state(params, d.shape, whole2->state);
+  BOOST_TEST_REQUIRE(same.ok(), same.error());
+  BOOST_TEST((*same == whole2->state));
 }
 
 BOOST_AUTO_TEST_CASE(stage_states_round_trip_with_their_optimizer_state) {
