@@ -33,6 +33,7 @@ UnitLogEntry entry_of(const unit_result& r, uint64_t seed, double start_s, doubl
   e.validate_s = r.validate_s;
   e.restore_s = r.restore_s;
   e.save_s = r.save_s;
+  e.pipeline_workers = r.pipeline_workers;
   return e;
 }
 

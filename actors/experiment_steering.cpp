@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "models/pipeline_runner.hpp"
+#include "runtime/store/pipeline_state.hpp"
 #include "models/predict.hpp"
 #include "runtime/api/experiment_view.hpp"
 #include "runtime/api/pareto_view.hpp"
@@ -100,7 +101,10 @@ Result<control_reply> export_config(const StateStore& store, const ConfigRecord&
   if (!state.ok()) return state.status();
   auto tmp = fs::path(scratch_dir) / fmt::format(".export-{}-{}.pt", record.id,
                                                  std::chrono::steady_clock::now().time_since_epoch().count());
-  auto exported = models::export_model(record.params, *shape, *state, tmp.string());
+  // A pipeline config's state (issue 14) is exported as the whole model's.
+  auto whole = models::whole_model_state(record.params, *shape, *state);
+  if (!whole.ok()) return whole.status();
+  auto exported = models::export_model(record.params, *shape, *whole, tmp.string());
   if (exported.ok()) {
     // What `predict` needs travels inside the file (models/predict.hpp).
     if (auto info = store.get_meta("model_info")) exported = models::attach_model_info(tmp.string(), nlohmann::json::parse(*info));
@@ -219,7 +223,7 @@ Result<control_reply> ExperimentSteering::add(caf::blocking_actor* self, const c
   // Parameters the model cannot take are bad input (the HTTP API answers 400).
   if (auto ok = models::check_params(*params, context_.shape); !ok.ok())
     return ok.code() == StatusCode::unknown ? Status::invalid_argument(ok.message()) : ok;
-  // A pipeline config would train whole: refused until the scheduler dispatches stages (issue 14).
+  // A pipeline config added mid-run would train whole: the control plans only the run's own configs (issue 14).
   if (auto fits = models::check_parallelism(*params, context_.shape, PipelineLimits{std::numeric_limits<int>::max(), 0});
       !fits.ok())
     return fits;
@@ -228,6 +232,9 @@ Result<control_reply> ExperimentSteering::add(caf::blocking_actor* self, const c
   if (clone) {
     state = context_.store->latest_state(base.id);
     if (!state.ok()) return state.status();
+    if (is_pipeline_state(*state))
+      return Status::failed_precondition(fmt::format(
+          "config {} trains as a pipeline (issue 14): a clone added while the run trains cannot", base.id));
     // The parent's state must fit the new parameters (same architecture and optimizer).
     auto fits = models::evaluate_state(*params, context_.shape, *state, *context_.validation);
     if (!fits.ok())

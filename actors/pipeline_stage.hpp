@@ -4,8 +4,9 @@
 // micro-batches through them as typed messages (runtime/net/pipeline_messages.hpp):
 // activations forward, their gradients backward, then one optimizer step per
 // stage. The same code runs the stages in one process or, through CAF's
-// middleman, in several. Not dispatched by the scheduler yet: the run's
-// setup refuses pipeline configs (models::check_parallelism).
+// middleman, in several. The scheduler's pipeline attempts use both: a host
+// worker spawns its stage, the driver worker runs train_unit_through_stages
+// (actors/scheduler_pipeline.cpp, actors/worker.cpp).
 
 #include <cstdint>
 #include <string>

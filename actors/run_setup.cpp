@@ -181,14 +181,20 @@ Result<Setup> set_up(const RunOptions& options, int workers, const fs::path& dir
   for (const auto& c : s.configs) {
     auto ok = models::check_params(c.params, s.shape);
     if (!ok.ok()) return ok.with_context(fmt::format("[space] config {} ({})", c.id, describe_params(c.params)));
-    // Pipeline stages (issue 14): a config that asks for them is checked
-    // (splittable, stages vs the cluster's workers) and then refused, since the scheduler
-    // does not dispatch them yet. [cluster] memory_mb stays the partitions'
-    // budget here (budget 0): with no pipeline dispatch, a model over it
-    // could only be refused, and runs that map their data with a small
-    // memory_mb train models larger than it.
-    if (auto fits = models::check_parallelism(c.params, s.shape, PipelineLimits{s.workers, 0}); !fits.ok())
-      return fits.with_context(fmt::format("[space] config {} ({})", c.id, describe_params(c.params)));
+    // Pipeline stages (issue 14): a config that asks for them, or whose
+    // training state exceeds [cluster] model_memory_mb, trains over k stages
+    // on k workers at once (the scheduler's pipeline attempts). Errors name
+    // the key: not splittable, more stages than workers or children, does
+    // not fit even split. ([cluster] memory_mb is the partitions' budget.)
+    auto plan = models::plan_config(c.params, s.shape, PipelineLimits{s.workers, spec.cluster.model_memory_mb << 20});
+    if (!plan.ok())
+      return plan.status().with_context(fmt::format("[space] config {} ({})", c.id, describe_params(c.params)));
+    if (plan->stages >= 2) {
+      s.pipeline_stages[c.id] = plan->stages;
+      if (observer.line)
+        observer.line(fmt::format("config {} trains as a pipeline over {} stages: {}", c.id, plan->stages,
+                                  plan->reason));
+    }
   }
   if (auto ok = check_task(spec, s); !ok.ok()) return ok;
   return s;
@@ -198,6 +204,16 @@ Result<Setup> set_up(const RunOptions& options, int workers, const fs::path& dir
 // The initial state of config `id`: the warm-start checkpoint when asked for
 // and one matches, else a fresh initialisation (with its pilot check).
 Result<std::string> initial_state_of(const Prepared& r, ConfigId id, const nlohmann::json& params) {
+  if (auto split = r.setup.pipeline_stages.find(id); split != r.setup.pipeline_stages.end())
+    // Its stages' states framed as one (runtime/store/pipeline_state.hpp);
+    // warm starts hold whole-model states, so a pipeline config starts fresh.
+    return models::initial_pipeline_state(params, r.setup.shape, split->second, unit_seed(r.spec.seed, {id, -1, -1}));
+  // A config proposed while the run trains (tpe) is not planned: one the
+  // plan would split is refused rather than trained whole.
+  if (auto fits = models::check_parallelism(
+          params, r.setup.shape, PipelineLimits{r.setup.workers, r.spec.cluster.model_memory_mb << 20});
+      !fits.ok())
+    return fits;
   if (r.spec.from_checkpoint) {
     if (const WarmConfig* w = find_warm_config(r.warm, params)) {
       auto earlier = StateStore::open((fs::path(w->run_dir) / "state").string(), false);
@@ -327,6 +343,11 @@ Result<Prepared> start_new(const RunOptions& options, const ClusterView& cluster
   auto control = make_run_control(spec, options.replay_of, s.configs, s.partitions, r.warm, parameters_of(s.shape));
   if (!control.ok()) return control.status();
   r.control = *control;
+  if (!s.pipeline_stages.empty()) {
+    nlohmann::json stages = nlohmann::json::object();
+    for (const auto& [id, k] : s.pipeline_stages) stages[std::to_string(id)] = k;
+    r.store->put_meta("pipeline_stages", stages.dump());
+  }
   measure_allreduce_for_auto(r, say);
 
   // Initial states, one config at a time (initialisation draws from torch's
@@ -338,6 +359,8 @@ Result<Prepared> start_new(const RunOptions& options, const ClusterView& cluster
     auto made = create_config(r, c.id, c.params);
     if (made.ok()) {
       r.control->add_config(c.id, spec.epochs);
+      if (auto split = s.pipeline_stages.find(c.id); split != s.pipeline_stages.end())
+        r.control->set_pipeline_stages(c.id, split->second);
       r.params_json[c.id] = c.params.dump();
       accepted.emplace_back(c.id, c.params);
     } else {
@@ -401,6 +424,23 @@ Result<Prepared> reopen(const RunOptions& options, const ClusterView& cluster, c
   s.configs = std::move(recovered->configs);
   r.control = recovered->control;
   r.params_json = std::move(recovered->params_json);
+  // Pipeline configs keep the split their states have (planned at the start).
+  if (auto text = r.store->get_meta("pipeline_stages")) {
+    const auto stages = nlohmann::json::parse(*text, nullptr, false);
+    if (!stages.is_object()) return Status::corruption("the run's meta pipeline_stages is not a JSON object: " + *text);
+    for (auto it = stages.begin(); it != stages.end(); ++it) {
+      if (!it.value().is_number_integer())
+        return Status::corruption("the run's meta pipeline_stages: bad stage count: " + *text);
+      const ConfigId config = std::stoi(it.key());
+      const int k = it.value().get<int>();
+      s.pipeline_stages[config] = k;
+      if (!r.params_json.count(config)) continue;
+      try {
+        r.control->set_pipeline_stages(config, k);
+      } catch (const Error&) {  // not in the schedule any more (failed at its start)
+      }
+    }
+  }
   measure_allreduce_for_auto(r, say);
   say(fmt::format("resuming {}: {} of {} units done, {} configs to go, on {} workers", dir.string(),
                   recovered->units_done, r.control->units_total(), r.params_json.size(), s.workers));

@@ -292,6 +292,10 @@ void dispatch(scheduler_ptr self) {
     forget_state(self, g.config());  // the gang's commit writes its state
     run_gang(self, g);
   }
+  for (const auto& p : started.pipelines) {
+    forget_state(self, p.driver.unit.config);  // the attempt reads and commits the framed state itself
+    run_pipeline(self, p);
+  }
   // What runs where changed: status views (cerebro status, the REPL) see it.
   if (!started.empty()) report(self, "");
   finish_if_done(self);

@@ -87,4 +87,7 @@ void run_gang(scheduler_ptr self, const GangDispatch& gang);
 // The gang's attempt failed in the control: members still inside it drain.
 void drain_gang(scheduler_ptr self, const SharedGang& g);
 
+// Pipeline attempts (actors/scheduler_pipeline.cpp).
+void run_pipeline(scheduler_ptr self, const PipelineDispatch& p);
+
 }  // namespace cerebro::scheduler_detail

@@ -4,9 +4,14 @@
 #include <thread>
 
 #include "actors/actors.hpp"
+#include "actors/pipeline_stage.hpp"
 #include "models/gang_trainer.hpp"
+#include "models/pipeline_runner.hpp"
 #include "models/trainee_cache.hpp"
 #include "runtime/base/fault_injection.hpp"
+#include "runtime/net/error_category.hpp"
+#include "runtime/net/pipeline_tasks.hpp"
+#include "runtime/store/pipeline_state.hpp"
 
 namespace cerebro {
 
@@ -154,6 +159,74 @@ gang_result run_gang_unit(caf::actor_system& system, const worker_state& st, con
   return out;
 }
 
+// Hosts one stage of a pipeline attempt (issue 14) in this worker's actor
+// system: the stage actor is built here (a bad state is an error now) and
+// lives until the scheduler ends the attempt. A test's fail_unit rule for the
+// unit fails its stage hosts (a stage member's error); the driver ignores it.
+Result<pipeline_stage_actor> host_stage(caf::actor_system& system, const stage_host_task& task) {
+  const unit_task& unit = task.unit;
+  if (FaultInjection::instance().fail_unit(unit.config, unit.partition, unit.epoch, unit.attempt))
+    return Status::error(fmt::format("stage {}: injected fault (test)", task.index));
+  nlohmann::json params;
+  try {
+    params = nlohmann::json::parse(unit.params_json);
+  } catch (const std::exception& e) {
+    return Status::invalid_argument(fmt::format("bad hyper-parameters in the task: {}", e.what()));
+  }
+  models::ShapeInfo shape{unit.sample_shape, unit.num_classes};
+  shape.task = datasets::parse_task_kind(unit.task).value_or(datasets::TaskKind::classification);
+  shape.target_stddev = unit.target_stddev;
+  return spawn_pipeline_stage(system, stage_setup{params, shape, task.stages, task.index, unit.state, unit.seed});
+}
+
+// Drives a pipeline attempt's unit (issue 14): stage 0 here, the other
+// stages on the task's hosts; the GPipe schedule over the partition in the
+// order train_unit takes it; at the epoch's last unit the framed state is
+// validated. Blocks this (detached) worker's thread.
+unit_result run_pipeline_unit(caf::actor_system& system, const worker_state& st, const pipeline_task& task) {
+  unit_result r = result_of(st, task.unit);
+  auto fail = [&r](const std::string& error) {
+    r.status = UnitStatus::failed;
+    r.error = error;
+    r.state.clear();
+    return r;
+  };
+  nlohmann::json params;
+  models::UnitInput in;
+  if (std::string bad = prepare_input(st, task.unit, params, in); !bad.empty()) return fail(bad);
+  auto parts = unpack_stage_states(task.unit.state);
+  if (!parts.ok()) return fail("the config's state: " + parts.error());
+  const size_t k = task.hosts.size() + 1;
+  if (parts->size() != k)
+    return fail(fmt::format("the config's state has {} stages, the attempt {}", parts->size(), k));
+  const auto started = std::chrono::steady_clock::now();
+  auto first = spawn_pipeline_stage(
+      system, stage_setup{params, in.shape, static_cast<int>(k), 0, (*parts)[0], task.unit.seed});
+  if (!first.ok()) return fail("stage 0: " + first.error());
+  std::vector<pipeline_stage_actor> stages{*first};
+  stages.insert(stages.end(), task.hosts.begin(), task.hosts.end());
+  auto trained = train_unit_through_stages(system, stages, params, in.shape, *in.partition, task.unit.seed,
+                                           task.timeout_s, in.augmentation);
+  caf::anon_send_exit(*first, caf::exit_reason::user_shutdown);
+  if (!trained.ok()) return fail(trained.error());
+  const auto trained_at = std::chrono::steady_clock::now();
+  r.status = trained->diverged ? UnitStatus::diverged : UnitStatus::ok;
+  r.state = std::move(trained->state);
+  r.train_loss = trained->train_loss;
+  r.examples = trained->examples;
+  r.train_s = std::chrono::duration<double>(trained_at - started).count();
+  if (in.validation && !trained->diverged) {
+    auto evaluated = models::evaluate_pipeline_state(params, in.shape, r.state, *in.validation);
+    if (!evaluated.ok()) return fail("validation: " + evaluated.error());
+    r.has_validation = true;
+    r.val_loss = evaluated->loss;
+    r.val_accuracy = evaluated->accuracy;
+    r.val_metrics = evaluated->metrics;
+    r.validate_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - trained_at).count();
+  }
+  return r;
+}
+
 // Borrows the partitions `task` needs that this worker has not borrowed yet,
 // then calls `then`. Borrowing happens once per partition per worker.
 // Called with an empty string once the leases are in, or with the error.
@@ -229,6 +302,33 @@ worker_actor::behavior_type worker_behavior(worker_ptr self, worker_config confi
             return;
           }
           promise.deliver(run_gang_unit(self->system(), self->state, *shared));
+        });
+        return promise;
+      },
+      [self](stage_host_atom, const stage_host_task& task) -> caf::result<pipeline_stage_actor> {
+        auto stage = host_stage(self->system(), task);
+        if (!stage.ok()) return to_error(stage.status());
+        return *stage;
+      },
+      [self](pipeline_atom, pipeline_task& task) -> caf::result<unit_result> {
+        const unit_task& unit = task.unit;
+        if (FaultInjection::instance().worker_exit(unit.config, unit.partition, unit.epoch, unit.attempt)) {
+          // A test's driver dying: the attempt fails, its unit is pending again.
+          self->quit(caf::make_error(caf::sec::runtime_error, "injected worker exit (test)"));
+          return caf::make_error(caf::sec::runtime_error, "injected worker exit (test)");
+        }
+        auto promise = self->make_response_promise<unit_result>();
+        auto shared = std::make_shared<const pipeline_task>(std::move(task));
+        SharedTask as_unit(shared, &shared->unit);
+        with_leases(self, as_unit, [self, shared, promise](const std::string& error) mutable {
+          if (!error.empty()) {
+            unit_result r = result_of(self->state, shared->unit);
+            r.status = UnitStatus::failed;
+            r.error = error;
+            promise.deliver(std::move(r));
+            return;
+          }
+          promise.deliver(run_pipeline_unit(self->system(), self->state, *shared));
         });
         return promise;
       },

@@ -101,8 +101,9 @@ Status check_parallelism(const nlohmann::json& params, const ShapeInfo& shape, c
   if (!plan.ok()) return plan.status();
   if (plan->stages > 1)
     return Status::failed_precondition(fmt::format(
-        "parallelism = \"pipeline\": the config would train over {} pipeline stages ({}), but the scheduler does "
-        "not dispatch pipeline configs yet (issue 14); use parallelism = \"auto\"", plan->stages, plan->reason));
+        "parallelism = \"pipeline\": the config would train over {} pipeline stages ({}), but a config added "
+        "while the run trains cannot train as a pipeline (only the run's own configs can); use parallelism = "
+        "\"auto\"", plan->stages, plan->reason));
   return Status::ok_status();
 }
 

@@ -175,6 +175,25 @@ Result<Evaluation> evaluate_pipeline_state(const nlohmann::json& params, const S
   });
 }
 
+Result<std::string> whole_model_state(const nlohmann::json& params, const ShapeInfo& shape,
+                                      const std::string& state) {
+  if (!is_pipeline_state(state)) return state;
+  return guarded<std::string>("a pipeline state as the whole model's", [&] {
+    Stages stages = restored_stages(params, shape, state);
+    std::map<std::string, torch::Tensor> trained;
+    for (auto& stage : stages)
+      for (auto& [name, tensor] : stage->named_state()) trained[name] = tensor;
+    auto whole = build(params, shape);
+    torch::NoGradGuard no_grad;
+    for (auto& [name, tensor] : whole.model->named_state()) {
+      auto it = trained.find(name);
+      if (it == trained.end()) throw Error(fmt::format("no stage holds {}", name));
+      tensor.copy_(it->second);
+    }
+    return save_state(whole);
+  });
+}
+
 // ---- StageRunner ---------------------------------------------------------------
 
 struct StageRunner::Impl {

@@ -41,9 +41,10 @@ Result<ModelChain> measure_chain(const nlohmann::json& params, const ShapeInfo& 
 // check_params'.
 Result<PipelinePlan> plan_config(const nlohmann::json& params, const ShapeInfo& shape, const PipelineLimits& limits);
 
-// What a run's setup checks per config: plan_config's errors, and a config
-// the plan splits is refused (failed_precondition) because the scheduler
-// does not dispatch pipeline configs yet: it would otherwise train whole.
+// What steering checks of a config added while the run trains: plan_config's
+// errors, and a config the plan splits is refused (failed_precondition): the
+// run's setup plans its own configs' stages (actors/run_setup.cpp), a config
+// added mid-run would otherwise train whole.
 Status check_parallelism(const nlohmann::json& params, const ShapeInfo& shape, const PipelineLimits& limits);
 
 // The initial state of the config split into `stages` stages (weights drawn
@@ -59,6 +60,13 @@ Result<UnitOutput> train_pipeline_unit(const UnitInput& in);
 // Evaluates a pipeline state on `data`.
 Result<Evaluation> evaluate_pipeline_state(const nlohmann::json& params, const ShapeInfo& shape,
                                            const std::string& state, const datasets::Dataset& data);
+
+// The whole model's state (weights and buffers; a fresh optimizer: each
+// stage's optimizer state is its own) of a pipeline state, for what loads a
+// trained state into one model: the best model's test score, its export and
+// cost. Any other state is returned as it is.
+Result<std::string> whole_model_state(const nlohmann::json& params, const ShapeInfo& shape,
+                                      const std::string& state);
 
 // One stage of a config in this process: its links, its optimizer, and the
 // micro-batches in flight between their forward and backward.

@@ -45,3 +45,11 @@ cerebro_add_test(test_e2e_gangs
   TIMEOUT 300
   LABELS e2e)
 add_dependencies(test_e2e_gangs cerebro)
+# Issue 14: pipeline configs in real runs (forced, over the model budget, a
+# failing stage, stages on two agent processes).
+cerebro_add_test(test_e2e_pipeline
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_e2e_pipeline.cpp
+  LIBS cerebro_runtime
+  TIMEOUT 300
+  LABELS e2e)
+add_dependencies(test_e2e_pipeline cerebro)

@@ -159,16 +159,13 @@ BOOST_AUTO_TEST_CASE(help_lists_every_subcommand_in_order) {
 }
 
 // Pipeline stages (issue 14): a config asking for them is checked (the key
-// named) and, while the scheduler does not dispatch them, refused rather than
-// trained whole.
+// named). A valid one trains (test_e2e_pipeline).
 BOOST_AUTO_TEST_CASE(pipeline_requests_are_checked_and_refused) {
   TempDir tmp;
   expect_rejected(tmp, small_spec("model = [\"mlp\"]\nhidden = [[16]]\nparallelism = \"pipeline\"\nstages = 3\n"),
                   {"[space] config 0", "[space] stages = 3: the model has only 2 top-level children (fc0, fc1)"});
   expect_rejected(tmp, small_spec("model = [\"mlp\"]\nparallelism = \"pipeline\"\nstages = 3\n"),
                   {"[space] stages = 3: more stages than the 2 workers"});
-  expect_rejected(tmp, small_spec("model = [\"mlp\"]\nparallelism = \"pipeline\"\n"),
-                  {"[space] config 0", "does not dispatch pipeline configs yet"});
   expect_rejected(tmp, small_spec("model = [\"mlp\"]\nparallelism = \"tensor\"\n"),
                   {"parallelism must be \"auto\" or \"pipeline\""});
 }

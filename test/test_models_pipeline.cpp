@@ -156,6 +156,26 @@ BOOST_AUTO_TEST_CASE(a_pipeline_unit_ends_where_the_whole_unit_ends) {
     }
   }
   BOOST_TEST(compared == expected.size());
+
+  // Loaded into one model (the best model's test score, its export and
+  // cost), the pipeline state is the whole model's: it evaluates as the
+  // stages do, and as the whole unit's state within float rounding.
+  auto as_whole = whole_model_state(params, d.shape, pipe2->state);
+  BOOST_TEST_REQUIRE(as_whole.ok(), as_whole.error());
+  BOOST_TEST(!is_pipeline_state(*as_whole));
+  auto by_stages = evaluate_pipeline_state(params, d.shape, pipe2->state, d.validation);
+  auto by_whole = evaluate_state(params, d.shape, *as_whole, d.validation);
+  auto reference = evaluate_state(params, d.shape, whole2->state, d.validation);
+  BOOST_TEST_REQUIRE(by_stages.ok(), by_stages.error());
+  BOOST_TEST_REQUIRE(by_whole.ok(), by_whole.error());
+  BOOST_TEST_REQUIRE(reference.ok(), reference.error());
+  BOOST_TEST(std::abs(by_whole->loss - by_stages->loss) <= 1e-6);
+  BOOST_TEST(by_whole->accuracy == by_stages->accuracy);
+  BOOST_TEST(std::abs(by_whole->loss - reference->loss) <= 1e-4);
+  // A whole-model state passes through unchanged.
+  auto same = whole_model_state(params, d.shape, whole2->state);
+  BOOST_TEST_REQUIRE(same.ok(), same.error());
+  BOOST_TEST((*same == whole2->state));
 }
 
 BOOST_AUTO_TEST_CASE(stage_states_round_trip_with_their_optimizer_state) {
@@ -272,14 +292,16 @@ BOOST_AUTO_TEST_CASE(models_that_cannot_be_split_are_refused_with_the_reason) {
   BOOST_TEST(plan.error() == "[space] stages = 3: the model has only 2 top-level children (fc0, fc1), fewer than the stages");
   plan = plan_config({{"model", "mlp"}, {"parallelism", "pipeline"}, {"stages", 3}}, d.shape, {2, 0});
   BOOST_TEST(plan.error() == "[space] stages = 3: more stages than the 2 workers");
-  // A splittable one plans, and a run's setup refuses it only because nothing dispatches it yet.
+  // A splittable one plans; steering refuses it for a config added mid-run.
   const json ok = {{"model", "mlp"}, {"parallelism", "pipeline"}};
   plan = plan_config(ok, d.shape, four);
   BOOST_TEST_REQUIRE(plan.ok(), plan.error());
   BOOST_TEST(plan->stages == 2);
   auto refused = check_parallelism(ok, d.shape, four);
   BOOST_TEST((refused.code() == StatusCode::failed_precondition));
-  BOOST_TEST(refused.message().find("does not dispatch pipeline configs yet") != std::string::npos, refused.message());
+  BOOST_TEST(refused.message().find("a config added while the run trains cannot train as a pipeline") !=
+                 std::string::npos,
+             refused.message());
   BOOST_TEST(check_parallelism({{"model", "mlp"}}, d.shape, four).ok());
   // Bad values of the keys themselves.
   BOOST_TEST(check_params({{"model", "mlp"}, {"parallelism", "tensor"}}, d.shape).message() ==

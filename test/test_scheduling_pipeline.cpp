@@ -108,7 +108,7 @@ BOOST_AUTO_TEST_CASE(a_model_over_the_budget_gets_the_fewest_stages_that_fit) {
   BOOST_TEST((plan->first_link == std::vector<size_t>{0, 2, 4}));
   BOOST_TEST((plan->stage_bytes == std::vector<int64_t>{20 * kMb, 20 * kMb, 20 * kMb}));
   BOOST_TEST(plan->total_bytes == 60 * kMb);
-  BOOST_TEST(plan->reason.find("exceeds [cluster] memory_mb") != std::string::npos, plan->reason);
+  BOOST_TEST(plan->reason.find("exceeds [cluster] model_memory_mb") != std::string::npos, plan->reason);
 }
 
 BOOST_AUTO_TEST_CASE(a_forced_pipeline_takes_the_stages_asked_for) {
@@ -136,7 +136,7 @@ BOOST_AUTO_TEST_CASE(refusals_name_the_key_and_the_reason) {
                              "forward adds a skip connection");
   // Over the budget and no chain: the budget is named as the cause.
   plan = plan_pipeline(opaque, {}, {4, 10 * kMb});
-  BOOST_TEST(plan.error().find("exceeds [cluster] memory_mb (10.0 MB): the model cannot be split") != std::string::npos,
+  BOOST_TEST(plan.error().find("exceeds [cluster] model_memory_mb (10.0 MB): the model cannot be split") != std::string::npos,
              plan.error());
   // One child cannot make a pipeline.
   plan = plan_pipeline(chain_of({1}), {true, 0}, {4, 0});
@@ -146,11 +146,11 @@ BOOST_AUTO_TEST_CASE(refusals_name_the_key_and_the_reason) {
   BOOST_TEST(plan.error() == "[space] parallelism = \"pipeline\": a pipeline needs 2 or more workers, there is 1");
   // Does not fit even over every worker.
   plan = plan_pipeline(chain_of({30, 30, 30}), {}, {2, 40 * kMb});
-  BOOST_TEST(plan.error().find("[cluster] memory_mb: the model's training state (90.0 MB) does not fit 40.0 MB per "
+  BOOST_TEST(plan.error().find("[cluster] model_memory_mb: the model's training state (90.0 MB) does not fit 40.0 MB per "
                                "worker even over 2 stages") == 0, plan.error());
   // A forced split whose stages do not fit the budget.
   plan = plan_pipeline(chain_of({30, 30, 30}), {true, 2}, {4, 40 * kMb});
-  BOOST_TEST(plan.error().find("[cluster] memory_mb") == 0, plan.error());
+  BOOST_TEST(plan.error().find("[cluster] model_memory_mb") == 0, plan.error());
   // stages without parallelism = "pipeline".
   plan = plan_pipeline(chain_of({1, 1}), {false, 2}, {4, 0});
   BOOST_TEST(plan.error().find("[space] stages = 2 applies to parallelism = \"pipeline\" only") == 0, plan.error());

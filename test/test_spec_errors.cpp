@@ -134,6 +134,7 @@ BOOST_AUTO_TEST_CASE(image_data_keys_are_checked_and_belong_to_their_sources) {
   expect_error("[data]\nsource = \"csv\"\ntrain = \"t.csv\"\nlabel_column = \"y\"\naugment = [\"hflip\"]\n" + kSpace,
                {"[data] augment applies only to source = \"idx\" or \"images\""});
   expect_error(kData + "[cluster]\nmemory_mb = -1\n" + kSpace, {"[cluster] memory_mb must be an integer >= 0"});
+  expect_error(kData + "[cluster]\nmodel_memory_mb = -1\n" + kSpace, {"[cluster] model_memory_mb must be an integer >= 0"});
 }
 
 // Issue 13: [data] read_ahead, off by default, turned on by the spec (a

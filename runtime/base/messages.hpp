@@ -61,6 +61,9 @@ struct unit_result {
   // Set by the scheduler: when the result reached it, on the run's clock
   // (issue 11: the worker is free from then on); -1 until then.
   double result_s = -1;
+  // Set by the scheduler for a pipeline attempt's unit (issue 14): its
+  // crew, the driver (stage 0) then the stages' hosts; empty otherwise.
+  std::vector<WorkerId> pipeline_workers;
 };
 
 // What the scheduler tells whoever follows the experiment, after each

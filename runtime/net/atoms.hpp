@@ -74,5 +74,10 @@ using run_ended_atom = caf::atom_constant<caf::atom("runended")>;
 using gang_atom = caf::atom_constant<caf::atom("gang")>;
 using rendezvous_atom = caf::atom_constant<caf::atom("rendezvous")>;
 using commit_gang_atom = caf::atom_constant<caf::atom("commitgang")>;
+// Pipeline attempts (issue 14): (stage_host_atom, stage_host_task) ->
+// pipeline_stage_actor to a stage's host worker; (pipeline_atom,
+// pipeline_task) -> unit_result to the attempt's driver.
+using stage_host_atom = caf::atom_constant<caf::atom("stagehost")>;
+using pipeline_atom = caf::atom_constant<caf::atom("pipeline")>;
 
 }  // namespace cerebro

@@ -20,6 +20,7 @@
 #include "runtime/base/messages.hpp"
 #include "runtime/base/rendezvous.hpp"
 #include "runtime/net/atoms.hpp"
+#include "runtime/net/pipeline_messages.hpp"
 #include "runtime/search/search_procedure.hpp"
 #include "runtime/spec/steering_command.hpp"
 #include "runtime/store/state_store.hpp"
@@ -42,6 +43,9 @@ struct run_files;
 struct gang_task;
 struct gang_result;
 struct gang_commit;
+// runtime/net/pipeline_tasks.hpp
+struct stage_host_task;
+struct pipeline_task;
 
 // A partition lent by a data-partition actor to a worker of the same process:
 // a reference to the partition's memory, never a copy. Local only (peers on
@@ -78,6 +82,12 @@ using worker_actor = caf::typed_actor<
     // Train the task's unit as one rank of a data-parallel gang (issue 14):
     // blocks until the whole gang is done or has failed.
     caf::replies_to<gang_atom, gang_task>::with<gang_result>,
+    // Host one stage of a pipeline attempt (issue 14): the stage actor is
+    // spawned in this worker's actor system (its node) and answered.
+    caf::replies_to<stage_host_atom, stage_host_task>::with<pipeline_stage_actor>,
+    // Drive a pipeline attempt's unit: stage 0 here, the others on the
+    // task's hosts; one result, the framed pipeline state.
+    caf::replies_to<pipeline_atom, pipeline_task>::with<unit_result>,
     // Drop the leases of that experiment's partitions.
     caf::reacts_to<release_atom, std::string>>;
 

@@ -3,6 +3,7 @@
 #include "runtime/net/error_category.hpp"
 #include "runtime/net/gang_messages.hpp"
 #include "runtime/net/pipeline_messages.hpp"
+#include "runtime/net/pipeline_tasks.hpp"
 
 namespace cerebro {
 
@@ -22,6 +23,10 @@ void register_message_types(caf::actor_system_config& config) {
   config.add_message_type<gang_commit>("gang_commit");
   config.add_message_type<std::vector<UnitLogEntry>>("unit_log_entries");
   register_pipeline_message_types(config);
+  config.add_message_type<pipeline_stage_actor>("pipeline_stage_actor");
+  config.add_message_type<std::vector<pipeline_stage_actor>>("pipeline_stage_actors");
+  config.add_message_type<stage_host_task>("stage_host_task");
+  config.add_message_type<pipeline_task>("pipeline_task");
   register_error_category(config);
 }
 

@@ -91,10 +91,15 @@ void ExperimentControl::set_recorded_configs(const std::vector<ConfigRecord>& re
 }
 
 void ExperimentControl::add_worker(WorkerId w, std::vector<PartitionId> holds) {
+  if (auto host = pipeline_hosts_.find(w); host != pipeline_hosts_.end()) {
+    host->second = std::move(holds);  // a pipeline stage's host: it rejoins with these
+    return;
+  }
   book_.add_worker(w, std::move(holds));
 }
 
 void ExperimentControl::remove_worker(WorkerId w) {
+  pipeline_worker_leaves(w);
   if (!book_.has_worker(w)) return;
   // Its gang cannot finish without it: the attempt fails whole (not counted
   // against the units, as a unit alone on a lost node is not).
@@ -130,13 +135,15 @@ DispatchBatch ExperimentControl::dispatch_all() {
   if (paused_) return out;
   const std::vector<WorkerId> idle = book_.idle_workers();
   for (auto w : idle) {
-    if (book_.worker_busy(w)) continue;  // joined a gang formed earlier in this loop
+    // Joined a gang, or hosts a pipeline stage, formed earlier in this loop.
+    if (!book_.has_worker(w) || book_.worker_busy(w)) continue;
     auto unit = policy_->choose(w, book_);
     if (!unit) continue;
+    if (dispatch_pipeline(w, *unit, idle, out)) continue;
     if (planner_) {
       std::vector<WorkerId> candidates;
       for (WorkerId other : idle)
-        if (other != w && !book_.worker_busy(other)) candidates.push_back(other);
+        if (other != w && book_.has_worker(other) && !book_.worker_busy(other)) candidates.push_back(other);
       std::vector<MopBook::GangMember> members = planner_->plan(w, *unit, candidates, book_);
       if (!members.empty()) {
         book_.start_gang(members);  // throws if the plan is not a valid gang
@@ -163,9 +170,10 @@ DispatchBatch ExperimentControl::dispatch_all() {
 
 std::vector<Dispatch> ExperimentControl::dispatch() {
   DispatchBatch batch = dispatch_all();
-  if (!batch.gangs.empty())
-    throw Error(fmt::format("dispatch() started {} gang(s): a shell running gangs calls dispatch_all()",
-                            batch.gangs.size()));
+  if (!batch.gangs.empty() || !batch.pipelines.empty())
+    throw Error(fmt::format("dispatch() started {} gang(s) and {} pipeline attempt(s): a shell running them calls "
+                            "dispatch_all()",
+                            batch.gangs.size(), batch.pipelines.size()));
   return std::move(batch.units);
 }
 
@@ -318,6 +326,7 @@ std::string ExperimentControl::on_failed(WorkerId w, const Unit& u, const std::s
 }
 
 std::string ExperimentControl::on_worker_died(WorkerId w, const std::string& error) {
+  pipeline_worker_leaves(w);
   if (!book_.has_worker(w)) return {};
   if (gang_of(w)) {
     std::string line = fail_gang_of(w, error);

@@ -23,6 +23,7 @@
 #include "runtime/base/messages.hpp"
 #include "runtime/scheduling/gang_planner.hpp"
 #include "runtime/scheduling/mop_book.hpp"
+#include "runtime/scheduling/pipeline_dispatch.hpp"
 #include "runtime/scheduling/scheduling_policy.hpp"
 #include "runtime/search/search_procedure.hpp"
 #include "runtime/store/state_store.hpp"
@@ -52,11 +53,26 @@ struct GangDispatch {
   int32_t size() const { return static_cast<int32_t>(members.size()); }
 };
 
-// What dispatch_all() starts: units alone and gangs.
+// A pipeline attempt to start now (issue 14): ONE unit of a config whose plan
+// has k >= 2 stages, driven by `driver.worker` (it holds the partition and
+// hosts stage 0) with stages 1..k-1 on `hosts`, which are out of the schedule
+// until the attempt ends. The shell commits the driver's one result (the
+// framed pipeline state) as an ordinary unit, then calls
+// on_pipeline_committed, or on_pipeline_failed (experiment_control_pipeline.cpp).
+struct PipelineDispatch {
+  int64_t id = 0;  // PipelineAttempts' id
+  Dispatch driver;
+  std::vector<WorkerId> hosts;  // stage s on hosts[s - 1]
+  std::string label;            // pipeline_label: "pipeline over 2 stages (workers 0, 1)"
+  int32_t stages() const { return 1 + static_cast<int32_t>(hosts.size()); }
+};
+
+// What dispatch_all() starts: units alone, gangs and pipeline attempts.
 struct DispatchBatch {
   std::vector<Dispatch> units;
   std::vector<GangDispatch> gangs;
-  bool empty() const { return units.empty() && gangs.empty(); }
+  std::vector<PipelineDispatch> pipelines;
+  bool empty() const { return units.empty() && gangs.empty() && pipelines.empty(); }
 };
 
 // A state copy the shell must execute before config `to` trains again (PBT's
@@ -140,6 +156,30 @@ class ExperimentControl {
   // The gang worker w runs in, if any.
   std::optional<int64_t> gang_of(WorkerId w) const;
   bool gang_running(int64_t gang) const { return gangs_.count(gang) > 0; }
+
+  // --- Pipeline configs (issue 14, experiment_control_pipeline.cpp).
+  // Config c trains as a pipeline over `stages` >= 2 stages (its plan): each
+  // of its units takes a crew of `stages` idle workers (choose_pipeline_crew)
+  // for one attempt. The rule while a crew cannot form: the worker the policy
+  // gave the unit stays idle (reserved) and every worker that frees up and is
+  // given the unit joins the reservation, until `stages` are idle at once;
+  // meanwhile the other configs run on the other workers. Throws
+  // cerebro::Error for stages < 2 or an unknown config.
+  void set_pipeline_stages(ConfigId c, int32_t stages);
+  int32_t pipeline_stages(ConfigId c) const;  // 1: trains whole
+  // The attempt's one unit is durable (entry as the store returned it): its
+  // hosts rejoin the schedule and the unit counts as on_committed's does.
+  // Throws cerebro::Error if the attempt is not running.
+  std::string on_pipeline_committed(int64_t attempt, const UnitLogEntry& entry);
+  // The attempt failed (a stage's error, a host lost, the commit failed):
+  // the unit is pending again from the config's last durable state and counts
+  // a failed attempt as on_failed does; the hosts rejoin the schedule.
+  // Unknown attempt: no-op (it ended when its driver was removed).
+  std::string on_pipeline_failed(int64_t attempt, const std::string& error);
+  bool pipeline_running(int64_t attempt) const { return pipelines_.running(attempt); }
+  // The attempt worker w drives or hosts a stage of, if any.
+  std::optional<int64_t> pipeline_of(WorkerId w) const { return pipelines_.attempt_of(w); }
+  const PipelineAttempts& pipelines() const { return pipelines_; }
 
   // The unit's result reached the shell, which now makes it durable (issue
   // 11): worker w is free for its next unit at once (dispatch() may hand it
@@ -254,6 +294,12 @@ class ExperimentControl {
   // Running gangs by id, their members in rank order.
   std::map<int64_t, std::vector<MopBook::GangMember>> gangs_;
   int64_t next_gang_ = 0;
+  // Pipeline configs' stage counts, the running attempts, and the partitions
+  // of each host taken out of the book for an attempt (a host lost meanwhile
+  // is dropped: it does not rejoin).
+  std::map<ConfigId, int32_t> pipeline_stages_;
+  PipelineAttempts pipelines_;
+  std::map<WorkerId, std::vector<PartitionId>> pipeline_hosts_;
   uint64_t seed_;
   Metric metric_;
   int max_unit_retries_;
@@ -297,6 +343,14 @@ class ExperimentControl {
   Dispatch make_dispatch(WorkerId w, const Unit& u) const;
   // A member's worker left while its gang ran: the whole attempt fails.
   std::string fail_gang_of(WorkerId w, const std::string& error);
+  // dispatch_all's pipeline hook: true when `unit` (picked for idle worker w)
+  // is a pipeline config's; then it started an attempt (into out) or w waits.
+  bool dispatch_pipeline(WorkerId w, const Unit& unit, const std::vector<WorkerId>& idle, DispatchBatch& out);
+  // Ends an attempt in the bookkeeping: its hosts still known rejoin the book.
+  PipelineCrew end_pipeline(int64_t attempt);
+  // Worker w leaves: a host is forgotten (its attempt's driver will fail),
+  // a driver ends its attempt (its unit is the book's to requeue).
+  void pipeline_worker_leaves(WorkerId w);
 };
 
 }  // namespace cerebro

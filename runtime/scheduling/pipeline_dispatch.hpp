@@ -12,8 +12,8 @@
 // whole: every member goes back to the schedule and the unit is pending again
 // from the config's last durable state.
 //
-// Not wired into the scheduler yet (see docs/MODELS.md "Pipeline stages"):
-// run setup still refuses configs the plan splits.
+// ExperimentControl dispatches with these (experiment_control_pipeline.cpp);
+// docs/CLUSTER.md "Pipeline stages".
 
 #include <cstdint>
 #include <functional>

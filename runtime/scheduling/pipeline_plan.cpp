@@ -88,7 +88,7 @@ Result<PipelinePlan> plan_pipeline(const ModelChain& chain, const PipelineReques
   if (!request.forced && request.stages != 0)
     return Status::invalid_argument(fmt::format(
         "[space] stages = {} applies to parallelism = \"pipeline\" only (without it a config is split only when "
-        "it does not fit [cluster] memory_mb)", request.stages));
+        "it does not fit [cluster] model_memory_mb)", request.stages));
   if (!request.forced && !over_budget) {
     auto plan = make_plan(chain, {0}, limits.budget_bytes > 0
                                           ? fmt::format("its training state ({}) fits the worker's memory ({})",
@@ -98,7 +98,7 @@ Result<PipelinePlan> plan_pipeline(const ModelChain& chain, const PipelineReques
   }
   const std::string why = request.forced
                               ? std::string("[space] parallelism = \"pipeline\"")
-                              : fmt::format("its training state ({}) exceeds [cluster] memory_mb ({})", megabytes(total),
+                              : fmt::format("its training state ({}) exceeds [cluster] model_memory_mb ({})", megabytes(total),
                                             megabytes(limits.budget_bytes));
   if (!chain.not_a_chain.empty())
     return Status::invalid_argument(fmt::format("{}: the model cannot be split into pipeline stages: {}", why,
@@ -133,7 +133,7 @@ Result<PipelinePlan> plan_pipeline(const ModelChain& chain, const PipelineReques
     if (limits.budget_bytes == 0 || largest <= limits.budget_bytes) return plan;
     if (k == to)
       return Status::invalid_argument(fmt::format(
-          "[cluster] memory_mb: the model's training state ({}) does not fit {} per worker even over {} stages "
+          "[cluster] model_memory_mb: the model's training state ({}) does not fit {} per worker even over {} stages "
           "(the largest stage needs {}; {} top-level children, {} workers)",
           megabytes(total), megabytes(limits.budget_bytes), k, megabytes(largest), links, limits.workers));
   }

@@ -5,7 +5,7 @@
 // asked to) train as a pipeline at all. No LibTorch: models/pipeline measures
 // a model's chain and hands the numbers in; the tests drive this directly.
 //
-// The rule (docs/MODELS.md "Pipeline stages"): a config trains whole unless
+// The rule (docs/CLUSTER.md "Pipeline stages"): a config trains whole unless
 // its training state (parameters, their gradients, buffers and optimizer
 // state) exceeds a worker's memory budget, or it asks for stages
 // (`[space] parallelism = "pipeline"`). Then it is split into as few stages
@@ -78,7 +78,7 @@ struct PipelinePlan {
 // Decides how a config trains. Errors (invalid_argument) name the key:
 // "[space] parallelism = \"pipeline\"" for a model that cannot be split,
 // "[space] stages" for more stages than workers or top-level children, and
-// "[cluster] memory_mb" for a model whose stages do not fit even when split
+// "[cluster] model_memory_mb" for a model whose stages do not fit even when split
 // as far as the workers and children allow.
 Result<PipelinePlan> plan_pipeline(const ModelChain& chain, const PipelineRequest& request,
                                    const PipelineLimits& limits);

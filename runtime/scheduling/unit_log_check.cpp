@@ -192,7 +192,24 @@ Status check_mop_invariants(const std::vector<UnitRecord>& log, const ExpectedRu
       !s.ok()) {
     return s;
   }
-  if (Status s = check_no_overlap(committed, [](const UnitRecord& r) { return r.worker; },
+  // A pipeline unit holds its stages' hosts for its span too: one record
+  // per host, for this check only.
+  std::vector<UnitRecord> hosted;
+  for (const UnitRecord* r : committed) {
+    std::set<WorkerId> crew{r->worker};
+    for (WorkerId h : r->pipeline_hosts) {
+      if (!crew.insert(h).second) {
+        return Status::error(fmt::format("bad pipeline crew: {} has worker {} twice", describe(*r), h));
+      }
+      UnitRecord copy = *r;
+      copy.worker = h;
+      copy.pipeline_hosts.clear();
+      hosted.push_back(std::move(copy));
+    }
+  }
+  std::vector<const UnitRecord*> occupying = committed;
+  for (const UnitRecord& r : hosted) occupying.push_back(&r);
+  if (Status s = check_no_overlap(occupying, [](const UnitRecord& r) { return r.worker; },
                                   [](const UnitRecord& r) { return r.worker_end(); }, "one unit per worker");
       !s.ok()) {
     return s;

@@ -31,6 +31,10 @@ struct UnitRecord {
   // commit at end_s); < 0: at end_s. Between start_s and end_s.
   double worker_end_s = -1;
   double worker_end() const { return worker_end_s < 0 ? end_s : worker_end_s; }
+  // A pipeline unit (issue 14): the workers that hosted its stages 1..k-1
+  // (`worker` drove it and hosted stage 0); busy from start_s to
+  // worker_end() like the driver. Empty for any other unit.
+  std::vector<WorkerId> pipeline_hosts;
 };
 
 struct ExpectedRun {
@@ -52,7 +56,8 @@ struct ExpectedRun {
 //    a gang is one attempt);
 //  - one unit per worker at a time: units on a worker never overlap
 //    (start_s .. worker_end(): a worker may start its next unit while the
-//    previous one commits);
+//    previous one commits); a pipeline unit occupies its hosts as well, which
+//    are distinct and not its driver;
 //  - epochs in order: all of a config's epoch e ends before any of e+1 starts.
 // Returns ok, or an error naming the first violation and the units involved.
 Status check_mop_invariants(const std::vector<UnitRecord>& log, const ExpectedRun& expected);

@@ -133,7 +133,7 @@ json spec_to_json(const ExperimentSpec& spec) {
       {"cluster", {{"workers", c.workers}, {"threads_per_worker", c.threads_per_worker},
                    {"max_unit_retries", c.max_unit_retries}, {"scheduler", to_string(c.scheduler)},
                    {"replication", c.replication}, {"heartbeat_timeout", c.heartbeat_timeout},
-                   {"memory_mb", c.memory_mb}, {"parallelism", to_string(c.parallelism)},
+                   {"memory_mb", c.memory_mb}, {"model_memory_mb", c.model_memory_mb}, {"parallelism", to_string(c.parallelism)},
                    {"max_gang", c.max_gang}}},
       {"space", spec.space}};
 }

@@ -6,7 +6,7 @@ namespace cerebro::spec_detail {
 
 void parse_cluster(Section s, ClusterSpec& cluster) {
   s.check_unknown({"workers", "threads_per_worker", "max_unit_retries", "scheduler", "replication",
-                   "heartbeat_timeout", "memory_mb", "parallelism", "max_gang"});
+                   "heartbeat_timeout", "memory_mb", "model_memory_mb", "parallelism", "max_gang"});
   s.read_int("workers", cluster.workers, 0, INT_MAX);
   s.read_int("threads_per_worker", cluster.threads_per_worker, 1, INT_MAX);
   s.read_int("max_unit_retries", cluster.max_unit_retries, 0, INT_MAX);
@@ -15,6 +15,7 @@ void parse_cluster(Section s, ClusterSpec& cluster) {
                 [](double v) { return v >= 1 && v <= 3600; });
   s.read_kind("scheduler", cluster.scheduler, scheduler_names(), parse_scheduler_kind);
   s.read_int("memory_mb", cluster.memory_mb, 0, int64_t{1} << 40);
+  s.read_int("model_memory_mb", cluster.model_memory_mb, 0, int64_t{1} << 40);
   // Issue 14 (gangs).
   s.read_kind("parallelism", cluster.parallelism, parallelism_names(), parse_parallelism);
   s.read_int("max_gang", cluster.max_gang, 0, 1 << 20);

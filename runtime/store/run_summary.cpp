@@ -122,12 +122,19 @@ double makespan_over_compute(double wall_s, double unit_compute_s, int workers) 
 }
 
 nlohmann::json how_trained(const std::vector<UnitLogEntry>& log, ConfigId config) {
-  int64_t alone = 0;
+  int64_t alone = 0, pipeline_units = 0;
+  size_t stages = 0;
   std::map<int32_t, std::set<int64_t>> gangs;  // size -> gang ids
   for (const auto& e : log) {
     if (e.config != config || e.rolled_back) continue;
-    if (e.gang > 0) gangs[e.gang_size].insert(e.gang);
-    else ++alone;
+    if (!e.pipeline_workers.empty()) {
+      ++pipeline_units;
+      stages = std::max(stages, e.pipeline_workers.size());
+    } else if (e.gang > 0) {
+      gangs[e.gang_size].insert(e.gang);
+    } else {
+      ++alone;
+    }
   }
   nlohmann::json by_size = nlohmann::json::object();
   int64_t gang_units = 0;
@@ -135,7 +142,13 @@ nlohmann::json how_trained(const std::vector<UnitLogEntry>& log, ConfigId config
     by_size[std::to_string(size)] = ids.size();
     gang_units += static_cast<int64_t>(size) * static_cast<int64_t>(ids.size());
   }
-  return {{"units_alone", alone}, {"gang_units", gang_units}, {"gangs", by_size}};
+  nlohmann::json out{{"units_alone", alone}, {"gang_units", gang_units}, {"gangs", by_size}};
+  if (pipeline_units > 0) {  // issue 14: only configs that trained as a pipeline carry the keys
+    out["pipeline_units"] = pipeline_units;
+    out["pipeline_stages"] = stages;
+    out["pipeline"] = fmt::format("pipeline over {} stages", stages);
+  }
+  return out;
 }
 
 nlohmann::json build_summary(const RunFacts& f, const std::vector<Standing>& ranked,

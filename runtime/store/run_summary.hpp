@@ -102,7 +102,8 @@ double makespan_over_compute(double wall_s, double unit_compute_s, int workers);
 
 // How config trained, for summary.json (issue 14): {"units_alone": n,
 // "gang_units": m, "gangs": {"<k>": gangs of k members}}, rolled-back units
-// excluded.
+// excluded; a config with pipeline units also has "pipeline_units": p and
+// "pipeline": "pipeline over k stages" (its stage count; pipeline_stages: k).
 nlohmann::json how_trained(const std::vector<UnitLogEntry>& log, ConfigId config);
 
 // summary.json. `best` is filled by the caller once the test set is scored.

@@ -72,6 +72,14 @@ Status scan(rocksdb::DB* db, const std::string& prefix, F&& f) {
 
 }  // namespace
 
+std::string trained_as(const UnitLogEntry& e) {
+  if (!e.pipeline_workers.empty())
+    return fmt::format("pipeline over {} stages (workers {})", e.pipeline_workers.size(),
+                       fmt::join(e.pipeline_workers, ", "));
+  if (e.gang > 0) return fmt::format("gang of {}", e.gang_size);
+  return "alone";
+}
+
 nlohmann::json to_json(const UnitLogEntry& e) {
   nlohmann::json j = {{"seq", e.seq},           {"config", e.config},     {"partition", e.partition},
           {"epoch", e.epoch},       {"worker", e.worker},     {"status", to_string(e.status)},
@@ -84,6 +92,10 @@ nlohmann::json to_json(const UnitLogEntry& e) {
   if (e.gang > 0) {  // only gang entries carry the keys: logs of MOP runs read as before
     j["gang"] = e.gang;
     j["gang_size"] = e.gang_size;
+  }
+  if (!e.pipeline_workers.empty()) {  // issue 14: pipeline units only
+    j["pipeline_workers"] = e.pipeline_workers;
+    j["trained_as"] = trained_as(e);
   }
   return j;
 }
@@ -113,6 +125,7 @@ UnitLogEntry unit_log_entry_from_json(const nlohmann::json& j) {
   j.at("state_checksum").get_to(e.state_checksum);
   e.gang = j.value("gang", int64_t{0});
   e.gang_size = j.value("gang_size", 0);
+  e.pipeline_workers = j.value("pipeline_workers", std::vector<WorkerId>());
   e.state_bytes = j.value("state_bytes", int64_t{0});
   e.rolled_back = j.value("rolled_back", false);
   return e;

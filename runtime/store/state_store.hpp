@@ -63,7 +63,16 @@ struct UnitLogEntry {
   // first entry) and its size; 0 and 0 for a unit trained alone.
   int64_t gang = 0;
   int32_t gang_size = 0;
+  // Trained as a pipeline over k stages on k workers at once (issue 14): the
+  // crew, the driver (stage 0, `worker`) then the stages' hosts; empty for a
+  // unit alone or in a gang.
+  std::vector<WorkerId> pipeline_workers;
 };
+
+// How a unit trained, in words: "pipeline over 2 stages (workers 3, 1)" for
+// a pipeline unit (runtime/scheduling/pipeline_dispatch.hpp pipeline_label),
+// "gang of k" for a gang's, "alone" otherwise.
+std::string trained_as(const UnitLogEntry& e);
 
 nlohmann::json to_json(const UnitLogEntry& e);
 UnitLogEntry unit_log_entry_from_json(const nlohmann::json& j);

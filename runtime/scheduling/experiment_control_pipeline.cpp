@@ -1,0 +1,95 @@
+// ExperimentControl's pipeline configs (issue 14): a unit of a config whose
+// plan has k >= 2 stages takes a crew of k idle workers for one attempt (the
+// driver runs the unit in the book; the k - 1 stage hosts leave the book
+// until the attempt ends), commits once like a unit alone, or fails whole and
+// is pending again. Split from experiment_control.cpp; the actors' side is
+// actors/scheduler_pipeline.cpp.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "runtime/base/status.hpp"
+#include "runtime/scheduling/experiment_control.hpp"
+
+namespace cerebro {
+
+void ExperimentControl::set_pipeline_stages(ConfigId c, int32_t stages) {
+  if (stages < 2) throw Error(fmt::format("set_pipeline_stages: config {} needs at least 2 stages, got {}", c, stages));
+  (void)book_.state(c);  // throws for an unknown config
+  pipeline_stages_[c] = stages;
+}
+
+int32_t ExperimentControl::pipeline_stages(ConfigId c) const {
+  auto it = pipeline_stages_.find(c);
+  return it == pipeline_stages_.end() ? 1 : it->second;
+}
+
+bool ExperimentControl::dispatch_pipeline(WorkerId w, const Unit& unit, const std::vector<WorkerId>& idle,
+                                          DispatchBatch& out) {
+  const int32_t stages = pipeline_stages(unit.config);
+  if (stages < 2) return false;
+  // The idle workers still free in this round, w first (the policy picked the
+  // unit for w, which holds its partition: w drives when it can).
+  std::vector<WorkerId> free{w};
+  for (WorkerId other : idle)
+    if (other != w && book_.has_worker(other) && !book_.worker_busy(other) && !pipelines_.attempt_of(other))
+      free.push_back(other);
+  auto crew = choose_pipeline_crew(
+      unit, stages, free, [this](WorkerId x, PartitionId p) { return book_.holds(x, p); },
+      [this](WorkerId x) { return static_cast<int64_t>(book_.eligible_units(x).size()); });
+  if (!crew) return true;  // w waits (reserved) until `stages` workers are idle at once
+  book_.start(crew->driver, unit);
+  PipelineDispatch p;
+  p.driver = make_dispatch(crew->driver, unit);
+  p.driver.validate = book_.pending_partitions(unit.config).empty();
+  p.hosts = crew->hosts;
+  p.label = pipeline_label(*crew);
+  for (WorkerId h : crew->hosts) {
+    pipeline_hosts_[h] = book_.holdings(h);
+    book_.remove_worker(h);  // idle: nothing goes back to the queue
+  }
+  p.id = pipelines_.start(std::move(*crew));
+  out.pipelines.push_back(std::move(p));
+  return true;
+}
+
+PipelineCrew ExperimentControl::end_pipeline(int64_t attempt) {
+  PipelineCrew crew = pipelines_.finish(attempt);
+  for (WorkerId h : crew.hosts) {
+    auto it = pipeline_hosts_.find(h);
+    if (it == pipeline_hosts_.end()) continue;  // lost during the attempt
+    book_.add_worker(h, std::move(it->second));
+    pipeline_hosts_.erase(it);
+  }
+  return crew;
+}
+
+std::string ExperimentControl::on_pipeline_committed(int64_t attempt, const UnitLogEntry& entry) {
+  if (!pipelines_.running(attempt))
+    throw Error(fmt::format("on_pipeline_committed: pipeline attempt {} is not running", attempt));
+  const PipelineCrew crew = end_pipeline(attempt);
+  const Unit logged{entry.config, entry.partition, entry.epoch};
+  if (logged != crew.unit)
+    throw Error(fmt::format("pipeline attempt {} ran {} but its entry is {}", attempt, to_string(crew.unit),
+                            to_string(logged)));
+  return on_committed(crew.driver, entry);
+}
+
+std::string ExperimentControl::on_pipeline_failed(int64_t attempt, const std::string& error) {
+  if (!pipelines_.running(attempt)) return {};
+  const PipelineCrew crew = end_pipeline(attempt);
+  return fmt::format("pipeline attempt {} of {} failed: ", attempt, to_string(crew.unit)) +
+         on_failed(crew.driver, crew.unit, error);
+}
+
+void ExperimentControl::pipeline_worker_leaves(WorkerId w) {
+  auto attempt = pipelines_.attempt_of(w);
+  if (!attempt) return;
+  if (pipelines_.crew(*attempt).driver == w) {
+    end_pipeline(*attempt);  // the driver's unit goes back to the queue with it
+  } else {
+    pipeline_hosts_.erase(w);  // its stage is gone: the driver's unit fails
+  }
+}
+
+}  // namespace cerebro

@@ -1,0 +1,184 @@
+// Issue 14, pipeline configs in real runs through the `cerebro` executable:
+// a config forced to parallelism = "pipeline" next to an ordinary one, a
+// model over [cluster] model_memory_mb, a stage that fails (the attempt is
+// requeued whole), and a pipeline whose stages span two agent processes.
+// Small on purpose (a few hundred examples): seconds each.
+#define BOOST_TEST_MODULE e2e_pipeline
+#include <boost/test/unit_test.hpp>
+
+#include <filesystem>
+#include <set>
+
+#include "test/cluster_util.hpp"
+#include "test/faults_util.hpp"
+
+using namespace cerebro;
+using namespace cerebro::e2e;
+using namespace cerebro::faults;
+namespace fs = std::filesystem;
+
+namespace {
+
+// The pipeline config's entries say so (2 stages, on 2 distinct workers,
+// the driver first); the others trained alone.
+void check_pipeline_entries(const std::vector<UnitLogEntry>& log, ConfigId pipeline) {
+  for (const auto& e : log) {
+    if (e.config != pipeline) {
+      BOOST_TEST(e.pipeline_workers.empty(), "config " << e.config << " p" << e.partition << " e" << e.epoch);
+      continue;
+    }
+    BOOST_TEST_REQUIRE(e.pipeline_workers.size() == 2u, "p" << e.partition << " e" << e.epoch);
+    BOOST_TEST(e.pipeline_workers[0] == e.worker);
+    BOOST_TEST(e.pipeline_workers[1] != e.worker);
+    BOOST_TEST(trained_as(e).rfind("pipeline over 2 stages (workers ", 0) == 0, trained_as(e));
+  }
+}
+
+ConfigId config_with(const nlohmann::json& summary, const std::string& key, const std::string& value) {
+  for (const auto& c : summary["configs"])
+    if (c["params"].contains(key) && c["params"][key] == value) return c["id"].get<ConfigId>();
+  BOOST_FAIL("no config with " + key + " = " + value);
+  return -1;
+}
+
+}  // namespace
+
+// (i) and (ii): run setup accepts the forced pipeline config, both configs
+// train to the end on 2 workers, each unit once, the pipeline config's
+// entries and summary say how it trained, and its epochs validated (its
+// framed state evaluates).
+BOOST_AUTO_TEST_CASE(a_forced_pipeline_config_and_an_ordinary_one_train_to_the_end) {
+  TempDir tmp;
+  auto run = tmp.file("run");
+  auto spec = tmp.write("p.toml", small_spec("model = [\"mlp\"]\nhidden = [[16]]\nparallelism = [\"auto\", \"pipeline\"]\n",
+                                             2, 400, 2));
+  auto out = run_cerebro("run " + spec + " --out " + run);
+  BOOST_TEST_INFO(out.text);
+  BOOST_REQUIRE_EQUAL(out.exit_code, 0);
+  BOOST_TEST(out.text.find("trains as a pipeline over 2 stages") != std::string::npos);
+  auto summary = read_json(run + "/summary.json");
+  const ConfigId pipeline = config_with(summary, "parallelism", "pipeline");
+  auto log = open_store(run)->unit_log();
+  check_complete_run(log, 2, 2, 2);
+  check_pipeline_entries(log, pipeline);
+  for (const auto& c : summary["configs"]) {
+    BOOST_TEST(c["status"] == "completed");
+    BOOST_TEST(c["epochs"].size() == 2u);
+    if (c["id"] == pipeline) {
+      BOOST_TEST(c["training"]["pipeline"] == "pipeline over 2 stages");
+      BOOST_TEST(c["training"]["pipeline_units"] == 4);
+      BOOST_TEST(c["training"]["units_alone"] == 0);
+      BOOST_TEST(c["epochs"][1]["val_accuracy"].get<double>() > 0.15);  // chance: 0.1
+    } else {
+      BOOST_TEST(!c["training"].contains("pipeline"));
+    }
+  }
+  BOOST_TEST(!summary["best"].is_null());
+  auto units = run_cerebro("show " + run + " --units");
+  BOOST_TEST(units.text.find("pipeline over 2 stages (workers ") != std::string::npos, units.text);
+}
+
+// (iii) A model over [cluster] model_memory_mb (mlp 784-256-256-10 under
+// Adam: about 4.1 MB of training state, over a 4 MB budget; its largest
+// stage, fc0, about 3.1 MB) trains to the end as a pipeline; its final state
+// scores on the test set and exports as the whole model.
+BOOST_AUTO_TEST_CASE(a_model_over_the_budget_trains_to_the_end_as_a_pipeline) {
+  TempDir tmp;
+  auto run = tmp.file("run");
+  std::string text = small_spec("model = [\"mlp\"]\nhidden = [[256, 256]]\n", 2, 400, 2);
+  text.replace(text.find("[cluster]\n"), 10, "[cluster]\nmodel_memory_mb = 4\n");
+  auto out = run_cerebro("run " + tmp.write("big.toml", text) + " --out " + run);
+  BOOST_TEST_INFO(out.text);
+  BOOST_REQUIRE_EQUAL(out.exit_code, 0);
+  BOOST_TEST(out.text.find("exceeds [cluster] model_memory_mb") != std::string::npos);
+  auto log = open_store(run)->unit_log();
+  check_complete_run(log, 1, 2, 2);
+  check_pipeline_entries(log, 0);
+  auto summary = read_json(run + "/summary.json");
+  BOOST_TEST(summary["best"]["test_accuracy"].get<double>() > 0.3);
+  BOOST_TEST(summary["best"]["model_file"] == "best_model.pt");
+  BOOST_TEST(fs::exists(run + "/best_model.pt"));
+  // Even split, no worker holds it: a clear error naming the key.
+  text.replace(text.find("model_memory_mb = 4"), 19, "model_memory_mb = 2");
+  auto refused = run_cerebro("run " + tmp.write("too-big.toml", text) + " --out " + tmp.file("refused"));
+  BOOST_TEST(refused.exit_code != 0);
+  BOOST_TEST(refused.text.find("[cluster] model_memory_mb: the model's training state") != std::string::npos,
+             refused.text);
+}
+
+// (iv) A stage fails (the test's fail_unit rule fails the unit's stage host):
+// the attempt commits nothing, the unit is pending again from the config's
+// last durable state, the host rejoins, and the run still finishes with
+// every unit once.
+BOOST_AUTO_TEST_CASE(a_failing_stage_requeues_the_unit_and_the_run_finishes) {
+  TempDir tmp;
+  auto run = tmp.file("run");
+  auto spec = tmp.write("p.toml", small_spec("model = [\"mlp\"]\nhidden = [[16]]\nparallelism = [\"pipeline\"]\n",
+                                             2, 400, 2));
+  auto out = run_command(with_faults("fail_unit=0:1:0") + cerebro_binary() + " run " + spec + " --out " + run);
+  BOOST_TEST_INFO(out.text);
+  BOOST_REQUIRE_EQUAL(out.exit_code, 0);
+  BOOST_TEST(out.text.find("stage 1: injected fault (test)") != std::string::npos);
+  BOOST_TEST(out.text.find("failed (attempt 1 of") != std::string::npos);
+  auto log = open_store(run)->unit_log();
+  check_complete_run(log, 1, 2, 2);
+  check_pipeline_entries(log, 0);
+}
+
+// A run killed after its 3rd commit resumes: the pipeline config keeps its
+// split (meta pipeline_stages) and trains on from its framed state; no unit
+// runs twice.
+BOOST_AUTO_TEST_CASE(a_pipeline_run_killed_mid_way_resumes) {
+  TempDir tmp;
+  auto run = tmp.file("run");
+  auto spec = tmp.write("p.toml", small_spec("model = [\"mlp\"]\nhidden = [[16]]\nparallelism = [\"auto\", \"pipeline\"]\n",
+                                             2, 400, 2));
+  auto first = run_command(with_faults("crash=after_commit:3") + cerebro_binary() + " run " + spec + " --out " + run);
+  BOOST_TEST_INFO(first.text);
+  BOOST_REQUIRE(first.exit_code != 0);
+  const auto before = open_store(run)->unit_log();
+  // The 3rd commit was durable (a group commit may have written more with it).
+  BOOST_REQUIRE(before.size() >= 3u);
+  BOOST_REQUIRE(before.size() < 8u);
+  auto resumed = run_cerebro("run --resume " + run);
+  BOOST_TEST_INFO(resumed.text);
+  BOOST_REQUIRE_EQUAL(resumed.exit_code, 0);
+  auto log = open_store(run)->unit_log();
+  check_complete_run(log, 2, 2, 2);
+  for (size_t i = 0; i < before.size(); ++i) BOOST_TEST(log[i].state_checksum == before[i].state_checksum);
+  auto summary = read_json(run + "/summary.json");
+  check_pipeline_entries(log, config_with(summary, "parallelism", "pipeline"));
+  BOOST_TEST(summary["resumes"] == 1);
+}
+
+// (v) A coordinator and two agent processes with one worker each on
+// loopback: every unit of the pipeline config takes both workers, so its
+// stage 1 runs in the other agent's process than its driver, and the
+// activations and gradients cross between them.
+BOOST_AUTO_TEST_CASE(a_pipeline_spans_two_agent_processes) {
+  TempDir tmp;
+  Cluster cluster(tmp);
+  int port = free_port();
+  auto& coordinator = cluster.start_coordinator(port);
+  BOOST_REQUIRE_MESSAGE(coordinator.wait_for_log("listening on 127.0.0.1:" + std::to_string(port), 20), cluster.logs());
+  cluster.start_agent("node1", port);
+  cluster.start_agent("node2", port);
+  for (const char* name : {"node1", "node2"})
+    BOOST_REQUIRE_MESSAGE(coordinator.wait_for_log(std::string("agent ") + name + " joined", 60), cluster.logs());
+  std::string text = small_spec("model = [\"mlp\"]\nhidden = [[16]]\nparallelism = [\"pipeline\"]\n", 2, 400, 2);
+  text.replace(text.find("workers = 2\n"), 12, "replication = 2\n");
+  auto out = run_cerebro("run " + tmp.write("p.toml", text) + " --cluster 127.0.0.1:" + std::to_string(port) +
+                         " --token-file " + cluster.token + " --out " + tmp.file("client-run"));
+  BOOST_TEST_INFO(out.text + cluster.logs());
+  BOOST_REQUIRE_EQUAL(out.exit_code, 0);
+  auto summary = read_json(tmp.file("client-run") + "/summary.json");
+  BOOST_TEST(summary["workers"] == 2);
+  BOOST_TEST(summary["configs"][0]["training"]["pipeline_units"] == 4);
+  BOOST_TEST(summary["best"]["test_accuracy"].get<double>() > 0.3);
+  std::string dir;
+  for (const auto& e : fs::directory_iterator(tmp.file("state") + "/experiments")) dir = e.path().string();
+  BOOST_REQUIRE(!dir.empty());
+  auto log = open_store(dir)->unit_log();
+  check_complete_run(log, 1, 2, 2);
+  check_pipeline_entries(log, 0);
+}

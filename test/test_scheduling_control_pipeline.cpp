@@ -1,0 +1,248 @@
+// Issue 14, pipeline configs in the control (plain code): a unit of a config
+// that trains over k stages takes a crew of k idle workers for one attempt,
+// its hosts leave the book until it ends, it commits once or is pending
+// again, and a config waiting for its crew does not block the others.
+#include <boost/test/unit_test.hpp>
+
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "runtime/scheduling/experiment_control.hpp"
+#include "runtime/scheduling/unit_log_check.hpp"
+#include "runtime/store/run_summary.hpp"
+
+using namespace cerebro;
+
+namespace {
+
+ExperimentControl make_control(int partitions, int retries = 3) {
+  return ExperimentControl(partitions, 1, ExperimentControl::Metric::val_accuracy, retries,
+                           make_policy("randomized", 1), std::make_unique<FixedEpochsProcedure>());
+}
+
+UnitLogEntry entry_of(const Dispatch& d) {
+  UnitLogEntry e;
+  e.config = d.unit.config;
+  e.partition = d.unit.partition;
+  e.epoch = d.unit.epoch;
+  e.worker = d.worker;
+  e.examples = 10;
+  e.train_loss = 1;
+  e.train_s = 1;
+  e.has_validation = d.validate;
+  e.val_accuracy = 0.7;
+  return e;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(control_pipeline)
+
+BOOST_AUTO_TEST_CASE(a_pipeline_unit_takes_a_crew_and_its_host_leaves_the_book_until_it_commits) {
+  auto control = make_control(2);
+  control.add_worker(0, {0});
+  control.add_worker(1, {1});
+  control.add_config(7, 1);
+  control.set_pipeline_stages(7, 2);
+  BOOST_CHECK_EQUAL(control.pipeline_stages(7), 2);
+  auto batch = control.dispatch_all();
+  BOOST_REQUIRE_EQUAL(batch.pipelines.size(), 1u);
+  BOOST_CHECK(batch.units.empty());
+  const PipelineDispatch p = batch.pipelines.front();
+  BOOST_CHECK_EQUAL(p.stages(), 2);
+  BOOST_REQUIRE_EQUAL(p.hosts.size(), 1u);
+  // The driver holds the unit's partition; the host is the other worker.
+  BOOST_CHECK(control.book().holds(p.driver.worker, p.driver.unit.partition));
+  BOOST_CHECK_NE(p.hosts[0], p.driver.worker);
+  BOOST_CHECK(!p.driver.validate);  // one of two partitions
+  BOOST_CHECK_EQUAL(p.label, fmt::format("pipeline over 2 stages (workers {}, {})", p.driver.worker, p.hosts[0]));
+  BOOST_CHECK(!control.book().has_worker(p.hosts[0]));
+  BOOST_CHECK(control.pipeline_of(p.hosts[0]) == p.id);
+  BOOST_CHECK(control.pipeline_of(p.driver.worker) == p.id);
+  // Nothing else can start: the config is busy and the host is out of the book.
+  BOOST_CHECK(control.dispatch_all().empty());
+  control.on_pipeline_committed(p.id, entry_of(p.driver));
+  BOOST_CHECK(control.book().has_worker(p.hosts[0]));
+  BOOST_CHECK_EQUAL(control.units_done(), 1);
+  BOOST_CHECK(!control.pipeline_running(p.id));
+  // The second unit validates (ends the epoch), the config finishes.
+  batch = control.dispatch_all();
+  BOOST_REQUIRE_EQUAL(batch.pipelines.size(), 1u);
+  BOOST_CHECK(batch.pipelines.front().driver.validate);
+  control.on_pipeline_committed(batch.pipelines.front().id, entry_of(batch.pipelines.front().driver));
+  BOOST_CHECK(control.all_done());
+  BOOST_CHECK_THROW(control.on_pipeline_committed(p.id, entry_of(p.driver)), Error);
+}
+
+BOOST_AUTO_TEST_CASE(set_pipeline_stages_refuses_fewer_than_two_and_unknown_configs) {
+  auto control = make_control(1);
+  control.add_config(1, 1);
+  BOOST_CHECK_THROW(control.set_pipeline_stages(1, 1), Error);
+  BOOST_CHECK_THROW(control.set_pipeline_stages(99, 2), Error);
+  BOOST_CHECK_EQUAL(control.pipeline_stages(1), 1);
+}
+
+BOOST_AUTO_TEST_CASE(a_failed_attempt_requeues_the_unit_and_hands_the_host_back) {
+  auto control = make_control(1, 2);
+  control.add_worker(0, {0});
+  control.add_worker(1, {0});
+  control.add_config(3, 1);
+  control.set_pipeline_stages(3, 2);
+  auto p = control.dispatch_all().pipelines.at(0);
+  std::string line = control.on_pipeline_failed(p.id, "stage 1: injected");
+  BOOST_CHECK_NE(line.find("failed (attempt 1 of 2)"), std::string::npos);
+  BOOST_CHECK(control.book().has_worker(p.hosts[0]));
+  BOOST_CHECK(!control.book().worker_busy(p.driver.worker));
+  BOOST_CHECK_EQUAL(control.on_pipeline_failed(p.id, "again"), "");  // ended already: no-op
+  // Pending again: the next attempt runs it, with attempt 1.
+  auto again = control.dispatch_all().pipelines.at(0);
+  BOOST_CHECK(again.driver.unit == p.driver.unit);
+  BOOST_CHECK_EQUAL(again.driver.attempt, 1);
+  control.on_pipeline_committed(again.id, entry_of(again.driver));
+  BOOST_CHECK(control.all_done());
+  BOOST_CHECK(control.outcomes().at(3).status == ConfigStatus::completed);
+}
+
+BOOST_AUTO_TEST_CASE(a_lost_driver_ends_the_attempt_and_a_lost_host_does_not_rejoin) {
+  auto control = make_control(1);
+  for (WorkerId w : {0, 1, 2}) control.add_worker(w, {0});
+  control.add_config(3, 1);
+  control.set_pipeline_stages(3, 2);
+  auto p = control.dispatch_all().pipelines.at(0);
+  const WorkerId host = p.hosts[0];
+  control.remove_worker(p.driver.worker);  // node lost: the unit is pending again, not counted
+  BOOST_CHECK(!control.pipeline_running(p.id));
+  BOOST_CHECK(control.book().has_worker(host));
+  auto q = control.dispatch_all().pipelines.at(0);
+  BOOST_CHECK_EQUAL(q.driver.attempt, 0);
+  const WorkerId host2 = q.hosts[0];
+  control.on_worker_died(host2, "stage host died");  // the driver's unit will fail
+  BOOST_CHECK(control.pipeline_running(q.id));
+  control.add_worker(q.driver.worker, {0});  // new holdings of a running driver: still running
+  control.on_pipeline_failed(q.id, "stage 1 is gone");
+  BOOST_CHECK(!control.book().has_worker(host2));
+  BOOST_CHECK(control.book().has_worker(q.driver.worker));
+}
+
+BOOST_AUTO_TEST_CASE(holdings_of_a_host_arrive_while_it_hosts_and_apply_when_it_rejoins) {
+  auto control = make_control(2);
+  control.add_worker(0, {0, 1});
+  control.add_worker(1, {});
+  control.add_config(3, 1);
+  control.set_pipeline_stages(3, 2);
+  auto p = control.dispatch_all().pipelines.at(0);
+  BOOST_REQUIRE_EQUAL(p.driver.worker, 0);
+  BOOST_REQUIRE_EQUAL(p.hosts[0], 1);
+  control.add_worker(1, {1});
+  BOOST_CHECK(!control.book().has_worker(1));
+  control.on_pipeline_committed(p.id, entry_of(p.driver));
+  BOOST_CHECK(control.book().holds(1, 1));
+}
+
+// Two workers, two partitions, two epochs: a pipeline config next to an
+// ordinary one. The ordinary config keeps training while the pipeline config
+// waits for both workers to be idle; every unit commits exactly once.
+BOOST_AUTO_TEST_CASE(a_pipeline_config_and_an_ordinary_one_both_train_to_the_end) {
+  auto control = make_control(2);
+  control.add_worker(0, {0, 1});
+  control.add_worker(1, {0, 1});
+  control.add_config(1, 2);
+  control.add_config(2, 2);
+  control.set_pipeline_stages(2, 2);
+  std::vector<Dispatch> running;
+  std::vector<PipelineDispatch> attempts;
+  std::map<Unit, int> committed;
+  int rounds = 0;
+  while (!control.all_done()) {
+    BOOST_REQUIRE(++rounds < 100);
+    auto batch = control.dispatch_all();
+    running.insert(running.end(), batch.units.begin(), batch.units.end());
+    attempts.insert(attempts.end(), batch.pipelines.begin(), batch.pipelines.end());
+    BOOST_REQUIRE(!running.empty() || !attempts.empty());
+    // Finish the oldest thing in flight.
+    if (!running.empty()) {
+      Dispatch d = running.front();
+      running.erase(running.begin());
+      BOOST_CHECK_EQUAL(d.unit.config, 1);
+      control.on_committed(d.worker, entry_of(d));
+      ++committed[d.unit];
+    } else {
+      PipelineDispatch p = attempts.front();
+      attempts.erase(attempts.begin());
+      BOOST_CHECK_EQUAL(p.driver.unit.config, 2);
+      control.on_pipeline_committed(p.id, entry_of(p.driver));
+      ++committed[p.driver.unit];
+    }
+  }
+  BOOST_CHECK_EQUAL(committed.size(), 8u);
+  for (const auto& [unit, times] : committed) BOOST_CHECK_EQUAL(times, 1);
+  BOOST_CHECK(control.outcomes().at(1).status == ConfigStatus::completed);
+  BOOST_CHECK(control.outcomes().at(2).status == ConfigStatus::completed);
+}
+
+BOOST_AUTO_TEST_CASE(dispatch_refuses_a_shell_that_cannot_run_pipelines) {
+  auto control = make_control(1);
+  control.add_worker(0, {0});
+  control.add_worker(1, {0});
+  control.add_config(3, 1);
+  control.set_pipeline_stages(3, 2);
+  BOOST_CHECK_THROW(control.dispatch(), Error);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(unit_log_pipeline)
+
+// A pipeline unit occupies its hosts: another unit on a host meanwhile
+// breaks "one unit per worker"; a crew with a worker twice is malformed.
+BOOST_AUTO_TEST_CASE(the_unit_log_check_counts_a_pipeline_unit_once_and_on_its_hosts) {
+  ExpectedRun expected;
+  expected.num_partitions = 2;
+  expected.epochs_completed = {{1, 1}, {2, 1}};
+  UnitRecord p0{1, 0, 0, 0, 0, 1, true};
+  p0.pipeline_hosts = {1};
+  UnitRecord p1{1, 1, 0, 1, 1, 2, true};
+  p1.pipeline_hosts = {0};
+  UnitRecord a{2, 0, 0, 0, 2, 3, true}, b{2, 1, 0, 1, 3, 4, true};
+  BOOST_TEST(check_mop_invariants({p0, p1, a, b}, expected).ok());
+  // Config 2's unit on worker 1 while worker 1 hosts stage 1 of config 1.
+  UnitRecord clash{2, 1, 0, 1, 0.5, 0.9, true};
+  auto bad = check_mop_invariants({p0, p1, a, clash}, expected);
+  BOOST_TEST(!bad.ok());
+  BOOST_TEST(bad.message().find("one unit per worker") != std::string::npos, bad.message());
+  // The same pipeline unit twice is a duplicate like any other.
+  auto twice = check_mop_invariants({p0, p0, p1, a, b}, expected);
+  BOOST_TEST(!twice.ok());
+  UnitRecord self_hosted = p0;
+  self_hosted.pipeline_hosts = {0};
+  auto crew = check_mop_invariants({self_hosted, p1, a, b}, expected);
+  BOOST_TEST(!crew.ok());
+  BOOST_TEST(crew.message().find("bad pipeline crew") != std::string::npos, crew.message());
+}
+
+BOOST_AUTO_TEST_CASE(a_pipeline_entry_says_how_it_trained_in_the_log_and_the_summary) {
+  UnitLogEntry e;
+  e.config = 4;
+  e.worker = 3;
+  e.pipeline_workers = {3, 1};
+  PipelineCrew crew;
+  crew.driver = 3;
+  crew.hosts = {1};
+  BOOST_TEST(trained_as(e) == pipeline_label(crew));
+  BOOST_TEST(trained_as(e) == "pipeline over 2 stages (workers 3, 1)");
+  auto j = to_json(e);
+  BOOST_TEST(j["trained_as"] == "pipeline over 2 stages (workers 3, 1)");
+  BOOST_TEST(unit_log_entry_from_json(j).pipeline_workers == e.pipeline_workers);
+  // Entries of other units keep their old keys only.
+  UnitLogEntry alone;
+  BOOST_TEST(!to_json(alone).contains("pipeline_workers"));
+  BOOST_TEST(trained_as(alone) == "alone");
+  auto how = how_trained({e, alone}, 4);
+  BOOST_TEST(how["pipeline_units"] == 1);
+  BOOST_TEST(how["pipeline"] == "pipeline over 2 stages");
+  BOOST_TEST(!how_trained({alone}, 0).contains("pipeline"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
