@@ -9,6 +9,7 @@
 #include "actors/run_setup.hpp"
 #include "models/predict.hpp"
 #include "models/trained_models.hpp"
+#include "runtime/base/fault_injection.hpp"
 #include "runtime/net/cluster_validation.hpp"
 #include "runtime/run/run_finisher.hpp"
 
@@ -42,6 +43,7 @@ Result<nlohmann::json> run_experiment(caf::actor_system& system, const RunOption
     prepared = start_new(options, cluster, dir, observer, guard, say);
   }
   if (!prepared.ok()) return prepared.status();
+  FaultInjection::instance().crash_point("run_prepared");
   models::configure_threads(prepared->spec.cluster.threads_per_worker);
   models::configure_allocator();
   constexpr int kMaxRecoveries = 3;
@@ -76,12 +78,19 @@ Result<nlohmann::json> run_embedded(const RunOptions& options, const RunObserver
   // placement path as a cluster, with the transfer skipped (shared filesystem).
   auto local = spawn_agent(system, agent_config{"local", (fs::path(options.out_dir) / "agent").string(), workers, true,
                                                 options.spec.cluster.memory_mb << 20});
+  // The system's destructor waits for its actors: they are told to exit
+  // however this scope ends, or an exception (a bug) would hang the process
+  // instead of reaching the caller.
+  struct StopLocalAgent {
+    const agent_handles& local;
+    ~StopLocalAgent() {
+      caf::anon_send_exit(local.agent, caf::exit_reason::user_shutdown);
+      for (auto& w : local.workers) caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
+    }
+  } stop{local};
   ClusterView cluster;
   cluster.agents.push_back({"local", local.agent, local.workers});
-  auto result = run_experiment(system, options, cluster, observer);
-  caf::anon_send_exit(local.agent, caf::exit_reason::user_shutdown);
-  for (auto& w : local.workers) caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
-  return result;
+  return run_experiment(system, options, cluster, observer);
 }
 
 }  // namespace cerebro

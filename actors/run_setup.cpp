@@ -187,8 +187,12 @@ Result<Setup> set_up(const RunOptions& options, int workers, const fs::path& dir
     // the key: not splittable, more stages than workers or children, does
     // not fit even split. ([cluster] memory_mb is the partitions' budget.)
     auto plan = models::plan_config(c.params, s.shape, PipelineLimits{s.workers, spec.cluster.model_memory_mb << 20});
-    if (!plan.ok())
+    if (!plan.ok()) {
+      // A model that cannot be built for this data is no plan's fault: its
+      // config is rejected below (create_config) and the others train.
+      if (!models::measure_chain(c.params, s.shape).ok()) continue;
       return plan.status().with_context(fmt::format("[space] config {} ({})", c.id, describe_params(c.params)));
+    }
     if (plan->stages >= 2) {
       s.pipeline_stages[c.id] = plan->stages;
       if (observer.line)

@@ -96,6 +96,20 @@ BOOST_AUTO_TEST_CASE(a_crash_after_a_commit_before_its_acknowledgement_loses_not
   figures.report(run);
 }
 
+// An exception from a run's code (a bug) reaches main as an error: the
+// process ends instead of hanging in the actor system's destructor, which
+// waits for actors nobody told to exit.
+BOOST_AUTO_TEST_CASE(an_exception_in_a_run_ends_the_process_with_its_message) {
+  TempDir tmp;
+  ChildProcess child({cerebro_binary(), "run", spec(tmp), "--out", tmp.file("run")}, tmp.file("run.log"),
+                     {"CEREBRO_FAULT_INJECTION_ENABLE=i-am-a-test", "CEREBRO_FAULTS=throw=run_prepared"});
+  const int code = child.wait_exit(60);
+  BOOST_TEST_INFO(child.log());
+  BOOST_TEST(code != 0);
+  BOOST_TEST(code != -1);  // -1: still running after 60 s, i.e. hung
+  BOOST_TEST(child.log().find("thrown at run_prepared") != std::string::npos);
+}
+
 // SIGKILL at an arbitrary moment of training, then resume.
 BOOST_AUTO_TEST_CASE(an_embedded_run_killed_mid_way_resumes) {
   TempDir tmp;

@@ -295,6 +295,18 @@ BOOST_AUTO_TEST_CASE(fault_rules_parse_and_reject_malformed_ones) {
   BOOST_TEST(!FaultInjection::instance().enabled());
 }
 
+BOOST_AUTO_TEST_CASE(a_throw_rule_throws_at_its_kth_arrival_only) {
+  auto f = FaultInjection::parse("throw=somewhere:2");
+  BOOST_REQUIRE(f.ok());
+  BOOST_CHECK_NO_THROW(f->crash_point("somewhere"));
+  BOOST_CHECK_NO_THROW(f->crash_point("elsewhere"));
+  BOOST_CHECK_EXCEPTION(f->crash_point("somewhere"), Error, [](const Error& e) {
+    return std::string(e.what()).find("thrown at somewhere") != std::string::npos;
+  });
+  BOOST_CHECK_NO_THROW(f->crash_point("somewhere"));
+  BOOST_TEST(!FaultInjection::parse("throw=a:b:c").ok());
+}
+
 // A group commit ends its batch where a test's crash rule stops the
 // process: stops_at looks ahead of the arrivals without counting one.
 BOOST_AUTO_TEST_CASE(stops_at_sees_the_crash_ahead_without_arriving) {

@@ -54,11 +54,14 @@ Result<FaultInjection> FaultInjection::parse(const std::string& rules) {
       } else if (kind == "stop" && (args.size() == 1 || args.size() == 2)) {
         f.stops_[args[0]] = args.size() == 2 ? std::stoll(args[1]) : 1;
         f.arrivals_[args[0]] = 0;
+      } else if (kind == "throw" && (args.size() == 1 || args.size() == 2)) {
+        f.throws_[args[0]] = args.size() == 2 ? std::stoll(args[1]) : 1;
+        f.arrivals_[args[0]] = 0;
       } else {
         return Status::invalid_argument(
             fmt::format("fault rule \"{}\" is not one of fail_unit=C:P:E[:N], worker_exit=C:P:E, damage_state=K, "
                         "unreadable_state=K, slow_worker=W:F (F >= 1), crash=POINT[:K], fatal_signal=POINT[:K], "
-                        "stop=POINT[:K]",
+                        "stop=POINT[:K], throw=POINT[:K]",
                         rule));
       }
     } catch (const std::exception&) {
@@ -122,6 +125,9 @@ void FaultInjection::crash_point(const std::string& point) const {
   if (auto it = stops_.find(point); it != stops_.end() && it->second == k) {
     fmt::print(stderr, "fault injection: stopping (SIGSTOP) at {}\n", point);
     std::raise(SIGSTOP);
+  }
+  if (auto it = throws_.find(point); it != throws_.end() && it->second == k) {
+    throw Error(fmt::format("fault injection: an exception thrown at {} (test)", point));
   }
 }
 

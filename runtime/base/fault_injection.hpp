@@ -10,6 +10,7 @@
 //     crash=POINT[:K]       the process _exits(137) the K-th time (default 1) it reaches POINT
 //     fatal_signal=POINT[:K] the same, but the process raises SIGSEGV there, as a crash would
 //     stop=POINT[:K]        the process stops itself (SIGSTOP) there: hung, until a SIGCONT or SIGKILL
+//     throw=POINT[:K]       a cerebro::Error is thrown there (a bug's exception, not a crash)
 //     damage_state=K        the K-th committed unit's state is stored damaged (fails its checksum)
 //     unreadable_state=K    the K-th read of a state fails with an I/O error (the stored state is intact)
 // A malformed rule is an error at startup, never ignored.
@@ -43,8 +44,8 @@ class FaultInjection {
   bool damage_state(int64_t commit) const { return damaged_commits_.count(commit) > 0; }
   // Should this read of a state (1-based count in this process) fail as unreadable?
   bool unreadable_state(int64_t read) const { return unreadable_reads_.count(read) > 0; }
-  // Exits the process (or raises SIGSEGV, or stops it) at the K-th arrival
-  // at `point`, when a rule says so.
+  // Exits the process (or raises SIGSEGV, stops it, or throws) at the K-th
+  // arrival at `point`, when a rule says so.
   void crash_point(const std::string& point) const;
   // Would the `ahead`-th next arrival at `point` (1: the next one) exit or
   // raise? A group commit ends its batch there, so that a crash "after the
@@ -61,6 +62,7 @@ class FaultInjection {
   std::map<std::string, int64_t> crashes_;
   std::map<std::string, int64_t> fatal_signals_;
   std::map<std::string, int64_t> stops_;
+  std::map<std::string, int64_t> throws_;
   mutable std::map<std::string, std::atomic<int64_t>> arrivals_;
 };
 
