@@ -12,31 +12,11 @@
 #include "runtime/scheduling/experiment_control.hpp"
 #include "runtime/scheduling/unit_log_check.hpp"
 #include "runtime/store/run_summary.hpp"
+#include "test/test_scheduling_util.hpp"
 
 using namespace cerebro;
-
-namespace {
-
-ExperimentControl make_control(int partitions, int retries = 3) {
-  return ExperimentControl(partitions, 1, ExperimentControl::Metric::val_accuracy, retries,
-                           make_policy("randomized", 1), std::make_unique<FixedEpochsProcedure>());
-}
-
-UnitLogEntry entry_of(const Dispatch& d) {
-  UnitLogEntry e;
-  e.config = d.unit.config;
-  e.partition = d.unit.partition;
-  e.epoch = d.unit.epoch;
-  e.worker = d.worker;
-  e.examples = 10;
-  e.train_loss = 1;
-  e.train_s = 1;
-  e.has_validation = d.validate;
-  e.val_accuracy = 0.7;
-  return e;
-}
-
-}  // namespace
+using cerebro::test::entry_of;
+using cerebro::test::make_control;
 
 BOOST_AUTO_TEST_SUITE(control_pipeline)
 
