@@ -8,11 +8,16 @@
 #include "actors/actors.hpp"
 #include "actors/embedding_submit.hpp"
 #include "actors/experiment_runner.hpp"
+#include "models/unit_trainer.hpp"
 #include "runtime/net/cluster_messages.hpp"
 
 namespace cerebro {
 
 void configure_actor_system(caf::actor_system_config& config, bool load_middleman) {
+  // Here because embedders call this before any actor thread exists: the
+  // allocator's one-arena setting reaches only threads that have not
+  // allocated yet (models/unit_trainer.hpp).
+  models::configure_allocator();
   register_message_types(config);
   register_cluster_message_types(config);
   config.add_message_type<leaderboard_entry>("cerebro::leaderboard_entry");

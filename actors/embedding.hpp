@@ -43,7 +43,8 @@ namespace cerebro {
 // Registers every message type cerebro's actors exchange (and
 // experiment_result) with `config` and, unless the caller loads it itself,
 // CAF's middleman (needed to reach agents and coordinators on other nodes).
-// Call before constructing the actor_system.
+// Also sets the process's allocator for training (models::configure_allocator,
+// docs/EMBEDDING.md). Call before constructing the actor_system.
 void configure_actor_system(caf::actor_system_config& config, bool load_middleman = true);
 
 struct LocalClusterOptions {

@@ -42,17 +42,20 @@ struct Evaluation {
 // Sets LibTorch's intra-op thread count for this process (every worker).
 void configure_threads(int intra_op_threads);
 
-// Keeps memory freed by training in the process's malloc arenas instead of
+// Keeps memory freed by training in the process's malloc arena instead of
 // returning it to the kernel (glibc: mmap threshold 32 MB, trim threshold
-// 256 MB). Every training step allocates and frees its activations and
-// gradients; by default glibc unmaps or trims them, and every step then
-// faults those pages in again: 46 to 139 page faults per step for the zoo's
-// cnn at batch 64, and on this VM kind (a paravirtualised guest, where a fault
-// is dear) the kernel took 21.5 % of a gang's samples, mostly faults (perf;
-// docs/BENCHMARKS.md issue 14 (a)). The cost: the arenas keep up to the peak
-// a process ever used. Process-wide, like the thread count, and called where
-// configure_threads is: a run's setup (so an embedding service that runs
-// experiments gets it too: docs/EMBEDDING.md), agents, the bench.
+// 256 MB, one arena for every thread). Every training step allocates and
+// frees its activations and gradients; by default glibc unmaps or trims them,
+// and every step then faults those pages in again: 46 to 139 page faults per
+// step for the zoo's cnn at batch 64, and on this VM kind (a paravirtualised
+// guest, where a fault is dear) the kernel took 21.5 % of a gang's samples,
+// mostly faults (perf; docs/BENCHMARKS.md issue 14 (a)). Threads' own arenas
+// unmap their 64 MB heaps whenever they empty: at batch 256 that made some
+// units 3 to 4 times slower. The cost: the arena keeps up to the peak a
+// process ever used. Process-wide; only threads that have not allocated yet
+// follow the one-arena setting, so call it first thing in main (cerebro
+// does; a run's setup, the experiment runner and agents call it again for
+// embedders: docs/EMBEDDING.md).
 void configure_allocator();
 
 // A node's relative speed: GFLOP/s of a fixed single-threaded matrix-multiply

@@ -6,8 +6,12 @@
 #include "models/unit_trainer.hpp"
 
 // One intra-op thread, as every worker configures it: results then depend only
-// on the inputs, and the tests do not compete for the 2 cores.
+// on the inputs, and the tests do not compete for the 2 cores. The allocator
+// as cerebro's main sets it, before any thread starts.
 struct SingleThreadedTorch {
-  SingleThreadedTorch() { cerebro::models::configure_threads(1); }
+  SingleThreadedTorch() {
+    cerebro::models::configure_allocator();
+    cerebro::models::configure_threads(1);
+  }
 };
 BOOST_TEST_GLOBAL_FIXTURE(SingleThreadedTorch);
