@@ -78,6 +78,24 @@ BOOST_AUTO_TEST_CASE(a_gang_spans_two_agent_processes) {
   BOOST_TEST(workers.size() == 2u);  // one member on each agent
 }
 
+// A replay trains every unit alone (MOP): it says which configs trained in
+// gangs and from which epoch, compares only the epochs before, and succeeds
+// (before, it reported the gang epochs' metrics as differences and failed).
+BOOST_AUTO_TEST_CASE(a_replay_of_a_gang_run_says_what_it_does_not_compare) {
+  TempDir tmp;
+  auto run = tmp.file("run");
+  auto out = run_cerebro("run " + gang_spec(tmp, "workers = 2\n") + " --out " + run);
+  BOOST_TEST_INFO(out.text);
+  BOOST_REQUIRE_EQUAL(out.exit_code, 0);
+  BOOST_REQUIRE(read_json(run + "/summary.json")["configs"][0]["training"]["gang_units"] == 4);
+  auto replayed = run_cerebro("run --replay " + run + " --out " + tmp.file("replay"));
+  BOOST_TEST_INFO(replayed.text);
+  BOOST_TEST(replayed.exit_code == 0);
+  BOOST_TEST(replayed.text.find("config 0 trained in data-parallel gangs from epoch 0 on") != std::string::npos);
+  BOOST_TEST(replayed.text.find("replay reproduced the metrics it compares exactly (0 of 1 configs in full") !=
+             std::string::npos);
+}
+
 // A member dies before its first step: the gang's attempt fails whole and
 // nothing of it is committed; its peer, still waiting inside the attempt
 // until the timeout, is out of the schedule until it answers; the agent

@@ -34,13 +34,7 @@ long faults_of_a_warm_unit(const nlohmann::json& params) {
   BOOST_REQUIRE_MESSAGE(state.ok(), state.error());
   long faults_of_second_unit = -1;
   std::thread worker([&] {
-    UnitInput in;
-    in.params = &params;
-    in.shape = shape;
-    in.state = &*state;
-    in.partition = &partition;
-    in.seed = 3;
-    in.validation = &validation;
+    const UnitInput in = unit_input(params, shape, *state, partition, 3, &validation);
     auto first = train_unit(in);
     BOOST_REQUIRE(first.ok());
     long before = thread_minor_faults();

@@ -51,14 +51,7 @@ std::string must(const Result<std::string>& r) {
 UnitOutput cached_unit(TraineeCache& cache, const json& params, const ShapeInfo& shape, const std::string& state,
                        const datasets::Dataset& partition, uint64_t seed,
                        const datasets::Dataset* validation = nullptr) {
-  UnitInput in;
-  in.params = &params;
-  in.shape = shape;
-  in.state = &state;
-  in.partition = &partition;
-  in.validation = validation;
-  in.seed = seed;
-  return must(train_unit(in, cache));
+  return must(train_unit(unit_input(params, shape, state, partition, seed, validation), cache));
 }
 
 // The same state as a LibTorch archive: what save_state wrote before our format.

@@ -61,9 +61,10 @@ inline Data make_data(const std::vector<int64_t>& sample_shape, int64_t partitio
   return d;
 }
 
-inline Result<UnitOutput> run_unit(const nlohmann::json& params, const ShapeInfo& shape, const std::string& state,
-                                   const datasets::Dataset& partition, uint64_t seed,
-                                   const datasets::Dataset* validation = nullptr) {
+// A unit's input: it points at its arguments, which must outlive it.
+inline UnitInput unit_input(const nlohmann::json& params, const ShapeInfo& shape, const std::string& state,
+                            const datasets::Dataset& partition, uint64_t seed,
+                            const datasets::Dataset* validation = nullptr) {
   UnitInput in;
   in.params = &params;
   in.shape = shape;
@@ -71,7 +72,13 @@ inline Result<UnitOutput> run_unit(const nlohmann::json& params, const ShapeInfo
   in.partition = &partition;
   in.validation = validation;
   in.seed = seed;
-  return train_unit(in);
+  return in;
+}
+
+inline Result<UnitOutput> run_unit(const nlohmann::json& params, const ShapeInfo& shape, const std::string& state,
+                                   const datasets::Dataset& partition, uint64_t seed,
+                                   const datasets::Dataset* validation = nullptr) {
+  return train_unit(unit_input(params, shape, state, partition, seed, validation));
 }
 
 
