@@ -45,7 +45,6 @@ Result<nlohmann::json> run_experiment(caf::actor_system& system, const RunOption
   if (!prepared.ok()) return prepared.status();
   FaultInjection::instance().crash_point("run_prepared");
   models::configure_threads(prepared->spec.cluster.threads_per_worker);
-  models::configure_allocator();
   constexpr int kMaxRecoveries = 3;
   for (int recoveries = 0;; ++recoveries) {
     auto done = train(system, options, cluster, *prepared, observer, say);

@@ -375,7 +375,6 @@ Result<Prepared> start_new(const RunOptions& options, const ClusterView& cluster
   // Cost priors, so the policy starts the heavy configs' long chains first
   // (runtime/scheduling/cost_prior.hpp); kept for resuming and simulating.
   models::configure_threads(spec.cluster.threads_per_worker);
-  models::configure_allocator();
   models::TorchCostProbe probe(s.shape, *s.data.partitions.at(0));
   auto estimated = CostPriors::estimate(accepted, probe);
   for (const auto& problem : estimated.problems) say("warning: no cost prior for " + problem);

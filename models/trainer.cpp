@@ -219,8 +219,8 @@ void configure_allocator() {
   // heaps of at most 64 MB and unmaps a heap as soon as it is empty, whatever
   // the trim threshold: a worker whose arena also holds its model and data
   // mapped and unmapped a heap every step. Measured, 4 cnn configs at batch
-  // 256 on 2 workers: 5.58 million page faults and 94 s without, 0.79 million
-  // and 36 s with; some units took 3 to 4 times as long as the same units on
+  // 256 on 2 workers: 5.58 million page faults and 94 s without, 0.13 million
+  // and 32 s with; some units took 3 to 4 times as long as the same units on
   // the other worker (quickstart seeds 42, 7, 11). Only threads that have not
   // allocated yet follow it: call this before starting any.
   mallopt(M_ARENA_MAX, 1);

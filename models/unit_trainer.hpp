@@ -53,9 +53,8 @@ void configure_threads(int intra_op_threads);
 // unmap their 64 MB heaps whenever they empty: at batch 256 that made some
 // units 3 to 4 times slower. The cost: the arena keeps up to the peak a
 // process ever used. Process-wide; only threads that have not allocated yet
-// follow the one-arena setting, so call it first thing in main (cerebro
-// does; a run's setup, the experiment runner and agents call it again for
-// embedders: docs/EMBEDDING.md).
+// follow the one-arena setting, so it runs once at process start: cerebro's
+// main, and configure_actor_system for embedders (docs/EMBEDDING.md).
 void configure_allocator();
 
 // A node's relative speed: GFLOP/s of a fixed single-threaded matrix-multiply

@@ -75,7 +75,6 @@ int agent_main(const AgentOptions& o) {
   fs::remove(probe, ec);
   auto at = parse_endpoint(o.join);
   models::configure_threads(o.threads_per_worker);
-  models::configure_allocator();
   block_stop_signals();
   std::thread([] {
     wait_for_stop_signal();
