@@ -195,29 +195,101 @@ Result<std::unique_ptr<GangSession>> GangSession::join(const std::string& store_
 
 namespace {
 
+// One sum of a float tensor over the gang, started and finished apart so
+// that it can run while backward computes. A small tensor goes by direct
+// exchange: every rank sends it to every other rank with ProcessGroupGloo's
+// send/recv and adds what it receives, in rank order, so every rank holds
+// the same bits. A large one goes by the group's (ring) allreduce, which
+// sends less per rank. Why: each allreduce passes through the group's
+// worker thread and the ring's ready-notifications, which cost far more
+// than the bytes here. Measured with 2 ranks on loopback (threads of one
+// process, 2 vCPUs), per sum of 207,000 floats (the cnn's gradients):
+// allreduce 1.91-2.56 ms, exchange 0.45-0.86 ms; with 4 ranks 5.50 against
+// 2.98 ms. With 4 ranks at 2M floats the exchange sends 3x what a rank
+// sends in the ring and loses (36.6 against 16.2 ms); with 2 ranks at 2M
+// floats both take 7.3-8.0 ms. Hence the exchange while (ranks - 1) x
+// floats stays within kExchangeFloats.
+class GangSum {
+ public:
+  static constexpr int64_t kExchangeFloats = 1 << 20;
+
+  GangSum(GangSession::Impl& gang, int tag, int64_t numel) : gang_(&gang), tag_(tag) {
+    if (static_cast<int64_t>(gang.size - 1) * numel > kExchangeFloats) return;  // allreduce
+    for (int r = 0; r < gang.size; ++r)
+      from_.push_back(r == gang.rank ? torch::Tensor() : torch::empty({numel}, torch::kFloat32));
+  }
+
+  // `t` (contiguous floats) must stay untouched until finish().
+  void start(torch::Tensor t) {
+    t_ = std::move(t);
+    c10d::ProcessGroupGloo& group = gang_->process_group();
+    if (from_.empty()) {
+      std::vector<torch::Tensor> tensors{t_};
+      works_.push_back(group.allreduce(tensors));
+      return;
+    }
+    for (int r = 0; r < gang_->size; ++r) {
+      if (r == gang_->rank) continue;
+      std::vector<torch::Tensor> into{from_[r]};
+      works_.push_back(group.recv(into, r, tag_));
+    }
+    for (int r = 0; r < gang_->size; ++r) {
+      if (r == gang_->rank) continue;
+      std::vector<torch::Tensor> out{t_};
+      works_.push_back(group.send(out, r, tag_));
+    }
+  }
+
+  // Waits for the sum (a peer gone or past the timeout throws); `t` then
+  // holds it. The exchange adds in rank order: ranks below this one summed
+  // into the first received buffer, then this rank's own (addition
+  // commutes, so own + prefix is prefix + own bit for bit), then the rest.
+  void finish() {
+    for (auto& w : works_) w->wait();
+    works_.clear();
+    if (from_.empty()) return;
+    const int own = gang_->rank;
+    if (own > 0) {
+      for (int r = 1; r < own; ++r) from_[0].add_(from_[r]);
+      t_.add_(from_[0]);
+    }
+    for (int r = own + 1; r < gang_->size; ++r) t_.add_(from_[r]);
+  }
+
+ private:
+  GangSession::Impl* gang_;
+  int tag_;
+  torch::Tensor t_;
+  std::vector<torch::Tensor> from_;  // exchange: what each other rank sent (own rank's undefined)
+  std::vector<c10::intrusive_ptr<c10d::Work>> works_;
+};
+
 // Gradients live in one flat buffer, [parameters ..., examples, summed loss]:
 // each parameter's .grad is a view of its slice, so backward accumulates
-// straight into what the allreduce sends (no allocation, no copy in or out
-// per step). The parameters are cut into buckets of consecutive slices,
-// ordered last parameter first (the order backward produces them): a
-// post-hook on each parameter's gradient accumulator launches its bucket's
-// allreduce as soon as the bucket is complete, so the allreduce of the last
-// layers runs while backward still computes the first ones (as DDP does).
-// Buckets launch strictly in that order on every rank, so the collectives
-// match even where backward reaches them in another order or not at all (a
-// rank whose partition ran out runs no backward and launches them all).
+// straight into what the gang sums (no allocation, no copy in or out per
+// step). The parameters are cut into buckets of consecutive slices, ordered
+// last parameter first (the order backward produces them): a post-hook on
+// each parameter's gradient accumulator starts its bucket's sum as soon as
+// the bucket is complete, so the sum of the last layers runs while backward
+// still computes the first ones (as DDP does). Buckets start strictly in
+// that order on every rank, so the collectives match even where backward
+// reaches them in another order or not at all (a rank whose partition ran
+// out runs no backward and starts them all).
 class FlatGradients {
  public:
-  // A bucket closes once it holds 16 MB of floats, so every zoo model's
-  // gradients go out as one collective at the end of backward, and only
-  // larger models (longer steps) overlap buckets with backward. Measured on
-  // 2 vCPUs whose cores both train (allreduce-probe --train 8192 --rounds 3,
-  // interleaved): buckets of 256 KB ratio 0.558 and 0.556, one bucket 0.626
-  // and 0.690; each collective's thread hand-offs cost more than the overlap
-  // gains when no core is spare for Gloo's thread.
-  static constexpr int64_t kBucketFloats = 4 * 1024 * 1024;
+  // The first bucket (the last layers) closes once it holds 256 KB of
+  // floats, so its sum runs while backward computes the layers before it;
+  // the others at 4 MB, a large model's gradients in few sums. For the zoo's
+  // cnn that is its dense layers (202,000 floats), sent while backward
+  // computes the convolutions, then the convolutions' 13,000. Measured on 2
+  // vCPUs whose cores both train (allreduce-probe --train 27000 --rounds 3):
+  // rank 0 waited 1.41 s after backward in 844 steps against 1.87 s with one
+  // bucket. (With allreduces, the thread hand-offs of a second collective
+  // cost more than the overlap gained: ratio 0.56 against 0.63-0.69.)
+  static constexpr int64_t kFirstBucketFloats = 64 * 1024;
+  static constexpr int64_t kBucketFloats = 1024 * 1024;
 
-  FlatGradients(GangSession::Impl& gang, std::vector<torch::Tensor> params) : gang_(gang), params_(std::move(params)) {
+  FlatGradients(GangSession::Impl& gang, std::vector<torch::Tensor> params) : params_(std::move(params)) {
     std::vector<int64_t> offsets;
     for (const auto& p : params_) {
       offsets.push_back(numel_);
@@ -230,7 +302,8 @@ class FlatGradients {
     // Buckets from the last parameter backwards; each a contiguous range.
     bucket_of_.assign(params_.size(), 0);
     for (size_t i = params_.size(); i-- > 0;) {
-      if (buckets_.empty() || buckets_.back().end - buckets_.back().begin >= kBucketFloats) {
+      if (buckets_.empty() ||
+          buckets_.back().end - buckets_.back().begin >= (buckets_.size() == 1 ? kFirstBucketFloats : kBucketFloats)) {
         // The first bucket also carries the step's counts (set before backward).
         int64_t end = buckets_.empty() ? numel_ + 2 : offsets[i] + params_[i].numel();
         buckets_.push_back({end, end, 0, 0});
@@ -240,6 +313,8 @@ class FlatGradients {
       ++b.members;
       bucket_of_[i] = buckets_.size() - 1;
     }
+    for (size_t b = 0; b < buckets_.size(); ++b)
+      sums_.emplace_back(gang, static_cast<int>(b), buckets_[b].end - buckets_[b].begin);
     for (size_t i = 0; i < params_.size(); ++i) {
       auto accumulator = torch::autograd::impl::grad_accumulator(params_[i]);
       if (!accumulator) continue;  // not a leaf that needs a gradient: its bucket flushes after backward
@@ -263,23 +338,21 @@ class FlatGradients {
     flat_.zero_();
     for (auto& b : buckets_) b.ready = 0;
     launched_ = 0;
-    works_.clear();
   }
-  // Every bucket not launched yet, in order; then the step's example count
+  // Every bucket not started yet, in order; then the step's example count
   // and summed loss. Called once backward is done (or skipped).
   void flush() {
     while (launched_ < buckets_.size()) launch_bucket();
   }
   // The step's example count and summed loss, summed over the gang with the
-  // first bucket: set them before that bucket launches (before backward).
+  // first bucket: set them before that bucket starts (before backward).
   void set_counts(double examples, double loss) {
     flat_[numel_] = static_cast<float>(examples);
     flat_[numel_ + 1] = static_cast<float>(loss);
   }
-  // Waits for every collective of the step.
+  // Waits for every sum of the step.
   void wait() {
-    for (auto& w : works_) w->wait();
-    works_.clear();
+    for (size_t b = 0; b < launched_; ++b) sums_[b].finish();
   }
 
  private:
@@ -295,22 +368,17 @@ class FlatGradients {
     while (launched_ < buckets_.size() && buckets_[launched_].ready == buckets_[launched_].members) launch_bucket();
   }
   void launch_bucket() {
-    const Bucket& b = buckets_[launched_++];
-    launch(flat_.slice(0, b.begin, b.end));
-  }
-  void launch(torch::Tensor slice) {
-    std::vector<torch::Tensor> tensors{std::move(slice)};
-    works_.push_back(gang_.process_group().allreduce(tensors));
+    const Bucket& b = buckets_[launched_];
+    sums_[launched_++].start(flat_.slice(0, b.begin, b.end));
   }
 
-  GangSession::Impl& gang_;
   std::vector<torch::Tensor> params_;
   int64_t numel_ = 0;
   torch::Tensor flat_;
   std::vector<Bucket> buckets_;
+  std::vector<GangSum> sums_;  // one per bucket
   std::vector<size_t> bucket_of_;
   size_t launched_ = 0;
-  std::vector<c10::intrusive_ptr<c10d::Work>> works_;
   std::vector<std::shared_ptr<torch::autograd::Node>> accumulators_;
 };
 
@@ -363,10 +431,10 @@ Result<GangUnitOutput> train_gang_unit(GangSession& session, const UnitInput& in
         // The task's (or the template's) loss, summed over this rank's share.
         auto loss = objective.summed_loss_tensor(t.model->forward(x.index_select(0, idx)), y.index_select(0, idx));
         gradients.set_counts(static_cast<double>(end - begin), loss.item<double>());
-        loss.backward();  // launches the buckets' allreduces as they fill
+        loss.backward();  // starts the buckets' sums as they fill
         out.rank_examples += end - begin;
       }
-      // What the allreduces cost beyond backward: the buckets still open and
+      // What the sums cost beyond backward: the buckets still open and
       // waiting for all of them (and for the slower rank).
       auto a0 = Clock::now();
       gradients.flush();
@@ -421,9 +489,14 @@ Result<double> measure_allreduce(GangSession& session, const nlohmann::json& par
     int64_t numel = 2;
     for (const auto& p : t.model->parameters()) numel += p.numel();
     torch::Tensor buffer = torch::ones({numel}, torch::kFloat32);
-    gang.allreduce(buffer);  // forms the process group: not timed
+    GangSum sum(gang, 0, numel);  // the way a step sums gradients of this size
+    auto sum_once = [&] {
+      sum.start(buffer);
+      sum.finish();
+    };
+    sum_once();  // forms the process group: not timed
     auto start = Clock::now();
-    for (int i = 0; i < std::max(1, repeats); ++i) gang.allreduce(buffer);
+    for (int i = 0; i < std::max(1, repeats); ++i) sum_once();
     return since(start) / std::max(1, repeats);
   });
 }

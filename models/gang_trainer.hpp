@@ -6,12 +6,16 @@
 // share of the config's batch_size (batch_size / k, the first batch_size % k
 // ranks one more), so a global step covers batch_size examples and the
 // config's hyper-parameters mean what they mean under MOP. At every step
-// the ranks sum their gradients (of the summed loss) and example counts with
-// c10d ProcessGroupGloo allreduces and divide: the gradient of the mean loss
-// over the global batch, exactly. The gradients live in one flat buffer cut
-// into buckets, whose allreduces start during backward as each bucket fills
-// (as DDP does); GangUnitOutput::allreduce_s is what they cost beyond it. Every rank then takes the same
-// optimizer step from the same state, so the parameters stay identical; a
+// the ranks sum their gradients (of the summed loss) and example counts over
+// c10d ProcessGroupGloo and divide: the gradient of the mean loss over the
+// global batch, exactly. The gradients live in one flat buffer cut into
+// buckets, whose sums start during backward as each bucket fills (as DDP
+// does); GangUnitOutput::allreduce_s is what they cost beyond it. A bucket
+// of up to a million floats is summed by direct exchange (the group's
+// send/recv, every rank adding in rank order), a larger one by the group's
+// allreduce (gang_trainer.cpp, GangSum, says why and what each costs).
+// Every rank then takes the same optimizer step from the same state, so the
+// parameters stay identical bit for bit; a
 // rank whose partition ran out contributes nothing to the remaining steps.
 // At the end floating buffers (BatchNorm statistics) are averaged, and every
 // rank holds the one resulting state.

@@ -8,6 +8,8 @@
 //    split, trains like one worker visiting p0 then p1 (MOP) on a small fixed
 //    problem: per-epoch training loss within 15% (+0.05) and validation
 //    accuracy within 0.1 over 4 epochs;
+//  - every rank holds the same state bit for bit, whether a bucket's sum
+//    goes by direct exchange or by Gloo's allreduce, with 2 or 3 ranks;
 //  - failures and bad input are errors, never a state.
 #include <boost/test/unit_test.hpp>
 
@@ -111,6 +113,46 @@ BOOST_AUTO_TEST_CASE(two_copies_of_a_half_batch_are_one_unit_at_half_the_batch) 
 // parameters, the 131k of the middle layer closing the first bucket).
 BOOST_AUTO_TEST_CASE(bucketed_allreduces_during_backward_are_exact) {
   expect_gang_equals_half_batch_unit("[512, 256]", 96, 5, 6);
+}
+
+// The same exactness where one bucket is too large for the direct exchange
+// and goes by Gloo's allreduce (hidden [1100, 1000]: the middle layer's
+// 1.1M floats), the other by the exchange.
+BOOST_AUTO_TEST_CASE(a_bucket_too_large_for_the_exchange_is_allreduced_exactly) {
+  expect_gang_equals_half_batch_unit("[1100, 1000]", 96, 5, 6);
+}
+
+// A gang of three over different partitions: every rank adds the others'
+// gradients in rank order, so all three hold the same state bit for bit
+// (adding in each rank's own order, b + a + c on rank 1 and c + a + b on
+// rank 2, would round differently).
+BOOST_AUTO_TEST_CASE(three_ranks_sum_in_one_order_and_hold_one_state) {
+  Data data = make_data({20}, 96);
+  datasets::Dataset third = synthetic({20}, 96, 4);
+  json params = json::parse(R"({"model": "mlp", "hidden": [64, 32], "lr": 0.01, "batch_size": 24})");
+  std::string state = must(initial_state(params, data.shape, data.p0, 3));
+  auto gang = local_gang(3, 30);
+  BOOST_TEST_REQUIRE(gang.ok(), gang.error());
+  const datasets::Dataset* parts[] = {&data.p0, &data.p1, &third};
+  std::vector<Result<GangUnitOutput>> out(3, Status::error("not run"));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 3; ++r) {
+    threads.emplace_back([&, r] {
+      UnitInput in;
+      in.params = &params;
+      in.shape = data.shape;
+      in.state = &state;
+      in.partition = parts[r];
+      in.seed = static_cast<uint64_t>(r) + 1;
+      out[r] = train_gang_unit(*(*gang)[r], in);
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (const auto& o : out) BOOST_TEST_REQUIRE(o.ok(), o.error());
+  BOOST_TEST(out[0]->steps == 12);  // 96 examples in shares of 8
+  BOOST_TEST(max_model_difference(out[0]->unit.state, out[1]->unit.state) == 0.0);
+  BOOST_TEST(max_model_difference(out[0]->unit.state, out[2]->unit.state) == 0.0);
+  BOOST_TEST(max_model_difference(out[0]->unit.state, state) > 0.0);  // it trained
 }
 
 // A rank whose partition runs out runs no backward but still takes part in
