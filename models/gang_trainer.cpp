@@ -1,21 +1,18 @@
-// Data-parallel gang training over c10d ProcessGroupGloo (see gang_trainer.hpp).
-// USE_C10D_GLOO is defined for the models target (models/CMakeLists.txt):
-// Debian's TorchConfig does not set it, and ProcessGroupGloo.hpp is empty without it.
+// Data-parallel gang training over c10d ProcessGroupGloo (see
+// gang_trainer.hpp); the sessions are models/gang_session.cpp's.
 #include <ATen/CPUGeneratorImpl.h>
-#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
-#include <torch/csrc/distributed/c10d/HashStore.hpp>
-#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/utils/lambda_post_hook.h>
 #include <torch/csrc/autograd/variable.h>
 
 #include <chrono>
 #include <cmath>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
 
-#include "models/gang_trainer.hpp"
+#include "models/gang_session_impl.hpp"
 #include "models/task.hpp"
 #include "models/trainee.hpp"
 #include "runtime/base/fault_injection.hpp"
@@ -24,174 +21,12 @@ namespace cerebro::models {
 
 using namespace detail;
 
-struct GangSession::Impl {
-  int rank = 0;
-  int size = 0;
-  std::string own_address;
-  std::chrono::milliseconds timeout{30000};
-  c10::intrusive_ptr<c10d::Store> store;
-  int tcp_port = 0;  // host()/join(): the TCPStore's
-  c10::intrusive_ptr<c10d::ProcessGroupGloo> group;  // made on first use: every rank must be there
-
-  c10d::ProcessGroupGloo& process_group() {
-    if (!group) {
-      auto options = c10d::ProcessGroupGloo::Options::create(timeout);
-      options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(own_address));
-      options->threads = 1;
-      group = c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, size, options);
-    }
-    return *group;
-  }
-  // Sums (or maxes) `t` over the gang in place.
-  void allreduce(torch::Tensor& t, c10d::ReduceOp op = c10d::ReduceOp::SUM) {
-    std::vector<torch::Tensor> tensors{t};
-    c10d::AllreduceOptions options;
-    options.reduceOp = op;
-    process_group().allreduce(tensors, options)->wait();
-  }
-};
-
 namespace {
 
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-std::chrono::milliseconds to_ms(double seconds) {
-  return std::chrono::milliseconds(static_cast<int64_t>(std::max(0.001, seconds) * 1000));
-}
-
-// A session's rank and size, this rank's address and the timeout; the store
-// is the caller's (the board's messages, or a local TCPStore).
-std::unique_ptr<GangSession::Impl> new_impl(int rank, int size, const std::string& own_address, double timeout_s) {
-  auto impl = std::make_unique<GangSession::Impl>();
-  impl->rank = rank;
-  impl->size = size;
-  impl->own_address = own_address;
-  impl->timeout = to_ms(timeout_s);
-  return impl;
-}
-
 }  // namespace
-
-GangSession::GangSession(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-GangSession::~GangSession() = default;
-int GangSession::rank() const { return impl_->rank; }
-int GangSession::size() const { return impl_->size; }
-int GangSession::port() const { return impl_->tcp_port; }
-
-namespace {
-
-// A c10d store whose operations are rendezvous messages to the gang's board
-// (see RendezvousCall). The board answers at once; get and wait poll it
-// until the keys are there or the timeout passed.
-class MessageStore : public c10d::Store {
- public:
-  MessageStore(RendezvousCall call, int64_t gang, std::chrono::milliseconds timeout)
-      : c10d::Store(timeout), call_(std::move(call)), gang_(gang) {}
-
-  void set(const std::string& key, const std::vector<uint8_t>& value) override {
-    rendezvous_request r = request(RendezvousOp::set, {key});
-    r.value = value;
-    ask(r);
-  }
-  std::vector<uint8_t> get(const std::string& key) override {
-    wait({key}, timeout_);
-    rendezvous_reply reply = ask(request(RendezvousOp::get, {key}));
-    if (!reply.found) throw Error(fmt::format("gang rendezvous: key '{}' vanished", key));
-    return reply.value;
-  }
-  int64_t add(const std::string& key, int64_t value) override {
-    rendezvous_request r = request(RendezvousOp::add, {key});
-    r.number = value;
-    return ask(r).number;
-  }
-  bool deleteKey(const std::string& key) override { return ask(request(RendezvousOp::remove, {key})).found; }
-  bool check(const std::vector<std::string>& keys) override { return ask(request(RendezvousOp::check, keys)).found; }
-  int64_t getNumKeys() override { return ask(request(RendezvousOp::num_keys, {})).number; }
-  void wait(const std::vector<std::string>& keys) override { wait(keys, timeout_); }
-  void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) override {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    auto pause = std::chrono::milliseconds(1);
-    while (!check(keys)) {
-      if (timeout != kNoTimeout && std::chrono::steady_clock::now() >= deadline)
-        throw Error(fmt::format("gang rendezvous: a peer did not arrive within {} ms (waiting for '{}')",
-                                timeout.count(), keys.empty() ? std::string() : keys.front()));
-      std::this_thread::sleep_for(pause);
-      pause = std::min(pause * 2, std::chrono::milliseconds(50));
-    }
-  }
-
- private:
-  rendezvous_request request(RendezvousOp op, std::vector<std::string> keys) const {
-    rendezvous_request r;
-    r.gang = gang_;
-    r.op = op;
-    r.keys = std::move(keys);
-    return r;
-  }
-  rendezvous_reply ask(const rendezvous_request& r) {
-    Result<rendezvous_reply> reply = call_(r);
-    if (!reply.ok()) throw Error("gang rendezvous: " + reply.status().message());
-    return std::move(reply).value();
-  }
-
-  RendezvousCall call_;
-  int64_t gang_;
-};
-
-}  // namespace
-
-Result<std::unique_ptr<GangSession>> GangSession::open(RendezvousCall call, int64_t gang,
-                                                       const std::string& own_address, int rank, int size,
-                                                       double timeout_s) {
-  if (size < 2 || rank < 0 || rank >= size) {
-    return Status::error(fmt::format("gang rank {} outside 0..{} (a gang has at least 2 ranks)", rank, size - 1));
-  }
-  if (!call) return Status::error("gang rendezvous: no way to reach the board");
-  return guarded<std::unique_ptr<GangSession>>(fmt::format("gang rendezvous (rank {})", rank), [&] {
-    auto impl = new_impl(rank, size, own_address, timeout_s);
-    impl->store = c10::make_intrusive<MessageStore>(std::move(call), gang, impl->timeout);
-    return std::unique_ptr<GangSession>(new GangSession(std::move(impl)));
-  });
-}
-
-Result<std::unique_ptr<GangSession>> GangSession::host(const std::string& address, int size, double timeout_s) {
-  if (size < 2) return Status::error(fmt::format("a gang needs at least 2 ranks, got {}", size));
-  return guarded<std::unique_ptr<GangSession>>("gang rendezvous (rank 0)", [&] {
-    auto impl = new_impl(0, size, address, timeout_s);
-    c10d::TCPStoreOptions options;
-    options.port = 0;  // a free port, reported through the coordinator
-    options.isServer = true;
-    options.numWorkers = static_cast<size_t>(size);
-    options.waitWorkers = false;  // the others join after they learn the port
-    options.timeout = impl->timeout;
-    auto store = c10::make_intrusive<c10d::TCPStore>(address, options);
-    impl->tcp_port = store->getPort();
-    impl->store = std::move(store);
-    return std::unique_ptr<GangSession>(new GangSession(std::move(impl)));
-  });
-}
-
-Result<std::unique_ptr<GangSession>> GangSession::join(const std::string& store_address, int port,
-                                                       const std::string& own_address, int rank, int size,
-                                                       double timeout_s) {
-  if (size < 2 || rank < 1 || rank >= size) {
-    return Status::error(fmt::format("gang rank {} outside 1..{} (rank 0 hosts)", rank, size - 1));
-  }
-  if (port < 1 || port > 65535) return Status::error(fmt::format("gang store port {} outside 1..65535", port));
-  return guarded<std::unique_ptr<GangSession>>(fmt::format("gang rendezvous (rank {})", rank), [&] {
-    auto impl = new_impl(rank, size, own_address, timeout_s);
-    c10d::TCPStoreOptions options;
-    options.port = static_cast<uint16_t>(port);
-    options.isServer = false;
-    options.numWorkers = static_cast<size_t>(size);
-    options.waitWorkers = false;
-    options.timeout = impl->timeout;
-    impl->store = c10::make_intrusive<c10d::TCPStore>(store_address, options);
-    impl->tcp_port = port;
-    return std::unique_ptr<GangSession>(new GangSession(std::move(impl)));
-  });
-}
 
 namespace {
 
@@ -384,6 +219,83 @@ class FlatGradients {
 
 }  // namespace
 
+namespace {
+
+// Point-to-point tags of the validation, apart from the buckets' (0, 1, ...).
+constexpr int kValidationTag = 1 << 20;
+
+// Sends a tensor's sizes, then (if it has rows) its data, to rank 0.
+void send_outputs(GangSession::Impl& gang, torch::Tensor outputs) {
+  constexpr int64_t kMaxDims = 7;
+  if (outputs.dim() > kMaxDims) throw Error(fmt::format("a model output of {} dimensions", outputs.dim()));
+  std::vector<int64_t> header(kMaxDims + 1, 0);
+  header[0] = outputs.dim();
+  for (int64_t d = 0; d < outputs.dim(); ++d) header[d + 1] = outputs.size(d);
+  std::vector<torch::Tensor> sizes{torch::tensor(header, torch::kInt64)};
+  gang.process_group().send(sizes, 0, kValidationTag)->wait();
+  if (outputs.numel() == 0) return;
+  std::vector<torch::Tensor> data{std::move(outputs)};
+  gang.process_group().send(data, 0, kValidationTag + 1)->wait();
+}
+
+// Rank 0: what send_outputs sent from rank `from` (an empty tensor for no rows).
+torch::Tensor receive_outputs(GangSession::Impl& gang, int from) {
+  std::vector<torch::Tensor> sizes{torch::zeros({8}, torch::kInt64)};
+  gang.process_group().recv(sizes, from, kValidationTag)->wait();
+  auto header = sizes[0];
+  std::vector<int64_t> shape;
+  for (int64_t d = 0; d < header[0].item<int64_t>(); ++d) shape.push_back(header[d + 1].item<int64_t>());
+  torch::Tensor outputs = torch::empty(shape, torch::kFloat32);
+  if (outputs.numel() == 0) return outputs;
+  std::vector<torch::Tensor> data{outputs};
+  gang.process_group().recv(data, from, kValidationTag + 1)->wait();
+  return outputs;
+}
+
+// The validation split over the gang: rank r evaluates rows [r n / k,
+// (r + 1) n / k) and sends its model outputs to rank 0, which computes the
+// loss and metrics over all of them in row order, as evaluate_model does over
+// the whole set (the metrics need the outputs, not sums of them). Rank 0
+// returns the evaluation, the others nothing. Every rank must call it.
+std::optional<Evaluation> evaluate_split(GangSession::Impl& gang, Model& model, const ShapeInfo& shape,
+                                         const datasets::Dataset& data) {
+  torch::NoGradGuard no_grad;
+  model.set_training(false);
+  const int64_t n = data.size(), k = gang.size;
+  auto first_row = [&](int64_t rank) { return rank * n / k; };
+  auto x = features_of(data);
+  std::vector<torch::Tensor> batches;
+  for (int64_t b = first_row(gang.rank), end = first_row(gang.rank + 1); b < end; b += kEvaluationBatch)
+    batches.push_back(model.forward(x.slice(0, b, std::min(b + kEvaluationBatch, end))).to(torch::kFloat32));
+  torch::Tensor own = batches.empty() ? torch::empty({0}, torch::kFloat32) : torch::cat(batches).contiguous();
+  if (gang.rank != 0) {
+    send_outputs(gang, std::move(own));
+    return std::nullopt;
+  }
+  const Objective objective(shape, model);
+  MetricAccumulator metrics(shape, model.template_metrics());
+  auto y = targets_of(data);
+  double loss_sum = 0;
+  for (int rank = 0; rank < k; ++rank) {
+    torch::Tensor outputs = rank == 0 ? own : receive_outputs(gang, rank);
+    const int64_t begin = first_row(rank), end = first_row(rank + 1);
+    if (end == begin) continue;
+    if (outputs.dim() == 0 || outputs.size(0) != end - begin)
+      throw Error(fmt::format("rank {} sent outputs for {} rows, not {}", rank, outputs.dim() ? outputs.size(0) : 0,
+                              end - begin));
+    auto yb = y.slice(0, begin, end);
+    loss_sum += objective.summed_loss(outputs, yb);
+    metrics.add(outputs, yb);
+  }
+  Evaluation e;
+  e.examples = n;
+  if (n) e.loss = loss_sum / static_cast<double>(n);
+  e.metrics = metrics.result(&e.accuracy);
+  return e;
+}
+
+}  // namespace
+
 Result<GangUnitOutput> train_gang_unit(GangSession& session, const UnitInput& in) {
   GangSession::Impl& gang = session.impl();
   return guarded<GangUnitOutput>(fmt::format("gang training failed (rank {} of {})", gang.rank, gang.size), [&] {
@@ -469,10 +381,22 @@ Result<GangUnitOutput> train_gang_unit(GangSession& session, const UnitInput& in
     out.unit.train_s = since(t1);
     out.unit.train_loss = examples ? loss_sum / static_cast<double>(examples) : 0;
     out.unit.examples = examples;
-    if (in.validation && !out.unit.diverged) {
+    // Validation: split over the ranks when every rank was given it (the
+    // scheduler gives it to all of a gang that ends an epoch), else by each
+    // rank that was, over the whole set. All ranks agree on `diverged`.
+    if (!out.unit.diverged) {
       auto t2 = Clock::now();
-      out.unit.validation = evaluate_model(*t.model, in.shape, *in.validation);
-      out.unit.validate_s = since(t2);
+      torch::Tensor given = torch::tensor({in.validation ? 1.0f : 0.0f});
+      GangSum count(gang, kValidationTag + 2, 1);
+      count.start(given);
+      count.finish();
+      if (given.item<float>() == static_cast<float>(k)) {
+        if (auto e = evaluate_split(gang, *t.model, in.shape, *in.validation)) out.unit.validation = std::move(*e);
+        out.unit.validate_s = since(t2);
+      } else if (in.validation) {
+        out.unit.validation = evaluate_model(*t.model, in.shape, *in.validation);
+        out.unit.validate_s = since(t2);
+      }
     }
     auto t3 = Clock::now();
     out.unit.state = save_state(t);
@@ -499,18 +423,6 @@ Result<double> measure_allreduce(GangSession& session, const nlohmann::json& par
     for (int i = 0; i < std::max(1, repeats); ++i) sum_once();
     return since(start) / std::max(1, repeats);
   });
-}
-
-Result<std::vector<std::unique_ptr<GangSession>>> local_gang(int ranks, double timeout_s, const std::string& address) {
-  if (ranks < 2) return Status::error(fmt::format("a gang needs at least 2 ranks, got {}", ranks));
-  c10::intrusive_ptr<c10d::Store> store = c10::make_intrusive<c10d::HashStore>();
-  std::vector<std::unique_ptr<GangSession>> sessions;
-  for (int rank = 0; rank < ranks; ++rank) {
-    auto impl = new_impl(rank, ranks, address, timeout_s);
-    impl->store = store;
-    sessions.push_back(std::unique_ptr<GangSession>(new GangSession(std::move(impl))));
-  }
-  return std::move(sessions);  // NOLINT: a move-only vector into the Result
 }
 
 Result<double> measure_allreduce_local(const nlohmann::json& params, const ShapeInfo& shape, int ranks, int repeats) {

@@ -88,8 +88,10 @@ struct GangUnitOutput {
 };
 
 // Trains this rank's unit (input.partition, input.seed) in the gang. Every
-// rank must call it with the same params and state. input.validation, if
-// set, is evaluated on the result by this rank. An error on any rank (a peer
+// rank must call it with the same params and state. If every rank is given
+// input.validation, the ranks evaluate a k-th of it each and rank 0 returns
+// the evaluation of the whole set (the others none); if only some are, each
+// of those evaluates it whole. An error on any rank (a peer
 // gone, the timeout) fails the whole attempt: no rank returns a state then.
 Result<GangUnitOutput> train_gang_unit(GangSession& session, const UnitInput& input);
 

@@ -38,6 +38,12 @@ void train_restored(Trainee& t, const UnitInput& in, UnitOutput& out);
 // Borrowed views of a dataset (no copy).
 torch::Tensor features_of(const datasets::Dataset& d);
 // (The targets' view is targets_of, models/task.hpp.)
+// Validation's batch: small enough that a batch's activations stay under
+// malloc's largest mmap threshold (32 MB; above it every buffer is mapped
+// afresh and faulted in): 1000 examples of the cnn made 100 MB buffers, and
+// each validation of 3,000 examples took about 75,000 page faults
+// (test_models allocator cases).
+constexpr int64_t kEvaluationBatch = 256;
 Evaluation evaluate_model(Model& model, const ShapeInfo& shape, const datasets::Dataset& data);
 std::string first_line(const std::string& s);
 

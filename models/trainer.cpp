@@ -185,11 +185,7 @@ Evaluation evaluate_model(Model& model, const ShapeInfo& shape, const datasets::
   auto y = targets_of(data);
   Evaluation e;
   double loss_sum = 0;
-  // Small enough that a batch's activations stay under malloc's largest mmap
-  // threshold (32 MB; above it every buffer is mapped afresh and faulted in):
-  // 1000 examples of the cnn made 100 MB buffers, and each validation of 3,000
-  // examples took about 75,000 page faults (test_models allocator cases).
-  const int64_t batch = 256;
+  const int64_t batch = kEvaluationBatch;
   for (int64_t begin = 0; begin < data.size(); begin += batch) {
     auto end = std::min(begin + batch, data.size());
     auto out = model.forward(x.slice(0, begin, end));

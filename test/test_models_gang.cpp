@@ -204,6 +204,32 @@ BOOST_AUTO_TEST_CASE(a_gang_of_two_trains_like_one_worker_visiting_both_partitio
   BOOST_TEST(final_gang->accuracy > 0.5);
 }
 
+// Given the validation set on both ranks, each evaluates half of it (201
+// rows: 100 and 101) and rank 0 reports the evaluation of the whole set:
+// what evaluating the gang's state on one worker gives.
+BOOST_AUTO_TEST_CASE(both_ranks_validate_a_half_and_rank_0_reports_the_whole_set) {
+  Data data = make_data({20}, 64);
+  datasets::Dataset validation = synthetic({20}, 201, 5);
+  json params = json::parse(R"({"model": "mlp", "hidden": [16], "batch_size": 16, "lr": 0.01})");
+  std::string state = must(initial_state(params, data.shape, data.p0, 3));
+  auto [r0, r1] = run_gang(params, data.shape, state, {&data.p0, 1, &validation}, {&data.p1, 2, &validation});
+  BOOST_TEST_REQUIRE(r0.ok(), r0.error());
+  BOOST_TEST_REQUIRE(r1.ok(), r1.error());
+  BOOST_TEST_REQUIRE(r0->unit.validation.has_value());
+  BOOST_TEST(!r1->unit.validation.has_value());
+  BOOST_TEST(r1->unit.validate_s > 0.0);  // it did its half
+  Result<Evaluation> whole = evaluate_state(params, data.shape, r0->unit.state, validation);
+  BOOST_TEST_REQUIRE(whole.ok(), whole.error());
+  const Evaluation& split = *r0->unit.validation;
+  BOOST_TEST(split.examples == 201);
+  BOOST_TEST(split.accuracy == whole->accuracy);
+  BOOST_TEST(split.loss == whole->loss, boost::test_tools::tolerance(1e-5));
+  BOOST_TEST_REQUIRE(split.metrics.size() == whole->metrics.size());
+  for (const auto& [name, value] : whole->metrics) {
+    BOOST_TEST_CONTEXT(name) { BOOST_TEST(split.metrics.at(name) == value, boost::test_tools::tolerance(1e-5)); }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(batchnorm_statistics_are_one_state) {
   Data data = make_data({1, 8, 8}, 64);
   json params = json::parse(R"({"model": "resnet", "width": 4, "blocks": [1], "batch_size": 16})");

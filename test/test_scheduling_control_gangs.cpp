@@ -56,8 +56,9 @@ BOOST_AUTO_TEST_CASE(data_forms_a_gang_of_the_two_holders_for_a_single_config) {
     BOOST_REQUIRE_EQUAL(g.size(), 2);
     BOOST_TEST(g.members[0].worker != g.members[1].worker);
     BOOST_TEST(g.members[0].unit.partition != g.members[1].unit.partition);
-    BOOST_TEST(g.members[0].validate);  // the gang ends the epoch: rank 0 validates
-    BOOST_TEST(!g.members[1].validate);
+    // The gang ends the epoch: every rank validates its share (rank 0 reports it).
+    BOOST_TEST(g.members[0].validate);
+    BOOST_TEST(g.members[1].validate);
     BOOST_TEST(g.members[0].seed == unit_seed(1, g.members[0].unit));
     BOOST_REQUIRE(control.gang_of(g.members[1].worker).has_value());
     BOOST_TEST(*control.gang_of(g.members[1].worker) == g.id);

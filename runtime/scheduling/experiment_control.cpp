@@ -154,7 +154,8 @@ DispatchBatch ExperimentControl::dispatch_all() {
           g.members.push_back(make_dispatch(m.worker, m.unit));
           g.attempt = std::max(g.attempt, g.members.back().attempt);
         }
-        g.members.front().validate = ends_epoch;  // rank 0 validates the gang's state
+        // Every rank validates its share of the gang's state; rank 0 reports it.
+        for (auto& d : g.members) d.validate = ends_epoch;
         gangs_[g.id] = members;
         out.gangs.push_back(std::move(g));
         continue;
