@@ -11,9 +11,9 @@
 // global batch, exactly. The gradients live in one flat buffer cut into
 // buckets, whose sums start during backward as each bucket fills (as DDP
 // does); GangUnitOutput::allreduce_s is what they cost beyond it. A bucket
-// of up to a million floats is summed by direct exchange (the group's
-// send/recv, every rank adding in rank order), a larger one by the group's
-// allreduce (gang_trainer.cpp, GangSum, says why and what each costs).
+// whose floats times (ranks - 1) stay within a million is summed by direct
+// exchange (the group's send/recv, every rank adding in rank order), a
+// larger one by the group's allreduce (gang_trainer.cpp, GangSum, says why and what each costs).
 // Every rank then takes the same optimizer step from the same state, so the
 // parameters stay identical bit for bit; a
 // rank whose partition ran out contributes nothing to the remaining steps.
