@@ -120,7 +120,7 @@ BOOST_AUTO_TEST_CASE(a_gang_member_that_dies_fails_the_attempt_and_the_units_run
 // A gang peer that hangs mid-attempt and stays hung past the gang timeout:
 // node2's agent process stops itself (SIGSTOP, as a frozen VM would) at its
 // 45th gang step, inside the second epoch's gang (about 30 steps a gang).
-// Its peer on node1 waits in the allreduce until the gang timeout
+// Its peer on node1 waits in the gradient sum until the gang timeout
 // (heartbeat_timeout, 8 s) or the coordinator drops the silent agent, the
 // attempt fails and commits nothing, and the attempt's units run again from
 // the config's last checkpoint (the state after the first epoch) on node1 alone: the run
@@ -145,10 +145,14 @@ BOOST_AUTO_TEST_CASE(a_gang_peer_hung_past_the_timeout_fails_the_attempt_and_the
   BOOST_TEST_INFO(out.text + cluster.logs());
   BOOST_REQUIRE_EQUAL(out.exit_code, 0);
   BOOST_TEST(hung.log().find("fault injection: stopping (SIGSTOP) at gang_step") != std::string::npos);
-  // The attempt ends whichever comes first: the survivor's allreduce timeout
-  // (the gang fails, "... failed, its units are pending again") or the
-  // coordinator dropping the silent agent (the gang is requeued whole).
-  BOOST_TEST((out.text + coordinator.log()).find("agent node2 is lost") != std::string::npos);
+  // The attempt ends whichever comes first: the survivor's timeout in the
+  // gang's sum (the gang fails, "... failed, its units are pending again")
+  // or the run losing the silent agent (the gang is requeued whole). Under
+  // load the first can win and node1 finish the run before the second: then
+  // no "is lost" line is ever printed (it failed once so under ctest -j2).
+  const std::string said = out.text + coordinator.log();
+  BOOST_TEST((said.find("agent node2 is lost") != std::string::npos ||
+              said.find("(2 workers) failed, its units are pending again") != std::string::npos));
 
   std::string dir;
   for (const auto& e : fs::directory_iterator(tmp.file("state") + "/experiments")) dir = e.path().string();
