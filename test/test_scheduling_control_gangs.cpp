@@ -219,6 +219,41 @@ BOOST_AUTO_TEST_CASE(resume_replays_gang_entries_as_gangs) {
   BOOST_CHECK_THROW(twice.restore(bad), Error);
 }
 
+// A replay forms the original's gangs again, ranks as recorded (here
+// partition 1 was rank 0), even under mop; a worker whose unit belongs to a
+// recorded gang waits for the gang's other holder rather than run it alone;
+// units of no recorded gang run alone.
+BOOST_AUTO_TEST_CASE(a_replay_forms_the_recorded_gangs_ranks_as_recorded) {
+  auto control = test::make_control(2);  // mop: no planner
+  control.set_recorded_gangs({{Unit{0, 1, 0}, Unit{0, 0, 0}}});
+  control.add_config(0, 2);
+  control.add_worker(0, {0});
+  BOOST_TEST(control.dispatch_all().empty());  // (0, 0, 0) waits for partition 1's holder
+  control.add_worker(1, {1});
+  DispatchBatch batch = control.dispatch_all();
+  BOOST_REQUIRE(batch.units.empty());
+  BOOST_REQUIRE_EQUAL(batch.gangs.size(), 1u);
+  const GangDispatch& g = batch.gangs[0];
+  BOOST_REQUIRE_EQUAL(g.size(), 2);
+  BOOST_TEST(g.members[0].worker == 1);
+  BOOST_TEST(g.members[0].unit == (Unit{0, 1, 0}));
+  BOOST_TEST(g.members[1].worker == 0);
+  BOOST_TEST(g.members[1].unit == (Unit{0, 0, 0}));
+  BOOST_TEST(g.members[0].seed == unit_seed(1, Unit{0, 1, 0}));
+  control.on_gang_committed(g.id, gang_entries(g), 20, 0.2);
+  int alone = 0;
+  while (!control.all_done()) {
+    DispatchBatch next = control.dispatch_all();
+    BOOST_REQUIRE(next.gangs.empty());  // epoch 1 was not a gang
+    BOOST_REQUIRE_EQUAL(next.units.size(), 1u);
+    control.on_committed(next.units[0].worker, entry_of(next.units[0]));
+    ++alone;
+  }
+  BOOST_TEST(alone == 2);
+  BOOST_CHECK_THROW(control.set_recorded_gangs({{Unit{0, 0, 0}}}), Error);
+  BOOST_CHECK_THROW(control.set_recorded_gangs({{Unit{0, 0, 0}, Unit{0, 1, 1}}}), Error);
+}
+
 BOOST_AUTO_TEST_CASE(rendezvous_board_keeps_each_gang_in_its_scope) {
   RendezvousBoard board;
   rendezvous_request set;

@@ -1,5 +1,6 @@
 #include "runtime/run/run_control.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 
@@ -26,6 +27,26 @@ Result<ReplayPolicy::VisitOrder> visit_order_of(const std::string& run_dir) {
     epochs[e.epoch].push_back(e.partition);
   }
   return order;
+}
+
+Result<std::vector<std::vector<Unit>>> gangs_of(const std::string& run_dir) {
+  auto store = StateStore::open((fs::path(run_dir) / "state").string(), false);
+  if (!store.ok()) return store.status();
+  std::vector<std::vector<Unit>> gangs;
+  int64_t current = 0;
+  for (const auto& e : (*store)->unit_log()) {
+    // A gang's entries are consecutive, in rank order, and share its id; one
+    // left alone (the others rolled back) ran as a unit alone.
+    if (e.gang <= 0 || e.rolled_back) {
+      current = 0;
+      continue;
+    }
+    if (e.gang != current) gangs.emplace_back();
+    current = e.gang;
+    gangs.back().push_back(Unit{e.config, e.partition, e.epoch});
+  }
+  gangs.erase(std::remove_if(gangs.begin(), gangs.end(), [](const auto& g) { return g.size() < 2; }), gangs.end());
+  return gangs;
 }
 
 std::vector<RecordedEpochEnd> epoch_ends_of(const std::vector<UnitLogEntry>& log, int partitions) {
@@ -109,8 +130,15 @@ Result<std::shared_ptr<ExperimentControl>> make_run_control(const ExperimentSpec
   }
   auto control = std::make_shared<ExperimentControl>(partitions, spec.seed, metric, spec.cluster.max_unit_retries,
                                                      std::move(policy), std::move(search));
-  // A replay re-runs the original's units one by one in its visit order.
-  if (replay_of.empty()) control->set_parallelism(spec.cluster.parallelism, gang_costs(spec.cluster));
+  // A replay re-runs the original's units in its visit order, those of its
+  // gangs in the same gangs (ranks as recorded), the others one by one.
+  if (replay_of.empty()) {
+    control->set_parallelism(spec.cluster.parallelism, gang_costs(spec.cluster));
+  } else {
+    auto gangs = gangs_of(replay_of);
+    if (!gangs.ok()) return gangs.status();
+    control->set_recorded_gangs(*gangs);
+  }
   return control;
 }
 

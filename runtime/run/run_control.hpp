@@ -49,5 +49,8 @@ Result<std::unique_ptr<SearchProcedure>> replay_proposing_search(const Experimen
 
 // The per-config visit order of a finished run, from its unit log.
 Result<ReplayPolicy::VisitOrder> visit_order_of(const std::string& run_dir);
+// The data-parallel gangs of a finished run, from its unit log: each gang's
+// units in rank order (what a replay forms again).
+Result<std::vector<std::vector<Unit>>> gangs_of(const std::string& run_dir);
 
 }  // namespace cerebro

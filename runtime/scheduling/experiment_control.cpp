@@ -140,24 +140,17 @@ DispatchBatch ExperimentControl::dispatch_all() {
     auto unit = policy_->choose(w, book_);
     if (!unit) continue;
     if (dispatch_pipeline(w, *unit, idle, out)) continue;
+    if (auto recorded = recorded_gang_for(w, *unit, idle)) {
+      if (!recorded->empty()) start_gang(*recorded, out);
+      continue;  // else w waits until the recorded gang's workers are idle together
+    }
     if (planner_) {
       std::vector<WorkerId> candidates;
       for (WorkerId other : idle)
         if (other != w && book_.has_worker(other) && !book_.worker_busy(other)) candidates.push_back(other);
       std::vector<MopBook::GangMember> members = planner_->plan(w, *unit, candidates, book_);
       if (!members.empty()) {
-        book_.start_gang(members);  // throws if the plan is not a valid gang
-        GangDispatch g;
-        g.id = ++next_gang_;
-        const bool ends_epoch = book_.pending_partitions(unit->config).empty();
-        for (const auto& m : members) {
-          g.members.push_back(make_dispatch(m.worker, m.unit));
-          g.attempt = std::max(g.attempt, g.members.back().attempt);
-        }
-        // Every rank validates its share of the gang's state; rank 0 reports it.
-        for (auto& d : g.members) d.validate = ends_epoch;
-        gangs_[g.id] = members;
-        out.gangs.push_back(std::move(g));
+        start_gang(members, out);
         continue;
       }
     }

@@ -153,6 +153,13 @@ class ExperimentControl {
   // Each unit's failed attempts count as in on_failed. Unknown gang: no-op
   // (it already failed, e.g. when a member's worker was removed).
   std::string on_gang_failed(int64_t gang, const std::string& error);
+  // A replay (issue 14): the original run's gangs, each its members' units
+  // in rank order. A unit the policy picks that belongs to one of them runs
+  // in that gang, ranks as recorded, once a worker holding each other
+  // member's partition is idle at the same time (until then the picking
+  // worker waits); the others run alone. Throws cerebro::Error for a gang of
+  // fewer than 2 units, or of units of different configs or epochs.
+  void set_recorded_gangs(const std::vector<std::vector<Unit>>& gangs);
   // The gang worker w runs in, if any.
   std::optional<int64_t> gang_of(WorkerId w) const;
   bool gang_running(int64_t gang) const { return gangs_.count(gang) > 0; }
@@ -294,6 +301,8 @@ class ExperimentControl {
   // Running gangs by id, their members in rank order.
   std::map<int64_t, std::vector<MopBook::GangMember>> gangs_;
   int64_t next_gang_ = 0;
+  // set_recorded_gangs: each recorded gang's members, found by any of its units.
+  std::map<Unit, std::shared_ptr<const std::vector<Unit>>> recorded_gangs_;
   // Pipeline configs' stage counts, the running attempts, and the partitions
   // of each host taken out of the book for an attempt (a host lost meanwhile
   // is dropped: it does not rejoin).
@@ -341,6 +350,13 @@ class ExperimentControl {
   // procedure's decision). `e` is the entry that validated, if any.
   std::string conclude(const UnitLogEntry& e, bool diverged, bool epoch_ended);
   Dispatch make_dispatch(WorkerId w, const Unit& u) const;
+  // Starts `members` as a gang (the book checks them) into `out`.
+  void start_gang(const std::vector<MopBook::GangMember>& members, DispatchBatch& out);
+  // For unit u, picked for idle worker w: nullopt if u is in no recorded
+  // gang; else its gang's members in rank order, u on w, the others on
+  // workers of `idle` (none if some member's partition has no idle holder).
+  std::optional<std::vector<MopBook::GangMember>> recorded_gang_for(WorkerId w, const Unit& u,
+                                                                    const std::vector<WorkerId>& idle) const;
   // A member's worker left while its gang ran: the whole attempt fails.
   std::string fail_gang_of(WorkerId w, const std::string& error);
   // dispatch_all's pipeline hook: true when `unit` (picked for idle worker w)

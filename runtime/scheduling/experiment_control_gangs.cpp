@@ -3,6 +3,7 @@
 // keep each file readable in one sitting.
 #include <algorithm>
 #include <limits>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -57,6 +58,60 @@ std::string ExperimentControl::on_gang_failed(int64_t gang, const std::string& e
     if (counted.empty() || one.rfind("config ", 0) == 0) counted = one;
   }
   return line + ": " + counted;
+}
+
+void ExperimentControl::start_gang(const std::vector<MopBook::GangMember>& members, DispatchBatch& out) {
+  book_.start_gang(members);  // throws if the plan is not a valid gang
+  GangDispatch g;
+  g.id = ++next_gang_;
+  const bool ends_epoch = book_.pending_partitions(members.front().unit.config).empty();
+  for (const auto& m : members) {
+    g.members.push_back(make_dispatch(m.worker, m.unit));
+    g.attempt = std::max(g.attempt, g.members.back().attempt);
+  }
+  // Every rank validates its share of the gang's state; rank 0 reports it.
+  for (auto& d : g.members) d.validate = ends_epoch;
+  gangs_[g.id] = members;
+  out.gangs.push_back(std::move(g));
+}
+
+void ExperimentControl::set_recorded_gangs(const std::vector<std::vector<Unit>>& gangs) {
+  recorded_gangs_.clear();
+  for (const auto& units : gangs) {
+    if (units.size() < 2) throw Error(fmt::format("a recorded gang of {} unit(s)", units.size()));
+    for (const Unit& u : units)
+      if (u.config != units.front().config || u.epoch != units.front().epoch)
+        throw Error(fmt::format("a recorded gang of {} and {}", to_string(units.front()), to_string(u)));
+    auto shared = std::make_shared<const std::vector<Unit>>(units);
+    for (const Unit& u : units) recorded_gangs_[u] = shared;
+  }
+}
+
+std::optional<std::vector<MopBook::GangMember>> ExperimentControl::recorded_gang_for(
+    WorkerId w, const Unit& u, const std::vector<WorkerId>& idle) const {
+  auto it = recorded_gangs_.find(u);
+  if (it == recorded_gangs_.end()) return std::nullopt;
+  std::vector<MopBook::GangMember> members;
+  std::set<WorkerId> taken{w};
+  for (const Unit& member : *it->second) {
+    if (member == u) {
+      members.push_back({w, u});
+      continue;
+    }
+    std::optional<WorkerId> holder;
+    for (WorkerId other : idle) {
+      if (taken.count(other) || !book_.has_worker(other) || book_.worker_busy(other) || pipelines_.attempt_of(other))
+        continue;
+      if (book_.holds(other, member.partition)) {
+        holder = other;
+        break;
+      }
+    }
+    if (!holder) return std::vector<MopBook::GangMember>{};  // not yet: w waits
+    taken.insert(*holder);
+    members.push_back({*holder, member});
+  }
+  return members;
 }
 
 std::string ExperimentControl::fail_gang_of(WorkerId w, const std::string& error) {

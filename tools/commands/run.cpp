@@ -80,19 +80,10 @@ int replay(const std::string& original, std::string out_dir) {
     if (before.is_discarded()) return fail(fmt::format("{}/summary.json is not valid JSON", original));
   }
   std::string spec_dir;
-  // A replay trains every unit alone (MOP). A gang's units took other steps
-  // (the config's batch split over the ranks, gradients summed), so a
-  // config's metrics from its first gang epoch on are not expected to match.
-  std::map<int, size_t> first_gang_epoch;
   {
     auto store = StateStore::open((fs::path(original) / "state").string(), false);
     if (!store.ok()) return fail(store.error());
     spec_dir = (*store)->get_meta("spec_dir").value_or("");
-    for (const auto& e : (*store)->unit_log()) {
-      if (e.gang <= 0) continue;
-      auto [it, added] = first_gang_epoch.emplace(e.config, static_cast<size_t>(e.epoch));
-      if (!added) it->second = std::min(it->second, static_cast<size_t>(e.epoch));
-    }
   }
   auto text = read_whole_file((fs::path(original) / "spec.toml").string());
   if (!text.ok()) return fail(text.error());
@@ -108,7 +99,7 @@ int replay(const std::string& original, std::string out_dir) {
   if (rc != 0) return rc;
   std::ifstream in(fs::path(options.out_dir) / "summary.json");
   auto after = nlohmann::json::parse(in);
-  int differing = 0, not_compared = 0;
+  int differing = 0;
   if (after["configs"].size() != before["configs"].size())
     return fail(fmt::format("replay differs from {}: {} configs, the original had {}", original,
                             after["configs"].size(), before["configs"].size()));
@@ -122,15 +113,7 @@ int replay(const std::string& original, std::string out_dir) {
                  b["params"].dump(), a["params"].dump());
       continue;
     }
-    size_t compared_epochs = a["epochs"].size();
-    if (auto gang = first_gang_epoch.find(a["id"].get<int>()); gang != first_gang_epoch.end()) {
-      compared_epochs = std::min(compared_epochs, gang->second);
-      ++not_compared;
-      fmt::print("config {} trained in data-parallel gangs from epoch {} on, which a replay trains one unit at a "
-                 "time: epochs {} and later are not compared\n",
-                 a["id"].get<int>(), gang->second, gang->second);
-    }
-    for (size_t e = 0; e < compared_epochs; ++e) {
+    for (size_t e = 0; e < a["epochs"].size(); ++e) {
       // Every recorded value of the epoch (train_loss, val_loss, val_accuracy, val_r2 ...) but its time.
       for (const auto& [key, value] : a["epochs"][e].items()) {
         if (key == "seconds") continue;
@@ -142,12 +125,7 @@ int replay(const std::string& original, std::string out_dir) {
     }
   }
   if (differing) return fail(fmt::format("replay differs from {} in {} metrics", original, differing));
-  if (not_compared)
-    fmt::print("replay reproduced the metrics it compares exactly ({} of {} configs in full; the epochs of {} "
-               "trained in gangs are not compared)\n",
-               before["configs"].size() - not_compared, before["configs"].size(), not_compared);
-  else
-    fmt::print("replay reproduced the metrics of all {} configs exactly\n", before["configs"].size());
+  fmt::print("replay reproduced the metrics of all {} configs exactly\n", before["configs"].size());
   return 0;
 }
 
