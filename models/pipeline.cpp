@@ -88,6 +88,19 @@ Result<PipelinePlan> plan_config(const nlohmann::json& params, const ShapeInfo& 
   return plan_pipeline(*chain, request, limits);
 }
 
+Result<int> planned_stages(const nlohmann::json& params, const ShapeInfo& shape, const PipelineLimits& limits) {
+  // Without a budget only a config that asks for stages can get them: no model to build for the others.
+  try {
+    ParamReader reader(params);
+    if (limits.budget_bytes == 0 && TrainingParams::read(reader).parallelism == ModelParallelism::automatic) return 1;
+  } catch (const std::exception& e) {
+    return Status::invalid_argument(e.what());
+  }
+  auto plan = plan_config(params, shape, limits);
+  if (!plan.ok()) return plan.status();
+  return plan->stages;
+}
+
 Status check_parallelism(const nlohmann::json& params, const ShapeInfo& shape, const PipelineLimits& limits) {
   // Without a budget only a config that asks for stages can get them: no model to build for the others.
   try {
