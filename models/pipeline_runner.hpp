@@ -47,11 +47,6 @@ Result<PipelinePlan> plan_config(const nlohmann::json& params, const ShapeInfo& 
 // when nothing could split it (no budget, parallelism not "pipeline").
 Result<int> planned_stages(const nlohmann::json& params, const ShapeInfo& shape, const PipelineLimits& limits);
 
-// planned_stages, refusing a config the plan splits (failed_precondition).
-// Nothing in the run calls it any more: configs created while the run trains
-// are planned like the run's own (planned_stages); kept for its test.
-Status check_parallelism(const nlohmann::json& params, const ShapeInfo& shape, const PipelineLimits& limits);
-
 // The initial state of the config split into `stages` stages (weights drawn
 // from `seed` exactly as initial_state draws them): a pipeline state.
 Result<std::string> initial_pipeline_state(const nlohmann::json& params, const ShapeInfo& shape, int stages,
