@@ -91,9 +91,12 @@ struct scheduler_config {
   bool read_ahead = false;                      // [data] read_ahead, for every unit (unit_task::read_ahead)
   std::map<ConfigId, std::string> params_json;  // JSON text, see unit_task::params_json
   // Makes a config the search proposes (tpe) durable: its initial state
-  // (with its pilot check) and record; an error rejects it. Runs on the
-  // scheduler's thread (a small model's initialisation: milliseconds).
-  std::function<Status(ConfigId, const nlohmann::json&)> create_config;
+  // (with its pilot check) and record; an error rejects it. Returns the
+  // stages it trains over (1: whole; >= 2: a pipeline, already in the
+  // store's meta), which the scheduler sets in the control before the config
+  // joins the schedule. Runs on the scheduler's thread (a small model's
+  // initialisation: milliseconds).
+  std::function<Result<int32_t>(ConfigId, const nlohmann::json&)> create_config;
   std::vector<std::pair<WorkerId, worker_actor>> workers;  // holdings are in control
   checkpoint_actor checkpoint;
   scheduler_listener_actor listener;

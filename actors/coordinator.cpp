@@ -96,6 +96,7 @@ std::string new_experiment_id(coordinator_ptr self, const std::string& name) {
 ClusterView snapshot(coordinator_ptr self) {
   ClusterView view;
   for (const auto& [id, a] : self->state.agents) view.agents.push_back({a.resources.name, a.agent, a.workers});
+  view.fixed = self->state.config.fixed_agents;
   return view;
 }
 

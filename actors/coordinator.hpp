@@ -29,6 +29,9 @@ struct coordinator_config {
   // (it rejoins when it answers again); experiments give up on it after
   // their own [cluster] heartbeat_timeout.
   double heartbeat_timeout_s = 10;
+  // Its agents are all it will have (an embedded cluster: nothing else can
+  // reach it to join): experiments run on a fixed cluster (ClusterView::fixed).
+  bool fixed_agents = false;
 };
 
 // Its interface, coordinator_actor, is in runtime/net/interfaces.hpp (peers

@@ -45,7 +45,9 @@ Result<EmbeddedCluster> EmbeddedCluster::start(caf::actor_system& system, const 
   cluster.token_ = random_token();
   cluster.workers_ = options.workers > 0 ? options.workers : default_workers();
   // Clients hold the same typed handle as they do over the network.
-  cluster.gateway_ = spawn_coordinator(system, coordinator_config{cluster.token_, options.state_dir, "embedded"});
+  coordinator_config gateway{cluster.token_, options.state_dir, "embedded"};
+  gateway.fixed_agents = true;  // not published: no other agent can join
+  cluster.gateway_ = spawn_coordinator(system, gateway);
   auto local = spawn_agent(system, agent_config{"local", (fs::path(options.state_dir) / "agent").string(),
                                                 cluster.workers_, true});
   cluster.agent_ = local.agent;

@@ -45,6 +45,7 @@ Result<experiment_result> run_one(caf::actor_system& system, LocalCluster::Share
   options.out_dir = request.run_dir;
   ClusterView cluster;
   cluster.agents.push_back({"local", shared.local.agent, shared.local.workers});
+  cluster.fixed = true;
   const auto& id = request.experiment_id;
   RunObserver observer;
   if (listener) {

@@ -89,6 +89,7 @@ Result<nlohmann::json> run_embedded(const RunOptions& options, const RunObserver
   } stop{local};
   ClusterView cluster;
   cluster.agents.push_back({"local", local.agent, local.workers});
+  cluster.fixed = true;
   return run_experiment(system, options, cluster, observer);
 }
 

@@ -54,6 +54,11 @@ struct ClusterView {
     std::vector<worker_actor> workers;
   };
   std::vector<Agent> agents;
+  // No agent can join while the experiment runs (an embedded cluster: its
+  // workers are all it will have; a worker that dies is respawned). A
+  // pipeline config with more stages than workers then fails rather than
+  // waits (issue 14).
+  bool fixed = false;
   int total_workers() const {
     int n = 0;
     for (const auto& a : agents) n += static_cast<int>(a.workers.size());

@@ -1,7 +1,6 @@
 #include "actors/experiment_steering.hpp"
 
 #include <algorithm>
-#include <limits>
 #include <chrono>
 #include <filesystem>
 #include <set>
@@ -49,6 +48,11 @@ Result<models::ShapeInfo> stored_shape(const StateStore& store) {
   shape.task = datasets::parse_task_kind(j.value("task", std::string())).value_or(datasets::TaskKind::classification);
   shape.target_stddev = j.value("target_stddev", std::vector<float>{});
   return shape;
+}
+
+// "whole" or "as a pipeline over k stages".
+std::string describe_split(int32_t stages) {
+  return stages >= 2 ? fmt::format("as a pipeline over {} stages", stages) : std::string("whole");
 }
 
 nlohmann::json show_json(const StateStore& store, const ConfigRecord& record) {
@@ -165,10 +169,10 @@ ExperimentSteering::ExperimentSteering(SteeringContext context) : context_(std::
 }
 
 Status ExperimentSteering::tell_scheduler(caf::blocking_actor* self, SteeringCommand command, ConfigId config,
-                                          const std::string& params_json, ConfigId cloned_from) {
+                                          const std::string& params_json, ConfigId cloned_from, int32_t stages) {
   Status result;
   self->request(context_.scheduler, std::chrono::seconds(30), control_atom::value, command, config, params_json,
-                context_.epochs, cloned_from)
+                context_.epochs, cloned_from, stages)
       .receive([](bool) {},
                [&](const caf::error& e) { result = Status::error(error_text(e)); });
   return result;
@@ -223,34 +227,51 @@ Result<control_reply> ExperimentSteering::add(caf::blocking_actor* self, const c
   // Parameters the model cannot take are bad input (the HTTP API answers 400).
   if (auto ok = models::check_params(*params, context_.shape); !ok.ok())
     return ok.code() == StatusCode::unknown ? Status::invalid_argument(ok.message()) : ok;
-  // A pipeline config added mid-run would train whole: the control plans only the run's own configs (issue 14).
-  if (auto fits = models::check_parallelism(*params, context_.shape, PipelineLimits{std::numeric_limits<int>::max(), 0});
-      !fits.ok())
-    return fits;
+  // How it trains (issue 14), planned as the run's own configs are: whole,
+  // or over k pipeline stages; a model the plan must split but cannot is
+  // refused with the plan's reason (it names the key).
+  auto stages = models::planned_stages(*params, context_.shape, context_.pipeline_limits);
+  if (!stages.ok()) return stages.status();
   const ConfigId id = context_.next_config;
   Result<std::string> state = Status::error("no state");
   if (clone) {
     state = context_.store->latest_state(base.id);
     if (!state.ok()) return state.status();
-    if (is_pipeline_state(*state))
-      return Status::failed_precondition(fmt::format(
-          "config {} trains as a pipeline (issue 14): a clone added while the run trains cannot", base.id));
+    // A clone keeps its parent's split: the same architecture in the same
+    // stages, from the parent's (framed) state.
+    auto parent_stages = stage_count_of(*state);
+    if (!parent_stages.ok()) return parent_stages.status().with_context(fmt::format("config {}'s state", base.id));
+    if (*parent_stages != *stages)
+      return Status::invalid_argument(fmt::format(
+          "config {} trains {}, but with these settings the clone would train {}: a clone keeps its parent's "
+          "split (change only training hyper-parameters such as lr when cloning)",
+          base.id, describe_split(*parent_stages), describe_split(*stages)));
     // The parent's state must fit the new parameters (same architecture and optimizer).
-    auto fits = models::evaluate_state(*params, context_.shape, *state, *context_.validation);
+    auto fits = *parent_stages >= 2
+                    ? models::evaluate_pipeline_state(*params, context_.shape, *state, *context_.validation)
+                    : models::evaluate_state(*params, context_.shape, *state, *context_.validation);
     if (!fits.ok())
       return Status::error(fmt::format("config {}'s state does not fit the new parameters (change only training "
                                        "hyper-parameters such as lr when cloning): {}",
                                        base.id, fits.error()));
+  } else if (*stages >= 2) {
+    // Its stages' states framed as one, weights drawn as a run's own pipeline config's.
+    state = models::initial_pipeline_state(*params, context_.shape, *stages, unit_seed(context_.seed, {id, -1, -1}));
+    if (!state.ok()) return Status::error("the new config cannot be split into its pipeline stages: " + state.error());
   } else {
     state = models::initial_state(*params, context_.shape, *context_.pilot, unit_seed(context_.seed, {id, -1, -1}));
     if (!state.ok()) return Status::error("the new config failed its pilot check: " + state.error());
+  }
+  // Its split is durable before the scheduler hears of it (a resumed run reads it back).
+  if (*stages >= 2) {
+    if (auto st = record_pipeline_stages(*context_.store, id, *stages); !st.ok()) return st;
   }
   if (auto st = context_.store->put_initial_state(id, *state); !st.ok()) return st;
   ConfigRecord record{id, *params, ConfigStatus::running, ""};
   if (auto st = context_.store->put_config(record); !st.ok()) return st;
   ++context_.next_config;
   // A clone is an add for the scheduler: it starts from the state stored above.
-  auto done = tell_scheduler(self, SteeringCommand::add, id, params->dump(), clone ? base.id : -1);
+  auto done = tell_scheduler(self, SteeringCommand::add, id, params->dump(), clone ? base.id : -1, *stages);
   if (!done.ok()) {
     record.status = ConfigStatus::failed;
     record.error = "not added: " + done.message();
@@ -258,7 +279,8 @@ Result<control_reply> ExperimentSteering::add(caf::blocking_actor* self, const c
     return done;
   }
   control_reply reply;
-  reply.json = nlohmann::json{{"config", id}, {"params", *params}, {"cloned_from", clone ? base.id : -1}}.dump();
+  reply.json = nlohmann::json{
+      {"config", id}, {"params", *params}, {"cloned_from", clone ? base.id : -1}, {"stages", *stages}}.dump();
   return reply;
 }
 

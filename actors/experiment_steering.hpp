@@ -19,6 +19,7 @@
 #include "runtime/net/interfaces.hpp"
 #include "runtime/store/state_store.hpp"
 #include "runtime/base/status.hpp"
+#include "runtime/scheduling/pipeline_plan.hpp"
 
 namespace cerebro {
 
@@ -45,6 +46,9 @@ struct SteeringContext {
   bool can_add = false;  // grid and random searches only
   std::string run_dir;
   ConfigId next_config = 0;  // the id the next added config gets
+  // What an added config's plan is made under (issue 14): the run's workers
+  // and [cluster] model_memory_mb, as for the run's own configs.
+  PipelineLimits pipeline_limits;
 };
 
 class ExperimentSteering {
@@ -60,7 +64,7 @@ class ExperimentSteering {
  private:
   Result<control_reply> add(caf::blocking_actor* self, const control_request& r);
   Status tell_scheduler(caf::blocking_actor* self, SteeringCommand command, ConfigId config,
-                        const std::string& params_json = "{}", ConfigId cloned_from = -1);
+                        const std::string& params_json = "{}", ConfigId cloned_from = -1, int32_t stages = 1);
 
   SteeringContext context_;
   bool paused_ = false;

@@ -75,6 +75,10 @@ Result<experiment_done> train(caf::actor_system& system, const RunOptions& optio
       r.control->add_worker(id, (*shards)[a]);
     }
   }
+  // Issue 14: on a cluster no worker can join (embedded), a pipeline config
+  // with more stages than it has workers fails instead of waiting for ever
+  // (ExperimentControl::set_fixed_workers); elsewhere it waits, said once.
+  if (cluster.fixed && !sc.workers.empty()) r.control->set_fixed_workers(static_cast<int32_t>(sc.workers.size()));
   // Issue 14: a gang larger than the workers holding partitions cannot form.
   if (auto size = check_gang_size(r.spec.cluster, static_cast<int>(sc.workers.size())); !size.ok()) return size;
   sc.gang_timeout_s = r.spec.cluster.heartbeat_timeout;
@@ -100,7 +104,7 @@ Result<experiment_done> train(caf::actor_system& system, const RunOptions& optio
   ExperimentSteering steering(SteeringContext{r.store, scheduler, s.shape, s.data.partitions.at(0), s.data.validation,
                                               r.spec.epochs, r.spec.seed,
                                               search_info(r.spec.search).takes_added_configs,
-                                              options.out_dir, next_config});
+                                              options.out_dir, next_config, pipeline_limits_of(r)});
   self->send(scheduler, start_atom::value);
   if (observer.started) observer.started(caf::actor_cast<caf::actor>(self));
   // An agent is gone (dead or hung): its workers leave the schedule, and a

@@ -16,6 +16,7 @@
 #include "models/predict.hpp"
 #include "runtime/run/objectives.hpp"
 #include "runtime/run/run_recovery.hpp"
+#include "runtime/store/pipeline_state.hpp"
 #include "runtime/store/run_summary.hpp"
 #include "runtime/spec/steering.hpp"
 
@@ -205,19 +206,14 @@ Result<Setup> set_up(const RunOptions& options, int workers, const fs::path& dir
 }
 
 
-// The initial state of config `id`: the warm-start checkpoint when asked for
-// and one matches, else a fresh initialisation (with its pilot check).
-Result<std::string> initial_state_of(const Prepared& r, ConfigId id, const nlohmann::json& params) {
-  if (auto split = r.setup.pipeline_stages.find(id); split != r.setup.pipeline_stages.end())
+// The initial state of config `id` that trains over `stages` stages: the
+// warm-start checkpoint when asked for and one matches, else a fresh
+// initialisation (with its pilot check).
+Result<std::string> initial_state_of(const Prepared& r, ConfigId id, const nlohmann::json& params, int32_t stages) {
+  if (stages >= 2)
     // Its stages' states framed as one (runtime/store/pipeline_state.hpp);
     // warm starts hold whole-model states, so a pipeline config starts fresh.
-    return models::initial_pipeline_state(params, r.setup.shape, split->second, unit_seed(r.spec.seed, {id, -1, -1}));
-  // A config proposed while the run trains (tpe) is not planned: one the
-  // plan would split is refused rather than trained whole.
-  if (auto fits = models::check_parallelism(
-          params, r.setup.shape, PipelineLimits{r.setup.workers, r.spec.cluster.model_memory_mb << 20});
-      !fits.ok())
-    return fits;
+    return models::initial_pipeline_state(params, r.setup.shape, stages, unit_seed(r.spec.seed, {id, -1, -1}));
   if (r.spec.from_checkpoint) {
     if (const WarmConfig* w = find_warm_config(r.warm, params)) {
       auto earlier = StateStore::open((fs::path(w->run_dir) / "state").string(), false);
@@ -240,11 +236,32 @@ ParametersOf parameters_of(const models::ShapeInfo& shape) {
   };
 }
 
+// How config `id` trains: the run's own configs as set_up planned them (and,
+// resumed, as the meta recorded them); a config created while the run trains
+// is planned the same way now. A model that cannot be built for the data is
+// no plan's fault: 1, and its pilot check says what is wrong.
+Result<int32_t> stages_of(const Prepared& r, ConfigId id, const nlohmann::json& params) {
+  if (auto split = r.setup.pipeline_stages.find(id); split != r.setup.pipeline_stages.end()) return split->second;
+  auto stages = models::planned_stages(params, r.setup.shape, pipeline_limits_of(r));
+  if (stages.ok()) return static_cast<int32_t>(*stages);
+  if (!models::measure_chain(params, r.setup.shape).ok()) return 1;
+  return stages.status();
+}
+
 }  // namespace
 
-Status create_config(const Prepared& r, ConfigId id, const nlohmann::json& params) {
+PipelineLimits pipeline_limits_of(const Prepared& r) {
+  return PipelineLimits{r.setup.workers, r.spec.cluster.model_memory_mb << 20};
+}
+
+Result<int32_t> create_config(const Prepared& r, ConfigId id, const nlohmann::json& params) {
   ConfigRecord record{id, params, ConfigStatus::running, ""};
-  auto init = initial_state_of(r, id, params);
+  auto stages = stages_of(r, id, params);
+  Result<std::string> init = stages.ok() ? initial_state_of(r, id, params, *stages) : Result<std::string>(stages.status());
+  // Durable before the config can be scheduled (a resumed run reads its split back).
+  if (init.ok() && *stages >= 2 && !r.setup.pipeline_stages.count(id)) {
+    if (auto st = record_pipeline_stages(*r.store, id, *stages); !st.ok()) return st;
+  }
   if (init.ok()) {
     if (auto st = r.store->put_initial_state(id, *init); !st.ok()) return st;
   } else {
@@ -256,7 +273,8 @@ Status create_config(const Prepared& r, ConfigId id, const nlohmann::json& param
     if (auto count = models::parameter_count(params, r.setup.shape); count.ok())
       r.store->put_meta(parameters_meta_key(id), std::to_string(*count));
   }
-  return init.ok() ? Status::ok_status() : init.status();
+  if (!init.ok()) return init.status();
+  return *stages;
 }
 
 Result<datasets::Manifest> prepare_dataset(const ExperimentSpec& spec, const std::string& out_dir, int partitions,
@@ -363,13 +381,12 @@ Result<Prepared> start_new(const RunOptions& options, const ClusterView& cluster
     auto made = create_config(r, c.id, c.params);
     if (made.ok()) {
       r.control->add_config(c.id, spec.epochs);
-      if (auto split = s.pipeline_stages.find(c.id); split != s.pipeline_stages.end())
-        r.control->set_pipeline_stages(c.id, split->second);
+      if (*made >= 2) r.control->set_pipeline_stages(c.id, *made);
       r.params_json[c.id] = c.params.dump();
       accepted.emplace_back(c.id, c.params);
     } else {
-      r.control->reject_config(c.id, made.message());
-      say(fmt::format("config {} ({}) failed its pilot check: {}", c.id, describe_params(c.params), made.message()));
+      r.control->reject_config(c.id, made.error());
+      say(fmt::format("config {} ({}) failed its pilot check: {}", c.id, describe_params(c.params), made.error()));
     }
   }
   // Cost priors, so the policy starts the heavy configs' long chains first
@@ -427,21 +444,16 @@ Result<Prepared> reopen(const RunOptions& options, const ClusterView& cluster, c
   s.configs = std::move(recovered->configs);
   r.control = recovered->control;
   r.params_json = std::move(recovered->params_json);
-  // Pipeline configs keep the split their states have (planned at the start).
-  if (auto text = r.store->get_meta("pipeline_stages")) {
-    const auto stages = nlohmann::json::parse(*text, nullptr, false);
-    if (!stages.is_object()) return Status::corruption("the run's meta pipeline_stages is not a JSON object: " + *text);
-    for (auto it = stages.begin(); it != stages.end(); ++it) {
-      if (!it.value().is_number_integer())
-        return Status::corruption("the run's meta pipeline_stages: bad stage count: " + *text);
-      const ConfigId config = std::stoi(it.key());
-      const int k = it.value().get<int>();
-      s.pipeline_stages[config] = k;
-      if (!r.params_json.count(config)) continue;
-      try {
-        r.control->set_pipeline_stages(config, k);
-      } catch (const Error&) {  // not in the schedule any more (failed at its start)
-      }
+  // Pipeline configs keep the split their states have (planned at the start,
+  // or when a config was created while the run trained: tpe, steering).
+  auto stages = stored_pipeline_stages(*r.store);
+  if (!stages.ok()) return stages.status();
+  for (const auto& [config, k] : *stages) {
+    s.pipeline_stages[config] = k;
+    if (!r.params_json.count(config)) continue;
+    try {
+      r.control->set_pipeline_stages(config, k);
+    } catch (const Error&) {  // not in the schedule any more (failed at its start)
     }
   }
   measure_allreduce_for_auto(r, say);

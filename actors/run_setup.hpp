@@ -16,6 +16,7 @@
 #include "runtime/run/run_control.hpp"
 #include "runtime/run/warm_start.hpp"
 #include "runtime/scheduling/experiment_control.hpp"
+#include "runtime/scheduling/pipeline_plan.hpp"
 #include "runtime/search/search_space.hpp"
 #include "runtime/viz/tensorboard_live.hpp"
 
@@ -52,9 +53,20 @@ struct Prepared {
 // Makes config `id` with `params` durable: its initial state (a fresh
 // initialisation with its pilot check, or, with from_checkpoint, the latest
 // state of the warm-start config with the same params) and its record
-// (failed, with the reason, when the pilot check fails). Used for the
-// configs a run starts with and for those its search proposes (tpe).
-Status create_config(const Prepared& r, ConfigId id, const nlohmann::json& params);
+// (failed, with the reason, when the pilot check fails or its plan is
+// refused). Used for the configs a run starts with and for those its search
+// proposes (tpe). Returns the stages it trains over (1: whole): a run's own
+// config as set_up planned it; any other is planned here the same way
+// (models::planned_stages on the run's workers and [cluster]
+// model_memory_mb), and one that trains as a pipeline starts from a framed
+// initial state, its stage count added to the store's meta "pipeline_stages"
+// before its record (so before it can be scheduled). The caller sets the
+// stages in the control before the config joins the schedule.
+Result<int32_t> create_config(const Prepared& r, ConfigId id, const nlohmann::json& params);
+
+// The limits a config's plan is made under on this run: its workers and
+// [cluster] model_memory_mb (what set_up, create_config and steering use).
+PipelineLimits pipeline_limits_of(const Prepared& r);
 
 // Removes the run directory unless the run got far enough to keep it.
 class RunDirGuard {

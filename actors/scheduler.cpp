@@ -38,14 +38,17 @@ void apply_search(scheduler_ptr self) {
   for (auto proposals = control.take_proposals(); !proposals.empty(); proposals = control.take_proposals()) {
     for (const auto& p : proposals) {
       auto& create = self->state.config.create_config;
-      Status made = create ? create(p.config, p.params) : Status::error("this run cannot create configs");
+      Result<int32_t> made = create ? create(p.config, p.params)
+                                    : Result<int32_t>(Status::error("this run cannot create configs"));
       if (made.ok()) {
         self->state.config.params_json[p.config] = p.params.dump();
-        control.on_config_created(p.config);
-        report(self, fmt::format("config {} proposed by {} ({}): {}", p.config, control.search().name(), p.reason,
-                                 describe_params(p.params)));
+        // A pipeline config's stages are set as it joins: none of its units runs whole.
+        control.on_config_created(p.config, *made);
+        report(self, fmt::format("config {} proposed by {} ({}): {}{}", p.config, control.search().name(), p.reason,
+                                 describe_params(p.params),
+                                 *made >= 2 ? fmt::format("; it trains as a pipeline over {} stages", *made) : ""));
       } else {
-        report(self, control.on_config_rejected(p.config, made.message()));
+        report(self, control.on_config_rejected(p.config, made.error()));
       }
     }
   }
@@ -298,6 +301,15 @@ void dispatch(scheduler_ptr self) {
   }
   // What runs where changed: status views (cerebro status, the REPL) see it.
   if (!started.empty()) report(self, "");
+  if (!started.notices.empty()) {
+    // A pipeline config waits for workers (said once), or failed because it
+    // never can have them: its decisions are persisted and what it freed
+    // (a search's slot, the workers it reserved) is dispatched. Each notice
+    // is given once, so this ends.
+    for (const auto& line : started.notices) report(self, line);
+    apply_search(self);
+    return dispatch(self);
+  }
   finish_if_done(self);
 }
 
@@ -350,7 +362,7 @@ void leave_book(scheduler_ptr self, WorkerId id, const std::string& why, bool un
 // A person's steering (actors/experiment_steering.cpp sends it): applied to
 // the control, its record persisted with the decisions, then dispatch.
 caf::result<bool> steer(scheduler_ptr self, SteeringCommand command, ConfigId config,
-                        const std::string& params_json, int32_t epochs, ConfigId cloned_from) {
+                        const std::string& params_json, int32_t epochs, ConfigId cloned_from, int32_t stages) {
   auto& control = *self->state.config.control;
   Status applied = Status::error(fmt::format("\"{}\" does not change the schedule", to_string(command)));
   switch (command) {
@@ -358,7 +370,9 @@ caf::result<bool> steer(scheduler_ptr self, SteeringCommand command, ConfigId co
     case SteeringCommand::resume: applied = control.resume(); break;
     case SteeringCommand::stop: applied = control.stop_config(config); break;
     case SteeringCommand::add:  // a clone arrives as an add with cloned_from
-      applied = control.add_config_by_user(config, epochs, nlohmann::json::parse(params_json), cloned_from);
+      // With its pipeline stages (the steering planned them and recorded
+      // them in the store's meta): set before anything is dispatched again.
+      applied = control.add_config_by_user(config, epochs, nlohmann::json::parse(params_json), cloned_from, stages);
       if (applied.ok()) self->state.config.params_json[config] = params_json;
       break;
     default: break;
@@ -368,7 +382,9 @@ caf::result<bool> steer(scheduler_ptr self, SteeringCommand command, ConfigId co
     self->request(self->state.config.checkpoint, caf::infinite, decision_atom::value, record.dump())
         .then([](bool) {}, [self](const caf::error& e) { report(self, "cannot record a user action: " + caf::to_string(e)); });
   report(self, command == SteeringCommand::stop ? fmt::format("config {} stopped by the user", config)
-               : command == SteeringCommand::add ? fmt::format("config {} added by the user", config)
+               : command == SteeringCommand::add
+                   ? fmt::format("config {} added by the user{}", config,
+                                 stages >= 2 ? fmt::format("; it trains as a pipeline over {} stages", stages) : "")
                                                  : to_string(command) + "d by the user");
   apply_search(self);  // a stop may unblock the procedure's waiting decisions
   dispatch(self);
@@ -431,9 +447,9 @@ scheduler_actor::behavior_type scheduler_behavior(scheduler_ptr self, scheduler_
         start_prefetch(self);
       },
       [self](control_atom, SteeringCommand command, ConfigId config, const std::string& params_json,
-             int32_t epochs, ConfigId cloned_from) -> caf::result<bool> {
+             int32_t epochs, ConfigId cloned_from, int32_t stages) -> caf::result<bool> {
         if (self->state.finished) return caf::make_error(caf::sec::runtime_error, "the experiment has finished");
-        return steer(self, command, config, params_json, epochs, cloned_from);
+        return steer(self, command, config, params_json, epochs, cloned_from, stages);
       },
   };
 }

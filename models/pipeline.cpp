@@ -88,23 +88,17 @@ Result<PipelinePlan> plan_config(const nlohmann::json& params, const ShapeInfo& 
   return plan_pipeline(*chain, request, limits);
 }
 
-Status check_parallelism(const nlohmann::json& params, const ShapeInfo& shape, const PipelineLimits& limits) {
+Result<int> planned_stages(const nlohmann::json& params, const ShapeInfo& shape, const PipelineLimits& limits) {
   // Without a budget only a config that asks for stages can get them: no model to build for the others.
   try {
     ParamReader reader(params);
-    if (limits.budget_bytes == 0 && TrainingParams::read(reader).parallelism == ModelParallelism::automatic)
-      return Status::ok_status();
+    if (limits.budget_bytes == 0 && TrainingParams::read(reader).parallelism == ModelParallelism::automatic) return 1;
   } catch (const std::exception& e) {
     return Status::invalid_argument(e.what());
   }
   auto plan = plan_config(params, shape, limits);
   if (!plan.ok()) return plan.status();
-  if (plan->stages > 1)
-    return Status::failed_precondition(fmt::format(
-        "parallelism = \"pipeline\": the config would train over {} pipeline stages ({}), but a config added "
-        "while the run trains cannot train as a pipeline (only the run's own configs can); use parallelism = "
-        "\"auto\"", plan->stages, plan->reason));
-  return Status::ok_status();
+  return plan->stages;
 }
 
 // ---- one stage ---------------------------------------------------------------

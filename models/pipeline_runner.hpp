@@ -41,11 +41,11 @@ Result<ModelChain> measure_chain(const nlohmann::json& params, const ShapeInfo& 
 // check_params'.
 Result<PipelinePlan> plan_config(const nlohmann::json& params, const ShapeInfo& shape, const PipelineLimits& limits);
 
-// What steering checks of a config added while the run trains: plan_config's
-// errors, and a config the plan splits is refused (failed_precondition): the
-// run's setup plans its own configs' stages (actors/run_setup.cpp), a config
-// added mid-run would otherwise train whole.
-Status check_parallelism(const nlohmann::json& params, const ShapeInfo& shape, const PipelineLimits& limits);
+// How many stages a config created while the run trains (tpe's proposals,
+// steering's add) trains over, planned as the run's own configs are:
+// plan_config's stages (1: whole) and errors, without building the model
+// when nothing could split it (no budget, parallelism not "pipeline").
+Result<int> planned_stages(const nlohmann::json& params, const ShapeInfo& shape, const PipelineLimits& limits);
 
 // The initial state of the config split into `stages` stages (weights drawn
 // from `seed` exactly as initial_state draws them): a pipeline state.

@@ -19,3 +19,11 @@ add_test(NAME test_pipeline_probe_bad_stages
   COMMAND $<TARGET_FILE:cerebro> pipeline-probe --stages 1)
 set_tests_properties(test_pipeline_probe_bad_stages PROPERTIES TIMEOUT 60 LABELS models
   PASS_REGULAR_EXPRESSION "error: --stages: a pipeline needs at least 2 stages, got 1")
+
+# Issue 14, steering: a pipeline config added (and cloned) mid-run through
+# the client API on an embedded cluster of 2 workers.
+cerebro_add_test(test_steering_pipeline
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_steering_pipeline.cpp
+  LIBS cerebro_actors cerebro_runtime
+  TIMEOUT 300
+  LABELS e2e)

@@ -20,9 +20,11 @@ namespace fs = std::filesystem;
 namespace {
 
 // The pipeline config's entries say so (2 stages, on 2 distinct workers,
-// the driver first); the others trained alone.
-void check_pipeline_entries(const std::vector<UnitLogEntry>& log, ConfigId pipeline) {
+// the driver first); the others trained alone, but for `also_pipelines`.
+void check_pipeline_entries(const std::vector<UnitLogEntry>& log, ConfigId pipeline,
+                            const std::set<ConfigId>& also_pipelines = {}) {
   for (const auto& e : log) {
+    if (also_pipelines.count(e.config) && e.config != pipeline) continue;
     if (e.config != pipeline) {
       BOOST_TEST(e.pipeline_workers.empty(), "config " << e.config << " p" << e.partition << " e" << e.epoch);
       continue;
@@ -149,6 +151,74 @@ BOOST_AUTO_TEST_CASE(a_pipeline_run_killed_mid_way_resumes) {
   auto summary = read_json(run + "/summary.json");
   check_pipeline_entries(log, config_with(summary, "parallelism", "pipeline"));
   BOOST_TEST(summary["resumes"] == 1);
+}
+
+// Issue 14: configs that tpe proposes while the run trains are planned like
+// the run's own. Forced to parallelism = "pipeline", each trains over 2
+// stages from its first unit (before, each was refused and failed). The run
+// is killed after its 3rd commit and resumes with their splits (meta
+// pipeline_stages): every unit once, every entry a pipeline's.
+BOOST_AUTO_TEST_CASE(configs_tpe_proposes_mid_run_train_as_pipelines_and_resume) {
+  TempDir tmp;
+  auto run = tmp.file("run");
+  std::string text = small_spec("model = [\"mlp\"]\nhidden = [[16]]\nparallelism = [\"pipeline\"]\n"
+                                "lr = { dist = \"loguniform\", low = 1e-3, high = 3e-2 }\n",
+                                2, 400, 2);
+  text.replace(text.find("[data]"), 6, "search = \"tpe\"\nsamples = 2\nstartup = 2\n[data]");
+  auto spec = tmp.write("tpe.toml", text);
+  auto first = run_command(with_faults("crash=after_commit:3") + cerebro_binary() + " run " + spec + " --out " + run);
+  BOOST_TEST_INFO(first.text);
+  BOOST_REQUIRE(first.exit_code != 0);
+  BOOST_TEST(first.text.find("proposed by tpe") != std::string::npos);
+  BOOST_TEST(first.text.find("it trains as a pipeline over 2 stages") != std::string::npos);
+  const auto before = open_store(run)->unit_log();
+  BOOST_REQUIRE(before.size() >= 3u);
+  BOOST_REQUIRE(before.size() < 8u);
+  auto resumed = run_cerebro("run --resume " + run);
+  BOOST_TEST_INFO(resumed.text);
+  BOOST_REQUIRE_EQUAL(resumed.exit_code, 0);
+  auto log = open_store(run)->unit_log();
+  check_complete_run(log, 2, 2, 2);
+  for (ConfigId c : {0, 1}) check_pipeline_entries(log, c, {0, 1});
+  auto summary = read_json(run + "/summary.json");
+  BOOST_TEST(summary["resumes"] == 1);
+  BOOST_REQUIRE_EQUAL(summary["configs"].size(), 2u);
+  for (const auto& c : summary["configs"]) {
+    BOOST_TEST(c["status"] == "completed");
+    BOOST_TEST(c["training"]["pipeline"] == "pipeline over 2 stages");
+    BOOST_TEST(c["training"]["pipeline_units"] == 4);
+  }
+}
+
+// Issue 14: a pipeline config whose crew is larger than the cluster does not
+// wait in silence. A run planned on 2 workers is killed after its 2nd commit
+// and resumed embedded on 1 worker, where no worker can join: the pipeline
+// config fails at once, naming why, and the ordinary config trains to the
+// end (before, the resumed run waited for ever).
+BOOST_AUTO_TEST_CASE(a_pipeline_config_resumed_on_fewer_workers_than_stages_fails_and_the_rest_trains) {
+  TempDir tmp;
+  auto run = tmp.file("run");
+  auto spec = tmp.write("p.toml", small_spec("model = [\"mlp\"]\nhidden = [[16]]\nparallelism = [\"auto\", \"pipeline\"]\n",
+                                             2, 400, 2));
+  auto first = run_command(with_faults("crash=after_commit:2") + cerebro_binary() + " run " + spec + " --out " + run);
+  BOOST_TEST_INFO(first.text);
+  BOOST_REQUIRE(first.exit_code != 0);
+  auto resumed = run_command("timeout 120 " + cerebro_binary() + " run --resume " + run + " --workers 1");
+  BOOST_TEST_INFO(resumed.text);
+  BOOST_REQUIRE_EQUAL(resumed.exit_code, 0);
+  BOOST_TEST(resumed.text.find("failed: it trains as a pipeline over 2 stages, but the cluster has 1 worker and no "
+                               "more can join") != std::string::npos);
+  auto summary = read_json(run + "/summary.json");
+  const ConfigId pipeline = config_with(summary, "parallelism", "pipeline");
+  for (const auto& c : summary["configs"]) {
+    if (c["id"] == pipeline) {
+      BOOST_TEST(c["status"] == "failed");
+      BOOST_TEST(c.value("error", std::string()).find("over 2 stages") != std::string::npos, c.dump());
+    } else {
+      BOOST_TEST(c["status"] == "completed");
+      BOOST_TEST(c["epochs"].size() == 2u);
+    }
+  }
 }
 
 // (v) A coordinator and two agent processes with one worker each on

@@ -292,17 +292,18 @@ BOOST_AUTO_TEST_CASE(models_that_cannot_be_split_are_refused_with_the_reason) {
   BOOST_TEST(plan.error() == "[space] stages = 3: the model has only 2 top-level children (fc0, fc1), fewer than the stages");
   plan = plan_config({{"model", "mlp"}, {"parallelism", "pipeline"}, {"stages", 3}}, d.shape, {2, 0});
   BOOST_TEST(plan.error() == "[space] stages = 3: more stages than the 2 workers");
-  // A splittable one plans; steering refuses it for a config added mid-run.
+  // A splittable one plans; a config created while the run trains gets the
+  // same stages (planned_stages), and the plan's errors.
   const json ok = {{"model", "mlp"}, {"parallelism", "pipeline"}};
   plan = plan_config(ok, d.shape, four);
   BOOST_TEST_REQUIRE(plan.ok(), plan.error());
   BOOST_TEST(plan->stages == 2);
-  auto refused = check_parallelism(ok, d.shape, four);
-  BOOST_TEST((refused.code() == StatusCode::failed_precondition));
-  BOOST_TEST(refused.message().find("a config added while the run trains cannot train as a pipeline") !=
-                 std::string::npos,
-             refused.message());
-  BOOST_TEST(check_parallelism({{"model", "mlp"}}, d.shape, four).ok());
+  auto stages = planned_stages(ok, d.shape, four);
+  BOOST_TEST_REQUIRE(stages.ok(), stages.error());
+  BOOST_TEST(*stages == 2);
+  BOOST_TEST(planned_stages({{"model", "mlp"}}, d.shape, four).take_or_throw() == 1);
+  auto refused = planned_stages({{"model", "mlp"}, {"parallelism", "pipeline"}, {"stages", 3}}, d.shape, {2, 0});
+  BOOST_TEST(refused.error() == "[space] stages = 3: more stages than the 2 workers");
   // Bad values of the keys themselves.
   BOOST_TEST(check_params({{"model", "mlp"}, {"parallelism", "tensor"}}, d.shape).message() ==
              "parallelism must be \"auto\" or \"pipeline\"; got \"tensor\"");

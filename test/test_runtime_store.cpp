@@ -9,6 +9,7 @@
 
 #include "runtime/base/fault_injection.hpp"
 #include "runtime/net/messages.hpp"
+#include "runtime/store/pipeline_state.hpp"
 #include "runtime/store/state_store.hpp"
 
 using namespace cerebro;
@@ -88,6 +89,32 @@ BOOST_AUTO_TEST_CASE(log_survives_reopen_and_sequence_continues) {
   BOOST_TEST(store->configs().at(0).params["model"] == "mlp");
   BOOST_TEST(*store->get_meta("k") == "v");
   BOOST_TEST(!store->get_meta("absent").has_value());
+}
+
+// Issue 14: the meta "pipeline_stages" gains the configs created while the
+// run trains, merged with the run's own, and survives a reopen (what a
+// resumed run reads back); a damaged record is an error, not "no stages".
+BOOST_AUTO_TEST_CASE(pipeline_stages_are_merged_into_the_meta_and_read_back) {
+  TempStoreDir dir;
+  {
+    auto store = StateStore::open(dir.path.string(), true).take_or_throw();
+    BOOST_TEST(stored_pipeline_stages(*store).take_or_throw().empty());
+    store->put_meta("pipeline_stages", R"({"1": 2})");  // the run's own, written at its start
+    BOOST_TEST(record_pipeline_stages(*store, 7, 3).ok());
+    BOOST_TEST(record_pipeline_stages(*store, 9, 2).ok());
+    BOOST_TEST(!record_pipeline_stages(*store, 10, 1).ok(), "a pipeline has at least 2 stages");
+  }
+  auto store = StateStore::open(dir.path.string(), false).take_or_throw();
+  auto stages = stored_pipeline_stages(*store).take_or_throw();
+  BOOST_TEST((stages == std::map<ConfigId, int32_t>{{1, 2}, {7, 3}, {9, 2}}));
+  BOOST_TEST(stage_count_of(pack_stage_states({"s0", "s1", "s2"})).take_or_throw() == 3);
+  BOOST_TEST(stage_count_of("a whole model's state").take_or_throw() == 1);
+  for (const char* bad : {"[1, 2]", R"({"x": 2})", R"({"3": "two"})", R"({"3": 1})", "not json"}) {
+    store->put_meta("pipeline_stages", bad);
+    auto read = stored_pipeline_stages(*store);
+    BOOST_TEST(!read.ok(), bad);
+    BOOST_TEST((read.code() == StatusCode::corruption), bad);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(opening_a_missing_store_without_create_fails_clearly) {

@@ -18,6 +18,52 @@ using namespace cerebro;
 using cerebro::test::entry_of;
 using cerebro::test::make_control;
 
+namespace {
+
+// A procedure that proposes the given configs at once (as tpe does while
+// the run trains), each for one epoch, then decides as FixedEpochs does.
+class ProposesConfigs : public FixedEpochsProcedure {
+ public:
+  explicit ProposesConfigs(std::vector<ConfigId> ids) : ids_(std::move(ids)) {}
+  std::string name() const override { return "proposes"; }
+  std::vector<ConfigProposal> take_proposals() override {
+    std::vector<ConfigProposal> out;
+    for (ConfigId c : ids_) out.push_back(ConfigProposal{c, {{"lr", 0.1}}, 1, "test"});
+    ids_.clear();
+    return out;
+  }
+
+ private:
+  std::vector<ConfigId> ids_;
+};
+
+ExperimentControl proposing_control(int partitions, std::vector<ConfigId> ids) {
+  return ExperimentControl(partitions, 1, ExperimentControl::Metric::val_accuracy, 3, make_policy("randomized", 1),
+                           std::make_unique<ProposesConfigs>(std::move(ids)));
+}
+
+// Runs every attempt to its commit; returns how many units trained as
+// pipeline attempts and how many alone.
+std::pair<int, int> run_all(ExperimentControl& control) {
+  int pipelined = 0, alone = 0;
+  for (int rounds = 0; !control.all_done(); ++rounds) {
+    BOOST_REQUIRE(rounds < 100);
+    auto batch = control.dispatch_all();
+    BOOST_REQUIRE(!batch.empty());
+    for (const auto& p : batch.pipelines) {
+      control.on_pipeline_committed(p.id, entry_of(p.driver));
+      ++pipelined;
+    }
+    for (const auto& d : batch.units) {
+      control.on_committed(d.worker, entry_of(d));
+      ++alone;
+    }
+  }
+  return {pipelined, alone};
+}
+
+}  // namespace
+
 BOOST_AUTO_TEST_SUITE(control_pipeline)
 
 BOOST_AUTO_TEST_CASE(a_pipeline_unit_takes_a_crew_and_its_host_leaves_the_book_until_it_commits) {
@@ -169,6 +215,169 @@ BOOST_AUTO_TEST_CASE(dispatch_refuses_a_shell_that_cannot_run_pipelines) {
   control.add_config(3, 1);
   control.set_pipeline_stages(3, 2);
   BOOST_CHECK_THROW(control.dispatch(), Error);
+}
+
+// Issue 14: a config the search proposes while the run trains gets its
+// stages before it joins the schedule, and every unit of it is a pipeline
+// attempt (before, such a config was refused or trained whole).
+BOOST_AUTO_TEST_CASE(a_config_proposed_mid_run_trains_as_a_pipeline_from_its_first_unit) {
+  auto control = proposing_control(2, {4, 5});
+  control.add_worker(0, {0, 1});
+  control.add_worker(1, {0, 1});
+  auto proposed = control.take_proposals();
+  BOOST_REQUIRE_EQUAL(proposed.size(), 2u);
+  // Known while its creation is pending: the stages may be set first...
+  control.set_pipeline_stages(4, 2);
+  control.on_config_created(4);
+  // ... or passed with the creation.
+  control.on_config_created(5, 2);
+  BOOST_CHECK_EQUAL(control.pipeline_stages(4), 2);
+  BOOST_CHECK_EQUAL(control.pipeline_stages(5), 2);
+  auto [pipelined, alone] = run_all(control);
+  BOOST_CHECK_EQUAL(pipelined, 4);
+  BOOST_CHECK_EQUAL(alone, 0);
+  BOOST_CHECK(control.outcomes().at(4).status == ConfigStatus::completed);
+  BOOST_CHECK(control.outcomes().at(5).status == ConfigStatus::completed);
+}
+
+// A config a person adds (or clones) mid-run with its stages trains as a
+// pipeline, and its action records the split.
+BOOST_AUTO_TEST_CASE(a_config_added_by_the_user_with_stages_trains_as_a_pipeline) {
+  auto control = make_control(2);
+  control.add_worker(0, {0, 1});
+  control.add_worker(1, {0, 1});
+  control.add_config(0, 1);
+  BOOST_CHECK_THROW(control.set_pipeline_stages(6, 2), Error);  // unknown until added
+  BOOST_TEST(!control.add_config_by_user(6, 1, {{"lr", 0.1}}, -1, 0).ok(), "stages below 1 are refused");
+  BOOST_TEST(control.add_config_by_user(6, 1, {{"lr", 0.1}}, -1, 2).ok());
+  BOOST_CHECK_EQUAL(control.pipeline_stages(6), 2);
+  BOOST_TEST(control.add_config_by_user(7, 1, {{"lr", 0.1}}, 6, 2).ok());  // a clone keeps the split
+  BOOST_TEST(control.add_config_by_user(8, 1, {{"lr", 0.1}}).ok());
+  BOOST_CHECK_EQUAL(control.pipeline_stages(8), 1);
+  auto actions = control.take_user_actions();
+  BOOST_REQUIRE_EQUAL(actions.size(), 3u);
+  BOOST_TEST(actions[0]["pipeline_stages"] == 2);
+  BOOST_TEST(actions[1]["cloned_from"] == 6);
+  BOOST_TEST(!actions[2].contains("pipeline_stages"));
+  auto [pipelined, alone] = run_all(control);
+  BOOST_CHECK_EQUAL(pipelined, 4);  // configs 6 and 7, 2 partitions each
+  BOOST_CHECK_EQUAL(alone, 4);      // configs 0 and 8
+}
+
+// Resuming a search that proposes: a recorded config that has not rejoined
+// yet takes its stages, and keeps them when it is re-proposed.
+BOOST_AUTO_TEST_CASE(a_recorded_config_takes_its_stages_before_it_is_proposed_again) {
+  auto control = proposing_control(1, {});
+  control.set_recorded_configs({ConfigRecord{3, {{"lr", 0.1}}, ConfigStatus::running, ""}});
+  control.set_pipeline_stages(3, 2);
+  BOOST_CHECK_THROW(control.set_pipeline_stages(4, 2), Error);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// Issue 14: a pipeline crew larger than the cluster. The plain rule first,
+// then the control: a wait is said once (workers may join), a cluster no
+// worker can join fails the config with the reason, and a crew that can
+// form again clears the wait.
+BOOST_AUTO_TEST_SUITE(pipeline_crew_shortage)
+
+BOOST_AUTO_TEST_CASE(the_outlook_of_a_crew) {
+  BOOST_CHECK(crew_outlook(2, 2, 0) == CrewOutlook::can_form);
+  BOOST_CHECK(crew_outlook(3, 2, 0) == CrewOutlook::waits_for_workers);
+  BOOST_CHECK(crew_outlook(3, 2, 2) == CrewOutlook::cannot_form);
+  // A fixed cluster whose worker is being respawned: it waits.
+  BOOST_CHECK(crew_outlook(2, 1, 2) == CrewOutlook::waits_for_workers);
+  BOOST_CHECK(crew_outlook(2, 3, 3) == CrewOutlook::can_form);
+  BOOST_TEST(crew_wait_message(4, 3, 2) == "config 4 waits for 3 idle workers for its pipeline stages; the cluster has 2");
+  BOOST_TEST(crew_shortage_error(3, 1) == "it trains as a pipeline over 3 stages, but the cluster has 1 worker and no "
+                                         "more can join");
+}
+
+BOOST_AUTO_TEST_CASE(a_crew_larger_than_the_cluster_waits_said_once_until_workers_join) {
+  auto control = make_control(1);
+  control.add_worker(0, {0});
+  control.add_config(2, 1);
+  control.set_pipeline_stages(2, 3);
+  auto batch = control.dispatch_all();
+  BOOST_REQUIRE_EQUAL(batch.notices.size(), 1u);
+  BOOST_TEST(batch.notices[0] == "config 2 waits for 3 idle workers for its pipeline stages; the cluster has 1");
+  BOOST_TEST(batch.empty());
+  BOOST_TEST(control.dispatch_all().notices.empty(), "said once");
+  BOOST_TEST(control.outcomes().at(2).status == ConfigStatus::running);
+  control.add_worker(1, {0});
+  control.add_worker(2, {0});
+  batch = control.dispatch_all();
+  BOOST_TEST(batch.notices.empty());
+  BOOST_REQUIRE_EQUAL(batch.pipelines.size(), 1u);
+  BOOST_CHECK_EQUAL(batch.pipelines[0].stages(), 3);
+  control.on_pipeline_committed(batch.pipelines[0].id, entry_of(batch.pipelines[0].driver));
+  BOOST_CHECK(control.all_done());
+}
+
+BOOST_AUTO_TEST_CASE(a_shortage_after_workers_leave_is_said_again) {
+  auto control = make_control(2);
+  control.add_worker(0, {0, 1});
+  control.add_worker(1, {0, 1});
+  control.add_config(1, 1);
+  control.set_pipeline_stages(1, 2);
+  auto first = control.dispatch_all();
+  BOOST_TEST(first.notices.empty());
+  BOOST_REQUIRE_EQUAL(first.pipelines.size(), 1u);
+  // A host hosting a stage counts as a worker the cluster has.
+  BOOST_TEST(control.dispatch_all().notices.empty());
+  control.on_pipeline_committed(first.pipelines[0].id, entry_of(first.pipelines[0].driver));
+  control.remove_worker(1);  // its agent is lost
+  auto batch = control.dispatch_all();
+  BOOST_REQUIRE_EQUAL(batch.notices.size(), 1u);
+  BOOST_TEST(batch.notices[0].find("the cluster has 1") != std::string::npos, batch.notices[0]);
+  control.add_worker(3, {0, 1});  // it rejoins
+  batch = control.dispatch_all();
+  BOOST_REQUIRE_EQUAL(batch.pipelines.size(), 1u);
+  control.on_pipeline_committed(batch.pipelines[0].id, entry_of(batch.pipelines[0].driver));
+  BOOST_CHECK(control.all_done());
+  BOOST_CHECK(control.outcomes().at(1).status == ConfigStatus::completed);
+}
+
+BOOST_AUTO_TEST_CASE(on_a_fixed_cluster_a_crew_larger_than_it_fails_the_config_and_the_rest_trains) {
+  auto control = make_control(2);
+  control.add_worker(0, {0, 1});
+  control.add_worker(1, {0, 1});
+  control.set_fixed_workers(2);
+  BOOST_CHECK_THROW(control.set_fixed_workers(0), Error);
+  control.add_config(1, 1);
+  control.add_config(2, 1);
+  control.set_pipeline_stages(2, 3);  // e.g. planned on 3 workers, resumed on 2
+  auto batch = control.dispatch_all();
+  BOOST_REQUIRE_EQUAL(batch.notices.size(), 1u);
+  BOOST_TEST(batch.notices[0].rfind("config 2 failed: it trains as a pipeline over 3 stages, but the cluster has 2 "
+                                    "workers and no more can join", 0) == 0, batch.notices[0]);
+  BOOST_CHECK(control.outcomes().at(2).status == ConfigStatus::failed);
+  BOOST_TEST(control.outcomes().at(2).error.find("over 3 stages") != std::string::npos);
+  // The other config still trains to the end.
+  for (const auto& d : batch.units) control.on_committed(d.worker, entry_of(d));
+  auto [pipelined, alone] = run_all(control);
+  BOOST_CHECK_EQUAL(pipelined, 0);
+  BOOST_CHECK_EQUAL(alone + static_cast<int>(batch.units.size()), 2);
+  BOOST_CHECK(control.outcomes().at(1).status == ConfigStatus::completed);
+}
+
+BOOST_AUTO_TEST_CASE(on_a_fixed_cluster_a_worker_being_respawned_only_delays_the_crew) {
+  auto control = make_control(1);
+  control.add_worker(0, {0});
+  control.add_worker(1, {0});
+  control.set_fixed_workers(2);
+  control.add_config(1, 1);
+  control.set_pipeline_stages(1, 2);
+  control.on_worker_died(1, "killed");
+  auto batch = control.dispatch_all();
+  BOOST_REQUIRE_EQUAL(batch.notices.size(), 1u);
+  BOOST_TEST(batch.notices[0].find("waits for 2 idle workers") != std::string::npos, batch.notices[0]);
+  BOOST_CHECK(control.outcomes().at(1).status == ConfigStatus::running);
+  control.add_worker(2, {0});  // respawned
+  batch = control.dispatch_all();
+  BOOST_REQUIRE_EQUAL(batch.pipelines.size(), 1u);
+  control.on_pipeline_committed(batch.pipelines[0].id, entry_of(batch.pipelines[0].driver));
+  BOOST_CHECK(control.all_done());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

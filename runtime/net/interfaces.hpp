@@ -160,9 +160,10 @@ using scheduler_actor = caf::typed_actor<
     // (id, partitions): the worker now holds these.
     caf::reacts_to<holds_atom, WorkerId, std::vector<PartitionId>>,
     // Steering by a person: (command, config, params_json, epochs,
-    // cloned_from), see actors/experiment_steering.hpp; true once applied.
-    // The command is pause, resume, stop or add (a clone is an add).
-    caf::replies_to<control_atom, SteeringCommand, ConfigId, std::string, int32_t, ConfigId>::with<bool>>;
+    // cloned_from, stages), see actors/experiment_steering.hpp; true once
+    // applied. The command is pause, resume, stop or add (a clone is an add);
+    // stages >= 2: the added config trains as a pipeline over that many.
+    caf::replies_to<control_atom, SteeringCommand, ConfigId, std::string, int32_t, ConfigId, int32_t>::with<bool>>;
 
 // The coordinator's gateway (actors/coordinator.hpp): every message it takes.
 // It is published with this interface, and every peer (agent, client, bench)

@@ -69,9 +69,10 @@ std::vector<ConfigProposal> ExperimentControl::take_proposals() {
   return out;
 }
 
-void ExperimentControl::on_config_created(ConfigId c) {
+void ExperimentControl::on_config_created(ConfigId c, int32_t stages) {
   auto it = pending_creation_.find(c);
   if (it == pending_creation_.end()) throw Error(fmt::format("on_config_created: config {} was not proposed", c));
+  if (stages >= 2) set_pipeline_stages(c, stages);  // before it can be dispatched
   const int32_t epochs = it->second;
   pending_creation_.erase(it);
   add_config(c, epochs);
@@ -133,6 +134,7 @@ Dispatch ExperimentControl::make_dispatch(WorkerId w, const Unit& u) const {
 DispatchBatch ExperimentControl::dispatch_all() {
   DispatchBatch out;
   if (paused_) return out;
+  check_pipeline_crews(out);
   const std::vector<WorkerId> idle = book_.idle_workers();
   for (auto w : idle) {
     // Joined a gang, or hosts a pipeline stage, formed earlier in this loop.
@@ -412,7 +414,7 @@ Status ExperimentControl::stop_config(ConfigId c) {
 }
 
 Status ExperimentControl::add_config_by_user(ConfigId c, int32_t epochs, const nlohmann::json& params,
-                                             ConfigId cloned_from) {
+                                             ConfigId cloned_from, int32_t stages) {
   if (!search_->takes_added_configs())
     return Status::error(fmt::format("configs can be added to grid and random searches only; this experiment "
                                      "runs {}, which plans its configs up front",
@@ -421,13 +423,16 @@ Status ExperimentControl::add_config_by_user(ConfigId c, int32_t epochs, const n
   if (epochs < 1) return Status::error(fmt::format("config {}: epochs must be >= 1, got {}", c, epochs));
   if (cloned_from >= 0 && !outcomes_.count(cloned_from))
     return Status::error(fmt::format("the experiment has no config {} to clone", cloned_from));
+  if (stages < 1) return Status::error(fmt::format("config {}: stages must be >= 1, got {}", c, stages));
   book_.add_config(c, epochs);
   outcomes_[c] = ConfigOutcome{};
+  if (stages >= 2) pipeline_stages_[c] = stages;  // before the shell dispatches again
   auto record = user_action(SteeringCommand::add);
   record["config"] = c;
   record["params"] = params;
   record["epochs"] = epochs;
   record["cloned_from"] = cloned_from;
+  if (stages >= 2) record["pipeline_stages"] = stages;
   user_actions_.push_back(std::move(record));
   return Status::ok_status();
 }

@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,11 @@ struct DispatchBatch {
   std::vector<Dispatch> units;
   std::vector<GangDispatch> gangs;
   std::vector<PipelineDispatch> pipelines;
+  // Human lines for the shell to report: a pipeline config that waits for
+  // workers (said once), or failed because it never can have them
+  // (crew_outlook); a failed one was ended in the search too, so the shell
+  // persists its decisions (apply_search) and dispatches again.
+  std::vector<std::string> notices;
   bool empty() const { return units.empty() && gangs.empty() && pipelines.empty(); }
 };
 
@@ -171,9 +177,19 @@ class ExperimentControl {
   // gave the unit stays idle (reserved) and every worker that frees up and is
   // given the unit joins the reservation, until `stages` are idle at once;
   // meanwhile the other configs run on the other workers. Throws
-  // cerebro::Error for stages < 2 or an unknown config.
+  // cerebro::Error for stages < 2 or an unknown config. Known are the
+  // configs in the schedule, those proposed and not yet created (call it
+  // before on_config_created, or pass the stages there) and, resuming a
+  // search that proposes, the recorded ones not yet re-proposed (their
+  // stages hold once they rejoin).
   void set_pipeline_stages(ConfigId c, int32_t stages);
   int32_t pipeline_stages(ConfigId c) const;  // 1: trains whole
+  // The cluster can have no more than `workers` workers (> 0; an embedded
+  // cluster: no agent joins, a dead worker is respawned): a pipeline config
+  // whose stages outnumber them fails at the next dispatch instead of
+  // waiting (crew_outlook). Without this call workers may join: such a
+  // config waits, and dispatch_all says so once (DispatchBatch::notices).
+  void set_fixed_workers(int32_t workers);
   // The attempt's one unit is durable (entry as the store returned it): its
   // hosts rejoin the schedule and the unit counts as on_committed's does.
   // Throws cerebro::Error if the attempt is not running.
@@ -233,7 +249,9 @@ class ExperimentControl {
 
   // Proposals not yet taken, in order.
   std::vector<ConfigProposal> take_proposals();
-  void on_config_created(ConfigId c);
+  // `stages` >= 2: the config trains as a pipeline over that many stages
+  // (its plan), set before it joins the schedule.
+  void on_config_created(ConfigId c, int32_t stages = 1);
   std::string on_config_rejected(ConfigId c, const std::string& error);
   bool creation_pending(ConfigId c) const { return pending_creation_.count(c) > 0; }
   // Resuming such a search: the configs the run recorded. A re-derived
@@ -288,7 +306,11 @@ class ExperimentControl {
   // or cloned from config `cloned_from`'s latest state when >= 0). Only for
   // procedures that train every config for its planned epochs (grid,
   // random): the others plan their rungs and populations up front.
-  Status add_config_by_user(ConfigId c, int32_t epochs, const nlohmann::json& params, ConfigId cloned_from = -1);
+  // `stages` >= 2: it trains as a pipeline over that many stages (its plan,
+  // or its parent's split), set before it joins the schedule and recorded
+  // with the action ("pipeline_stages").
+  Status add_config_by_user(ConfigId c, int32_t epochs, const nlohmann::json& params, ConfigId cloned_from = -1,
+                            int32_t stages = 1);
   // Records of the applied steering calls since the last call, in order.
   std::vector<nlohmann::json> take_user_actions();
 
@@ -309,6 +331,8 @@ class ExperimentControl {
   std::map<ConfigId, int32_t> pipeline_stages_;
   PipelineAttempts pipelines_;
   std::map<WorkerId, std::vector<PartitionId>> pipeline_hosts_;
+  int32_t fixed_workers_ = 0;               // set_fixed_workers; 0: workers may join
+  std::set<ConfigId> waiting_for_workers_;  // pipeline configs whose wait was reported
   uint64_t seed_;
   Metric metric_;
   int max_unit_retries_;
@@ -362,6 +386,10 @@ class ExperimentControl {
   // dispatch_all's pipeline hook: true when `unit` (picked for idle worker w)
   // is a pipeline config's; then it started an attempt (into out) or w waits.
   bool dispatch_pipeline(WorkerId w, const Unit& unit, const std::vector<WorkerId>& idle, DispatchBatch& out);
+  // dispatch_all's check of the pipeline configs against the cluster's size
+  // (crew_outlook): reports a wait once, fails a config that can never form
+  // its crew. Lines into out.notices.
+  void check_pipeline_crews(DispatchBatch& out);
   // Ends an attempt in the bookkeeping: its hosts still known rejoin the book.
   PipelineCrew end_pipeline(int64_t attempt);
   // Worker w leaves: a host is forgotten (its attempt's driver will fail),

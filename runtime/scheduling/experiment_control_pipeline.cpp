@@ -15,8 +15,40 @@ namespace cerebro {
 
 void ExperimentControl::set_pipeline_stages(ConfigId c, int32_t stages) {
   if (stages < 2) throw Error(fmt::format("set_pipeline_stages: config {} needs at least 2 stages, got {}", c, stages));
-  (void)book_.state(c);  // throws for an unknown config
+  // A config created while the run trains gets its stages before it joins
+  // (proposed, not yet created); resuming, a recorded one before it rejoins.
+  if (!pending_creation_.count(c) && !recorded_.count(c)) (void)book_.state(c);  // throws for an unknown config
   pipeline_stages_[c] = stages;
+}
+
+void ExperimentControl::set_fixed_workers(int32_t workers) {
+  if (workers < 1) throw Error(fmt::format("set_fixed_workers: a cluster needs at least 1 worker, got {}", workers));
+  fixed_workers_ = workers;
+}
+
+void ExperimentControl::check_pipeline_crews(DispatchBatch& out) {
+  // The workers the schedule knows: in the book, and hosting a stage now.
+  const int workers_now = static_cast<int>(book_.workers().size() + pipeline_hosts_.size());
+  for (const auto& [c, stages] : pipeline_stages_) {
+    auto outcome = outcomes_.find(c);
+    if (outcome == outcomes_.end() || outcome->second.status != ConfigStatus::running) continue;
+    if (book_.state(c) != ConfigState::pending_epoch || book_.config_busy(c) || copy_pending(c)) continue;
+    switch (crew_outlook(stages, workers_now, fixed_workers_)) {
+      case CrewOutlook::can_form:
+        waiting_for_workers_.erase(c);  // a later shortage is reported again
+        break;
+      case CrewOutlook::waits_for_workers:
+        if (waiting_for_workers_.insert(c).second) out.notices.push_back(crew_wait_message(c, stages, workers_now));
+        break;
+      case CrewOutlook::cannot_form: {
+        const std::string error = crew_shortage_error(stages, fixed_workers_);
+        book_.fail(c);
+        outcomes_[c] = ConfigOutcome{ConfigStatus::failed, error};
+        out.notices.push_back(fmt::format("config {} failed: {}", c, error) + config_ended(c));
+        break;
+      }
+    }
+  }
 }
 
 int32_t ExperimentControl::pipeline_stages(ConfigId c) const {

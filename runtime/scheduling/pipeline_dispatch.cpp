@@ -45,6 +45,22 @@ std::string pipeline_label(const PipelineCrew& crew) {
   return fmt::format("pipeline over {} stages (workers {})", crew.stages(), fmt::join(crew.members(), ", "));
 }
 
+CrewOutlook crew_outlook(int stages, int workers_now, int fixed_workers) {
+  if (fixed_workers > 0 && stages > fixed_workers) return CrewOutlook::cannot_form;
+  if (stages > workers_now) return CrewOutlook::waits_for_workers;
+  return CrewOutlook::can_form;
+}
+
+std::string crew_wait_message(ConfigId config, int stages, int workers) {
+  return fmt::format("config {} waits for {} idle workers for its pipeline stages; the cluster has {}", config, stages,
+                     workers);
+}
+
+std::string crew_shortage_error(int stages, int workers) {
+  return fmt::format("it trains as a pipeline over {} stages, but the cluster has {} worker{} and no more can join",
+                     stages, workers, workers == 1 ? "" : "s");
+}
+
 int64_t PipelineAttempts::start(PipelineCrew crew) {
   if (crew.stages() < 2)
     throw Error(fmt::format("a pipeline attempt of {} needs at least 2 stages, got {}", to_string(crew.unit),

@@ -49,6 +49,24 @@ std::optional<PipelineCrew> choose_pipeline_crew(const Unit& unit, int stages, c
 // "pipeline over 2 stages (workers 3, 1)".
 std::string pipeline_label(const PipelineCrew& crew);
 
+// A pipeline config's crew against the cluster's size. A crew forms only
+// once `stages` workers are idle at once, so while the cluster has fewer the
+// config cannot train; it must not wait in silence:
+//  - workers may still join (a cluster whose agents join and rejoin, or a
+//    worker being respawned): the config waits, and the shell says so once;
+//  - no worker can join beyond `fixed_workers` (> 0: an embedded cluster,
+//    whose dead workers are respawned) and the stages outnumber them: the
+//    config fails with crew_shortage_error.
+// `workers_now` counts the workers the schedule knows (hosts of running
+// attempts included); fixed_workers 0: workers may join.
+enum class CrewOutlook { can_form, waits_for_workers, cannot_form };
+CrewOutlook crew_outlook(int stages, int workers_now, int fixed_workers);
+// "config 4 waits for 3 idle workers for its pipeline stages; the cluster has 2"
+std::string crew_wait_message(ConfigId config, int stages, int workers);
+// "it trains as a pipeline over 3 stages, but the cluster has 2 workers and no
+// more can join"
+std::string crew_shortage_error(int stages, int workers);
+
 // The pipeline attempts that run, by id. A worker is in at most one.
 class PipelineAttempts {
  public:
