@@ -127,6 +127,31 @@ BOOST_AUTO_TEST_CASE(a_failing_stage_requeues_the_unit_and_the_run_finishes) {
   check_pipeline_entries(log, 0);
 }
 
+namespace {
+
+struct CrashedThenResumed {
+  std::string first_output;          // the killed run's
+  std::vector<UnitLogEntry> before;  // its unit log when it died
+};
+
+// Runs `spec` into `run`, killed right after its 3rd commit, then resumes it
+// to the end.
+CrashedThenResumed crash_after_third_commit_and_resume(const std::string& spec, const std::string& run) {
+  auto first = run_command(with_faults("crash=after_commit:3") + cerebro_binary() + " run " + spec + " --out " + run);
+  BOOST_TEST_INFO(first.text);
+  BOOST_REQUIRE(first.exit_code != 0);
+  CrashedThenResumed out{first.text, open_store(run)->unit_log()};
+  // The 3rd commit was durable (a group commit may have written more with it).
+  BOOST_REQUIRE(out.before.size() >= 3u);
+  BOOST_REQUIRE(out.before.size() < 8u);
+  auto resumed = run_cerebro("run --resume " + run);
+  BOOST_TEST_INFO(resumed.text);
+  BOOST_REQUIRE_EQUAL(resumed.exit_code, 0);
+  return out;
+}
+
+}  // namespace
+
 // A run killed after its 3rd commit resumes: the pipeline config keeps its
 // split (meta pipeline_stages) and trains on from its framed state; no unit
 // runs twice.
@@ -135,16 +160,7 @@ BOOST_AUTO_TEST_CASE(a_pipeline_run_killed_mid_way_resumes) {
   auto run = tmp.file("run");
   auto spec = tmp.write("p.toml", small_spec("model = [\"mlp\"]\nhidden = [[16]]\nparallelism = [\"auto\", \"pipeline\"]\n",
                                              2, 400, 2));
-  auto first = run_command(with_faults("crash=after_commit:3") + cerebro_binary() + " run " + spec + " --out " + run);
-  BOOST_TEST_INFO(first.text);
-  BOOST_REQUIRE(first.exit_code != 0);
-  const auto before = open_store(run)->unit_log();
-  // The 3rd commit was durable (a group commit may have written more with it).
-  BOOST_REQUIRE(before.size() >= 3u);
-  BOOST_REQUIRE(before.size() < 8u);
-  auto resumed = run_cerebro("run --resume " + run);
-  BOOST_TEST_INFO(resumed.text);
-  BOOST_REQUIRE_EQUAL(resumed.exit_code, 0);
+  const auto before = crash_after_third_commit_and_resume(spec, run).before;
   auto log = open_store(run)->unit_log();
   check_complete_run(log, 2, 2, 2);
   for (size_t i = 0; i < before.size(); ++i) BOOST_TEST(log[i].state_checksum == before[i].state_checksum);
@@ -166,17 +182,9 @@ BOOST_AUTO_TEST_CASE(configs_tpe_proposes_mid_run_train_as_pipelines_and_resume)
                                 2, 400, 2);
   text.replace(text.find("[data]"), 6, "search = \"tpe\"\nsamples = 2\nstartup = 2\n[data]");
   auto spec = tmp.write("tpe.toml", text);
-  auto first = run_command(with_faults("crash=after_commit:3") + cerebro_binary() + " run " + spec + " --out " + run);
-  BOOST_TEST_INFO(first.text);
-  BOOST_REQUIRE(first.exit_code != 0);
-  BOOST_TEST(first.text.find("proposed by tpe") != std::string::npos);
-  BOOST_TEST(first.text.find("it trains as a pipeline over 2 stages") != std::string::npos);
-  const auto before = open_store(run)->unit_log();
-  BOOST_REQUIRE(before.size() >= 3u);
-  BOOST_REQUIRE(before.size() < 8u);
-  auto resumed = run_cerebro("run --resume " + run);
-  BOOST_TEST_INFO(resumed.text);
-  BOOST_REQUIRE_EQUAL(resumed.exit_code, 0);
+  const std::string first = crash_after_third_commit_and_resume(spec, run).first_output;
+  BOOST_TEST(first.find("proposed by tpe") != std::string::npos);
+  BOOST_TEST(first.find("it trains as a pipeline over 2 stages") != std::string::npos);
   auto log = open_store(run)->unit_log();
   check_complete_run(log, 2, 2, 2);
   for (ConfigId c : {0, 1}) check_pipeline_entries(log, c, {0, 1});
