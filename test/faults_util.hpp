@@ -26,6 +26,23 @@ inline UnitKey key_of(const UnitLogEntry& e) { return {e.config, e.partition, e.
 
 inline std::vector<UnitRecord> records_of(const std::vector<UnitLogEntry>& log) { return e2e::committed_records(log); }
 
+// The synced commits that wrote `log`: a unit trained alone is one, and a
+// data-parallel gang's k entries are one more (they share one write). Under
+// parallelism = "auto" a gang may form whenever fewer configs than workers
+// are runnable, so a test that crashes "after the K-th commit" counts these,
+// not entries.
+inline size_t commits_in(const std::vector<UnitLogEntry>& log) {
+  std::set<int64_t> gangs;
+  size_t alone = 0;
+  for (const auto& e : log) {
+    if (e.gang_size > 0)
+      gangs.insert(e.gang);
+    else
+      ++alone;
+  }
+  return alone + gangs.size();
+}
+
 // Every config completed `epochs` epochs over `partitions` partitions, MOP's
 // invariants hold on the committed log, and no unit was committed twice.
 inline void check_complete_run(const std::vector<UnitLogEntry>& log, int configs, int partitions, int epochs) {

@@ -80,7 +80,7 @@ BOOST_AUTO_TEST_CASE(regression_on_diabetes_ranks_by_r2_resumes_and_predicts) {
                            regression_spec(tmp, csv) + " --out " + run);
   BOOST_TEST_INFO(first.text);
   BOOST_REQUIRE(first.exit_code != 0);
-  BOOST_REQUIRE_EQUAL(open_store(run)->unit_log().size(), 9u);
+  BOOST_REQUIRE_EQUAL(commits_in(open_store(run)->unit_log()), 9u);
   auto resumed = run_cerebro("run --resume " + run);
   BOOST_TEST_INFO(resumed.text);
   BOOST_REQUIRE_EQUAL(resumed.exit_code, 0);
@@ -216,7 +216,7 @@ BOOST_AUTO_TEST_CASE(a_torchscript_template_brings_its_loss_and_metric) {
                              template_spec(tmp, csv, tmp.file("good.pt")) + " --out " + run);
   BOOST_TEST_INFO(crashed.text);
   BOOST_REQUIRE(crashed.exit_code != 0);
-  BOOST_REQUIRE_EQUAL(open_store(run)->unit_log().size(), 5u);
+  BOOST_REQUIRE_EQUAL(commits_in(open_store(run)->unit_log()), 5u);
   auto out = run_cerebro("run --resume " + run);
   BOOST_TEST_INFO(out.text);
   BOOST_REQUIRE_EQUAL(out.exit_code, 0);

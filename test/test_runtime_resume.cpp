@@ -234,3 +234,30 @@ BOOST_AUTO_TEST_CASE(no_intact_state_at_all_is_an_error_not_a_crash) {
   BOOST_TEST(!r.ok());
   BOOST_TEST(r.error().find("no intact state") != std::string::npos);
 }
+
+// A data-parallel gang's k units share one state: when it is damaged, all k
+// roll back together and the config falls back to its state before the gang.
+BOOST_AUTO_TEST_CASE(a_corrupt_gang_state_rolls_back_all_of_the_gangs_units) {
+  TempDir tmp;
+  auto dir = tmp.file("state");
+  {
+    auto store = StateStore::open(dir, true);
+    BOOST_REQUIRE(store.ok());
+    (*store)->put_initial_state(0, "init-0");
+    (*store)->commit_unit(unit(0, 0), "s1");  // seq 1
+    auto gang = (*store)->commit_gang({unit(0, 1), unit(0, 2)}, "gang");  // seqs 2 and 3, the state at 3
+    BOOST_REQUIRE_MESSAGE(gang.ok(), gang.error());
+  }
+  damage(dir, "state/00000000/000000000003", false);
+  auto store = StateStore::open(dir, false);
+  BOOST_REQUIRE(store.ok());
+  auto r = (*store)->recover_latest_state(0);
+  BOOST_REQUIRE_MESSAGE(r.ok(), r.error());
+  BOOST_TEST(r->fell_back);
+  BOOST_TEST(r->intact_seq == 1);
+  BOOST_REQUIRE_EQUAL(r->rolled_back.size(), 2u);
+  BOOST_TEST(r->rolled_back[0].seq == 2);
+  BOOST_TEST(r->rolled_back[1].seq == 3);
+  BOOST_TEST(*(*store)->latest_state(0) == "s1");
+  BOOST_TEST((*store)->unit_log().size() == 1u);
+}
