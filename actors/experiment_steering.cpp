@@ -9,6 +9,8 @@
 
 #include "models/pipeline_runner.hpp"
 #include "runtime/store/pipeline_state.hpp"
+#include "runtime/run/new_config.hpp"
+#include "actors/run_setup.hpp"
 #include "models/predict.hpp"
 #include "runtime/api/experiment_view.hpp"
 #include "runtime/api/pareto_view.hpp"
@@ -262,20 +264,15 @@ Result<control_reply> ExperimentSteering::add(caf::blocking_actor* self, const c
     state = models::initial_state(*params, context_.shape, *context_.pilot, unit_seed(context_.seed, {id, -1, -1}));
     if (!state.ok()) return Status::error("the new config failed its pilot check: " + state.error());
   }
-  // Its split is durable before the scheduler hears of it (a resumed run reads it back).
-  if (*stages >= 2) {
-    if (auto st = record_pipeline_stages(*context_.store, id, *stages); !st.ok()) return st;
-  }
-  if (auto st = context_.store->put_initial_state(id, *state); !st.ok()) return st;
-  ConfigRecord record{id, *params, ConfigStatus::running, ""};
-  if (auto st = context_.store->put_config(record); !st.ok()) return st;
+  // Durable before the scheduler hears of it, as a run's own configs are.
+  NewConfig config{id, *params, *stages, std::move(state).value(),
+                   parameters_to_keep(context_.count_parameters, *params, context_.shape)};
+  if (auto st = store_new_config(*context_.store, config); !st.ok()) return st;
   ++context_.next_config;
   // A clone is an add for the scheduler: it starts from the state stored above.
   auto done = tell_scheduler(self, SteeringCommand::add, id, params->dump(), clone ? base.id : -1, *stages);
   if (!done.ok()) {
-    record.status = ConfigStatus::failed;
-    record.error = "not added: " + done.message();
-    context_.store->put_config(record);
+    context_.store->put_config({id, *params, ConfigStatus::failed, "not added: " + done.message()});
     return done;
   }
   control_reply reply;

@@ -49,6 +49,9 @@ struct SteeringContext {
   // What an added config's plan is made under (issue 14): the run's workers
   // and [cluster] model_memory_mb, as for the run's own configs.
   PipelineLimits pipeline_limits;
+  // An objective is `parameters`: an added config's count is kept for the
+  // live Pareto front, as the run's own configs' are.
+  bool count_parameters = false;
 };
 
 class ExperimentSteering {

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "runtime/api/pareto_view.hpp"
+#include "runtime/run/objectives.hpp"
 #include "runtime/net/error_category.hpp"
 #include "runtime/search/search_registry.hpp"
 #include "actors/actors.hpp"
@@ -104,7 +105,8 @@ Result<experiment_done> train(caf::actor_system& system, const RunOptions& optio
   ExperimentSteering steering(SteeringContext{r.store, scheduler, s.shape, s.data.partitions.at(0), s.data.validation,
                                               r.spec.epochs, r.spec.seed,
                                               search_info(r.spec.search).takes_added_configs,
-                                              options.out_dir, next_config, pipeline_limits_of(r)});
+                                              options.out_dir, next_config, pipeline_limits_of(r),
+                                              has_objective(r.spec, BuiltinObjective::parameters)});
   self->send(scheduler, start_atom::value);
   if (observer.started) observer.started(caf::actor_cast<caf::actor>(self));
   // An agent is gone (dead or hung): its workers leave the schedule, and a

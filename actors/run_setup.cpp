@@ -14,6 +14,7 @@
 #include "models/cost_probe.hpp"
 #include "models/pipeline_runner.hpp"
 #include "models/predict.hpp"
+#include "runtime/run/new_config.hpp"
 #include "runtime/run/objectives.hpp"
 #include "runtime/run/run_recovery.hpp"
 #include "runtime/store/pipeline_state.hpp"
@@ -254,26 +255,25 @@ PipelineLimits pipeline_limits_of(const Prepared& r) {
   return PipelineLimits{r.setup.workers, r.spec.cluster.model_memory_mb << 20};
 }
 
+std::optional<int64_t> parameters_to_keep(bool count, const nlohmann::json& params, const models::ShapeInfo& shape) {
+  if (!count) return std::nullopt;
+  auto counted = models::parameter_count(params, shape);
+  if (!counted.ok()) return std::nullopt;
+  return *counted;
+}
+
 Result<int32_t> create_config(const Prepared& r, ConfigId id, const nlohmann::json& params) {
-  ConfigRecord record{id, params, ConfigStatus::running, ""};
   auto stages = stages_of(r, id, params);
   Result<std::string> init = stages.ok() ? initial_state_of(r, id, params, *stages) : Result<std::string>(stages.status());
-  // Durable before the config can be scheduled (a resumed run reads its split back).
-  if (init.ok() && *stages >= 2 && !r.setup.pipeline_stages.count(id)) {
-    if (auto st = record_pipeline_stages(*r.store, id, *stages); !st.ok()) return st;
+  if (!init.ok()) {
+    // Kept as failed, with why: the leaderboard and a resumed run show it.
+    if (auto st = r.store->put_config({id, params, ConfigStatus::failed, init.error()}); !st.ok()) return st;
+    return init.status();
   }
-  if (init.ok()) {
-    if (auto st = r.store->put_initial_state(id, *init); !st.ok()) return st;
-  } else {
-    record.status = ConfigStatus::failed;
-    record.error = init.error();
-  }
-  if (auto st = r.store->put_config(record); !st.ok()) return st;
-  if (init.ok() && has_objective(r.spec, BuiltinObjective::parameters)) {
-    if (auto count = models::parameter_count(params, r.setup.shape); count.ok())
-      r.store->put_meta(parameters_meta_key(id), std::to_string(*count));
-  }
-  if (!init.ok()) return init.status();
+  NewConfig config{id, params, *stages, std::move(init).value(),
+                   parameters_to_keep(has_objective(r.spec, BuiltinObjective::parameters), params, r.setup.shape),
+                   r.setup.pipeline_stages.count(id) > 0};
+  if (auto st = store_new_config(*r.store, config); !st.ok()) return st;
   return *stages;
 }
 

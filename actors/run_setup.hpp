@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,10 @@ struct Prepared {
 // before its record (so before it can be scheduled). The caller sets the
 // stages in the control before the config joins the schedule.
 Result<int32_t> create_config(const Prepared& r, ConfigId id, const nlohmann::json& params);
+
+// Config `params`'s trainable parameters when `count` (an objective is
+// `parameters`), for store_new_config; nothing when the model cannot be built.
+std::optional<int64_t> parameters_to_keep(bool count, const nlohmann::json& params, const models::ShapeInfo& shape);
 
 // The limits a config's plan is made under on this run: its workers and
 // [cluster] model_memory_mb (what set_up, create_config and steering use).

@@ -9,6 +9,7 @@
 
 #include "runtime/base/fault_injection.hpp"
 #include "runtime/net/messages.hpp"
+#include "runtime/run/new_config.hpp"
 #include "runtime/store/pipeline_state.hpp"
 #include "runtime/store/state_store.hpp"
 
@@ -396,4 +397,32 @@ BOOST_AUTO_TEST_CASE(a_group_commit_keeps_order_states_and_retention) {
   it.reset();
   delete db;
   BOOST_TEST((values == std::vector<std::string>{"a1", "a2", "b1", "b2"}));
+}
+
+// A new config is durable before it is scheduled: its split merged into the
+// meta, its initial state, its record and, when counted, its parameters; a
+// split planned with the run's own configs is not written again.
+BOOST_AUTO_TEST_CASE(a_new_config_is_stored_with_its_split_state_record_and_parameter_count) {
+  TempStoreDir dir;
+  auto store = StateStore::open(dir.path.string(), true);
+  BOOST_REQUIRE_MESSAGE(store.ok(), store.error());
+  BOOST_REQUIRE(record_pipeline_stages(**store, 0, 3).ok());
+  NewConfig split{4, {{"lr", 0.1}}, 2, "framed", 1234};
+  BOOST_REQUIRE(store_new_config(**store, split).ok());
+  NewConfig whole{5, {{"lr", 0.2}}, 1, "plain", std::nullopt};
+  BOOST_REQUIRE(store_new_config(**store, whole).ok());
+  NewConfig planned{6, {{"lr", 0.3}}, 2, "framed too", std::nullopt, true};
+  BOOST_REQUIRE(store_new_config(**store, planned).ok());
+
+  auto stages = stored_pipeline_stages(**store);
+  BOOST_REQUIRE_MESSAGE(stages.ok(), stages.error());
+  BOOST_TEST((*stages == std::map<ConfigId, int32_t>{{0, 3}, {4, 2}}));
+  BOOST_TEST(*(*store)->initial_state(4) == "framed");
+  BOOST_TEST(*(*store)->initial_state(5) == "plain");
+  BOOST_TEST(*(*store)->get_meta("parameters/4") == "1234");
+  BOOST_TEST(!(*store)->get_meta("parameters/5").has_value());
+  auto configs = (*store)->configs();
+  BOOST_REQUIRE_EQUAL(configs.size(), 3u);
+  for (const auto& c : configs) BOOST_TEST((c.status == ConfigStatus::running));
+  BOOST_TEST(configs[0].params["lr"] == 0.1);
 }

@@ -3,7 +3,9 @@
 // path the REPL and the HTTP API take), a config added with parallelism =
 // "pipeline" trains to the end over 2 stages, a clone of it keeps the split
 // (from its parent's framed state), and a clone that would change the split
-// or a split the model cannot take is refused, naming why.
+// or a split the model cannot take is refused, naming why. Under a
+// `parameters` objective, added configs keep their parameter count for the
+// live Pareto front.
 #define BOOST_TEST_MODULE steering_pipeline
 #include <boost/test/unit_test.hpp>
 
@@ -34,8 +36,10 @@ BOOST_AUTO_TEST_CASE(a_pipeline_config_added_mid_run_trains_to_the_end_over_2_st
   std::string experiment;
   {
     Client client(system, cluster->gateway(), cluster->token());
-    auto id = client.submit(small_spec("model = [\"mlp\"]\nhidden = [[16]]\n", 2, 400, 2), tmp.path().string(),
-                            "steering.toml");
+    // Two objectives: added configs join the live Pareto front as the run's own do.
+    std::string spec = small_spec("model = [\"mlp\"]\nhidden = [[16]]\n", 2, 400, 2);
+    spec.insert(spec.find('\n') + 1, "metric = [\"val_accuracy\", \"parameters\"]\n");
+    auto id = client.submit(spec, tmp.path().string(), "steering.toml");
     BOOST_REQUIRE_MESSAGE(id.ok(), id.error());
     experiment = *id;
     // Paused as soon as it trains (the command waits for its setup): the
@@ -93,6 +97,16 @@ BOOST_AUTO_TEST_CASE(a_pipeline_config_added_mid_run_trains_to_the_end_over_2_st
   auto stages = stored_pipeline_stages(*store);
   BOOST_REQUIRE_MESSAGE(stages.ok(), stages.error());
   BOOST_TEST((*stages == std::map<ConfigId, int32_t>{{1, 2}, {2, 2}}));
+  // Their parameter counts are kept as the run's own config's is (the live
+  // Pareto front reads them; without one a config never joins it): the same
+  // architecture, so the same count.
+  for (ConfigId c : {0, 1, 2}) {
+    BOOST_TEST_CONTEXT("config " << c) {
+      auto parameters = store->get_meta("parameters/" + std::to_string(c));
+      BOOST_TEST_REQUIRE(parameters.has_value());
+      BOOST_TEST(*parameters == *store->get_meta("parameters/0"));
+    }
+  }
   auto summary = read_json(dir + "/summary.json");
   BOOST_REQUIRE_EQUAL(summary["configs"].size(), 3u);
   for (const auto& c : summary["configs"]) {
