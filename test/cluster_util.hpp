@@ -40,6 +40,27 @@ struct Cluster {
         tmp.file("agent-" + name + ".log"), std::move(env)));
     return *agents.back();
   }
+  // The test stops, with every log, unless the coordinator listens on
+  // `port` within 20 s.
+  void wait_listening(int port) const {
+    BOOST_REQUIRE_MESSAGE(coordinator->wait_for_log("listening on 127.0.0.1:" + std::to_string(port), 20), logs());
+  }
+  // ... unless every agent named joined within 60 s.
+  void wait_joined(const std::vector<std::string>& names) const {
+    for (const auto& name : names)
+      BOOST_REQUIRE_MESSAGE(coordinator->wait_for_log("agent " + name + " joined", 60), logs());
+  }
+  // A coordinator on `port` and the agents named (one worker each), listening and joined.
+  void start_with_agents(int port, const std::vector<std::string>& names) {
+    start_coordinator(port);
+    wait_listening(port);
+    for (const auto& name : names) start_agent(name, port);
+    wait_joined(names);
+  }
+  // What a client passes to reach this cluster: " --cluster ... --token-file ...".
+  std::string client_flags(int port) const {
+    return " --cluster 127.0.0.1:" + std::to_string(port) + " --token-file " + token;
+  }
   std::string logs() const {
     std::string out = coordinator ? "--- coordinator\n" + coordinator->log() : "";
     for (const auto& a : agents) out += "--- agent\n" + a->log();

@@ -38,11 +38,10 @@ BOOST_AUTO_TEST_CASE(three_agents_run_an_experiment_by_model_hopping) {
   cluster.start_agent("node1", port, cluster.token);  // before the coordinator: it retries
   BOOST_REQUIRE_MESSAGE(cluster.agents[0]->wait_for_log("not reachable", 20), cluster.logs());
   auto& coordinator = cluster.start_coordinator(port);
-  BOOST_REQUIRE_MESSAGE(coordinator.wait_for_log("listening on 127.0.0.1:" + std::to_string(port), 20), cluster.logs());
+  cluster.wait_listening(port);
   cluster.start_agent("node2", port, cluster.token);
   cluster.start_agent("node3", port, cluster.token);
-  for (const char* name : {"node1", "node2", "node3"})
-    BOOST_REQUIRE_MESSAGE(coordinator.wait_for_log(std::string("agent ") + name + " joined", 60), cluster.logs());
+  cluster.wait_joined({"node1", "node2", "node3"});
 
   auto status = run_cerebro("status --cluster 127.0.0.1:" + std::to_string(port) + " --token-file " + cluster.token);
   BOOST_TEST(status.exit_code == 0);

@@ -53,15 +53,9 @@ BOOST_AUTO_TEST_CASE(a_gang_spans_two_agent_processes) {
   TempDir tmp;
   Cluster cluster(tmp);
   int port = free_port();
-  auto& coordinator = cluster.start_coordinator(port);
-  BOOST_REQUIRE_MESSAGE(coordinator.wait_for_log("listening on 127.0.0.1:" + std::to_string(port), 20), cluster.logs());
-  cluster.start_agent("node1", port);
-  cluster.start_agent("node2", port);
-  for (const char* name : {"node1", "node2"})
-    BOOST_REQUIRE_MESSAGE(coordinator.wait_for_log(std::string("agent ") + name + " joined", 60), cluster.logs());
+  cluster.start_with_agents(port, {"node1", "node2"});
   auto spec = gang_spec(tmp, "replication = 2\n");
-  auto out = run_cerebro("run " + spec + " --cluster 127.0.0.1:" + std::to_string(port) + " --token-file " +
-                         cluster.token + " --out " + tmp.file("client-run"));
+  auto out = run_cerebro("run " + spec + cluster.client_flags(port) + " --out " + tmp.file("client-run"));
   BOOST_TEST_INFO(out.text + cluster.logs());
   BOOST_REQUIRE_EQUAL(out.exit_code, 0);
   auto summary = read_json(tmp.file("client-run") + "/summary.json");
@@ -136,18 +130,16 @@ BOOST_AUTO_TEST_CASE(a_gang_peer_hung_past_the_timeout_fails_the_attempt_and_the
   Cluster cluster(tmp);
   int port = free_port();
   auto& coordinator = cluster.start_coordinator(port);
-  BOOST_REQUIRE_MESSAGE(coordinator.wait_for_log("listening on 127.0.0.1:" + std::to_string(port), 20), cluster.logs());
+  cluster.wait_listening(port);
   cluster.start_agent("node1", port);
   auto& hung = cluster.start_agent(
       "node2", port,
       std::vector<std::string>{"CEREBRO_FAULT_INJECTION_ENABLE=i-am-a-test", "CEREBRO_FAULTS=stop=gang_step:45"});
-  for (const char* name : {"node1", "node2"})
-    BOOST_REQUIRE_MESSAGE(coordinator.wait_for_log(std::string("agent ") + name + " joined", 60), cluster.logs());
+  cluster.wait_joined({"node1", "node2"});
   // 8 s: long enough that a loaded machine (tests run in parallel) loses no
   // live agent, short enough for a test.
   auto spec = gang_spec(tmp, "replication = 2\nheartbeat_timeout = 8\nmax_unit_retries = 5\n", 3);
-  auto out = run_cerebro("run " + spec + " --cluster 127.0.0.1:" + std::to_string(port) + " --token-file " +
-                         cluster.token + " --out " + tmp.file("client-run"));
+  auto out = run_cerebro("run " + spec + cluster.client_flags(port) + " --out " + tmp.file("client-run"));
   BOOST_TEST_INFO(out.text + cluster.logs());
   BOOST_REQUIRE_EQUAL(out.exit_code, 0);
   BOOST_TEST(hung.log().find("fault injection: stopping (SIGSTOP) at gang_step") != std::string::npos);

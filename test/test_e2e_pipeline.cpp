@@ -237,16 +237,11 @@ BOOST_AUTO_TEST_CASE(a_pipeline_spans_two_agent_processes) {
   TempDir tmp;
   Cluster cluster(tmp);
   int port = free_port();
-  auto& coordinator = cluster.start_coordinator(port);
-  BOOST_REQUIRE_MESSAGE(coordinator.wait_for_log("listening on 127.0.0.1:" + std::to_string(port), 20), cluster.logs());
-  cluster.start_agent("node1", port);
-  cluster.start_agent("node2", port);
-  for (const char* name : {"node1", "node2"})
-    BOOST_REQUIRE_MESSAGE(coordinator.wait_for_log(std::string("agent ") + name + " joined", 60), cluster.logs());
+  cluster.start_with_agents(port, {"node1", "node2"});
   std::string text = small_spec("model = [\"mlp\"]\nhidden = [[16]]\nparallelism = [\"pipeline\"]\n", 2, 400, 2);
   text.replace(text.find("workers = 2\n"), 12, "replication = 2\n");
-  auto out = run_cerebro("run " + tmp.write("p.toml", text) + " --cluster 127.0.0.1:" + std::to_string(port) +
-                         " --token-file " + cluster.token + " --out " + tmp.file("client-run"));
+  auto out = run_cerebro("run " + tmp.write("p.toml", text) + cluster.client_flags(port) + " --out " +
+                         tmp.file("client-run"));
   BOOST_TEST_INFO(out.text + cluster.logs());
   BOOST_REQUIRE_EQUAL(out.exit_code, 0);
   auto summary = read_json(tmp.file("client-run") + "/summary.json");

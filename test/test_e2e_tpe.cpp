@@ -188,11 +188,8 @@ BOOST_AUTO_TEST_CASE(warm_start_from_an_experiment_id_on_a_coordinator) {
   TempDir tmp;
   Cluster cluster(tmp);
   const int port = free_port();
-  auto& coordinator = cluster.start_coordinator(port);
-  BOOST_REQUIRE_MESSAGE(coordinator.wait_for_log("listening on 127.0.0.1:" + std::to_string(port), 20), cluster.logs());
-  cluster.start_agent("node1", port);
-  BOOST_REQUIRE_MESSAGE(coordinator.wait_for_log("agent node1 joined", 60), cluster.logs());
-  const std::string on_cluster = " --cluster 127.0.0.1:" + std::to_string(port) + " --token-file " + cluster.token;
+  cluster.start_with_agents(port, {"node1"});
+  const std::string on_cluster = cluster.client_flags(port);
   const auto experiments = tmp.file("state") + "/experiments";
 
   auto first = run_cerebro("run " + tmp.write("first.toml", spec_for("search = \"tpe\"\nsamples = 3\nstartup = 2\nepochs = 1\n")) +

@@ -75,9 +75,7 @@ struct Fixture {
     cluster.start_coordinator(port, coordinator_flags, env);
     BOOST_REQUIRE_MESSAGE(cluster.coordinator->wait_for_log("listening on", 20), cluster.logs());
     for (const char* name : {"node1", "node2", "node3"}) cluster.start_agent(name, port, agent_env);
-    for (const char* name : {"node1", "node2", "node3"})
-      BOOST_REQUIRE_MESSAGE(cluster.coordinator->wait_for_log(std::string("agent ") + name + " joined", 60),
-                            cluster.logs());
+    cluster.wait_joined({"node1", "node2", "node3"});
   }
   void submit(const std::string& spec_path) {
     submitted = std::chrono::steady_clock::now();
