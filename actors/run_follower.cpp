@@ -112,7 +112,11 @@ Result<experiment_done> train(caf::actor_system& system, const RunOptions& optio
   // An agent is gone (dead or hung): its workers leave the schedule, and a
   // partition that no live agent holds any more is placed again, from the
   // prepared copy here, on the live agent holding the fewest partitions.
-  auto lose_agent = [&](const std::string& name, const std::string& why) {
+  // `name` by value: callers pass a key of live.agents, which is erased below
+  // (a reference to it dangled, and only glibc's leaving freed memory as it
+  // was hid that; tcmalloc reuses it at once, and the run then never placed
+  // the lost partition again).
+  auto lose_agent = [&](std::string name, const std::string& why) {
     auto it = live.agents.find(name);
     if (it == live.agents.end()) return;
     live.agents.erase(it);
