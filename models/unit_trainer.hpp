@@ -54,7 +54,10 @@ void configure_threads(int intra_op_threads);
 // units 3 to 4 times slower. The cost: the arena keeps up to the peak a
 // process ever used. Process-wide; only threads that have not allocated yet
 // follow the one-arena setting, so it runs once at process start: cerebro's
-// main, and configure_actor_system for embedders (docs/EMBEDDING.md).
+// main, and configure_actor_system for embedders (docs/EMBEDDING.md). The
+// cerebro binary links tcmalloc, which replaces glibc's malloc (one arena is
+// one lock that a process's workers wait on); these settings then have no
+// effect there, and apply to embedders and tests that keep glibc's.
 void configure_allocator();
 
 // A node's relative speed: GFLOP/s of a fixed single-threaded matrix-multiply
