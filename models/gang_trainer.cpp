@@ -14,6 +14,7 @@
 
 #include "models/gang_session_impl.hpp"
 #include "models/task.hpp"
+#include "models/thread_block_cache.hpp"
 #include "models/trainee.hpp"
 #include "runtime/base/fault_injection.hpp"
 
@@ -299,6 +300,7 @@ std::optional<Evaluation> evaluate_split(GangSession::Impl& gang, Model& model, 
 Result<GangUnitOutput> train_gang_unit(GangSession& session, const UnitInput& in) {
   GangSession::Impl& gang = session.impl();
   return guarded<GangUnitOutput>(fmt::format("gang training failed (rank {} of {})", gang.rank, gang.size), [&] {
+    const BlockCacheScope buffers_stay_on_this_thread;
     GangUnitOutput out;
     auto t0 = Clock::now();
     Trainee t = build(*in.params, in.shape);

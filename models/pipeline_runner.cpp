@@ -11,6 +11,7 @@
 #include "models/augmentation.hpp"
 #include "models/pipeline.hpp"
 #include "models/task.hpp"
+#include "models/thread_block_cache.hpp"
 #include "models/trainee.hpp"
 #include "runtime/store/pipeline_state.hpp"
 
@@ -127,6 +128,7 @@ Result<std::string> initial_pipeline_state(const nlohmann::json& params, const S
 
 Result<UnitOutput> train_pipeline_unit(const UnitInput& in) {
   return guarded<UnitOutput>("pipeline training failed", [&] {
+    const BlockCacheScope buffers_stay_on_this_thread;
     UnitOutput out;
     auto t0 = Clock::now();
     const TrainingParams training = training_of(*in.params);

@@ -14,6 +14,7 @@
 #include "models/augmentation.hpp"
 #include "models/cost_probe.hpp"
 #include "models/model.hpp"
+#include "models/thread_block_cache.hpp"
 #include "models/state_format.hpp"
 #include "models/task.hpp"
 #include "models/trainee.hpp"
@@ -207,6 +208,7 @@ void configure_threads(int intra_op_threads) {
 }
 
 void configure_allocator() {
+  install_block_cache_allocator();
   // Fixed thresholds also turn off glibc's dynamic threshold, which LibTorch's
   // allocation pattern defeats (measured: faults every step without this).
   mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);
@@ -345,6 +347,7 @@ Result<double> TorchCostProbe::seconds_per_example(const nlohmann::json& params)
 namespace detail {
 
 void train_restored(Trainee& t, const UnitInput& in, UnitOutput& out) {
+  const BlockCacheScope buffers_stay_on_this_thread;
   auto t1 = Clock::now();
   auto pass = train_pass(t, in.shape, *in.partition, in.seed, in.augmentation, in.read_ahead);
   out.train_s = since(t1);

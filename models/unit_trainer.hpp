@@ -58,6 +58,9 @@ void configure_threads(int intra_op_threads);
 // cerebro binary links tcmalloc, which replaces glibc's malloc (one arena is
 // one lock that a process's workers wait on); these settings then have no
 // effect there, and apply to embedders and tests that keep glibc's.
+// It also makes models/thread_block_cache LibTorch's CPU allocator: while a
+// thread trains a unit, the large buffers it frees stay with that thread
+// (one process's workers otherwise trade them between cores every step).
 void configure_allocator();
 
 // A node's relative speed: GFLOP/s of a fixed single-threaded matrix-multiply

@@ -9,6 +9,7 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include "models/thread_block_cache.hpp"
 #include "test/test_models_util.hpp"
 
 using namespace cerebro;
@@ -87,6 +88,81 @@ BOOST_AUTO_TEST_CASE(a_new_thread_allocates_from_the_main_arena) {
   worker.join();
   BOOST_TEST(block != 0u);
   BOOST_TEST(block < program_break, "the thread's block lies above the program break: a thread arena");
+}
+
+// models::BlockCacheScope: a training thread keeps its own large buffers
+// (configure_allocator installs the allocator in the global fixture).
+BOOST_AUTO_TEST_CASE(a_large_block_freed_in_a_scope_is_reused_by_the_same_thread) {
+  std::thread worker([] {
+    BlockCacheScope scope;
+    const void* first = nullptr;
+    {
+      auto t = torch::empty({1 << 20});  // 4 MiB
+      first = t.data_ptr();
+    }
+    BOOST_TEST(BlockCacheScope::cached_bytes() == size_t{4} << 20);
+    auto again = torch::empty({1 << 20});
+    BOOST_TEST(again.data_ptr() == first);
+    BOOST_TEST(BlockCacheScope::cached_bytes() == 0u);
+    auto other_size = torch::empty({(1 << 20) + 4096});
+    BOOST_TEST(other_size.data_ptr() != first);
+  });
+  worker.join();
+}
+
+BOOST_AUTO_TEST_CASE(small_blocks_and_blocks_freed_outside_a_scope_are_not_kept) {
+  std::thread worker([] {
+    {
+      auto large = torch::empty({1 << 20});
+    }
+    BOOST_TEST(BlockCacheScope::cached_bytes() == 0u);
+    BlockCacheScope scope;
+    {
+      auto small = torch::empty({(kMinCachedBlock / 4) - 1024});
+    }
+    BOOST_TEST(BlockCacheScope::cached_bytes() == 0u);
+    torch::Tensor outlives_the_inner_scope;
+    {
+      BlockCacheScope nested;  // shares the outer scope
+      outlives_the_inner_scope = torch::empty({1 << 20});
+    }
+    outlives_the_inner_scope = torch::Tensor();
+    BOOST_TEST(BlockCacheScope::cached_bytes() == size_t{4} << 20);
+  });
+  worker.join();
+}
+
+// A block another thread frees goes back to malloc: caching it there would
+// move the buffer between cores, what the cache exists to avoid.
+BOOST_AUTO_TEST_CASE(a_block_freed_by_another_thread_is_not_kept) {
+  torch::Tensor handed_over;
+  size_t kept_by_the_allocator = 1, kept_by_the_freer = 1;
+  std::thread allocator([&] {
+    BlockCacheScope scope;
+    handed_over = torch::empty({1 << 20});
+    std::thread freer([&] {
+      BlockCacheScope other;
+      handed_over = torch::Tensor();
+      kept_by_the_freer = BlockCacheScope::cached_bytes();
+    });
+    freer.join();
+    kept_by_the_allocator = BlockCacheScope::cached_bytes();
+  });
+  allocator.join();
+  BOOST_TEST(kept_by_the_freer == 0u);
+  BOOST_TEST(kept_by_the_allocator == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(a_scope_keeps_at_most_its_bound) {
+  std::thread worker([] {
+    BlockCacheScope scope;
+    const int64_t floats = 64 << 18;  // 64 MiB, never touched: no memory is used
+    std::vector<torch::Tensor> blocks;
+    for (size_t i = 0; i < kMaxCachedBytes / (size_t{64} << 20) + 2; ++i) blocks.push_back(torch::empty({floats}));
+    blocks.clear();
+    BOOST_TEST(BlockCacheScope::cached_bytes() == kMaxCachedBytes);
+  });
+  worker.join();
 }
 
 BOOST_AUTO_TEST_SUITE_END()
