@@ -2,6 +2,8 @@
 
 #include <c10/core/CPUAllocator.h>
 
+#include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <new>
 #include <unordered_map>
@@ -14,14 +16,19 @@ namespace {
 // the deleter (a plain function: oneDNN frees through raw_deleter) finds the
 // block's size and the cache that may keep it.
 struct BlockHeader {
-  const void* cache;  // the scope's cache that allocated it; null: not cacheable
-  size_t size;        // rounded size, without the header
+  uint64_t scope;  // the id of the scope that allocated it; 0: not cacheable
+  size_t size;     // rounded size, without the header
 };
 constexpr size_t kAlignment = 64;
 constexpr size_t kHeaderBytes = 64;
 static_assert(sizeof(BlockHeader) <= kHeaderBytes);
 
+// Scope ids are unique in the process (an address could be reused by a later
+// scope, or another thread's).
+std::atomic<uint64_t> last_scope_id{0};
+
 struct ThreadCache {
+  const uint64_t id = ++last_scope_id;
   std::unordered_map<size_t, std::vector<void*>> free_blocks;  // by size: block starts (headers)
   size_t bytes = 0;
   ~ThreadCache() {
@@ -40,7 +47,7 @@ void release(void* data) {
   void* block = static_cast<char*>(data) - kHeaderBytes;
   const auto* header = static_cast<const BlockHeader*>(block);
   ThreadCache* cache = current_cache;
-  if (cache && header->cache == cache && cache->bytes + header->size <= kMaxCachedBytes) {
+  if (cache && header->scope == cache->id && cache->bytes + header->size <= kMaxCachedBytes) {
     cache->free_blocks[header->size].push_back(block);
     cache->bytes += header->size;
     return;
@@ -59,9 +66,9 @@ class BlockCacheAllocator final : public c10::Allocator {
   c10::DataPtr allocate(size_t n) const override {
     ThreadCache* cache = current_cache;
     void* block = nullptr;
-    BlockHeader header{nullptr, n};
+    BlockHeader header{0, n};
     if (cache && n >= kMinCachedBlock) {
-      header = {cache, rounded(n)};
+      header = {cache->id, rounded(n)};
       auto it = cache->free_blocks.find(header.size);
       if (it != cache->free_blocks.end() && !it->second.empty()) {
         block = it->second.back();

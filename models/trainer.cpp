@@ -14,9 +14,9 @@
 #include "models/augmentation.hpp"
 #include "models/cost_probe.hpp"
 #include "models/model.hpp"
-#include "models/thread_block_cache.hpp"
 #include "models/state_format.hpp"
 #include "models/task.hpp"
+#include "models/thread_block_cache.hpp"
 #include "models/trainee.hpp"
 #include "models/unit_trainer.hpp"
 
