@@ -4,7 +4,11 @@
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include <pthread.h>
+#include <sched.h>
+
 #include <algorithm>
+#include <exception>
 #include <chrono>
 #include <thread>
 
@@ -34,6 +38,27 @@ std::unique_ptr<GangSession::Impl> new_impl(int rank, int size, const std::strin
 }
 
 }  // namespace
+
+std::shared_ptr<::gloo::transport::Device> idle_priority_device(const std::string& address) {
+  // The device starts its loop thread, which inherits the scheduling policy
+  // of the thread that creates it: create it on a thread of its own.
+  std::shared_ptr<::gloo::transport::Device> device;
+  std::exception_ptr failure;
+  std::thread maker([&] {
+    sched_param idle{};
+    // Lowering one's own priority needs no privilege; if it fails anyway the
+    // loop runs at normal priority, which is correct, only slower.
+    pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle);
+    try {
+      device = c10d::ProcessGroupGloo::createDeviceForHostname(address);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  });
+  maker.join();
+  if (failure) std::rethrow_exception(failure);
+  return device;
+}
 
 GangSession::GangSession(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 GangSession::~GangSession() = default;

@@ -13,6 +13,18 @@
 
 namespace cerebro::models {
 
+// Gloo's TCP device for `address`, whose event-loop thread (it reads every
+// message and writes the sends the caller could not) runs at SCHED_IDLE:
+// it takes a core only when no training thread wants it, which is while
+// this rank waits for its sums. At normal priority it woke on every message
+// and preempted a training thread mid-step, slowing the rank and, through
+// the per-step sum, the whole gang. Measured on 2 vCPUs, 2 ranks of the zoo
+// cnn, 844 steps, one bucket (allreduce-probe --train 27000, medians of 3
+// interleaved rounds): 7.65 s at SCHED_IDLE, 8.44 s at nice 19, 9.98 s at
+// normal priority. The cost: on a node whose cores are all busy with other
+// work, the gang's messages wait for a free core (docs/CLUSTER.md).
+std::shared_ptr<::gloo::transport::Device> idle_priority_device(const std::string& address);
+
 struct GangSession::Impl {
   int rank = 0;
   int size = 0;
@@ -25,7 +37,7 @@ struct GangSession::Impl {
   c10d::ProcessGroupGloo& process_group() {
     if (!group) {
       auto options = c10d::ProcessGroupGloo::Options::create(timeout);
-      options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(own_address));
+      options->devices.push_back(idle_priority_device(own_address));
       options->threads = 1;
       group = c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, size, options);
     }

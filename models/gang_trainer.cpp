@@ -106,23 +106,23 @@ class GangSum {
 // step). The parameters are cut into buckets of consecutive slices, ordered
 // last parameter first (the order backward produces them): a post-hook on
 // each parameter's gradient accumulator starts its bucket's sum as soon as
-// the bucket is complete, so the sum of the last layers runs while backward
-// still computes the first ones (as DDP does). Buckets start strictly in
+// the bucket is complete (as DDP does), so a large model's last layers are
+// on their way while backward still computes the first ones. Buckets start strictly in
 // that order on every rank, so the collectives match even where backward
 // reaches them in another order or not at all (a rank whose partition ran
 // out runs no backward and starts them all).
 class FlatGradients {
  public:
-  // The first bucket (the last layers) closes once it holds 256 KB of
-  // floats, so its sum runs while backward computes the layers before it;
-  // the others at 4 MB, a large model's gradients in few sums. For the zoo's
-  // cnn that is its dense layers (202,000 floats), sent while backward
-  // computes the convolutions, then the convolutions' 13,000. Measured on 2
-  // vCPUs whose cores both train (allreduce-probe --train 27000 --rounds 3):
-  // rank 0 waited 1.41 s after backward in 844 steps against 1.87 s with one
-  // bucket. (With allreduces, the thread hand-offs of a second collective
-  // cost more than the overlap gained: ratio 0.56 against 0.63-0.69.)
-  static constexpr int64_t kFirstBucketFloats = 64 * 1024;
+  // A bucket closes once it holds 4 MB of floats: the zoo's models sum in
+  // one bucket, a large model's gradients in few. Overlapping sums with
+  // backward does not pay here: Gloo's loop thread reads messages only when
+  // a core is free (idle_priority_device), and every extra bucket is more
+  // messages, each dear on this paravirtualised guest. Measured on 2 vCPUs,
+  // zoo cnn, idle-priority loop, 844 steps (allreduce-probe --train 27000,
+  // medians of 3 interleaved rounds): one bucket 7.69 s, a first bucket of
+  // 256 KB then the rest 8.19 s. (With the loop at normal priority the
+  // 256 KB first bucket had won: rank 0 waited 1.41 s after backward against
+  // 1.87 s.)
   static constexpr int64_t kBucketFloats = 1024 * 1024;
 
   FlatGradients(GangSession::Impl& gang, std::vector<torch::Tensor> params) : params_(std::move(params)) {
@@ -139,7 +139,7 @@ class FlatGradients {
     bucket_of_.assign(params_.size(), 0);
     for (size_t i = params_.size(); i-- > 0;) {
       if (buckets_.empty() ||
-          buckets_.back().end - buckets_.back().begin >= (buckets_.size() == 1 ? kFirstBucketFloats : kBucketFloats)) {
+          buckets_.back().end - buckets_.back().begin >= kBucketFloats) {
         // The first bucket also carries the step's counts (set before backward).
         int64_t end = buckets_.empty() ? numel_ + 2 : offsets[i] + params_[i].numel();
         buckets_.push_back({end, end, 0, 0});
