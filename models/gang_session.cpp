@@ -8,8 +8,8 @@
 #include <sched.h>
 
 #include <algorithm>
-#include <exception>
 #include <chrono>
+#include <exception>
 #include <thread>
 
 #include <fmt/format.h>

@@ -107,14 +107,14 @@ class GangSum {
 // last parameter first (the order backward produces them): a post-hook on
 // each parameter's gradient accumulator starts its bucket's sum as soon as
 // the bucket is complete (as DDP does), so a large model's last layers are
-// on their way while backward still computes the first ones. Buckets start strictly in
-// that order on every rank, so the collectives match even where backward
-// reaches them in another order or not at all (a rank whose partition ran
-// out runs no backward and starts them all).
+// on their way while backward still computes the first ones. Buckets start
+// strictly in that order on every rank, so the collectives match even where
+// backward reaches them in another order or not at all (a rank whose
+// partition ran out runs no backward and starts them all).
 class FlatGradients {
  public:
-  // A bucket closes once it holds 4 MB of floats: the zoo's models sum in
-  // one bucket, a large model's gradients in few. Overlapping sums with
+  // A bucket closes once it holds 4 MB of floats: the zoo's models at their
+  // default sizes sum in one bucket, a large model's gradients in few. Overlapping sums with
   // backward does not pay here: Gloo's loop thread reads messages only when
   // a core is free (idle_priority_device), and every extra bucket is more
   // messages, each dear on this paravirtualised guest. Measured on 2 vCPUs,
