@@ -27,13 +27,17 @@ namespace {
 // units train); heartbeats, progress and hops keep them there. Training runs
 // in detached actors (own threads), so the scheduled actors (scheduler,
 // runner, agent, data partitions) need little: two threads, and an idle one
-// sleeps on its condition variable at once (a message from another thread
-// wakes it; stealing is checked every 10 ms).
+// sleeps on its condition variable at once. A message from another thread
+// wakes it; it wakes by itself only to steal work queued behind a busy
+// thread's job, every 100 ms. Every such wake-up preempts a training thread
+// on a node whose cores all train: at 10 ms the two threads woke 200 times a
+// second, and a gang of 2 on 2 vCPUs took longer in 8 of 10 interleaved
+// pairs of runs (docs/BENCHMARKS.md, session 14).
 void quiet_scheduler_threads(caf::actor_system_config& config) {
   config.set("scheduler.max-threads", 2);
   config.set("work-stealing.aggressive-poll-attempts", 10);
   config.set("work-stealing.moderate-poll-attempts", 0);
-  config.set("work-stealing.relaxed-sleep-duration", caf::timespan{std::chrono::milliseconds(10)});
+  config.set("work-stealing.relaxed-sleep-duration", caf::timespan{std::chrono::milliseconds(100)});
 }
 
 }  // namespace

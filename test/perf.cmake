@@ -1,3 +1,9 @@
+# An idle actor system's scheduler threads leave the cores to training.
+cerebro_add_test(test_actor_system_quiet
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_actor_system_quiet.cpp
+  LIBS cerebro_actors
+  TIMEOUT 60
+  LABELS runtime)
 # Issue 11 (unit overhead): the checkpoint actor's group commit, driven
 # through its typed interface in this process.
 cerebro_add_test(test_checkpoint_group_commit
