@@ -29,10 +29,11 @@ namespace {
 // runner, agent, data partitions) need little: two threads, and an idle one
 // sleeps on its condition variable at once. A message from another thread
 // wakes it; it wakes by itself only to steal work queued behind a busy
-// thread's job, every 100 ms. Every such wake-up preempts a training thread
-// on a node whose cores all train: at 10 ms the two threads woke 200 times a
-// second, and a gang of 2 on 2 vCPUs took longer in 8 of 10 interleaved
-// pairs of runs (docs/BENCHMARKS.md, session 14).
+// thread's job, every 100 ms. On a node whose cores all train, each such
+// wake-up preempts a training thread: at 10 ms the two threads woke 200
+// times a second in every process, now 20. (A gang's wall time showed no
+// difference beyond this VM's noise either way: docs/BENCHMARKS.md,
+// session 14.)
 void quiet_scheduler_threads(caf::actor_system_config& config) {
   config.set("scheduler.max-threads", 2);
   config.set("work-stealing.aggressive-poll-attempts", 10);
