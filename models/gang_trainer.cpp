@@ -114,15 +114,15 @@ class GangSum {
 class FlatGradients {
  public:
   // A bucket closes once it holds 4 MB of floats: the zoo's models at their
-  // default sizes sum in one bucket, a large model's gradients in few. Overlapping sums with
-  // backward does not pay here: Gloo's loop thread reads messages only when
-  // a core is free (idle_priority_device), and every extra bucket is more
-  // messages, each dear on this paravirtualised guest. Measured on 2 vCPUs,
-  // zoo cnn, idle-priority loop, 844 steps (allreduce-probe --train 27000,
-  // medians of 3 interleaved rounds): one bucket 7.69 s, a first bucket of
-  // 256 KB then the rest 8.19 s. (With the loop at normal priority the
-  // 256 KB first bucket had won: rank 0 waited 1.41 s after backward against
-  // 1.87 s.)
+  // default sizes sum in one bucket, a large model's gradients in few.
+  // Overlapping sums with backward does not pay here: Gloo's loop thread
+  // reads messages only when a core is free (idle_priority_device), and
+  // every extra bucket is more messages, each dear on this paravirtualised
+  // guest. Measured on 2 vCPUs, zoo cnn, idle-priority loop, 844 steps
+  // (allreduce-probe --train 27000, medians of 3 interleaved rounds): one
+  // bucket 7.69 s, a first bucket of 256 KB then the rest 8.19 s. (With the
+  // loop at normal priority the 256 KB first bucket had won: rank 0 waited
+  // 1.41 s after backward against 1.87 s.)
   static constexpr int64_t kBucketFloats = 1024 * 1024;
 
   FlatGradients(GangSession::Impl& gang, std::vector<torch::Tensor> params) : params_(std::move(params)) {
