@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "models/flush_denormals.hpp"
 #include "models/gang_session_impl.hpp"
 #include "models/task.hpp"
 #include "models/thread_block_cache.hpp"
@@ -301,6 +302,7 @@ Result<GangUnitOutput> train_gang_unit(GangSession& session, const UnitInput& in
   GangSession::Impl& gang = session.impl();
   return guarded<GangUnitOutput>(fmt::format("gang training failed (rank {} of {})", gang.rank, gang.size), [&] {
     const BlockCacheScope buffers_stay_on_this_thread;
+    const FlushDenormalsScope no_denormals;
     GangUnitOutput out;
     auto t0 = Clock::now();
     Trainee t = build(*in.params, in.shape);

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "models/flush_denormals.hpp"
 #include "models/task.hpp"
 #include "models/trainee.hpp"
 
@@ -133,7 +134,11 @@ void PipelineStage::set_generator(const torch::Generator& generator) {
     if (link.set_generator) link.set_generator(generator);
 }
 
+// Each compute call flushes denormals (models/flush_denormals.hpp) on
+// whichever thread hosts the stage, so a stage computes the same wherever it
+// is placed.
 torch::Tensor PipelineStage::forward(int64_t micro, const torch::Tensor& input) {
+  const FlushDenormalsScope no_denormals;
   // The stage's own graph starts at its input: the previous stage's graph
   // lives in another stage (or process), reached through backward's answer.
   torch::Tensor in = input.detach();
@@ -147,6 +152,7 @@ torch::Tensor PipelineStage::forward(int64_t micro, const torch::Tensor& input) 
 double PipelineStage::forward_loss(int64_t micro, const torch::Tensor& input, const torch::Tensor& target,
                                    int64_t batch_examples) {
   if (!is_last()) throw Error(fmt::format("stage {} of {} is not the last: it has no loss", index_, count_));
+  const FlushDenormalsScope no_denormals;
   forward(micro, input);
   auto& [in, out] = in_flight_[micro];
   const Objective objective(shape_, template_loss_);
@@ -156,6 +162,7 @@ double PipelineStage::forward_loss(int64_t micro, const torch::Tensor& input, co
 }
 
 torch::Tensor PipelineStage::backward(int64_t micro, const torch::Tensor& output_gradient) {
+  const FlushDenormalsScope no_denormals;
   auto it = in_flight_.find(micro);
   if (it == in_flight_.end())
     throw Error(fmt::format("stage {}: micro-batch {} has no forward in flight", index_, micro));
@@ -173,6 +180,7 @@ torch::Tensor PipelineStage::backward(int64_t micro, const torch::Tensor& output
 }
 
 void PipelineStage::step() {
+  const FlushDenormalsScope no_denormals;
   optimizer_->step();
   optimizer_->zero_grad();
 }

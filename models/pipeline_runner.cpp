@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "models/augmentation.hpp"
+#include "models/flush_denormals.hpp"
 #include "models/pipeline.hpp"
 #include "models/task.hpp"
 #include "models/thread_block_cache.hpp"
@@ -129,6 +130,7 @@ Result<std::string> initial_pipeline_state(const nlohmann::json& params, const S
 Result<UnitOutput> train_pipeline_unit(const UnitInput& in) {
   return guarded<UnitOutput>("pipeline training failed", [&] {
     const BlockCacheScope buffers_stay_on_this_thread;
+    const FlushDenormalsScope no_denormals;
     UnitOutput out;
     auto t0 = Clock::now();
     const TrainingParams training = training_of(*in.params);

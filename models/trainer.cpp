@@ -13,6 +13,8 @@
 #include "datasets/batch_read_ahead.hpp"
 #include "models/augmentation.hpp"
 #include "models/cost_probe.hpp"
+#include "models/flush_denormals.hpp"
+#include "models/fused_adam.hpp"
 #include "models/model.hpp"
 #include "models/state_format.hpp"
 #include "models/task.hpp"
@@ -39,10 +41,10 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainingParams& p,
       return std::make_unique<torch::optim::SGD>(
           params, torch::optim::SGDOptions(p.lr).momentum(p.momentum).nesterov(p.nesterov).weight_decay(p.weight_decay));
     case OptimizerKind::adamw:
-      return std::make_unique<torch::optim::AdamW>(params, torch::optim::AdamWOptions(p.lr).weight_decay(p.weight_decay));
+      return std::make_unique<FusedAdamW>(params, torch::optim::AdamWOptions(p.lr).weight_decay(p.weight_decay));
     case OptimizerKind::adam: break;
   }
-  return std::make_unique<torch::optim::Adam>(params, torch::optim::AdamOptions(p.lr).weight_decay(p.weight_decay));
+  return std::make_unique<FusedAdam>(params, torch::optim::AdamOptions(p.lr).weight_decay(p.weight_decay));
 }
 
 // Reads every key (ParamError on a bad one) and builds model + optimizer.
@@ -348,6 +350,7 @@ namespace detail {
 
 void train_restored(Trainee& t, const UnitInput& in, UnitOutput& out) {
   const BlockCacheScope buffers_stay_on_this_thread;
+  const FlushDenormalsScope no_denormals;
   auto t1 = Clock::now();
   auto pass = train_pass(t, in.shape, *in.partition, in.seed, in.augmentation, in.read_ahead);
   out.train_s = since(t1);
