@@ -2,6 +2,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 
@@ -24,28 +25,35 @@ long thread_minor_faults() {
   return usage.ru_minflt;
 }
 
-// Trains a unit of `params` (with validation, as a run's units) twice in a
-// fresh thread (as a worker's detached actor trains) and returns the page
-// faults of the second: its steps reuse what the first freed.
+// Trains a unit of `params` (with validation, as a run's units) three times
+// in a fresh thread (as a worker's detached actor trains) and returns the
+// fewer page faults of the second and the third: their steps reuse what the
+// first freed. Why the fewer of two: the kernel may move a process's pages
+// on its own (compaction), and the next touch faults; one fresh-clone CI
+// run saw 5,684 faults in a second unit that takes 660 to 1,421 otherwise.
+// A missing allocator setting faults in every unit alike (below).
 long faults_of_a_warm_unit(const nlohmann::json& params) {
   ShapeInfo shape{{1, 28, 28}, kClasses};
   auto partition = synthetic({1, 28, 28}, 2048, 7);
   auto validation = synthetic({1, 28, 28}, 1000, 8);
   auto state = initial_state(params, shape, partition, 1);
   BOOST_REQUIRE_MESSAGE(state.ok(), state.error());
-  long faults_of_second_unit = -1;
+  long faults[2] = {-1, -1};
   std::thread worker([&] {
     const UnitInput in = unit_input(params, shape, *state, partition, 3, &validation);
     auto first = train_unit(in);
     BOOST_REQUIRE(first.ok());
-    long before = thread_minor_faults();
-    auto second = train_unit(in);
-    faults_of_second_unit = thread_minor_faults() - before;
-    BOOST_REQUIRE(second.ok());
+    for (long& f : faults) {
+      long before = thread_minor_faults();
+      auto warm = train_unit(in);
+      f = thread_minor_faults() - before;
+      BOOST_REQUIRE(warm.ok());
+    }
   });
   worker.join();
-  BOOST_TEST_MESSAGE("page faults of the second unit at " << params.dump() << ": " << faults_of_second_unit);
-  return faults_of_second_unit;
+  BOOST_TEST_MESSAGE("page faults of the second and third unit at " << params.dump() << ": " << faults[0] << ", "
+                                                                     << faults[1]);
+  return std::min(faults[0], faults[1]);
 }
 
 }  // namespace
@@ -57,8 +65,10 @@ BOOST_AUTO_TEST_SUITE(allocator)
 // step at batch 64; a unit's second pass took 62,076 faults without it). And
 // a validation batch whose activations pass malloc's largest mmap threshold
 // (32 MB) is mapped afresh every time: 1000 examples of the cnn at once took
-// 25,000 faults and more. With both mended: 0 to about 3,400 (13,500
-// examples, validation 3,000), so the bound sits far from either side.
+// 25,000 faults and more. With both mended: a second unit 0 to about 3,500,
+// a third 0. Without configure_allocator (checked 2026-12-03) the fewer of
+// the two was 2,846 at batch 64 and 59,086 at batch 256: batch 256 is the
+// case that catches it.
 // configure_allocator runs in the module's global fixture, before any
 // thread, as cerebro's main calls it.
 BOOST_AUTO_TEST_CASE(a_units_training_and_validation_take_no_page_faults_once_warm) {
