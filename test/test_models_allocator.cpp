@@ -28,10 +28,10 @@ long thread_minor_faults() {
 // Trains a unit of `params` (with validation, as a run's units) three times
 // in a fresh thread (as a worker's detached actor trains) and returns the
 // fewer page faults of the second and the third: their steps reuse what the
-// first freed. Why the fewer of two: the kernel may move a process's pages
-// on its own (compaction), and the next touch faults; one fresh-clone CI
-// run saw 5,684 faults in a second unit that takes 660 to 1,421 otherwise.
-// A missing allocator setting faults in every unit alike (below).
+// first freed. Why the fewer of two: one fresh-clone CI run saw 5,684
+// faults in a second unit that takes 660 to 1,421 otherwise (cause not
+// found; something outside the process, such as the kernel moving pages,
+// would do it), while a missing allocator setting faults in every unit.
 long faults_of_a_warm_unit(const nlohmann::json& params) {
   ShapeInfo shape{{1, 28, 28}, kClasses};
   auto partition = synthetic({1, 28, 28}, 2048, 7);
