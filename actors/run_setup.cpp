@@ -192,7 +192,7 @@ Result<Setup> set_up(const RunOptions& options, int workers, const fs::path& dir
     if (!plan.ok()) {
       // A model that cannot be built for this data is no plan's fault: its
       // config is rejected below (create_config) and the others train.
-      if (!models::measure_chain(c.params, s.shape).ok()) continue;
+      if (plan.code() == StatusCode::failed_precondition) continue;
       return plan.status().with_context(fmt::format("[space] config {} ({})", c.id, describe_params(c.params)));
     }
     if (plan->stages >= 2) {
@@ -245,7 +245,7 @@ Result<int32_t> stages_of(const Prepared& r, ConfigId id, const nlohmann::json& 
   if (auto split = r.setup.pipeline_stages.find(id); split != r.setup.pipeline_stages.end()) return split->second;
   auto stages = models::planned_stages(params, r.setup.shape, pipeline_limits_of(r));
   if (stages.ok()) return static_cast<int32_t>(*stages);
-  if (!models::measure_chain(params, r.setup.shape).ok()) return 1;
+  if (stages.code() == StatusCode::failed_precondition) return 1;
   return stages.status();
 }
 

@@ -82,7 +82,9 @@ Result<PipelinePlan> plan_config(const nlohmann::json& params, const ShapeInfo& 
     return Status::invalid_argument(e.what());
   }
   auto chain = measure_chain(params, shape);
-  if (!chain.ok()) return chain.status();
+  // Its own code: the model does not build for this data, which the
+  // config's pilot check reports; the plan has nothing to say about it.
+  if (!chain.ok()) return Status::failed_precondition(chain.error());
   PipelineRequest request;
   request.forced = training.parallelism == ModelParallelism::pipeline;
   request.stages = training.stages;

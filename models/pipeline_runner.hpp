@@ -38,7 +38,8 @@ Result<ModelChain> measure_chain(const nlohmann::json& params, const ShapeInfo& 
 // How the config trains given the workers and one worker's memory budget:
 // plan_pipeline over measure_chain with the config's parallelism and stages.
 // Errors name the key (see plan_pipeline) and the hyper-parameter errors are
-// check_params'.
+// check_params' (both invalid_argument); a model that does not build for
+// this data is failed_precondition (its config's pilot check says why).
 Result<PipelinePlan> plan_config(const nlohmann::json& params, const ShapeInfo& shape, const PipelineLimits& limits);
 
 // How many stages a config created while the run trains (tpe's proposals,

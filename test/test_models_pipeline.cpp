@@ -304,6 +304,15 @@ BOOST_AUTO_TEST_CASE(models_that_cannot_be_split_are_refused_with_the_reason) {
   BOOST_TEST(planned_stages({{"model", "mlp"}}, d.shape, four).take_or_throw() == 1);
   auto refused = planned_stages({{"model", "mlp"}, {"parallelism", "pipeline"}, {"stages", 3}}, d.shape, {2, 0});
   BOOST_TEST(refused.error() == "[space] stages = 3: more stages than the 2 workers");
+  // A model that does not build for this data (too many poolings for 8x8
+  // images) has a code of its own: the run skips its plan and the config's
+  // pilot check reports it, where a plan's refusal is invalid_argument.
+  const json unbuildable = {{"model", "cnn"}, {"channels", {4, 4, 4, 4}}, {"parallelism", "pipeline"}};
+  plan = plan_config(unbuildable, d.shape, four);
+  BOOST_TEST((plan.code() == StatusCode::failed_precondition), plan.error());
+  BOOST_TEST(plan.error().find("building the model failed: ") == 0, plan.error());
+  BOOST_TEST((planned_stages(unbuildable, d.shape, four).code() == StatusCode::failed_precondition));
+  BOOST_TEST((refused.code() == StatusCode::invalid_argument));
   // Bad values of the keys themselves.
   BOOST_TEST(check_params({{"model", "mlp"}, {"parallelism", "tensor"}}, d.shape).message() ==
              "parallelism must be \"auto\" or \"pipeline\"; got \"tensor\"");
