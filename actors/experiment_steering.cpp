@@ -232,7 +232,7 @@ Result<control_reply> ExperimentSteering::add(caf::blocking_actor* self, const c
   // How it trains (issue 14), planned as the run's own configs are: whole,
   // or over k pipeline stages; a model the plan must split but cannot is
   // refused with the plan's reason (it names the key).
-  auto stages = models::planned_stages(*params, context_.shape, context_.pipeline_limits);
+  auto stages = models::planned_stages(*params, context_.shape, context_.pipeline_limits());
   if (!stages.ok()) return stages.status();
   const ConfigId id = context_.next_config;
   Result<std::string> state = Status::error("no state");

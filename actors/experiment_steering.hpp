@@ -8,6 +8,7 @@
 // answer_from_store serves the read-only commands of a finished run too (the
 // gateway opens its store), so both paths print the same thing.
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -46,9 +47,9 @@ struct SteeringContext {
   bool can_add = false;  // grid and random searches only
   std::string run_dir;
   ConfigId next_config = 0;  // the id the next added config gets
-  // What an added config's plan is made under (issue 14): the run's workers
-  // and [cluster] model_memory_mb, as for the run's own configs.
-  PipelineLimits pipeline_limits;
+  // What an added config's plan is made under (issue 14), asked at each add:
+  // the run's live workers and [cluster] model_memory_mb.
+  std::function<PipelineLimits()> pipeline_limits;
   // An objective is `parameters`: an added config's count is kept for the
   // live Pareto front, as the run's own configs' are.
   bool count_parameters = false;

@@ -36,6 +36,12 @@ struct LiveCluster {
   void forget(const std::string& agent) {
     for (auto it = agent_of.begin(); it != agent_of.end();) it = it->second == agent ? agent_of.erase(it) : std::next(it);
   }
+  // The workers of the live agents (a respawned worker replaces its dead one).
+  int worker_count() const {
+    size_t n = 0;
+    for (const auto& [name, agent] : agents) n += agent.workers.size();
+    return static_cast<int>(n);
+  }
   std::map<std::string, ClusterView::Agent> agents;
   std::map<WorkerId, std::string> agent_of;
   WorkerId next_worker = 0;
@@ -76,6 +82,7 @@ Result<experiment_done> train(caf::actor_system& system, const RunOptions& optio
       r.control->add_worker(id, (*shards)[a]);
     }
   }
+  r.live_workers->store(live.worker_count());
   // Issue 14: on a cluster no worker can join (embedded), a pipeline config
   // with more stages than it has workers fails instead of waiting for ever
   // (ExperimentControl::set_fixed_workers); elsewhere it waits, said once.
@@ -105,7 +112,7 @@ Result<experiment_done> train(caf::actor_system& system, const RunOptions& optio
   ExperimentSteering steering(SteeringContext{r.store, scheduler, s.shape, s.data.partitions.at(0), s.data.validation,
                                               r.spec.epochs, r.spec.seed,
                                               search_info(r.spec.search).takes_added_configs,
-                                              options.out_dir, next_config, pipeline_limits_of(r),
+                                              options.out_dir, next_config, [&r] { return pipeline_limits_of(r); },
                                               has_objective(r.spec, BuiltinObjective::parameters)});
   self->send(scheduler, start_atom::value);
   if (observer.started) observer.started(caf::actor_cast<caf::actor>(self));
@@ -122,6 +129,7 @@ Result<experiment_done> train(caf::actor_system& system, const RunOptions& optio
     live.agents.erase(it);
     for (auto id : live.workers_of(name)) self->send(scheduler, remove_worker_atom::value, id);
     live.forget(name);
+    r.live_workers->store(live.worker_count());
     placer.forget(name);
     say(fmt::format("agent {} is lost ({}); its units go back to the queue", name, why));
     for (const auto& r : placer.place_orphans(live.agents)) {
@@ -166,6 +174,7 @@ Result<experiment_done> train(caf::actor_system& system, const RunOptions& optio
         say(fmt::format("agent {} joined mid-run: holds partitions {}", name, fmt::join(*held, ", ")));
         for (const auto& worker : workers)
           self->send(scheduler, add_worker_atom::value, live.add_worker(name), worker, *held);
+        r.live_workers->store(live.worker_count());
       },
       [&](agent_lost_atom, const std::string& name) { lose_agent(name, "it is dead or stopped answering"); },
       [&](caf::down_msg& down) {

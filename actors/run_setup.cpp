@@ -252,7 +252,8 @@ Result<int32_t> stages_of(const Prepared& r, ConfigId id, const nlohmann::json& 
 }  // namespace
 
 PipelineLimits pipeline_limits_of(const Prepared& r) {
-  return PipelineLimits{r.setup.workers, r.spec.cluster.model_memory_mb << 20};
+  const int live = r.live_workers ? r.live_workers->load() : 0;
+  return PipelineLimits{live > 0 ? live : r.setup.workers, r.spec.cluster.model_memory_mb << 20};
 }
 
 std::optional<int64_t> parameters_to_keep(bool count, const nlohmann::json& params, const models::ShapeInfo& shape) {

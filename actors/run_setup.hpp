@@ -4,6 +4,7 @@
 // with their pilot checks); an unfinished one is reopened and recovered
 // (runtime/run/run_recovery.hpp decides; this loads its data).
 
+#include <atomic>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -49,6 +50,10 @@ struct Prepared {
   std::vector<WarmConfig> warm;  // what the run is warm-started with ([experiment] warm_start)
   // Its TensorBoard logs, written while it trains (made by train(), completed by finish_run).
   std::shared_ptr<LiveTensorBoard> tensorboard;
+  // The workers of the agents live now, while it trains (0 before): agents
+  // join and leave a cluster mid-run. Written by the run's thread, read where
+  // configs are created (the scheduler's, for a search's proposals).
+  std::shared_ptr<std::atomic<int>> live_workers = std::make_shared<std::atomic<int>>(0);
 };
 
 // Makes config `id` with `params` durable: its initial state (a fresh
@@ -58,8 +63,7 @@ struct Prepared {
 // refused). Used for the configs a run starts with and for those its search
 // proposes (tpe). Returns the stages it trains over (1: whole): a run's own
 // config as set_up planned it; any other is planned here the same way
-// (models::planned_stages on the run's workers and [cluster]
-// model_memory_mb), and one that trains as a pipeline starts from a framed
+// (models::planned_stages under pipeline_limits_of), and one that trains as a pipeline starts from a framed
 // initial state, its stage count added to the store's meta "pipeline_stages"
 // before its record (so before it can be scheduled). The caller sets the
 // stages in the control before the config joins the schedule.
@@ -69,8 +73,11 @@ Result<int32_t> create_config(const Prepared& r, ConfigId id, const nlohmann::js
 // `parameters`), for store_new_config; nothing when the model cannot be built.
 std::optional<int64_t> parameters_to_keep(bool count, const nlohmann::json& params, const models::ShapeInfo& shape);
 
-// The limits a config's plan is made under on this run: its workers and
-// [cluster] model_memory_mb (what set_up, create_config and steering use).
+// The limits a config's plan is made under on this run: its workers (the
+// live ones once it trains, so a config created after agents joined may
+// take more stages than the run started with) and [cluster]
+// model_memory_mb (what create_config and steering use; set_up plans the
+// run's own configs on its starting workers).
 PipelineLimits pipeline_limits_of(const Prepared& r);
 
 // Removes the run directory unless the run got far enough to keep it.

@@ -144,6 +144,61 @@ BOOST_AUTO_TEST_CASE(an_agent_joining_mid_run_receives_units) {
   BOOST_TEST(invariants.ok(), invariants.message());
 }
 
+// Issue 14: a config added while the run trains is planned on the workers
+// live then. A pipeline of 3 stages is refused on the 2 workers the run
+// started with, and taken once a third agent joined; it trains to the end
+// on the three. MOP units are slowed (each agent's worker, 20x; no gangs)
+// so that the run is still training when the pause arrives.
+BOOST_AUTO_TEST_CASE(a_config_added_after_an_agent_joined_is_planned_on_the_live_workers) {
+  TempDir tmp;
+  Cluster cluster(tmp);
+  int port = free_port();
+  const std::vector<std::string> slow{"CEREBRO_FAULT_INJECTION_ENABLE=i-am-a-test", "CEREBRO_FAULTS=slow_worker=0:20"};
+  cluster.start_coordinator(port);
+  cluster.wait_listening(port);
+  cluster.start_agent("node1", port, slow);
+  cluster.start_agent("node2", port, slow);
+  cluster.wait_joined({"node1", "node2"});
+  // An mlp of two hidden layers: three top-level children, so three stages.
+  auto spec = tmp.write("mlp.toml", "[experiment]\nname = \"live\"\nepochs = 3\n[data]\nsource = \"idx\"\npath = \"" +
+                                        std::string(fashion_mnist) +
+                                        "\"\nlimit = 8000\npartitions = 2\n[cluster]\nparallelism = \"mop\"\n"
+                                        "[space]\nmodel = [\"mlp\"]\n"
+                                        "hidden = [[32, 32]]\nlr = [0.001, 0.002]\n");
+  ChildProcess client({cerebro_binary(), "run", spec, "--cluster", "127.0.0.1:" + std::to_string(port),
+                       "--token-file", cluster.token, "--out", tmp.file("client-run")},
+                      tmp.file("client.log"));
+  BOOST_REQUIRE_MESSAGE(cluster.coordinator->wait_for_log("placed 2 partitions", 60), cluster.logs());
+  const std::string experiment = fs::path(experiment_dir(tmp)).filename().string();
+  auto steer = [&](const std::string& script) {
+    auto path = tmp.write("steer.txt", script);
+    return run_cerebro("repl" + cluster.client_flags(port) + " < " + path);
+  };
+  auto before = steer("pause " + experiment + "\nadd " + experiment + " parallelism=pipeline stages=3\n");
+  BOOST_TEST(before.text.find("[space] stages = 3: more stages than the 2 workers") != std::string::npos,
+             before.text);
+  cluster.start_agent("node3", port, slow);
+  BOOST_REQUIRE_MESSAGE(cluster.coordinator->wait_for_log("agent node3 joined mid-run", 60), cluster.logs());
+  auto after = steer("add " + experiment + " parallelism=pipeline stages=3\nresume " + experiment + "\n");
+  BOOST_TEST(after.exit_code == 0, after.text);
+  BOOST_TEST(after.text.find("added config 2 to experiment " + experiment) != std::string::npos, after.text);
+  BOOST_REQUIRE_MESSAGE(client.wait_exit(300) == 0, client.log() + cluster.logs());
+
+  auto store = StateStore::open(experiment_dir(tmp) + "/state", false);
+  BOOST_REQUIRE(store.ok());
+  const auto log = (*store)->unit_log();
+  auto invariants = check_mop_invariants(committed_records(log), ExpectedRun{2, {{0, 3}, {1, 3}, {2, 3}}});
+  BOOST_TEST(invariants.ok(), invariants.message());
+  int pipeline_units = 0;
+  for (const auto& e : log) {
+    if (e.config != 2) continue;
+    ++pipeline_units;
+    BOOST_TEST(std::set<WorkerId>(e.pipeline_workers.begin(), e.pipeline_workers.end()).size() == 3u,
+               "config 2's unit p" << e.partition << " e" << e.epoch << " ran over three workers");
+  }
+  BOOST_TEST(pipeline_units == 6);
+}
+
 // Agents rejoin by themselves when the coordinator restarts; a hung
 // coordinator (its connection still open) is noticed by unanswered heartbeats.
 BOOST_AUTO_TEST_CASE(agents_rejoin_a_restarted_coordinator) {
