@@ -133,10 +133,9 @@ Result<experiment_done> train(caf::actor_system& system, const RunOptions& optio
     placer.forget(name);
     say(fmt::format("agent {} is lost ({}); its units go back to the queue", name, why));
     for (const auto& r : placer.place_orphans(live.agents)) {
+      if (!r.error.empty()) say(fmt::format("partition {} could not be placed again: {}", r.partition, r.error));
       if (r.agent.empty()) {
         say(fmt::format("partition {} has no live replica; waiting for an agent to join", r.partition));
-      } else if (!r.error.empty()) {
-        say(fmt::format("partition {} could not be placed again on {}: {}", r.partition, r.agent, r.error));
       } else {
         say(fmt::format("partition {} lost its last replica; placed again on agent {}", r.partition, r.agent));
         for (auto id : live.workers_of(r.agent))
@@ -168,7 +167,15 @@ Result<experiment_done> train(caf::actor_system& system, const RunOptions& optio
         self->monitor(agent);
         auto held = placer.place_joining(joining, live.agents.size());
         if (!held.ok()) {
-          say(fmt::format("agent {} joined but could not take partitions: {}", name, held.error()));
+          // It takes no part in this run: no units, no replica of a lost
+          // partition, and its workers do not count for plans (steering's
+          // pipeline stages). What it took before the failure is forgotten;
+          // if it joins again it is tried again.
+          live.agents.erase(name);
+          placer.forget(name);
+          self->demonitor(agent.address());
+          say(fmt::format("agent {} joined but could not take partitions, so it takes no part in this run: {}", name,
+                          held.error()));
           return;
         }
         say(fmt::format("agent {} joined mid-run: holds partitions {}", name, fmt::join(*held, ", ")));

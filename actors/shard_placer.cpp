@@ -1,5 +1,6 @@
 #include "actors/shard_placer.hpp"
 
+#include <algorithm>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -49,10 +50,18 @@ std::vector<ShardPlacer::Replacement> ShardPlacer::place_orphans(
   for (const auto& [name, agent] : live) names.push_back(name);
   std::vector<Replacement> out;
   for (auto p : layout_.orphans()) {
-    Replacement r{p, layout_.emptiest(names), {}};
-    if (!r.agent.empty()) {
-      auto placed = place(live.at(r.agent), {p}, false);
-      if (!placed.ok()) r.error = placed.message();
+    Replacement r{p, {}, {}};
+    // An agent that cannot take it (its disk full, its cache unwritable)
+    // must not leave the partition without a holder while another could.
+    for (auto candidates = names; !candidates.empty();) {
+      auto agent = layout_.emptiest(candidates);
+      auto placed = place(live.at(agent), {p}, false);
+      if (placed.ok()) {
+        r.agent = agent;
+        break;
+      }
+      r.error += (r.error.empty() ? "" : "; ") + placed.message();
+      candidates.erase(std::find(candidates.begin(), candidates.end(), agent));
     }
     out.push_back(std::move(r));
   }

@@ -46,9 +46,11 @@ class ShardPlacer {
   void forget(const std::string& agent_name);
   // Partitions no live agent holds.
   std::vector<PartitionId> orphans() const { return layout_.orphans(); }
-  // Places every orphan again, each on the live agent holding the fewest
-  // partitions, from the prepared copy. One outcome per orphan: `agent` is
-  // empty when no agent is live, `error` set when the placement failed.
+  // Places every orphan again, from the prepared copy, on the live agent
+  // holding the fewest partitions; if that placement fails, on the next
+  // emptiest, and so on. One outcome per orphan: `agent` is where it went
+  // (empty when no live agent took it) and `error` says which placements
+  // failed (empty when none did).
   struct Replacement {
     PartitionId partition = 0;
     std::string agent;

@@ -8,6 +8,7 @@
 #include <signal.h>
 
 #include <filesystem>
+#include <fstream>
 #include <regex>
 
 #include "test/cluster_util.hpp"
@@ -204,6 +205,43 @@ BOOST_AUTO_TEST_CASE(a_partition_that_loses_its_only_replica_is_placed_again) {
   f.finish();
   BOOST_TEST(f.cluster.coordinator->log().find("lost its last replica; placed again on agent") != std::string::npos,
              f.logs());
+}
+
+// A file where an agent's shard cache goes: the agent starts (its data
+// directory is writable) but cannot take a partition.
+void break_shard_cache(const TempDir& tmp, const std::string& agent) {
+  const auto cache = tmp.file("data-" + agent + "/shards");
+  fs::remove_all(cache);
+  fs::create_directories(fs::path(cache).parent_path());
+  std::ofstream(cache) << "not a directory\n";
+}
+
+// An agent that joins but cannot take partitions takes no part in the run,
+// and a partition that loses its only replica goes past a live agent that
+// cannot take it to one that can. The workers are slowed (4x) so that the
+// run still trains when node2 is killed.
+BOOST_AUTO_TEST_CASE(a_lost_partition_skips_agents_that_cannot_take_it) {
+  Fixture f;
+  const std::vector<std::string> slow{"CEREBRO_FAULT_INJECTION_ENABLE=i-am-a-test", "CEREBRO_FAULTS=slow_worker=0:4"};
+  f.start({}, {}, slow);
+  f.submit(spec(f.tmp, 1));  // one holder a partition
+  BOOST_REQUIRE_MESSAGE(wait_for_units(*f.client, 3, 180), f.logs());
+  break_shard_cache(f.tmp, "node4");
+  f.cluster.start_agent("node4", f.port, slow);
+  BOOST_REQUIRE_MESSAGE(
+      f.cluster.coordinator->wait_for_log("agent node4 joined but could not take partitions, so it takes no part", 60),
+      f.logs());
+  // node1 trains on what it holds, but the emptiest agent it ties with
+  // node3 for (alphabetically first) cannot take node2's partition.
+  break_shard_cache(f.tmp, "node1");
+  f.agent(2).kill_now();
+  f.finish();
+  const auto coordinator = f.cluster.coordinator->log();
+  BOOST_TEST(std::regex_search(coordinator, std::regex("could not be placed again: placing part-[0-9]+\\.bin on node1")),
+             f.logs());
+  BOOST_TEST(coordinator.find("lost its last replica; placed again on agent node3") != std::string::npos, f.logs());
+  // node4 was never asked again: it is not in the run.
+  BOOST_TEST(count_of(coordinator, " on node4: ") == 1u, f.logs());
 }
 
 // The coordinator dies mid-epoch and is restarted on its state directory:
