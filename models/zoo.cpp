@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "models/max_pool.hpp"
+
 namespace cerebro::models {
 
 namespace {
@@ -101,7 +103,7 @@ CnnImpl::CnnImpl(const CnnOptions& options) : dropout(options.dropout()), option
 }
 
 torch::Tensor CnnImpl::forward(torch::Tensor x) {
-  for (auto& conv : convs_) x = torch::max_pool2d(torch::relu(conv->forward(x)), 2);
+  for (auto& conv : convs_) x = max_pool2x2(torch::relu(conv->forward(x)));
   x = dropout(torch::relu(fc1_->forward(x.flatten(1))), is_training());
   return fc2_->forward(x);
 }
@@ -126,7 +128,7 @@ std::vector<ChainLink> CnnImpl::chain() const {
     auto conv = convs_[i];
     auto name = "conv" + std::to_string(i);
     links.push_back(chain_link(name, {{name, conv.ptr()}}, [conv](const torch::Tensor& x) mutable {
-      return torch::max_pool2d(torch::relu(conv->forward(x)), 2);
+      return max_pool2x2(torch::relu(conv->forward(x)));
     }));
   }
   auto fc1 = fc1_, fc2 = fc2_;
