@@ -218,11 +218,14 @@ void break_shard_cache(const TempDir& tmp, const std::string& agent) {
 
 // An agent that joins but cannot take partitions takes no part in the run,
 // and a partition that loses its only replica goes past a live agent that
-// cannot take it to one that can. The workers are slowed (4x) so that the
-// run still trains when node2 is killed.
+// cannot take it to one that can. The workers are slowed so that the run
+// still trains when node2 is killed, after node4's process has started and
+// joined (about a second). At 4x a fast VM finished all 36 units 1.3 s after
+// submitting, before the kill, and the test failed; at 30x a unit takes
+// about 0.8 s there and the run about 10 s.
 BOOST_AUTO_TEST_CASE(a_lost_partition_skips_agents_that_cannot_take_it) {
   Fixture f;
-  const std::vector<std::string> slow{"CEREBRO_FAULT_INJECTION_ENABLE=i-am-a-test", "CEREBRO_FAULTS=slow_worker=0:4"};
+  const std::vector<std::string> slow{"CEREBRO_FAULT_INJECTION_ENABLE=i-am-a-test", "CEREBRO_FAULTS=slow_worker=0:30"};
   f.start({}, {}, slow);
   f.submit(spec(f.tmp, 1));  // one holder a partition
   BOOST_REQUIRE_MESSAGE(wait_for_units(*f.client, 3, 180), f.logs());
