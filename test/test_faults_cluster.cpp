@@ -117,9 +117,8 @@ BOOST_AUTO_TEST_CASE(fault_free_baseline) {
 
 // While an experiment runs, `cerebro status` shows what each agent's worker
 // runs and the epochs. The workers are slowed (each agent's worker 0, 10x):
-// on a fast machine the whole experiment above takes about 2 s unslowed,
-// and at 4x a fast VM ran it in 1.3 s (see the test below), less than
-// starting `cerebro status` a few times.
+// at 4x a fast VM trained this experiment's 36 units in 1.3 s (see the test
+// below), less than starting `cerebro status` a few times.
 BOOST_AUTO_TEST_CASE(status_shows_what_each_agents_worker_runs) {
   Fixture f;
   f.start({}, {}, {"CEREBRO_FAULT_INJECTION_ENABLE=i-am-a-test", "CEREBRO_FAULTS=slow_worker=0:10"});
@@ -221,9 +220,9 @@ void break_shard_cache(const TempDir& tmp, const std::string& agent) {
 // and a partition that loses its only replica goes past a live agent that
 // cannot take it to one that can. The workers are slowed so that the run
 // still trains when node2 is killed, after node4's process has started and
-// joined (about a second). At 4x a fast VM finished all 36 units 1.3 s after
-// submitting, before the kill, and the test failed; at 30x a unit takes
-// about 0.8 s there and the run about 10 s.
+// joined (about a second). At 4x a fast VM trained all 36 units in 1.3 s,
+// before the kill, and the test failed; at 30x a unit takes about 0.8 s
+// there and the run about 10 s.
 BOOST_AUTO_TEST_CASE(a_lost_partition_skips_agents_that_cannot_take_it) {
   Fixture f;
   const std::vector<std::string> slow{"CEREBRO_FAULT_INJECTION_ENABLE=i-am-a-test", "CEREBRO_FAULTS=slow_worker=0:30"};
