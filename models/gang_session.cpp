@@ -2,6 +2,7 @@
 // messages, a local TCPStore, or an in-memory store for ranks as threads)
 // and their c10d ProcessGroupGloo (see gang_trainer.hpp).
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include <pthread.h>
@@ -14,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "models/computing_threads.hpp"
 #include "models/gang_session_impl.hpp"
 #include "models/trainee.hpp"
 
@@ -58,6 +60,38 @@ std::shared_ptr<::gloo::transport::Device> idle_priority_device(const std::strin
   maker.join();
   if (failure) std::rethrow_exception(failure);
   return device;
+}
+
+::gloo::Context& GangSession::Impl::exchange_context() {
+  if (!exchange) {
+    auto context = std::make_shared<::gloo::rendezvous::Context>(rank, size);
+    context->setTimeout(timeout);  // a read or write waits at most this long, then throws
+    // Apart from the group's keys, which c10d prefixes with the context's number.
+    c10d::ProcessGroupGloo::GlooStore keys(c10::make_intrusive<c10d::PrefixStore>("exchange", store));
+    context->connectFullMesh(keys, gloo_device());
+    for (int r = 0; r < size; ++r) {
+      if (r != rank) context->getPair(r)->setSync(/*sync=*/true, /*busyPoll=*/false);
+    }
+    exchange_spins = false;
+    exchange = std::move(context);
+  }
+  return *exchange;
+}
+
+bool waiting_may_spin() {
+  cpu_set_t usable;
+  const int cores = sched_getaffinity(0, sizeof(usable), &usable) == 0 ? CPU_COUNT(&usable) : 1;
+  return ComputingThread::count() <= cores;
+}
+
+void GangSession::Impl::choose_exchange_wait() {
+  ::gloo::Context& context = exchange_context();
+  const bool spin = waiting_may_spin();
+  if (spin == exchange_spins) return;
+  for (int r = 0; r < size; ++r) {
+    if (r != rank) context.getPair(r)->setSync(/*sync=*/true, /*busyPoll=*/spin);  // only the waiting changes
+  }
+  exchange_spins = spin;
 }
 
 GangSession::GangSession(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -6,6 +6,8 @@
 // Debian's TorchConfig does not set it, and ProcessGroupGloo.hpp is empty without it.
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 
+#include <gloo/rendezvous/context.h>
+
 #include <chrono>
 #include <string>
 
@@ -32,17 +34,34 @@ struct GangSession::Impl {
   std::chrono::milliseconds timeout{30000};
   c10::intrusive_ptr<c10d::Store> store;
   int tcp_port = 0;  // host()/join(): the TCPStore's
-  c10::intrusive_ptr<c10d::ProcessGroupGloo> group;  // made on first use: every rank must be there
+  // Each made on first use (every rank must be there).
+  std::shared_ptr<::gloo::transport::Device> device;  // the group's and the exchange's
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> group;
+  std::shared_ptr<::gloo::rendezvous::Context> exchange;
 
+  std::shared_ptr<::gloo::transport::Device>& gloo_device() {
+    if (!device) device = idle_priority_device(own_address);
+    return device;
+  }
   c10d::ProcessGroupGloo& process_group() {
     if (!group) {
       auto options = c10d::ProcessGroupGloo::Options::create(timeout);
-      options->devices.push_back(idle_priority_device(own_address));
+      options->devices.push_back(gloo_device());
       options->threads = 1;
       group = c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, size, options);
     }
     return *group;
   }
+  // A second full mesh of Gloo pairs on the same device, for the gradient
+  // exchange (models/gang_trainer.cpp, GangSum): its pairs are in Gloo's
+  // synchronous mode, so the training thread itself writes and reads them
+  // and no event-loop thread stands between a message and its reader. The
+  // group's pairs stay asynchronous for c10d's operations.
+  ::gloo::Context& exchange_context();
+  // Before each exchange: its pairs spin while waiting or sleep in the
+  // read, as waiting_may_spin says for this process now.
+  void choose_exchange_wait();
+  bool exchange_spins = false;  // what the exchange's pairs were last set to
   // Sums (or maxes) `t` over the gang in place.
   void allreduce(torch::Tensor& t, c10d::ReduceOp op = c10d::ReduceOp::SUM) {
     std::vector<torch::Tensor> tensors{t};

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "models/computing_threads.hpp"
 #include "models/flush_denormals.hpp"
 #include "models/gang_session_impl.hpp"
 #include "models/task.hpp"
@@ -32,23 +33,40 @@ double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::
 
 namespace {
 
-// One sum of a float tensor over the gang, started and finished apart so
-// that it can run while backward computes. A small tensor goes by direct
-// exchange: every rank sends it to every other rank with ProcessGroupGloo's
-// send/recv and adds what it receives, in rank order, so every rank holds
-// the same bits. A large one goes by the group's (ring) allreduce, which
-// sends less per rank. Why: each allreduce passes through the group's
-// worker thread and the ring's ready-notifications, which cost far more
-// than the bytes here. Measured with 2 ranks on loopback (threads of one
-// process, 2 vCPUs), per sum of 207,000 floats (the cnn's gradients):
-// allreduce 1.91-2.56 ms, exchange 0.45-0.86 ms; with 4 ranks 5.50 against
-// 2.98 ms. With 4 ranks at 2M floats the exchange sends 3x what a rank
-// sends in the ring and loses (36.6 against 16.2 ms); with 2 ranks at 2M
-// floats both take 7.3-8.0 ms. Hence the exchange while (ranks - 1) x
-// floats stays within kExchangeFloats.
+// One sum of a float tensor over the gang. A small tensor goes by direct
+// exchange: every rank sends it to every other rank and adds what it
+// receives, in rank order, so every rank holds the same bits. A large one
+// goes by the group's (ring) allreduce, which sends less per rank. Why: each
+// allreduce passes through the group's worker thread and the ring's
+// ready-notifications, which cost far more than the bytes here. Measured
+// with 2 ranks on loopback (threads of one process, 2 vCPUs), per sum of
+// 207,000 floats (the cnn's gradients): allreduce 1.91-2.56 ms, exchange
+// 0.45-0.86 ms; with 4 ranks 5.50 against 2.98 ms. With 4 ranks at 2M floats
+// the exchange sends 3x what a rank sends in the ring and loses (36.6
+// against 16.2 ms); with 2 ranks at 2M floats both take 7.3-8.0 ms. Hence
+// the exchange while (ranks - 1) x floats stays within kExchangeFloats.
+//
+// The exchange goes over the session's exchange context (GangSession::Impl):
+// Gloo pairs in synchronous mode, written and read by this thread, where c10d's send and recv would hand every message to the event
+// loop thread, which runs only when a core is free (idle_priority_device).
+// Measured on 2 vCPUs, zoo cnn, 2 ranks as threads, against c10d's send
+// and recv, interleaved: a sum alone 0.35 ms against 0.28-0.58 ms
+// (allreduce-probe, 1000 sums, 5 rounds); 844 training steps
+// (allreduce-probe --train 27000, 5 rounds) 4.49-4.87 s against 4.77-5.89
+// s, the gang over the same threads without sums 1.15 against 1.25
+// (medians). A rank spins while it waits for its peers (at most the gang's
+// timeout, then it throws) only while the process's computing threads fit
+// its cores (waiting_may_spin); else it sleeps in the socket's read, which
+// alone gained little (4.83-5.42 s against 4.96-5.66 s in 4 rounds) and
+// loses where ranks outnumber cores (3 ranks on 2 vCPUs: 1.2 ms a sum
+// against 0.6 ms by c10d's send and recv). The exchange sends in chunks of kChunkFloats, each followed by receiving the
+// peers' same chunk, so that no write waits for a peer that writes too: a
+// chunk fits a socket's send buffer, which Gloo sizes to the message and
+// Linux caps at 2 x net.core.wmem_max (425,984 bytes by default).
 class GangSum {
  public:
   static constexpr int64_t kExchangeFloats = 1 << 20;
+  static constexpr int64_t kChunkFloats = 1 << 16;  // 256 KB
 
   GangSum(GangSession::Impl& gang, int tag, int64_t numel) : gang_(&gang), tag_(tag) {
     if (static_cast<int64_t>(gang.size - 1) * numel > kExchangeFloats) return;  // allreduce
@@ -56,25 +74,13 @@ class GangSum {
       from_.push_back(r == gang.rank ? torch::Tensor() : torch::empty({numel}, torch::kFloat32));
   }
 
-  // `t` (contiguous floats) must stay untouched until finish().
+  // `t` (contiguous floats) must stay untouched until finish(). An
+  // allreduce starts here; the exchange runs in finish(), on this thread.
   void start(torch::Tensor t) {
     t_ = std::move(t);
-    c10d::ProcessGroupGloo& group = gang_->process_group();
-    if (from_.empty()) {
-      std::vector<torch::Tensor> tensors{t_};
-      works_.push_back(group.allreduce(tensors));
-      return;
-    }
-    for (int r = 0; r < gang_->size; ++r) {
-      if (r == gang_->rank) continue;
-      std::vector<torch::Tensor> into{from_[r]};
-      works_.push_back(group.recv(into, r, tag_));
-    }
-    for (int r = 0; r < gang_->size; ++r) {
-      if (r == gang_->rank) continue;
-      std::vector<torch::Tensor> out{t_};
-      works_.push_back(group.send(out, r, tag_));
-    }
+    if (!from_.empty()) return;
+    std::vector<torch::Tensor> tensors{t_};
+    work_ = gang_->process_group().allreduce(tensors);
   }
 
   // Waits for the sum (a peer gone or past the timeout throws); `t` then
@@ -82,9 +88,12 @@ class GangSum {
   // into the first received buffer, then this rank's own (addition
   // commutes, so own + prefix is prefix + own bit for bit), then the rest.
   void finish() {
-    for (auto& w : works_) w->wait();
-    works_.clear();
-    if (from_.empty()) return;
+    if (from_.empty()) {
+      work_->wait();
+      work_.reset();
+      return;
+    }
+    exchange();
     const int own = gang_->rank;
     if (own > 0) {
       for (int r = 1; r < own; ++r) from_[0].add_(from_[r]);
@@ -94,11 +103,44 @@ class GangSum {
   }
 
  private:
+  void exchange() {
+    const int own = gang_->rank, size = gang_->size;
+    const size_t bytes = static_cast<size_t>(t_.numel()) * sizeof(float);
+    if (send_.empty()) {  // Gloo buffers bound to this sum's memory, made once
+      ::gloo::Context& context = gang_->exchange_context();
+      send_.resize(size);
+      receive_.resize(size);
+      for (int r = 0; r < size; ++r) {
+        if (r == own) continue;
+        auto& pair = context.getPair(r);
+        send_[r] = pair->createSendBuffer(tag_, t_.data_ptr(), bytes);
+        receive_[r] = pair->createRecvBuffer(tag_, from_[r].data_ptr(), bytes);
+      }
+      bound_to_ = t_.data_ptr();
+    }
+    if (bound_to_ != t_.data_ptr()) throw Error("a gang sum's tensor moved between steps");
+    gang_->choose_exchange_wait();
+    const size_t chunk = kChunkFloats * sizeof(float);
+    for (size_t offset = 0; offset < bytes; offset += chunk) {
+      const size_t length = std::min(chunk, bytes - offset);
+      for (int r = 0; r < size; ++r) {
+        if (r == own) continue;
+        send_[r]->send(offset, length, offset);
+        send_[r]->waitSend();  // written already: synchronous mode
+      }
+      for (int r = 0; r < size; ++r) {
+        if (r != own) receive_[r]->waitRecv();
+      }
+    }
+  }
+
   GangSession::Impl* gang_;
-  int tag_;
+  int tag_;  // the exchange's Gloo slot: one per sum alive at once
   torch::Tensor t_;
-  std::vector<torch::Tensor> from_;  // exchange: what each other rank sent (own rank's undefined)
-  std::vector<c10::intrusive_ptr<c10d::Work>> works_;
+  c10::intrusive_ptr<c10d::Work> work_;  // allreduce
+  std::vector<torch::Tensor> from_;       // exchange: what each other rank sent (own rank's undefined)
+  std::vector<std::unique_ptr<::gloo::transport::Buffer>> send_, receive_;
+  const void* bound_to_ = nullptr;
 };
 
 // Gradients live in one flat buffer, [parameters ..., examples, summed loss]:
@@ -108,7 +150,8 @@ class GangSum {
 // last parameter first (the order backward produces them): a post-hook on
 // each parameter's gradient accumulator starts its bucket's sum as soon as
 // the bucket is complete (as DDP does), so a large model's last layers are
-// on their way while backward still computes the first ones. Buckets start
+// on their way by allreduce while backward still computes the first ones
+// (an exchange runs when it is waited for, see GangSum). Buckets start
 // strictly in that order on every rank, so the collectives match even where
 // backward reaches them in another order or not at all (a rank whose
 // partition ran out runs no backward and starts them all).
@@ -302,6 +345,7 @@ Result<GangUnitOutput> train_gang_unit(GangSession& session, const UnitInput& in
   GangSession::Impl& gang = session.impl();
   return guarded<GangUnitOutput>(fmt::format("gang training failed (rank {} of {})", gang.rank, gang.size), [&] {
     const BlockCacheScope buffers_stay_on_this_thread;
+    const ComputingThread computing;
     const FlushDenormalsScope no_denormals;
     GangUnitOutput out;
     auto t0 = Clock::now();
@@ -347,7 +391,7 @@ Result<GangUnitOutput> train_gang_unit(GangSession& session, const UnitInput& in
         // The task's (or the template's) loss, summed over this rank's share.
         auto loss = objective.summed_loss_tensor(t.model->forward(x.index_select(0, idx)), y.index_select(0, idx));
         gradients.set_counts(static_cast<double>(end - begin), loss.item<double>());
-        loss.backward();  // starts the buckets' sums as they fill
+        loss.backward();  // starts the buckets' allreduces as they fill
         out.rank_examples += end - begin;
       }
       // What the sums cost beyond backward: the buckets still open and
@@ -413,6 +457,7 @@ Result<double> measure_allreduce(GangSession& session, const nlohmann::json& par
                                  int repeats) {
   GangSession::Impl& gang = session.impl();
   return guarded<double>("allreduce probe failed", [&] {
+    const ComputingThread computing;  // as a training rank would be
     Trainee t = build(params, shape);
     int64_t numel = 2;
     for (const auto& p : t.model->parameters()) numel += p.numel();

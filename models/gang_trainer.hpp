@@ -12,8 +12,9 @@
 // buckets, whose sums start during backward as each bucket fills (as DDP
 // does); GangUnitOutput::allreduce_s is what they cost beyond it. A bucket
 // whose floats times (ranks - 1) stay within a million is summed by direct
-// exchange (the group's send/recv, every rank adding in rank order), a
-// larger one by the group's allreduce (gang_trainer.cpp, GangSum, says why and what each costs).
+// exchange (every rank sends it to every other over Gloo pairs of its own
+// and adds in rank order; it runs when the step waits for it), a larger one
+// by the group's allreduce (gang_trainer.cpp, GangSum, says why and what each costs).
 // Every rank then takes the same optimizer step from the same state, so the
 // parameters stay identical bit for bit; a
 // rank whose partition ran out contributes nothing to the remaining steps.
@@ -113,5 +114,16 @@ Result<std::vector<std::unique_ptr<GangSession>>> local_gang(int ranks, double t
 // before parallelism = "auto" may form a gang (a gang's own measurement
 // replaces it). Opens no port but the Gloo pairs on 127.0.0.1, for the call.
 Result<double> measure_allreduce_local(const nlohmann::json& params, const ShapeInfo& shape, int ranks, int repeats);
+
+// Whether a gang rank waiting for its peers' gradients may spin on its core
+// rather than sleep in the socket's read: while this process's computing
+// threads (models/computing_threads.hpp) fit the cores it may use. Spinning
+// saves the wake-up, but where threads outnumber cores a spinning rank keeps
+// a peer off the core it needs to send: 3 ranks on 2 vCPUs took 17 ms a sum
+// spinning, 1.2 ms asleep. Threads of other processes are not counted
+// (/proc/loadavg's running count, tried, read above the cores a fifth of
+// the time on an idle machine, and every sleep cost the wake-up); several
+// agents on one machine with more ranks than cores spin against each other.
+bool waiting_may_spin();
 
 }  // namespace cerebro::models

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "models/augmentation.hpp"
+#include "models/computing_threads.hpp"
 #include "models/flush_denormals.hpp"
 #include "models/pipeline.hpp"
 #include "models/task.hpp"
@@ -130,6 +131,7 @@ Result<std::string> initial_pipeline_state(const nlohmann::json& params, const S
 Result<UnitOutput> train_pipeline_unit(const UnitInput& in) {
   return guarded<UnitOutput>("pipeline training failed", [&] {
     const BlockCacheScope buffers_stay_on_this_thread;
+    const ComputingThread computing;
     const FlushDenormalsScope no_denormals;
     UnitOutput out;
     auto t0 = Clock::now();

@@ -13,6 +13,7 @@
 #include "datasets/batch_read_ahead.hpp"
 #include "models/augmentation.hpp"
 #include "models/cost_probe.hpp"
+#include "models/computing_threads.hpp"
 #include "models/flush_denormals.hpp"
 #include "models/fused_adam.hpp"
 #include "models/model.hpp"
@@ -350,6 +351,7 @@ namespace detail {
 
 void train_restored(Trainee& t, const UnitInput& in, UnitOutput& out) {
   const BlockCacheScope buffers_stay_on_this_thread;
+  const ComputingThread computing;
   const FlushDenormalsScope no_denormals;
   auto t1 = Clock::now();
   auto pass = train_pass(t, in.shape, *in.partition, in.seed, in.augmentation, in.read_ahead);

@@ -19,6 +19,7 @@
 #include <future>
 #include <thread>
 
+#include "models/computing_threads.hpp"
 #include "models/gang_trainer.hpp"
 #include "test/test_models_state.hpp"
 #include "test/test_models_util.hpp"
@@ -109,6 +110,12 @@ BOOST_AUTO_TEST_SUITE(gang_training)
 
 BOOST_AUTO_TEST_CASE(two_copies_of_a_half_batch_are_one_unit_at_half_the_batch) {
   expect_gang_equals_half_batch_unit("[16]", 128, 11, 8);
+}
+
+// The same exactness where the exchange sends its bucket in several chunks
+// (hidden [300, 300] on 20 features: 99,610 floats, two chunks of 65,536).
+BOOST_AUTO_TEST_CASE(an_exchange_in_several_chunks_is_exact) {
+  expect_gang_equals_half_batch_unit("[300, 300]", 96, 3, 6);
 }
 
 // The same exactness where the gradients are cut into several buckets whose
@@ -258,6 +265,39 @@ BOOST_AUTO_TEST_CASE(the_gangs_socket_threads_run_at_idle_priority) {
   BOOST_TEST_REQUIRE(other.ok(), other.error());
   BOOST_TEST(idle_threads() - before == 2);
   BOOST_TEST(sched_getscheduler(0) == SCHED_OTHER);
+}
+
+// A rank waiting for its peers spins only while this process's computing
+// threads fit its cores. (On a machine of 2 cores the two-rank tests above
+// sum spinning, the three-rank one asleep: both exact.)
+BOOST_AUTO_TEST_CASE(a_waiting_rank_spins_only_while_the_computing_threads_fit_the_cores) {
+  cpu_set_t usable;
+  BOOST_TEST_REQUIRE(sched_getaffinity(0, sizeof(usable), &usable) == 0);
+  const int cores = CPU_COUNT(&usable);
+  BOOST_TEST_REQUIRE(ComputingThread::count() == 0);
+  BOOST_TEST(waiting_may_spin());
+  std::vector<std::unique_ptr<ComputingThread>> computing;
+  for (int i = 0; i < cores; ++i) computing.push_back(std::make_unique<ComputingThread>());
+  BOOST_TEST(ComputingThread::count() == cores);
+  BOOST_TEST(waiting_may_spin());
+  computing.push_back(std::make_unique<ComputingThread>());
+  BOOST_TEST(!waiting_may_spin());
+  computing.clear();
+  BOOST_TEST(waiting_may_spin());
+
+  // A gang's ranks count while they train, and no longer after, also when
+  // the attempt fails.
+  Data data = make_data({20}, 32);
+  json params = json::parse(R"({"model": "mlp", "hidden": [8], "batch_size": 16})");
+  std::string state = must(initial_state(params, data.shape, data.p0, 1));
+  auto [r0, r1] = run_gang(params, data.shape, state, {&data.p0, 1}, {&data.p1, 2});
+  BOOST_TEST_REQUIRE(r0.ok(), r0.error());
+  BOOST_TEST(ComputingThread::count() == 0);
+  json too_small = params;
+  too_small["batch_size"] = 1;
+  auto [f0, f1] = run_gang(too_small, data.shape, state, {&data.p0, 1}, {&data.p1, 2});
+  BOOST_TEST(!f0.ok());
+  BOOST_TEST(ComputingThread::count() == 0);
 }
 
 BOOST_AUTO_TEST_CASE(batchnorm_statistics_are_one_state) {
