@@ -72,7 +72,6 @@ std::shared_ptr<::gloo::transport::Device> idle_priority_device(const std::strin
     for (int r = 0; r < size; ++r) {
       if (r != rank) context->getPair(r)->setSync(/*sync=*/true, /*busyPoll=*/false);
     }
-    exchange_spins = false;
     exchange = std::move(context);
   }
   return *exchange;
@@ -87,11 +86,11 @@ bool waiting_may_spin() {
 void GangSession::Impl::choose_exchange_wait() {
   ::gloo::Context& context = exchange_context();
   const bool spin = waiting_may_spin();
-  if (spin == exchange_spins) return;
+  // On a pair already synchronous this only sets how it waits (under the
+  // pair's lock): no need to remember what it was.
   for (int r = 0; r < size; ++r) {
-    if (r != rank) context.getPair(r)->setSync(/*sync=*/true, /*busyPoll=*/spin);  // only the waiting changes
+    if (r != rank) context.getPair(r)->setSync(/*sync=*/true, /*busyPoll=*/spin);
   }
-  exchange_spins = spin;
 }
 
 GangSession::GangSession(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

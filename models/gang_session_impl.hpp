@@ -61,7 +61,6 @@ struct GangSession::Impl {
   // Before each exchange: its pairs spin while waiting or sleep in the
   // read, as waiting_may_spin says for this process now.
   void choose_exchange_wait();
-  bool exchange_spins = false;  // what the exchange's pairs were last set to
   // Sums (or maxes) `t` over the gang in place.
   void allreduce(torch::Tensor& t, c10d::ReduceOp op = c10d::ReduceOp::SUM) {
     std::vector<torch::Tensor> tensors{t};

@@ -47,8 +47,9 @@ namespace {
 // the exchange while (ranks - 1) x floats stays within kExchangeFloats.
 //
 // The exchange goes over the session's exchange context (GangSession::Impl):
-// Gloo pairs in synchronous mode, written and read by this thread, where c10d's send and recv would hand every message to the event
-// loop thread, which runs only when a core is free (idle_priority_device).
+// Gloo pairs in synchronous mode, written and read by this thread, where
+// c10d's send and recv would hand every message to the event loop thread,
+// which runs only when a core is free (idle_priority_device).
 // Measured on 2 vCPUs, zoo cnn, 2 ranks as threads, against c10d's send
 // and recv, interleaved: a sum alone 0.35 ms against 0.28-0.58 ms
 // (allreduce-probe, 1000 sums, 5 rounds); 844 training steps
@@ -59,9 +60,9 @@ namespace {
 // its cores (waiting_may_spin); else it sleeps in the socket's read, which
 // alone gained little (4.83-5.42 s against 4.96-5.66 s in 4 rounds) and
 // loses where ranks outnumber cores (3 ranks on 2 vCPUs: 1.2 ms a sum
-// against 0.6 ms by c10d's send and recv). The exchange sends in chunks of kChunkFloats, each followed by receiving the
-// peers' same chunk, so that no write waits for a peer that writes too: a
-// chunk fits a socket's send buffer, which Gloo sizes to the message and
+// against 0.6 ms by c10d's send and recv). The exchange sends in chunks of
+// kChunkFloats, each followed by receiving the peers' same chunk, so that
+// no write waits for a peer that writes too: a chunk fits a socket's send buffer, which Gloo sizes to the message and
 // Linux caps at 2 x net.core.wmem_max (425,984 bytes by default).
 class GangSum {
  public:
