@@ -118,10 +118,10 @@ BOOST_AUTO_TEST_CASE(an_exchange_in_several_chunks_is_exact) {
   expect_gang_equals_half_batch_unit("[300, 300]", 96, 3, 6);
 }
 
-// The same exactness where the gradients are cut into several buckets whose
-// sums start during backward (hidden [1100, 1000, 1000] on 20 features: the
-// last two layers, 1M floats each, close a bucket each, summed by Gloo's
-// allreduce; the first layer's 23k go by the exchange).
+// The same exactness where the gradients are cut into buckets whose sums
+// start during backward (hidden [1100, 1000, 1000] on 20 features: the last
+// layers up to the second hidden one, 2.1M floats, make one bucket, summed by
+// Gloo's allreduce; the first layer's 23k go by the exchange).
 BOOST_AUTO_TEST_CASE(bucketed_sums_during_backward_are_exact) {
   expect_gang_equals_half_batch_unit("[1100, 1000, 1000]", 96, 5, 6);
 }
