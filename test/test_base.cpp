@@ -11,9 +11,11 @@
 #include <string>
 
 #include "runtime/base/checksum.hpp"
+#include "runtime/base/contract.hpp"
 #include "runtime/base/file_io.hpp"
 #include "runtime/base/status.hpp"
 #include "runtime/base/time_format.hpp"
+#include "test/contract_check.hpp"
 #include "test/temp_dir.hpp"
 
 using namespace cerebro;
@@ -131,4 +133,12 @@ BOOST_AUTO_TEST_CASE(timestamps_are_compact_local_time) {
   if (old) ::setenv("TZ", saved.c_str(), 1); else ::unsetenv("TZ");
   ::tzset();
   BOOST_TEST(compact_local_timestamp_now().size() == 15u);
+}
+
+BOOST_AUTO_TEST_CASE(a_contract_violation_aborts_with_its_message) {
+  CEREBRO_CHECK_CONTRACT(contract_violation("MopBook::start", "worker 3 is busy"), "MopBook::start: worker 3 is busy");
+  // A call that keeps its contract does not abort.
+  auto kept = testing::run_expecting_abort([] {});
+  BOOST_CHECK(!kept.aborted);
+  BOOST_CHECK(kept.message.empty());
 }

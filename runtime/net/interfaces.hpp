@@ -147,6 +147,17 @@ using scheduler_listener_actor = caf::typed_actor<
     // reachable (its agent respawns it); not sent when the node is lost.
     caf::reacts_to<worker_lost_atom, WorkerId, worker_actor>>;
 
+// Follows one running experiment for the coordinator (actors/run_follower):
+// hears its scheduler as a listener, and the coordinator's news of agents
+// that join or are lost, and answers steering requests.
+using run_follower_actor = scheduler_listener_actor::extend<
+    // (name, agent, its workers): an agent joined mid-run (or came back).
+    caf::reacts_to<join_atom, std::string, agent_actor, std::vector<worker_actor>>,
+    // The named agent is dead or stopped answering.
+    caf::reacts_to<agent_lost_atom, std::string>,
+    // Steering by a person, routed by the coordinator's gateway.
+    caf::replies_to<control_atom, control_request>::with<control_reply>>;
+
 // Owns the experiment's unit queue (through ExperimentControl) and monitors
 // its workers: a worker that dies has its unit requeued.
 using scheduler_actor = caf::typed_actor<
