@@ -1,11 +1,11 @@
-# The HTTP API (issue 12): its plain parts (routes, bodies, tokens, views,
+# The HTTP API: its plain parts (routes, bodies, tokens, views,
 # /metrics), the server against a real coordinator, the dashboard in headless
 # Chromium and a real Prometheus scraping /metrics.
 cerebro_add_test(test_api_core
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_api_core.cpp
   LIBS cerebro_runtime_api cerebro_runtime
   LABELS api)
-# Issue 12's leftovers: reading runs that do not train (opened once, kept),
+# Reading runs that do not train (opened once, kept),
 # the units a poller has not seen, the one-time link and the login throttle.
 cerebro_add_test(test_api_finished_runs
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_api_finished_runs.cpp

@@ -8,7 +8,7 @@ cerebro_add_test(test_net_errors
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_net_errors.cpp
   LIBS cerebro_runtime_net
   LABELS base)
-# The log-line sink and LogBook (issue 12: the REPL's log lines).
+# The log-line sink and LogBook (the REPL's log lines).
 cerebro_add_test(test_base_log_lines
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_base_log_lines.cpp
   LIBS cerebro_runtime_base

@@ -24,28 +24,28 @@ cerebro_add_test(test_cluster
   TIMEOUT 600
   LABELS cluster)
 add_dependencies(test_cluster cerebro)
-# Issue 14: the gang allreduce probe through the real executable.
+# The gang allreduce probe through the real executable.
 cerebro_add_test(test_e2e_gang_probe
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_e2e_gang_probe.cpp
   LIBS cerebro_runtime
   TIMEOUT 120
   LABELS e2e)
 add_dependencies(test_e2e_gang_probe cerebro)
-# Issue 13, data: image folders, the prepared-data cache, out-of-core partitions.
+# Data: image folders, the prepared-data cache, out-of-core partitions.
 cerebro_add_test(test_e2e_data
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_e2e_data.cpp
   LIBS cerebro_runtime cerebro_datasets ${CEREBRO_STB_LIBRARY}
   TIMEOUT 600
   LABELS e2e)
 add_dependencies(test_e2e_data cerebro)
-# Issue 14: data-parallel gangs in real runs (two agents on loopback; a member dying; one hung).
+# Data-parallel gangs in real runs (two agents on loopback; a member dying; one hung).
 cerebro_add_test(test_e2e_gangs
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_e2e_gangs.cpp
   LIBS cerebro_runtime
   TIMEOUT 300
   LABELS e2e)
 add_dependencies(test_e2e_gangs cerebro)
-# Issue 14: pipeline configs in real runs (forced, over the model budget, a
+# Pipeline configs in real runs (forced, over the model budget, a
 # failing stage, stages on two agent processes).
 cerebro_add_test(test_e2e_pipeline
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_e2e_pipeline.cpp

@@ -4,7 +4,7 @@ cerebro_add_test(test_actor_system_quiet
   LIBS cerebro_actors
   TIMEOUT 60
   LABELS runtime)
-# Issue 11 (unit overhead): the checkpoint actor's group commit, driven
+# A unit's fixed cost: the checkpoint actor's group commit, driven
 # through its typed interface in this process.
 cerebro_add_test(test_checkpoint_group_commit
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_checkpoint_group_commit.cpp

@@ -1,4 +1,4 @@
-# Pipeline stages (issue 14) as actors: a unit through stage actors in one
+# Pipeline stages as actors: a unit through stage actors in one
 # actor system, and across two actor systems over loopback TCP.
 cerebro_add_test(test_pipeline
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_pipeline_actors.cpp
@@ -20,7 +20,7 @@ add_test(NAME test_pipeline_probe_bad_stages
 set_tests_properties(test_pipeline_probe_bad_stages PROPERTIES TIMEOUT 60 LABELS models
   PASS_REGULAR_EXPRESSION "error: --stages: a pipeline needs at least 2 stages, got 1")
 
-# Issue 14, steering: a pipeline config added (and cloned) mid-run through
+# Steering: a pipeline config added (and cloned) mid-run through
 # the client API on an embedded cluster of 2 workers.
 cerebro_add_test(test_steering_pipeline
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_steering_pipeline.cpp

@@ -1,4 +1,4 @@
-# The REPL (issue 5): steering logic, the client API on an embedded cluster
+# The REPL: steering logic, the client API on an embedded cluster
 # (human in the loop on Fashion-MNIST), the REPL driven by a script and on a
 # pseudo-terminal.
 cerebro_add_test(test_repl_control

@@ -1,4 +1,4 @@
-# Tasks (issue 13): regression, multilabel and a TorchScript training template
+# Tasks: regression, multilabel and a TorchScript training template
 # end to end through the real `cerebro` executable on real data that ships with
 # Debian (scikit-learn's bundled datasets, exported to CSV by the test), with
 # resume, a fault, bad input and batch prediction.

@@ -1,4 +1,4 @@
-# search = "tpe" end to end (issue 15): the real `cerebro` executable on a
+# search = "tpe" end to end: the real `cerebro` executable on a
 # small Fashion-MNIST subset (TPE, TPE+ASHA, warm start, bad specs).
 cerebro_add_test(test_e2e_tpe
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_e2e_tpe.cpp
@@ -6,7 +6,7 @@ cerebro_add_test(test_e2e_tpe
   TIMEOUT 300
   LABELS e2e)
 add_dependencies(test_e2e_tpe cerebro)
-# Issue 15 leftovers: the Pareto front live and final through the API, the
+# Several objectives: the Pareto front live and final through the API, the
 # dashboard (headless Chromium) and the REPL's top.
 find_program(CEREBRO_TPE_PYTHON python3 PATHS /usr/bin NO_DEFAULT_PATH REQUIRED)
 add_test(NAME test_api_pareto

@@ -1,4 +1,4 @@
-# Pictures of a run (issue 12): the TensorBoard writer, the SVG charts and
+# Pictures of a run: the TensorBoard writer, the SVG charts and
 # the HTML report as plain code; then a real run's event files decoded by an
 # independent reader (Python + protoc) and its report opened in headless
 # Chromium driven by Selenium (Debian's chromium, chromium-driver,

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The dashboard in a real browser (issue 12): headless Chromium driven by
+"""The dashboard in a real browser: headless Chromium driven by
 Selenium against a live embedded run (`cerebro repl --ui`, a spec submitted
 through the API). The leaderboard has a row per config, the learning-curve and
 schedule charts have one series per config and one lane per worker (the

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 15: the Pareto front of an experiment with several objectives while it
+"""The Pareto front of an experiment with several objectives while it
 runs and after it ends, through the HTTP API, the dashboard (headless Chromium)
 and the REPL's `top`. A tpe experiment (val_accuracy, parameters, inference_ms)
 runs on an embedded cluster (`cerebro repl --ui`): while it runs the API lists

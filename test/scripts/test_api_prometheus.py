@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Debian's real Prometheus scrapes a running coordinator's /metrics (issue 12)
+"""Debian's real Prometheus scrapes a running coordinator's /metrics
 with the cluster token, and its HTTP query API returns the coordinator's
 series: agents up, and the units an experiment completed.
 
