@@ -266,19 +266,19 @@ worker_actor::behavior_type worker_behavior(worker_ptr self, worker_config confi
         auto promise = self->make_response_promise<unit_result>();
         auto shared = std::make_shared<const unit_task>(std::move(task));
         with_leases(self, shared, [self, shared, promise](const std::string& error) mutable {
-          const unit_task& task = *shared;
+          const unit_task& leased = *shared;
           if (!error.empty()) {
             unit_result r;
-            r.config = task.config;
-            r.partition = task.partition;
-            r.epoch = task.epoch;
+            r.config = leased.config;
+            r.partition = leased.partition;
+            r.epoch = leased.epoch;
             r.worker = self->state.config.id;
             r.status = UnitStatus::failed;
             r.error = error;
             promise.deliver(std::move(r));
             return;
           }
-          promise.deliver(run_unit(self->state, task));
+          promise.deliver(run_unit(self->state, leased));
         });
         return promise;
       },

@@ -222,7 +222,7 @@ Result<std::vector<std::unique_ptr<GangSession>>> local_gang(int ranks, double t
     impl->store = store;
     sessions.push_back(std::unique_ptr<GangSession>(new GangSession(std::move(impl))));
   }
-  return std::move(sessions);  // NOLINT: a move-only vector into the Result
+  return sessions;
 }
 
 }  // namespace cerebro::models

@@ -24,10 +24,6 @@ constexpr const char* kInfoEntry = "cerebro/model_info.json";
 
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 bool is_image_path(const std::string& path) {
   std::string ext = fs::path(path).extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });

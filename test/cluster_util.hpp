@@ -19,7 +19,7 @@ inline std::string write_token(const TempDir& tmp, const std::string& name, cons
 }
 
 struct Cluster {
-  explicit Cluster(const TempDir& tmp) : tmp(tmp), token(write_token(tmp, "token", "s3cret-token-for-tests-0123")) {}
+  explicit Cluster(const TempDir& dir) : tmp(dir), token(write_token(dir, "token", "s3cret-token-for-tests-0123")) {}
 
   ChildProcess& start_coordinator(int port, std::vector<std::string> extra = {}, std::vector<std::string> env = {}) {
     std::vector<std::string> argv{cerebro_binary(), "coordinator", "--listen", "127.0.0.1:" + std::to_string(port),

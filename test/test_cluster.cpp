@@ -37,7 +37,7 @@ BOOST_AUTO_TEST_CASE(three_agents_run_an_experiment_by_model_hopping) {
   int port = free_port();
   cluster.start_agent("node1", port, cluster.token);  // before the coordinator: it retries
   BOOST_REQUIRE_MESSAGE(cluster.agents[0]->wait_for_log("not reachable", 20), cluster.logs());
-  auto& coordinator = cluster.start_coordinator(port);
+  cluster.start_coordinator(port);
   cluster.wait_listening(port);
   cluster.start_agent("node2", port, cluster.token);
   cluster.start_agent("node3", port, cluster.token);

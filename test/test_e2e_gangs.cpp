@@ -89,9 +89,9 @@ BOOST_AUTO_TEST_CASE(a_replay_of_a_gang_run_forms_its_gangs_and_reproduces_it) {
   BOOST_TEST(replayed.exit_code == 0);
   BOOST_TEST(replayed.text.find("replay reproduced the metrics of all 1 configs exactly") != std::string::npos);
   auto units = [](const std::string& dir) {
-    std::vector<std::tuple<int32_t, int32_t, int32_t>> out;  // epoch, partition, gang size in log order
-    for (const auto& e : open_store(dir)->unit_log()) out.emplace_back(e.epoch, e.partition, e.gang_size);
-    return out;
+    std::vector<std::tuple<int32_t, int32_t, int32_t>> order;  // epoch, partition, gang size in log order
+    for (const auto& e : open_store(dir)->unit_log()) order.emplace_back(e.epoch, e.partition, e.gang_size);
+    return order;
   };
   BOOST_TEST((units(tmp.file("replay")) == units(run)));
 }

@@ -67,8 +67,8 @@ struct HttpServer::Impl {
   std::unique_ptr<api::OneTimeToken> one_time;  // an embedded --ui's link
   api::LoginThrottle throttle;                   // wrong tokens at /login and in links, per address
 
-  Impl(caf::actor_system& system, coordinator_actor gateway, HttpServerOptions options)
-      : system(system), gateway(std::move(gateway)), options(std::move(options)) {}
+  Impl(caf::actor_system& actor_system, coordinator_actor gateway_handle, HttpServerOptions server_options)
+      : system(actor_system), gateway(std::move(gateway_handle)), options(std::move(server_options)) {}
 
   void reply(httplib::Response& res, const ApiAnswer& a) {
     res.status = a.status;

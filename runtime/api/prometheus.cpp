@@ -27,12 +27,12 @@ class Writer {
     auto counts = cumulative_buckets(values, bounds);
     const std::string sep = labels.empty() ? "" : ",";
     for (size_t i = 0; i < bounds.size(); ++i)
-      sample(name + "_bucket", fmt::format("{}{}le=\"{}\"", labels, sep, number(bounds[i])), counts[i]);
-    sample(name + "_bucket", fmt::format("{}{}le=\"+Inf\"", labels, sep), values.size());
+      sample(name + "_bucket", fmt::format("{}{}le=\"{}\"", labels, sep, number(bounds[i])), static_cast<double>(counts[i]));
+    sample(name + "_bucket", fmt::format("{}{}le=\"+Inf\"", labels, sep), static_cast<double>(values.size()));
     double sum = 0;
     for (double v : values) sum += v;
     sample(name + "_sum", labels, sum);
-    sample(name + "_count", labels, values.size());
+    sample(name + "_count", labels, static_cast<double>(values.size()));
   }
   std::string take() { return std::move(out_); }
 

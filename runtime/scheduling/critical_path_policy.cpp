@@ -195,14 +195,14 @@ void UnitTimeModel::refit(int sweeps) {
         entry.second += kPriorWeight;
       }
     }
-    for (const auto& [c, entry] : sums_) configs_.reset_log(configs_.at(c), entry.first / entry.second);
+    for (const auto& [c, entry] : sums_) configs_.reset_log(configs_.at(c), entry.first / static_cast<double>(entry.second));
     sums_.clear();
     for (const Sample& s : window_) {
       auto& [sum, n] = sums_[s.worker];
       sum += configs_.at(s.config).log - s.log_seconds;
       ++n;
     }
-    for (const auto& [w, entry] : sums_) workers_.reset_log(workers_.at(w), entry.first / entry.second);
+    for (const auto& [w, entry] : sums_) workers_.reset_log(workers_.at(w), entry.first / static_cast<double>(entry.second));
   }
 }
 

@@ -155,7 +155,7 @@ std::vector<SearchDecision> PbtProcedure::decide(const EpochOutcome& o) {
   if (members < 2) {
     return {SearchDecision::continue_training(o.config, o.epoch, "ready, but no other member has a score yet")};
   }
-  const size_t q = std::max<size_t>(1, static_cast<size_t>(std::floor(members * options_.exploit_fraction)));
+  const size_t q = std::max<size_t>(1, static_cast<size_t>(std::floor(static_cast<double>(members) * options_.exploit_fraction)));
   const size_t rank = static_cast<size_t>(
       std::find_if(ranked.begin(), ranked.end(), [&](const auto& r) { return r.second == o.config; }) -
       ranked.begin());

@@ -128,8 +128,9 @@ std::vector<double> observation_weights(size_t n, bool uniform) {
   std::vector<double> w(n, 1.0);
   if (uniform || n <= 25) return w;
   const size_t ramp = n - 25;
+  const double low = 1.0 / static_cast<double>(n);
   for (size_t i = 0; i < ramp; ++i) {
-    w[i] = ramp == 1 ? 1.0 / n : 1.0 / n + (1.0 - 1.0 / n) * static_cast<double>(i) / (ramp - 1);
+    w[i] = ramp == 1 ? low : low + (1.0 - low) * static_cast<double>(i) / static_cast<double>(ramp - 1);
   }
   return w;
 }
@@ -179,7 +180,7 @@ struct NumericEstimator {
       sorted_sigma[0] = sorted[2] - sorted[1];
       sorted_sigma[n - 1] = sorted[n] - sorted[n - 1];
     }
-    const double min_sigma = range / std::min(100.0, n + 2.0);  // Optuna's magic clip
+    const double min_sigma = range / std::min(100.0, static_cast<double>(n) + 2.0);  // Optuna's magic clip
     sigma.assign(n, 0);
     for (size_t i = 0; i < n; ++i) sigma[order[i]] = std::min(std::max(sorted_sigma[i], min_sigma), range);
     mu = values;

@@ -133,7 +133,7 @@ std::string parallel_coordinates(const ParallelChart& chart) {
   const size_t n = chart.axes.size();
   const double width = std::max(kWidth, 170.0 * static_cast<double>(n));
   const double left = 70, right = 70, top = 44, bottom = 30;
-  auto axis_x = [&](size_t i) { return n <= 1 ? width / 2 : left + (width - left - right) * i / (n - 1); };
+  auto axis_x = [&](size_t i) { return n <= 1 ? width / 2 : left + (width - left - right) * static_cast<double>(i) / static_cast<double>(n - 1); };
   // A value's height on its axis: the top is the largest (categories: the last;
   // a metric where lower is better: the smallest).
   auto axis_y = [&](const ParallelAxis& a, double v) {
