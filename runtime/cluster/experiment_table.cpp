@@ -123,6 +123,7 @@ Result<AttachAnswer> ExperimentTable::attach(const std::string& id) const {
   AttachAnswer answer;
   answer.json = nlohmann::json{{"status", to_string(e.status)}, {"metric", e.facts.metric}}.dump();
   answer.ended = e.ended();
+  answer.run_dir = e.run_dir;
   if (e.status == ExperimentStatus::failed) answer.files_error = "the experiment failed; see the coordinator's log";
   return answer;
 }

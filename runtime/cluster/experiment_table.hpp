@@ -61,6 +61,7 @@ struct ExperimentEntry {
 struct AttachAnswer {
   std::string json;
   bool ended = false;
+  std::string run_dir;
   std::string files_error;
 };
 
