@@ -32,7 +32,7 @@ Status check_attached_request(const ExperimentRequest& request) {
 }
 
 Result<experiment_result> run_attached(caf::actor_system& system, const AttachedClusterOptions& options,
-                                       const ExperimentRequest& request, const caf::actor& listener) {
+                                       const ExperimentRequest& request, const experiment_listener_actor& listener) {
   const auto& id = request.experiment_id;
   if (auto checked = check_attached_request(request); !checked.ok()) return checked.with_context(id);
   // A connection per run: a Client serves one thread at a time.
@@ -80,13 +80,15 @@ std::string AttachedCluster::where() const {
   return fmt::format("{}:{}", options_.coordinator.host, options_.coordinator.port);
 }
 
-Result<experiment_result> AttachedCluster::run(const ExperimentRequest& request, const caf::actor& listener) {
+Result<experiment_result> AttachedCluster::run(const ExperimentRequest& request,
+                                               const experiment_listener_actor& listener) {
   return run_attached(system_, options_, request, listener);
 }
 
-void AttachedCluster::submit(ExperimentRequest request, caf::actor listener) {
+void AttachedCluster::submit(ExperimentRequest request, experiment_listener_actor listener) {
   submit_detached(system_, std::move(request), std::move(listener),
-                  [options = options_](caf::actor_system& system, const ExperimentRequest& r, const caf::actor& l) {
+                  [options = options_](caf::actor_system& system, const ExperimentRequest& r,
+                                       const experiment_listener_actor& l) {
                     return run_attached(system, options, r, l);
                   });
 }
