@@ -184,7 +184,9 @@ caf::result<std::string> attach(coordinator_ptr self, const std::string& token, 
   if (!answer->ended) {
     add_client(self, experiment);
   } else if (auto client = caf::actor_cast<client_actor>(self->current_sender())) {
-    self->send(client, files_atom::value, run_files_of(experiment, answer->run_dir, answer->files_error));
+    auto outcome = answer->files_error.empty() ? Status::ok_status()
+                                               : Status::failed_precondition(answer->files_error);
+    self->send(client, files_atom::value, run_files_of(experiment, answer->run_dir, outcome));
   }
   return answer->json;
 }

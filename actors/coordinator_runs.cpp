@@ -27,7 +27,7 @@ void start_run_thread(caf::local_actor* gateway, const RunOptions& options, cons
     auto summary = run_experiment(runner->system(), options, cluster, observer);
     // The files are read here, in the runner's thread, not in the gateway.
     runner->send(reports_to, run_ended_atom::value, id, summary.ok(),
-                 run_files_of(id, options.out_dir, summary.ok() ? "" : summary.error()));
+                 run_files_of(id, options.out_dir, summary.status()));
   });
 }
 
@@ -59,11 +59,12 @@ std::vector<UnfinishedRun> find_unfinished_runs(const std::string& state_dir) {
   return runs;
 }
 
-run_files run_files_of(const std::string& experiment, const std::string& run_dir, const std::string& error) {
+run_files run_files_of(const std::string& experiment, const std::string& run_dir, const Status& outcome) {
   run_files files;
   files.experiment = experiment;
-  files.error = error;
-  if (!error.empty()) return files;
+  files.error = outcome.message();
+  files.error_code = outcome.code();
+  if (!outcome.ok()) return files;
   std::vector<std::string> names{"summary.json", "metrics.csv", "best_model.pt", "spec.toml"};
   // The TensorBoard logs too (tensorboard/config-N/events...), as paths under the run directory.
   std::error_code ec;
@@ -74,7 +75,7 @@ run_files run_files_of(const std::string& experiment, const std::string& run_dir
     auto path = fs::path(run_dir) / name;
     if (!fs::exists(path)) continue;
     auto contents = read_whole_file(path.string());
-    if (!contents.ok()) return run_files_of(experiment, run_dir, contents.error());
+    if (!contents.ok()) return run_files_of(experiment, run_dir, contents.status());
     files.names.push_back(name);
     files.contents.push_back(std::move(contents).value());
   }

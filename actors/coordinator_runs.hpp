@@ -26,7 +26,7 @@ std::vector<UnfinishedRun> find_unfinished_runs(const std::string& state_dir);
 
 // The run files a client receives when the experiment ends: summary.json,
 // metrics.csv, best_model.pt, spec.toml and the TensorBoard logs, those
-// that exist; only `error` when it is set (the run failed).
-run_files run_files_of(const std::string& experiment, const std::string& run_dir, const std::string& error);
+// that exist; only the error (its text and code) when the run failed.
+run_files run_files_of(const std::string& experiment, const std::string& run_dir, const Status& outcome);
 
 }  // namespace cerebro

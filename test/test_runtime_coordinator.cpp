@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runtime/cluster/coordinator_core.hpp"
+#include "test/contract_check.hpp"
 
 using namespace cerebro;
 
@@ -152,6 +153,8 @@ BOOST_AUTO_TEST_CASE(each_change_of_status_moves_the_generation_on) {
   BOOST_TEST((table.find("old")->status == ExperimentStatus::failed));
   BOOST_TEST(table.find("old")->generation == 2u);
   BOOST_TEST(!table.ended("unknown", true));
+  // Starting what it does not have is the caller's bug.
+  CEREBRO_CHECK_CONTRACT(table.start("unknown", {}), "ExperimentTable::start: no experiment unknown");
   BOOST_TEST(!table.progressed("unknown", {}));
   BOOST_TEST(!table.followed("unknown"));
 }
@@ -175,6 +178,7 @@ BOOST_AUTO_TEST_CASE(attach_answers_status_and_metric_and_whether_the_files_come
   BOOST_REQUIRE(running.ok());
   BOOST_TEST(running->json == R"({"metric":"val_loss","status":"running"})");
   BOOST_TEST(!running->ended);
+  BOOST_TEST(running->run_dir == "/state/experiments/" + id);
   table.ended(id, false);
   auto failed = table.attach(id);
   BOOST_TEST(failed->ended);

@@ -11,6 +11,7 @@
 
 #include "runtime/spec/steering_command.hpp"
 #include "runtime/base/ids.hpp"
+#include "runtime/base/status.hpp"
 #include "runtime/cluster/peer_checks.hpp"
 #include "runtime/net/atoms.hpp"
 #include "runtime/net/interfaces.hpp"
@@ -88,11 +89,12 @@ struct run_files {
   std::string error;  // set when the run failed; then files is empty
   std::vector<std::string> names;
   std::vector<std::string> contents;
+  StatusCode error_code = StatusCode::ok;  // the failure's code, with `error`
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, run_files& x) {
-  return f(caf::meta::type_name("run_files"), x.experiment, x.error, x.names, x.contents);
+  return f(caf::meta::type_name("run_files"), x.experiment, x.error, x.names, x.contents, x.error_code);
 }
 
 // A client steers or inspects one experiment through the gateway (the REPL,
