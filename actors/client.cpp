@@ -209,9 +209,9 @@ Result<run_files> Client::follow(caf::scoped_actor& self, const std::string& exp
           }
           if (seconds_since(start) > reconnect_timeout_s) {
             lost_ = true;
-            out = Status::unavailable(fmt::format("lost the coordinator and could not reconnect within {:.0f} s; follow "
-                                            "the experiment later with: cerebro attach --cluster {} {}",
-                                            reconnect_timeout_s, where(), experiment));
+            out = Status::unavailable(fmt::format("lost the coordinator and could not reconnect within {:.0f} s; "
+                                                  "follow the experiment later with: cerebro attach --cluster {} {}",
+                                                  reconnect_timeout_s, where(), experiment));
             running = false;
             return;
           }

@@ -273,9 +273,11 @@ CAF_TEST(refusals reach clients with their codes) {
   auto early = ask<std::string>(gateway, submit_atom::value, submit_request{kToken, spec_text("e"), "", "e.toml", 0});
   CAF_CHECK(early.code() == StatusCode::unavailable);
   CAF_CHECK_EQUAL(early.error(), "no agent has joined the cluster yet");
-  auto bad_spec = ask<std::string>(gateway, submit_atom::value, submit_request{kToken, "[experiment]\nepochz = 1\n", "", "bad.toml", 0});
+  auto bad_spec = ask<std::string>(gateway, submit_atom::value,
+                                   submit_request{kToken, "[experiment]\nepochz = 1\n", "", "bad.toml", 0});
   CAF_CHECK(bad_spec.code() == StatusCode::invalid_argument);
-  auto intruder = ask<std::string>(gateway, submit_atom::value, submit_request{"guess", spec_text("e"), "", "e.toml", 0});
+  auto intruder =
+      ask<std::string>(gateway, submit_atom::value, submit_request{"guess", spec_text("e"), "", "e.toml", 0});
   CAF_CHECK(intruder.code() == StatusCode::invalid_argument);
   auto missing = ask<std::string>(gateway, attach_atom::value, kToken, std::string("nope"));
   CAF_CHECK(missing.code() == StatusCode::not_found);
