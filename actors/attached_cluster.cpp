@@ -21,18 +21,19 @@ Status check_attached_request(const ExperimentRequest& request) {
   const auto& builtin = datasets::builtin_dataset_sources();
   const auto& source = request.spec.data.source;
   if (std::find(builtin.begin(), builtin.end(), source) == builtin.end())
-    return Status::error(fmt::format(
+    return Status::invalid_argument(fmt::format(
         "data source '{}' is not built in: an attached cluster's coordinator prepares the data and cannot call a "
         "source registered in this process; use a built-in source (idx, csv) or a LocalCluster",
         source));
   std::error_code ec;
   if (fs::exists(request.run_dir, ec) && !fs::is_empty(request.run_dir, ec))
-    return Status::error(fmt::format("{}: the run directory already exists and is not empty", request.run_dir));
+    return Status::failed_precondition(
+        fmt::format("{}: the run directory already exists and is not empty", request.run_dir));
   return Status::ok_status();
 }
 
 Result<experiment_result> run_attached(caf::actor_system& system, const AttachedClusterOptions& options,
-                                       const ExperimentRequest& request, const caf::actor& listener) {
+                                       const ExperimentRequest& request, const experiment_listener_actor& listener) {
   const auto& id = request.experiment_id;
   if (auto checked = check_attached_request(request); !checked.ok()) return checked.with_context(id);
   // A connection per run: a Client serves one thread at a time.
@@ -50,11 +51,15 @@ Result<experiment_result> run_attached(caf::actor_system& system, const Attached
       },
       tell);
   if (!files.ok()) return files.status().with_context(id);
-  if (!files->error.empty()) return Status::error(files->error).with_context(id);
+  if (!files->error.empty()) {
+    // The run's own code, as the coordinator's runner had it.
+    auto code = files->error_code == StatusCode::ok ? StatusCode::unknown : files->error_code;
+    return Status::of(code, files->error).with_context(id);
+  }
   if (auto written = write_run_files(*files, request.run_dir); !written.ok()) return written.with_context(id);
   auto summary = nlohmann::json::parse(std::ifstream(fs::path(request.run_dir) / "summary.json"), nullptr, false);
   if (summary.is_discarded() || !summary.is_object())
-    return Status::error(fmt::format("{}: the coordinator sent no readable summary.json", id));
+    return Status::corruption(fmt::format("{}: the coordinator sent no readable summary.json", id));
   return result_from_summary(id, request.run_dir, summary);
 }
 
@@ -71,8 +76,8 @@ Result<std::unique_ptr<AttachedCluster>> AttachedCluster::connect(caf::actor_sys
   // the first submission.
   auto status = (*client)->status();
   if (!status.ok())
-    return Status::error(fmt::format("the coordinator at {} refused the connection: {}", (*client)->where(),
-                                     status.error()));
+    return Status::of(status.code(), fmt::format("the coordinator at {} refused the connection: {}",
+                                                 (*client)->where(), status.error()));
   return std::unique_ptr<AttachedCluster>(new AttachedCluster(system, std::move(options)));
 }
 
@@ -80,13 +85,15 @@ std::string AttachedCluster::where() const {
   return fmt::format("{}:{}", options_.coordinator.host, options_.coordinator.port);
 }
 
-Result<experiment_result> AttachedCluster::run(const ExperimentRequest& request, const caf::actor& listener) {
+Result<experiment_result> AttachedCluster::run(const ExperimentRequest& request,
+                                               const experiment_listener_actor& listener) {
   return run_attached(system_, options_, request, listener);
 }
 
-void AttachedCluster::submit(ExperimentRequest request, caf::actor listener) {
+void AttachedCluster::submit(ExperimentRequest request, experiment_listener_actor listener) {
   submit_detached(system_, std::move(request), std::move(listener),
-                  [options = options_](caf::actor_system& system, const ExperimentRequest& r, const caf::actor& l) {
+                  [options = options_](caf::actor_system& system, const ExperimentRequest& r,
+                                       const experiment_listener_actor& l) {
                     return run_attached(system, options, r, l);
                   });
 }

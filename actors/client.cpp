@@ -55,13 +55,13 @@ caf::expected<coordinator_actor> find_gateway(caf::actor_system& system, const G
 Status write_run_files(const run_files& files, const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  if (ec) return Status::error(fmt::format("{}: cannot create the run directory: {}", dir, ec.message()));
+  if (ec) return Status::io_error(fmt::format("{}: cannot create the run directory: {}", dir, ec.message()));
   for (size_t i = 0; i < files.names.size() && i < files.contents.size(); ++i) {
     // The names come from the coordinator: never a path out of `dir`.
     if (!validate_run_file_path(files.names[i]).ok()) continue;
     auto path = std::filesystem::path(dir) / files.names[i];
     std::filesystem::create_directories(path.parent_path(), ec);  // tensorboard/config-N/
-    if (ec) return Status::error(fmt::format("{}: cannot create: {}", path.parent_path().string(), ec.message()));
+    if (ec) return Status::io_error(fmt::format("{}: cannot create: {}", path.parent_path().string(), ec.message()));
     auto written = write_file_atomically(path.string(), files.contents[i]);
     if (!written.ok()) return written.with_context("cannot write the run file");
   }
@@ -72,7 +72,7 @@ Result<std::unique_ptr<Client>> Client::connect(caf::actor_system& system, const
                                                 std::string token, double timeout_s) {
   auto gateway = find_gateway(system, address, timeout_s);
   if (!gateway)
-    return Status::error(fmt::format("cannot reach the coordinator at {}:{} after {:.0f} s: {}", address.host,
+    return Status::unavailable(fmt::format("cannot reach the coordinator at {}:{} after {:.0f} s: {}", address.host,
                                      address.port, timeout_s, system.render(gateway.error())));
   auto client = std::make_unique<Client>(system, *gateway, std::move(token));
   client->address_ = address;
@@ -90,10 +90,10 @@ std::string Client::where() const {
 }
 
 Status Client::reconnect(double timeout_s) {
-  if (!remote_) return Status::error("the embedded coordinator cannot be reconnected to");
+  if (!remote_) return Status::failed_precondition("the embedded coordinator cannot be reconnected to");
   auto gateway = find_gateway(system_, address_, timeout_s);
   if (!gateway)
-    return Status::error(fmt::format("cannot reach the coordinator at {} after {:.0f} s: {}", where(), timeout_s,
+    return Status::unavailable(fmt::format("cannot reach the coordinator at {} after {:.0f} s: {}", where(), timeout_s,
                                      system_.render(gateway.error())));
   gateway_ = *gateway;
   lost_ = false;
@@ -103,7 +103,7 @@ Status Client::reconnect(double timeout_s) {
 Status Client::failed(const caf::error& error) {
   if (connection_error(error)) {
     lost_ = true;
-    return Status::error(fmt::format("lost the coordinator at {} ({})", where(), system_.render(error)));
+    return Status::unavailable(fmt::format("lost the coordinator at {} ({})", where(), system_.render(error)));
   }
   return to_status(error);  // keeps the code: unavailable means "ask again"
 }
@@ -111,7 +111,7 @@ Status Client::failed(const caf::error& error) {
 Result<nlohmann::json> Client::status() {
   lost_ = false;
   caf::scoped_actor self(system_);
-  Result<nlohmann::json> out = Status::error("no answer");
+  Result<nlohmann::json> out = Status::internal("no answer");
   self->request(gateway_, millis(request_timeout_s), status_atom::value, token_)
       .receive([&](const std::string& text) { out = nlohmann::json::parse(text); },
                [&](const caf::error& e) { out = failed(e); });
@@ -121,7 +121,7 @@ Result<nlohmann::json> Client::status() {
 Result<std::string> Client::submit_as(caf::scoped_actor& self, const std::string& spec_text,
                                       const std::string& spec_dir, const std::string& origin) {
   lost_ = false;
-  Result<std::string> out = Status::error("no answer");
+  Result<std::string> out = Status::internal("no answer");
   self->request(gateway_, millis(request_timeout_s), submit_atom::value,
                 submit_request{token_, spec_text, spec_dir, origin, 0})
       .receive([&](const std::string& id) { out = id; }, [&](const caf::error& e) { out = failed(e); });
@@ -158,7 +158,7 @@ Result<run_files> Client::attach(const std::string& experiment,
 
 Result<nlohmann::json> Client::attach_as(caf::scoped_actor& self, const std::string& experiment, double timeout_s) {
   lost_ = false;
-  Result<nlohmann::json> out = Status::error("no answer");
+  Result<nlohmann::json> out = Status::internal("no answer");
   self->request(gateway_, millis(timeout_s), attach_atom::value, token_, experiment)
       .receive([&](const std::string& reply) { out = nlohmann::json::parse(reply); },
                [&](const caf::error& e) { out = failed(e); });
@@ -172,7 +172,7 @@ Result<run_files> Client::follow(caf::scoped_actor& self, const std::string& exp
     if (progress) progress(p);
   };
   self->monitor(gateway_);
-  Result<run_files> out = Status::error("no answer");
+  Result<run_files> out = Status::internal("no answer");
   bool running = true;
   self->receive_while(running)(
       [&](progress_atom, const progress_update& p) {
@@ -186,7 +186,7 @@ Result<run_files> Client::follow(caf::scoped_actor& self, const std::string& exp
       [&](const caf::down_msg& down) {
         if (down.source != gateway_.address()) return;
         if (!remote_) {
-          out = Status::error("the embedded coordinator stopped");
+          out = Status::unavailable("the embedded coordinator stopped");
           running = false;
           return;
         }
@@ -197,21 +197,21 @@ Result<run_files> Client::follow(caf::scoped_actor& self, const std::string& exp
         auto start = Clock::now();
         for (;;) {
           auto left = reconnect_timeout_s - seconds_since(start);
-          auto connected = left > 0 ? reconnect(left) : Status::error("no time left");
+          auto connected = left > 0 ? reconnect(left) : Status::unavailable("no time left");
           if (connected.ok()) {
             auto attached = attach_as(self, experiment, 5);
             if (attached.ok()) break;
             if (!lost_) {
-              out = Status::error("reconnected, but cannot follow the experiment: " + attached.error());
+              out = attached.status().with_context("reconnected, but cannot follow the experiment");
               running = false;
               return;
             }
           }
           if (seconds_since(start) > reconnect_timeout_s) {
             lost_ = true;
-            out = Status::error(fmt::format("lost the coordinator and could not reconnect within {:.0f} s; follow "
-                                            "the experiment later with: cerebro attach --cluster {} {}",
-                                            reconnect_timeout_s, where(), experiment));
+            out = Status::unavailable(fmt::format("lost the coordinator and could not reconnect within {:.0f} s; "
+                                                  "follow the experiment later with: cerebro attach --cluster {} {}",
+                                                  reconnect_timeout_s, where(), experiment));
             running = false;
             return;
           }
@@ -231,11 +231,11 @@ Result<nlohmann::json> Client::wait(const std::string& experiment,
     auto s = status();
     if (!s.ok()) return s.status();
     auto id = experiment.empty() ? (*s)["latest"].get<std::string>() : experiment;
-    if (id.empty()) return Status::error("no experiment has been submitted yet");
+    if (id.empty()) return Status::not_found("no experiment has been submitted yet");
     const nlohmann::json* entry = nullptr;
     for (const auto& e : (*s)["experiments"])
       if (e["id"] == id) entry = &e;
-    if (!entry) return Status::error(fmt::format("no experiment {}", id));
+    if (!entry) return Status::not_found(fmt::format("no experiment {}", id));
     const auto state = parse_experiment_status((*entry).value("status", ""));
     if (state != ExperimentStatus::running && state != ExperimentStatus::waiting) return *entry;
     auto done = (*entry)["units_done"].get<int64_t>();
@@ -255,13 +255,15 @@ Result<control_reply> Client::control(control_request request, double timeout_s)
   for (;;) {
     lost_ = false;
   caf::scoped_actor self(system_);
-    Result<control_reply> out = Status::error("no answer");
+    Result<control_reply> out = Status::internal("no answer");
     self->request(gateway_, millis(timeout_s), control_atom::value, request)
         .receive([&](control_reply& reply) { out = std::move(reply); },
                  [&](const caf::error& e) { out = failed(e); });
     // An experiment still preparing its data or just finishing: ask again
     // in a moment (soon: a pause should land right after training starts).
-    const bool transient = out.code() == StatusCode::unavailable;
+    // A lost coordinator is unavailable too, but asking the same handle
+    // again is no use: the caller reconnects.
+    const bool transient = out.code() == StatusCode::unavailable && !lost_;
     if (!transient || seconds_since(start) > setup_wait_s) return out;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
@@ -272,7 +274,7 @@ Result<nlohmann::json> Client::control_json(control_request request) {
   auto reply = control(std::move(request), std::max(request_timeout_s, 150.0));
   if (!reply.ok()) return reply.status();
   auto j = nlohmann::json::parse(reply->json, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return Status::error("the coordinator sent a malformed answer");
+  if (j.is_discarded() || !j.is_object()) return Status::internal("the coordinator sent a malformed answer");
   j["experiment"] = reply->experiment;
   return j;
 }

@@ -5,21 +5,51 @@
 // status through it with the same token. Experiments run here, on the agents'
 // workers, with their state under the coordinator's state directory.
 //
-// The coordinator alone owns its tables of agents and experiments. Each
-// experiment runs in its own thread (a detached runner actor, see
-// actors/experiment_runner.hpp), which reports to the coordinator by message
-// (its lines, progress, the actor that follows the run, the end); the
-// coordinator answers status and steering from what it was told.
+// The actor is a shell: its agents, experiments and every decision about
+// them are runtime/cluster/coordinator_core.hpp's; the actor keeps only the
+// handles (agents, run followers, clients, the reader of ended runs), keyed
+// by agent id and experiment id. Each experiment runs in its own thread (a
+// detached runner, see actors/experiment_runner.hpp), which reports to the
+// coordinator by message (its lines, progress, the actor that follows the
+// run, the end); the coordinator answers status and steering from what it
+// was told.
 
+#include <functional>
 #include <string>
+#include <vector>
 
 #include <caf/all.hpp>
 
+#include "runtime/cluster/experiment_table.hpp"
 #include "runtime/net/cluster_messages.hpp"
 #include "runtime/net/interfaces.hpp"
 #include "runtime/net/messages.hpp"
 
 namespace cerebro {
+
+struct RunOptions;   // actors/experiment_runner.hpp
+struct ClusterView;
+
+// An unfinished run in the state directory (the coordinator was stopped or
+// died while it ran): it waits for agents, then resumes.
+struct UnfinishedRun {
+  std::string id;
+  ExperimentFacts facts;
+  std::string run_dir;
+};
+
+// What the coordinator starts and reads besides its own state. Left empty,
+// each is production's (actors/coordinator_runs.hpp); tests put fakes here
+// that train nothing, open no store and start no thread.
+struct coordinator_parts {
+  // Starts one experiment's runner, which reports to the gateway by message
+  // (run_line, progress, run_started, run_ended).
+  std::function<void(caf::local_actor* gateway, const RunOptions& options, const ClusterView& cluster)> start_run;
+  // Spawns the reader of ended runs (it must end with the gateway).
+  std::function<finished_run_reader_actor(caf::local_actor* gateway)> spawn_reader;
+  // The unfinished runs in the state directory.
+  std::function<std::vector<UnfinishedRun>(const std::string& state_dir)> find_unfinished;
+};
 
 struct coordinator_config {
   std::string token;
@@ -32,6 +62,7 @@ struct coordinator_config {
   // Its agents are all it will have (an embedded cluster: nothing else can
   // reach it to join): experiments run on a fixed cluster (ClusterView::fixed).
   bool fixed_agents = false;
+  coordinator_parts parts;
 };
 
 // Its interface, coordinator_actor, is in runtime/net/interfaces.hpp (peers

@@ -12,7 +12,7 @@ namespace cerebro {
 
 namespace {
 
-caf::error refuse(const std::string& text) { return caf::make_error(caf::sec::runtime_error, text); }
+caf::error refuse(const std::string& text) { return make_error(StatusCode::invalid_argument, text); }
 
 // A refusal the client may retry in a moment (actors/client.cpp keys on the code).
 caf::error not_yet(const std::string& text) { return make_error(StatusCode::unavailable, text); }
@@ -48,8 +48,9 @@ caf::result<control_reply> handle_control(coordinator_actor::pointer self, const
   }
   if (!command->reads_store) {
     const bool adds = request.command == SteeringCommand::add || request.command == SteeringCommand::clone;
-    return refuse(fmt::format("experiment {} has ended ({}): it cannot be {}", experiment.id,
-                              to_string(experiment.status), adds ? "added to" : "steered"));
+    return make_error(StatusCode::failed_precondition,
+                      fmt::format("experiment {} has ended ({}): it cannot be {}", experiment.id,
+                                  to_string(experiment.status), adds ? "added to" : "steered"));
   }
   // Read by the reader of ended runs, in its own thread: the gateway stays free for heartbeats and pollers.
   auto promise = self->make_response_promise<control_reply>();

@@ -12,9 +12,9 @@
 
 #include <caf/all.hpp>
 
-#include "actors/coordinator.hpp"
 #include "runtime/base/lifecycle.hpp"
 #include "runtime/net/cluster_messages.hpp"
+#include "runtime/net/interfaces.hpp"
 
 namespace cerebro {
 
@@ -23,7 +23,7 @@ struct ExperimentRef {
   std::string id;
   ExperimentStatus status = ExperimentStatus::running;
   std::string run_dir;
-  caf::actor follower;  // the runner, once training started (empty before and after)
+  run_follower_actor follower;  // the run's follower, once training started (empty before and after)
   // Bumped at each change of status: the reader of ended runs reopens a
   // store whose generation is older (actors/finished_run_reader.hpp).
   uint64_t generation = 0;
@@ -35,9 +35,13 @@ struct GatewayView {
   std::function<std::optional<ExperimentRef>(const std::string& id)> find;
   // Answers the read-only commands of experiments that do not run
   // (actors/finished_run_reader.hpp), so the gateway never opens a store.
-  caf::actor reader;
+  finished_run_reader_actor reader;
 };
 
+// Errors, with their codes: invalid_argument (a wrong token, an unknown
+// command, too many settings), not_found (no such experiment),
+// failed_precondition (steering an ended experiment), unavailable (the
+// experiment is setting up or finishing: ask again).
 caf::result<control_reply> handle_control(coordinator_actor::pointer self, const GatewayView& view,
                                           control_request request);
 

@@ -9,8 +9,11 @@
 #include <fmt/format.h>
 
 #include "actors/actors.hpp"
+#include "actors/agent_heartbeat.hpp"
 #include "actors/coordinator.hpp"
 #include "actors/experiment_runner.hpp"
+#include "runtime/base/log_lines.hpp"
+#include "runtime/net/error_category.hpp"
 
 namespace fs = std::filesystem;
 
@@ -23,24 +26,13 @@ std::string random_token() {
   return fmt::format("embedded-{:08x}{:08x}{:08x}{:08x}", rd(), rd(), rd(), rd());
 }
 
-// Answers the coordinator's liveness check for the in-process agent, as a
-// remote agent's heartbeat loop does.
-caf::behavior heartbeat_behavior(caf::event_based_actor* self, coordinator_actor coordinator, int32_t agent_id) {
-  self->send(self, heartbeat_atom::value);
-  return {[=](heartbeat_atom) {
-    self->request(coordinator, std::chrono::seconds(8), heartbeat_atom::value, agent_id)
-        .then([](bool) {}, [](const caf::error&) {});
-    self->delayed_send(self, std::chrono::seconds(2), heartbeat_atom::value);
-  }};
-}
-
 }  // namespace
 
 Result<EmbeddedCluster> EmbeddedCluster::start(caf::actor_system& system, const EmbeddedClusterOptions& options) {
-  if (options.state_dir.empty()) return Status::error("the embedded cluster needs a state directory");
+  if (options.state_dir.empty()) return Status::invalid_argument("the embedded cluster needs a state directory");
   std::error_code ec;
   fs::create_directories(fs::path(options.state_dir) / "experiments", ec);
-  if (ec) return Status::error(fmt::format("{}: cannot create: {}", options.state_dir, ec.message()));
+  if (ec) return Status::io_error(fmt::format("{}: cannot create: {}", options.state_dir, ec.message()));
   EmbeddedCluster cluster;
   cluster.token_ = random_token();
   cluster.workers_ = options.workers > 0 ? options.workers : default_workers();
@@ -54,16 +46,30 @@ Result<EmbeddedCluster> EmbeddedCluster::start(caf::actor_system& system, const 
   cluster.workers_list_ = local.workers;
   agent_resources resources{"local", cluster.workers_, static_cast<int32_t>(std::thread::hardware_concurrency()),
                             static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE), 1.0};
+  join_request join{cluster.token_, resources, local.agent, local.workers};
   caf::scoped_actor self(system);
-  Status joined = Status::error("the coordinator did not answer the join");
-  self->request(cluster.gateway_, std::chrono::seconds(10), join_atom::value,
-                join_request{cluster.token_, resources, local.agent, local.workers})
+  Status joined = Status::unavailable("the coordinator did not answer the join");
+  self->request(cluster.gateway_, std::chrono::seconds(10), join_atom::value, join)
       .receive(
           [&](const join_reply& reply) {
-            joined = reply.accepted ? Status::ok_status() : Status::error("the coordinator refused: " + reply.reason);
-            if (reply.accepted) cluster.heartbeat_ = system.spawn(heartbeat_behavior, cluster.gateway_, reply.agent_id);
+            if (!reply.accepted) {
+              joined = Status::failed_precondition("the coordinator refused: " + reply.reason);
+              return;
+            }
+            joined = Status::ok_status();
+            // Answers the coordinator's liveness check for the in-process
+            // agent, as a remote agent's heartbeat does; rejoins the same
+            // gateway if it dropped the agent after a stall.
+            agent_heartbeat_config heartbeat;
+            heartbeat.join = join;
+            heartbeat.joined_gateway = cluster.gateway_;
+            heartbeat.agent_id = reply.agent_id;
+            heartbeat.events.lost = [](const std::string& why) {
+              emit_log_line("agent local: lost the coordinator (" + why + "); rejoining");
+            };
+            cluster.heartbeat_ = spawn_agent_heartbeat(system, std::move(heartbeat));
           },
-          [&](const caf::error& e) { joined = Status::error(error_text(e)); });
+          [&](const caf::error& e) { joined = to_status(e); });
   if (!joined.ok()) {
     cluster.stop();
     return joined;

@@ -36,7 +36,7 @@ class EmbeddedCluster {
   coordinator_actor gateway_;
   agent_actor agent_;
   std::vector<worker_actor> workers_list_;
-  caf::actor heartbeat_;
+  agent_heartbeat_actor heartbeat_;
   std::string token_;
   int workers_ = 0;
 };

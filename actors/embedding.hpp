@@ -7,9 +7,10 @@
 //   caf::actor_system system(config);
 //   cerebro::LocalCluster cluster(system, {/*workers=*/2, "/var/lib/svc/cerebro"});
 //   auto spec = cerebro::SpecBuilder("demo").data_source("mine") ... .build();
-//   cluster.submit({*spec, "demo-1", "/var/lib/svc/runs/demo-1"}, my_actor);
+//   cluster.submit({*spec, "demo-1", "/var/lib/svc/runs/demo-1"}, my_listener);
 //
-// `my_actor` then receives
+// `my_listener` (an experiment_listener_actor, runtime/net/interfaces.hpp:
+// an actor of that interface, or caf::actor_cast of a scoped_actor) then receives
 //   (cerebro::progress_atom, std::string experiment, cerebro::progress_update)
 //     for setup lines (only `event` set) and after each committed unit/epoch,
 //   (cerebro::done_atom, std::string experiment, cerebro::experiment_result)
@@ -22,7 +23,7 @@
 //
 //   auto cluster = cerebro::AttachedCluster::connect(system, {{"10.0.0.5", 7070}, token});
 //   if (!cluster.ok()) ...;  // unreachable, or a wrong token
-//   (*cluster)->submit({*spec, "demo-1", "/var/lib/svc/runs/demo-1"}, my_actor);
+//   (*cluster)->submit({*spec, "demo-1", "/var/lib/svc/runs/demo-1"}, my_listener);
 
 #include <memory>
 #include <string>
@@ -32,6 +33,7 @@
 #include "actors/client.hpp"
 #include "datasets/dataset_source.hpp"
 #include "runtime/store/experiment_result.hpp"
+#include "runtime/net/interfaces.hpp"
 #include "runtime/net/messages.hpp"
 #include "runtime/search/spec_loader.hpp"
 #include "runtime/spec/spec.hpp"
@@ -71,12 +73,13 @@ class ExperimentCluster {
   // Runs the experiment on the calling thread and returns when it is done.
   // Progress goes to `listener` when it is set. Do not call from inside an
   // actor's handler: it blocks the thread (use submit there).
-  virtual Result<experiment_result> run(const ExperimentRequest& request, const caf::actor& listener = {}) = 0;
+  virtual Result<experiment_result> run(const ExperimentRequest& request,
+                                        const experiment_listener_actor& listener = {}) = 0;
 
   // Returns at once; `listener` receives progress and then the
   // experiment_result (see the top of this file), also when the request fails.
   // Without a listener the run directory is the only record.
-  virtual void submit(ExperimentRequest request, caf::actor listener) = 0;
+  virtual void submit(ExperimentRequest request, experiment_listener_actor listener) = 0;
 };
 
 // A local cluster: one agent with its training workers inside the caller's
@@ -98,8 +101,9 @@ class LocalCluster : public ExperimentCluster {
 
   int workers() const;
 
-  Result<experiment_result> run(const ExperimentRequest& request, const caf::actor& listener = {}) override;
-  void submit(ExperimentRequest request, caf::actor listener) override;
+  Result<experiment_result> run(const ExperimentRequest& request,
+                                const experiment_listener_actor& listener = {}) override;
+  void submit(ExperimentRequest request, experiment_listener_actor listener) override;
 
   struct Shared;  // what the runs share with the cluster; defined in the .cpp
 
@@ -137,8 +141,9 @@ class AttachedCluster : public ExperimentCluster {
   // "host:port" of the coordinator.
   std::string where() const;
 
-  Result<experiment_result> run(const ExperimentRequest& request, const caf::actor& listener = {}) override;
-  void submit(ExperimentRequest request, caf::actor listener) override;
+  Result<experiment_result> run(const ExperimentRequest& request,
+                                const experiment_listener_actor& listener = {}) override;
+  void submit(ExperimentRequest request, experiment_listener_actor listener) override;
 
  private:
   AttachedCluster(caf::actor_system& system, AttachedClusterOptions options);

@@ -13,7 +13,8 @@ namespace cerebro {
 // Runs `run` in a detached actor of its own: the experiment blocks that
 // thread, not the caller's, and the actor system waits for it on shutdown.
 template <class Run>
-inline void submit_detached(caf::actor_system& system, ExperimentRequest request, caf::actor listener, Run run) {
+inline void submit_detached(caf::actor_system& system, ExperimentRequest request, experiment_listener_actor listener,
+                            Run run) {
   system.spawn<caf::detached>([request = std::move(request), listener = std::move(listener),
                                run = std::move(run)](caf::blocking_actor* self) {
     auto result = run(self->system(), request, listener);

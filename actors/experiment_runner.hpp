@@ -43,7 +43,7 @@ struct RunObserver {
   std::function<void(const progress_update& update)> progress;
   // Called once training starts with the actor that follows the run: send it
   // (join_atom, name, agent, workers) to add a node that joined mid-run.
-  std::function<void(caf::actor follower)> started;
+  std::function<void(run_follower_actor follower)> started;
 };
 
 // The agents an experiment runs on: each with its workers.

@@ -22,11 +22,11 @@ std::string answer_key(const control_request& r) {
 
 }  // namespace
 
-caf::behavior finished_run_reader(caf::event_based_actor*) {
+finished_run_reader_actor::behavior_type finished_run_reader(finished_run_reader_actor::pointer) {
   auto runs = std::make_shared<api::FinishedRuns>();
   return {
       [runs](control_atom, const control_request& r, const std::string& run_dir,
-                   uint64_t generation) -> caf::result<control_reply> {
+             uint64_t generation) -> caf::result<control_reply> {
         control_reply reply;
         reply.experiment = r.experiment;
         if (r.command == SteeringCommand::export_model) {
@@ -50,6 +50,10 @@ caf::behavior finished_run_reader(caf::event_based_actor*) {
       },
       [runs](drop_store_atom, const std::string& experiment) { runs->drop(experiment); },
   };
+}
+
+finished_run_reader_actor spawn_finished_run_reader(caf::local_actor* gateway) {
+  return gateway->spawn<caf::detached + caf::linked>(finished_run_reader);
 }
 
 }  // namespace cerebro

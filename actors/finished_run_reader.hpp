@@ -5,19 +5,18 @@
 // runtime/api/FinishedRuns, where each store is opened read-only once and its
 // answers are kept. The gateway only forwards: it never opens RocksDB while
 // an API poller or the REPL reads an ended run.
-
-#include <cstdint>
-#include <string>
+//
+// Its interface, finished_run_reader_actor, is in runtime/net/interfaces.hpp.
 
 #include <caf/all.hpp>
 
+#include "runtime/net/interfaces.hpp"
+
 namespace cerebro {
 
-// (control_atom, control_request, std::string run_dir, uint64_t generation) -> control_reply
-//   `generation`: the experiment's, bumped by the gateway at each change of state.
-// (drop_store_atom, std::string experiment): close its store (it changed state).
-using drop_store_atom = caf::atom_constant<caf::atom("dropstore")>;
+finished_run_reader_actor::behavior_type finished_run_reader(finished_run_reader_actor::pointer self);
 
-caf::behavior finished_run_reader(caf::event_based_actor*);
+// Spawns the reader in a thread of its own, linked to `gateway` (it ends with it).
+finished_run_reader_actor spawn_finished_run_reader(caf::local_actor* gateway);
 
 }  // namespace cerebro

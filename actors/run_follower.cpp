@@ -115,7 +115,7 @@ Result<experiment_done> train(caf::actor_system& system, const RunOptions& optio
                                               options.out_dir, next_config, [&r] { return pipeline_limits_of(r); },
                                               has_objective(r.spec, BuiltinObjective::parameters)});
   self->send(scheduler, start_atom::value);
-  if (observer.started) observer.started(caf::actor_cast<caf::actor>(self));
+  if (observer.started) observer.started(caf::actor_cast<run_follower_actor>(self));
   // An agent is gone (dead or hung): its workers leave the schedule, and a
   // partition that no live agent holds any more is placed again, from the
   // prepared copy here, on the live agent holding the fewest partitions.

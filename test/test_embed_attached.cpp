@@ -103,7 +103,8 @@ BOOST_AUTO_TEST_CASE(an_attached_cluster_runs_experiments_on_the_coordinators_ag
   BOOST_TEST((*attached)->where() == "127.0.0.1:" + std::to_string(port));
 
   caf::scoped_actor self{actors.system};
-  cluster.submit({fashion_spec(fashion_mnist), "fm-1", tmp.file("run1")}, self);
+  auto listener = caf::actor_cast<experiment_listener_actor>(self);  // hears progress and the result
+  cluster.submit({fashion_spec(fashion_mnist), "fm-1", tmp.file("run1")}, listener);
   int64_t last_units_done = 0, units_total = 0;
   bool told_where = false;
   experiment_result result;
@@ -140,7 +141,7 @@ BOOST_AUTO_TEST_CASE(an_attached_cluster_runs_experiments_on_the_coordinators_ag
   BOOST_REQUIRE(!missing.ok());
   BOOST_TEST(missing.error().find("fm-2") != std::string::npos, missing.error());
   BOOST_TEST(!fs::exists(tmp.path() / "run2" / "summary.json"));
-  cluster.submit({fashion_spec(tmp.file("no-such-data")), "fm-3", tmp.file("run3")}, self);
+  cluster.submit({fashion_spec(tmp.file("no-such-data")), "fm-3", tmp.file("run3")}, listener);
   auto failed = await_done(self, "fm-3");
   BOOST_TEST(!failed.ok());
   BOOST_TEST(failed.run_dir == tmp.file("run3"));
@@ -155,7 +156,7 @@ BOOST_AUTO_TEST_CASE(an_attached_cluster_runs_experiments_on_the_coordinators_ag
   BOOST_REQUIRE_MESSAGE(registered.ok(), registered.message());
   auto mine = SpecBuilder("mine").data_source("mine").space("model", {"mlp"}).build();
   BOOST_REQUIRE_MESSAGE(mine.ok(), mine.error());
-  cluster.submit({*mine, "mine-1", tmp.file("run-mine")}, self);
+  cluster.submit({*mine, "mine-1", tmp.file("run-mine")}, listener);
   auto refused = await_done(self, "mine-1");
   BOOST_TEST(!refused.ok());
   BOOST_TEST(refused.error.find("data source 'mine' is not built in") != std::string::npos, refused.error);

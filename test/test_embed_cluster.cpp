@@ -77,7 +77,8 @@ BOOST_AUTO_TEST_CASE(submit_delivers_progress_and_the_result_to_the_listener) {
   BOOST_TEST(cluster.workers() == 2);
 
   caf::scoped_actor self{actors.system};
-  cluster.submit({blobs_spec(), "blobs-1", dir.file("run1")}, self);
+  auto listener = caf::actor_cast<experiment_listener_actor>(self);  // hears progress and the result
+  cluster.submit({blobs_spec(), "blobs-1", dir.file("run1")}, listener);
   int64_t last_units_done = 0, units_total = 0;
   int setup_lines = 0;
   experiment_result result;
@@ -115,7 +116,7 @@ BOOST_AUTO_TEST_CASE(submit_delivers_progress_and_the_result_to_the_listener) {
   auto blocked = cluster.run({blobs_spec(), "blobs-2", dir.file("run1")});
   BOOST_REQUIRE(!blocked.ok());
   BOOST_TEST(blocked.error().find("not empty") != std::string::npos, blocked.error());
-  cluster.submit({blobs_spec(), "blobs-3", dir.file("run1")}, self);
+  cluster.submit({blobs_spec(), "blobs-3", dir.file("run1")}, listener);
   self->receive([&](done_atom, const std::string& experiment, const experiment_result& r) {
     BOOST_TEST(experiment == "blobs-3");
     BOOST_TEST(!r.ok());
@@ -149,9 +150,10 @@ BOOST_AUTO_TEST_CASE(destruction_answers_every_submitted_experiment) {
   testing::TempDir dir;
   ActorSystem actors;
   caf::scoped_actor self{actors.system};
+  auto listener = caf::actor_cast<experiment_listener_actor>(self);  // hears progress and the result
   {
     LocalCluster cluster(actors.system, {1, dir.file("work")});
-    for (const char* id : {"first", "second", "third"}) cluster.submit({blobs_spec(), id, dir.file(id)}, self);
+    for (const char* id : {"first", "second", "third"}) cluster.submit({blobs_spec(), id, dir.file(id)}, listener);
   }  // waits for whichever is running; the others end as "stopped"
   std::set<std::string> answered;
   self->receive_while([&] { return answered.size() < 3; })(

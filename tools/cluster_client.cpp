@@ -36,7 +36,7 @@ Endpoint parse_endpoint(const std::string& text) {
 }
 
 Result<std::string> read_cluster_token(const std::string& token_file) {
-  if (token_file.empty()) return Status::error("--token-file is required");
+  if (token_file.empty()) return Status::invalid_argument("--token-file is required");
   return read_token_file(token_file);
 }
 

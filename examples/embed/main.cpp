@@ -81,6 +81,9 @@ int main(int argc, char** argv) {
 
   cerebro::LocalCluster cluster(system, {2, (work / "cluster").string()});
   caf::scoped_actor self{system};
+  // The listener's interface is typed (cerebro::experiment_listener_actor): the
+  // scoped actor takes its two messages, so it is cast to that interface.
+  auto listener = caf::actor_cast<cerebro::experiment_listener_actor>(self);
   json rounds = json::array();
   for (int round = 1; round <= 2; ++round) {
     feed.arrive(round == 1 ? 600 : 900);  // new readings arrived: select again on all of them
@@ -97,7 +100,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     const std::string id = "sensors-round-" + std::to_string(round);
-    cluster.submit({*spec, id, (work / id).string()}, self);
+    cluster.submit({*spec, id, (work / id).string()}, listener);
     auto result = wait_for_result(self);
     if (!result.ok()) {
       std::cerr << id << " failed: " << result.error << "\n";

@@ -80,4 +80,11 @@ using commit_gang_atom = caf::atom_constant<caf::atom("commitgang")>;
 using stage_host_atom = caf::atom_constant<caf::atom("stagehost")>;
 using pipeline_atom = caf::atom_constant<caf::atom("pipeline")>;
 
+// (drop_store_atom, experiment) to the coordinator's reader of ended runs:
+// close that experiment's store (it changed state).
+using drop_store_atom = caf::atom_constant<caf::atom("dropstore")>;
+// (find_gateway_atom) -> coordinator_actor to an agent's gateway finder: the
+// coordinator's gateway, looked up again.
+using find_gateway_atom = caf::atom_constant<caf::atom("findgw")>;
+
 }  // namespace cerebro

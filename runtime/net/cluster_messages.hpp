@@ -11,20 +11,14 @@
 
 #include "runtime/spec/steering_command.hpp"
 #include "runtime/base/ids.hpp"
+#include "runtime/base/status.hpp"
+#include "runtime/cluster/peer_checks.hpp"
 #include "runtime/net/atoms.hpp"
 #include "runtime/net/interfaces.hpp"
 
 namespace cerebro {
 
-// What a node agent brings to the cluster.
-struct agent_resources {
-  std::string name;
-  int32_t workers = 0;
-  int32_t cores = 0;
-  int64_t memory_bytes = 0;
-  double speed = 0;  // units of a fixed calibration workload per second, one thread
-};
-
+// agent_resources (what a node agent brings) is plain: runtime/cluster/peer_checks.hpp.
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, agent_resources& x) {
   return f(caf::meta::type_name("agent_resources"), x.name, x.workers, x.cores, x.memory_bytes, x.speed);
@@ -95,11 +89,12 @@ struct run_files {
   std::string error;  // set when the run failed; then files is empty
   std::vector<std::string> names;
   std::vector<std::string> contents;
+  StatusCode error_code = StatusCode::ok;  // the failure's code, with `error`
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, run_files& x) {
-  return f(caf::meta::type_name("run_files"), x.experiment, x.error, x.names, x.contents);
+  return f(caf::meta::type_name("run_files"), x.experiment, x.error, x.names, x.contents, x.error_code);
 }
 
 // A client steers or inspects one experiment through the gateway (the REPL,

@@ -23,6 +23,7 @@
 #include "runtime/net/pipeline_messages.hpp"
 #include "runtime/search/search_procedure.hpp"
 #include "runtime/spec/steering_command.hpp"
+#include "runtime/store/experiment_result.hpp"
 #include "runtime/store/state_store.hpp"
 
 namespace cerebro {
@@ -201,7 +202,59 @@ using coordinator_actor = caf::typed_actor<
     // From its experiments' runners (runtime/net/atoms.hpp).
     caf::reacts_to<run_line_atom, std::string, std::string>,
     caf::reacts_to<progress_atom, std::string, progress_update>,
-    caf::reacts_to<run_started_atom, std::string, caf::actor>,
+    caf::reacts_to<run_started_atom, std::string, run_follower_actor>,
     caf::reacts_to<run_ended_atom, std::string, bool, run_files>>;
+
+// What a client of the coordinator's gateway receives once it submitted or
+// attached to an experiment (actors/client.hpp follows with a scoped actor).
+// The gateway keeps these handles: a client is never asked anything.
+using client_actor = caf::typed_actor<
+    // The experiment's setup and run lines (only `event` set, units_total
+    // 0), then its progress after each committed unit and config epoch.
+    caf::reacts_to<progress_atom, progress_update>,
+    // Once, when the experiment ended: its run files, or why it failed
+    // (run_files::error).
+    caf::reacts_to<files_atom, run_files>>;
+
+// The coordinator's reader of experiments that do not run (ended, or waiting
+// to resume; actors/finished_run_reader.hpp): answers their read-only
+// commands from stores it opens once, in a thread of its own.
+using finished_run_reader_actor = caf::typed_actor<
+    // (request, run_dir, generation): a read-only command (detail, units,
+    // top, show, configs, export) on the experiment's store; `generation`
+    // is the experiment's, bumped at each change of state: an older open
+    // store is not answered from.
+    caf::replies_to<control_atom, control_request, std::string, uint64_t>::with<control_reply>,
+    // The experiment changed state: close its store.
+    caf::reacts_to<drop_store_atom, std::string>>;
+
+// Looks up the coordinator's gateway for an agent (actors/agent_heartbeat.hpp):
+// the middleman's lookup, retried until it answers (it blocks, so it runs
+// in a thread of its own).
+using gateway_finder_actor = caf::typed_actor<
+    // The gateway, found (again).
+    caf::replies_to<find_gateway_atom>::with<coordinator_actor>>;
+
+// Keeps a node agent joined to its coordinator (actors/agent_heartbeat.hpp):
+// joins, sends a heartbeat every interval, and rejoins when it lost the
+// coordinator (connection closed, a heartbeat unanswered, or answered false).
+using agent_heartbeat_actor = caf::typed_actor<
+    // Look the gateway up (its gateway finder) and join it: at the start,
+    // after a loss, and a moment after a join that got no answer.
+    caf::reacts_to<find_gateway_atom>,
+    // Join this gateway (found by the gateway finder, or the one it had).
+    caf::reacts_to<join_atom, coordinator_actor>,
+    // From itself every interval while joined: (round) one heartbeat, whose
+    // answer it waits for; a round of an earlier membership is ignored.
+    caf::reacts_to<heartbeat_atom, uint64_t>>;
+
+// What a program embedding cerebro hears of an experiment it submitted
+// (actors/embedding.hpp: LocalCluster, AttachedCluster).
+using experiment_listener_actor = caf::typed_actor<
+    // (experiment, progress): setup lines (only `event` set), then one
+    // update per committed unit and config epoch.
+    caf::reacts_to<progress_atom, std::string, progress_update>,
+    // (experiment, result): once, when it finished or failed.
+    caf::reacts_to<done_atom, std::string, experiment_result>>;
 
 }  // namespace cerebro

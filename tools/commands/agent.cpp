@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "actors/actors.hpp"
+#include "actors/agent_heartbeat.hpp"
 #include "actors/client.hpp"
 #include "actors/system_config.hpp"
 #include "models/unit_trainer.hpp"
@@ -38,27 +39,6 @@ struct AgentOptions {
   std::string gang_address = "127.0.0.1";  // issue 14: where gang sockets bind
   tls_options tls;
 };
-
-// Sends a heartbeat every kHeartbeatInterval and waits for its answer: a
-// dead coordinator shows up as a down message (its connection closed), a hung
-// one or a silently broken connection as an unanswered heartbeat, and a
-// restarted one that does not know this agent id answers false. Returns why
-// the coordinator was lost.
-constexpr const char* kUnknownAgent = "it does not know this agent";
-
-std::string keep_heartbeat(caf::scoped_actor& self, const coordinator_actor& coordinator, int32_t agent_id) {
-  constexpr auto kHeartbeatInterval = std::chrono::seconds(2);
-  constexpr auto kAnswerTimeout = std::chrono::seconds(8);
-  for (;;) {
-    std::string lost;
-    self->request(coordinator, kAnswerTimeout, heartbeat_atom::value, agent_id)
-        .receive([&](bool known) { lost = known ? "" : kUnknownAgent; },
-                 [&](const caf::error& e) { lost = "heartbeat unanswered: " + self->system().render(e); });
-    if (!lost.empty()) return lost;
-    self->receive([&](const caf::down_msg&) { lost = "connection closed"; }, caf::after(kHeartbeatInterval) >> [] {});
-    if (!lost.empty()) return lost;
-  }
-}
 
 int64_t physical_memory() { return static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE); }
 
@@ -89,37 +69,32 @@ int agent_main(const AgentOptions& o) {
       spawn_agent(system, agent_config{o.name, o.data_dir, o.workers, false, o.memory_mb << 20, o.gang_address});
   agent_resources resources{o.name, o.workers, static_cast<int32_t>(std::thread::hardware_concurrency()),
                             physical_memory(), models::calibrate_speed()};
+  // Joins, heartbeats, and rejoins a lost coordinator (actors/agent_heartbeat.hpp).
+  agent_heartbeat_config membership;
+  membership.join = join_request{*token, resources, local.agent, local.workers};
+  membership.finder = spawn_gateway_finder(system, GatewayAddress{at.host, at.port, o.tls.enabled()},
+                                           [](const std::string& why) { fmt::print(stderr, "{}\n", why); });
+  membership.events.joined = [name = o.name, at](int32_t id) {
+    fmt::print(stderr, "agent {}: joined {}:{} as agent {}\n", name, at.host, at.port, id);
+  };
+  membership.events.lost = [name = o.name](const std::string& why) {
+    fmt::print(stderr, "agent {}: lost the coordinator ({}); rejoining\n", name, why);
+  };
+  membership.events.join_failed = [name = o.name](const std::string& error) {
+    fmt::print(stderr, "agent {}: join failed: {}\n", name, error);
+  };
+  membership.events.refused = [name = o.name](const std::string& reason) {
+    fail(fmt::format("the coordinator refused agent {}: {}", name, reason));
+    // Leave at once: tearing the actor system down waits for remote proxies
+    // of the refusing coordinator, which can take a long time; an agent
+    // holds nothing that needs flushing.
+    std::_Exit(1);
+  };
+  auto heartbeat = spawn_agent_heartbeat(system, std::move(membership));
+  // Runs until SIGINT or SIGTERM (the thread above ends the process).
   caf::scoped_actor self(system);
-  for (;;) {
-    // Right after a coordinator died the middleman may still hand out its
-    // cached, dead gateway: the join request then times out and we retry.
-    auto gateway = find_gateway(system, GatewayAddress{at.host, at.port, o.tls.enabled()}, -1,
-                                [](const std::string& why) { fmt::print(stderr, "{}\n", why); });
-    if (!gateway) continue;
-    join_reply reply;
-    bool answered = false;
-    self->request(*gateway, std::chrono::seconds(10), join_atom::value,
-                  join_request{*token, resources, local.agent, local.workers})
-        .receive([&](join_reply& r) { reply = std::move(r), answered = true; },
-                 [&](const caf::error& e) {
-                   fmt::print(stderr, "agent {}: join failed: {}\n", o.name, system.render(e));
-                 });
-    if (!answered) {
-      std::this_thread::sleep_for(std::chrono::seconds(1));
-      continue;
-    }
-    if (!reply.accepted) {
-      fail(fmt::format("the coordinator refused agent {}: {}", o.name, reply.reason));
-      // Leave at once: tearing the actor system down waits for remote proxies
-      // of the refusing coordinator, which can take a long time; an agent
-      // holds nothing that needs flushing.
-      std::_Exit(1);
-    }
-    fmt::print(stderr, "agent {}: joined {}:{} as agent {}\n", o.name, at.host, at.port, reply.agent_id);
-    self->monitor(reply.coordinator);
-    auto lost = keep_heartbeat(self, reply.coordinator, reply.agent_id);
-    fmt::print(stderr, "agent {}: lost the coordinator ({}); rejoining\n", o.name, lost);
-  }
+  self->wait_for(heartbeat);
+  return 1;
 }
 
 CommandAction setup(CLI::App& agent) {
