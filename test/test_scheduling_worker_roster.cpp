@@ -24,12 +24,12 @@ ExperimentControl gang_control(int partitions) {
 }
 
 // Workers 0 and 1 holding both partitions, one config of one epoch, its gang
-// started (and its tasks out, unless `tasked` is false).
+// started (and begun, its state read, unless `begun` is false).
 struct GangFixture {
   ExperimentControl control = gang_control(2);
   WorkerRoster roster{control};
   GangDispatch gang;
-  explicit GangFixture(bool tasked = true) {
+  explicit GangFixture(bool begun = true) {
     BOOST_REQUIRE(roster.join(0, {0, 1}));
     BOOST_REQUIRE(roster.join(1, {0, 1}));
     control.add_config(0, 1);
@@ -37,7 +37,7 @@ struct GangFixture {
     BOOST_REQUIRE_EQUAL(batch.gangs.size(), 1u);
     gang = batch.gangs[0];
     roster.gang_started(gang);
-    if (tasked) BOOST_REQUIRE(roster.tasks_out(gang));
+    if (begun) BOOST_REQUIRE(roster.gang_begins(gang));
   }
   std::vector<UnitLogEntry> entries() const {
     std::vector<UnitLogEntry> out;
@@ -187,13 +187,14 @@ BOOST_AUTO_TEST_CASE(a_gang_that_failed_before_its_tasks_went_out_drains_nobody)
   f.roster.member_left(f.gang.id, w1);
   BOOST_TEST(f.roster.draining(w0));
   // The state arrives: no task goes out, and w0 (never inside) rejoins at once.
-  BOOST_TEST(!f.roster.tasks_out(f.gang));
+  BOOST_TEST(!f.roster.gang_begins(f.gang));
   BOOST_TEST(!f.roster.draining(w0));
   BOOST_TEST(f.control.book().has_worker(w0));
 }
 
 BOOST_AUTO_TEST_CASE(a_gang_whose_state_cannot_be_read_fails_with_no_member_draining) {
   GangFixture f(false);
+  BOOST_REQUIRE(f.roster.gang_begins(f.gang));  // its read failed, the attempt still runs
   f.roster.none_tasked(f.gang.id);
   f.control.on_gang_failed(f.gang.id, "cannot load the state");
   BOOST_TEST(f.roster.fail_gang(f.gang.id));

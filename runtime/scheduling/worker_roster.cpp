@@ -81,7 +81,7 @@ void WorkerRoster::gang_started(const GangDispatch& gang) {
   attempts_[gang.id] = std::move(a);
 }
 
-bool WorkerRoster::tasks_out(const GangDispatch& gang) {
+bool WorkerRoster::gang_begins(const GangDispatch& gang) {
   if (control_.gang_running(gang.id)) return true;
   // Failed before its tasks went out: its members drained as if inside it are not.
   none_tasked(gang.id);

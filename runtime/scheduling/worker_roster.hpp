@@ -97,10 +97,11 @@ class WorkerRoster {
 
   // --- Gang attempts (members in rank order).
   void gang_started(const GangDispatch& gang);
-  // The config's state arrived, the tasks are about to go out. False when the
-  // attempt failed meanwhile (a member was lost while the state was read):
-  // no member is inside it, so those drained rejoin at once (dispatch).
-  bool tasks_out(const GangDispatch& gang);
+  // The attempt begins: its config's state was read (its tasks go out now),
+  // or could not be. False when the attempt failed meanwhile (a member was
+  // lost during the read): no member is inside it, so those drained as if
+  // they were rejoin at once (the shell dispatches).
+  bool gang_begins(const GangDispatch& gang);
   // No member got its task (the state could not be read): none is inside the
   // attempt, so none drains when it fails.
   void none_tasked(int64_t gang);
