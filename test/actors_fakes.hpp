@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "actors/actors.hpp"
+#include "runtime/net/cluster_messages.hpp"
 #include "runtime/net/error_category.hpp"
 #include "runtime/net/pipeline_tasks.hpp"
 
@@ -210,6 +211,56 @@ inline scheduler_listener_actor::behavior_type listener(
       },
       [self](done_atom, const experiment_done& d) { self->state.done = d; },
       [self](worker_lost_atom, WorkerId id, const worker_actor&) { self->state.workers_lost.push_back(id); },
+  };
+}
+
+// --- An agent: takes placements (at once, held until the test answers, or
+// refused), records what it is told to release, respawns dead workers as
+// fake ones.
+struct agent_state {
+  bool hold = false;
+  bool refuse = false;
+  std::vector<shard_placement> placed;  // every placement asked, in order
+  std::vector<caf::typed_response_promise<bool>> held;
+  std::vector<std::string> released;
+  std::vector<fake_worker_actor> respawned;
+  static inline const char* name = "fake.agent";
+
+  // The partitions it was asked to hold (-1: the validation set), in order.
+  std::vector<PartitionId> partitions() const {
+    std::vector<PartitionId> out;
+    for (const auto& p : placed) out.push_back(p.partition);
+    return out;
+  }
+};
+// (answer_atom): every placement held answered (held from now on).
+using fake_agent_actor = agent_actor::extend<caf::reacts_to<answer_atom>>;
+using agent_actor_type = fake_agent_actor::stateful_base<agent_state>;
+
+inline fake_agent_actor::behavior_type agent(fake_agent_actor::stateful_pointer<agent_state> self) {
+  return {
+      [self](answer_atom) {
+        for (auto& promise : self->state.held) promise.deliver(true);
+        self->state.held.clear();
+      },
+      [](borrow_atom, const std::string&, PartitionId) -> caf::result<partition_lease> {
+        return make_error(StatusCode::unavailable, "a fake agent lends nothing");
+      },
+      [self](place_atom, const shard_placement& placement) -> caf::result<bool> {
+        self->state.placed.push_back(placement);
+        if (self->state.refuse) return make_error(StatusCode::io_error, "the disk is full");
+        if (!self->state.hold) return true;
+        auto promise = self->make_response_promise<bool>();
+        self->state.held.push_back(promise);
+        return promise;
+      },
+      [self](release_atom, const std::string& experiment) { self->state.released.push_back(experiment); },
+      [](const std::vector<worker_actor>&) {},
+      [self](respawn_atom, caf::actor_id) -> caf::result<worker_actor> {
+        auto fresh = self->spawn(worker);
+        self->state.respawned.push_back(fresh);
+        return worker_actor{fresh};
+      },
   };
 }
 

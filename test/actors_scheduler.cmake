@@ -6,3 +6,10 @@ cerebro_add_test(test_actors_scheduler
   LIBS cerebro_actors
   TIMEOUT 60
   LABELS actors)
+# The run follower's protocols the same way: fake agents (placements taken,
+# held or refused, workers respawned) around the real follower and scheduler.
+cerebro_add_test(test_actors_follower
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_actors_follower.cpp
+  LIBS cerebro_actors
+  TIMEOUT 60
+  LABELS actors)
