@@ -33,6 +33,9 @@ void launch(follower_ptr self) {
                        std::min(st.config.replication, agents)));
   st.config.scheduler.listener = caf::actor_cast<scheduler_listener_actor>(self);
   st.scheduler = spawn_scheduler(self->system(), st.config.scheduler);
+  // A scheduler that stops without its done (a bug: an exception in it) ends
+  // the run instead of leaving it waiting for ever.
+  self->monitor(st.scheduler);
   self->send(st.scheduler, start_atom::value);
 }
 
@@ -59,6 +62,17 @@ void ended(follower_ptr self, const experiment_done& done) {
     st.awaited->deliver(done);
     self->quit();
   }
+}
+
+// The scheduler stopped (after its done, or without one), or an agent is gone.
+void on_down(follower_ptr self, const caf::down_msg& down) {
+  if (down.source == self->state.scheduler.address()) {
+    if (!self->state.outcome)
+      ended(self, experiment_done{0, 0, "the scheduler stopped: " + caf::to_string(down.reason)});
+    return;
+  }
+  auto why = "it is gone: " + caf::to_string(down.reason);
+  begin_change(self, [self, source = down.source, why](Then then) { lose_agent_at(self, source, why, then); });
 }
 
 caf::result<experiment_done> await_end(follower_ptr self) {
@@ -116,10 +130,7 @@ run_follower_actor::behavior_type run_follower(follower_detail::follower_ptr sel
   using namespace follower_detail;
   self->state.cluster.emplace(config.partitions, config.replication);
   self->state.config = std::move(config);
-  self->set_down_handler([self](caf::down_msg& down) {
-    auto why = "it is gone: " + caf::to_string(down.reason);
-    begin_change(self, [self, source = down.source, why](Then then) { lose_agent_at(self, source, why, then); });
-  });
+  self->set_down_handler([self](caf::down_msg& down) { on_down(self, down); });
   return {
       [self](start_atom) { return start(self); },
       [self](done_atom) { return await_end(self); },

@@ -271,6 +271,15 @@ CAF_TEST(the_end_releases_the_agents_shards_and_answers_train) {
   CAF_CHECK(done->error.empty());
 }
 
+CAF_TEST(a_scheduler_that_stops_without_its_done_ends_the_run_instead_of_hanging_it) {
+  CAF_REQUIRE(start(1, 1, {{"a", 1}}).ok());
+  caf::anon_send_exit(scheduler, caf::exit_reason::kill);
+  run();
+  CAF_REQUIRE(follower_state().outcome.has_value());
+  CAF_CHECK_EQUAL(follower_state().outcome->error.rfind("the scheduler stopped: ", 0), 0u);
+  CAF_CHECK_EQUAL(agent("a").released, std::vector<std::string>{"dsl"});
+}
+
 CAF_TEST(steering_is_refused_when_the_run_takes_none) {
   CAF_REQUIRE(start(1, 1, {{"a", 1}}).ok());
   control_request request;
