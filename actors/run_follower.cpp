@@ -57,7 +57,8 @@ void ended(follower_ptr self, const experiment_done& done) {
   auto& st = self->state;
   if (st.outcome) return;
   st.outcome = done;
-  for (const auto& [name, agent] : st.agents) self->send(agent.agent, release_atom::value, st.config.scheduler.experiment);
+  for (const auto& [name, agent] : st.agents)
+    self->send(agent.agent, release_atom::value, st.config.scheduler.experiment);
   if (st.awaited) {
     st.awaited->deliver(done);
     self->quit();

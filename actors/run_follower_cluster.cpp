@@ -28,7 +28,8 @@ void count_workers(follower_ptr self) { self->state.config.live_workers->store(s
 // hold it from now on.
 void replaced(follower_ptr self, const LiveCluster::Replacement& r) {
   auto& cluster = *self->state.cluster;
-  if (!r.error.empty()) self->state.say(fmt::format("partition {} could not be placed again: {}", r.partition, r.error));
+  if (!r.error.empty())
+    self->state.say(fmt::format("partition {} could not be placed again: {}", r.partition, r.error));
   if (r.agent.empty()) {
     self->state.say(fmt::format("partition {} has no live replica; waiting for an agent to join", r.partition));
     return;
