@@ -44,7 +44,7 @@ Result<ConfigRecord> find_config(const StateStore& store, ConfigId id) {
 
 Result<models::ShapeInfo> stored_shape(const StateStore& store) {
   auto text = store.get_meta("shape");
-  if (!text) return Status::error("the run has no recorded data shape (it predates exports by the REPL)");
+  if (!text) return Status::failed_precondition("the run has no recorded data shape (it predates exports by the REPL)");
   auto j = nlohmann::json::parse(*text);
   models::ShapeInfo shape{j.at("sample_shape").get<std::vector<int64_t>>(), j.at("num_classes").get<int64_t>()};
   shape.task = datasets::parse_task_kind(j.value("task", std::string())).value_or(datasets::TaskKind::classification);
@@ -107,7 +107,7 @@ Result<control_reply> export_config(const StateStore& store, const ConfigRecord&
   if (!state.ok()) return state.status();
   auto tmp = fs::path(scratch_dir) / fmt::format(".export-{}-{}.pt", record.id,
                                                  std::chrono::steady_clock::now().time_since_epoch().count());
-  // A pipeline config's state (issue 14) is exported as the whole model's.
+  // A pipeline config's state is exported as the whole model's.
   auto whole = models::whole_model_state(record.params, *shape, *state);
   if (!whole.ok()) return whole.status();
   auto exported = models::export_model(record.params, *shape, *whole, tmp.string());
@@ -154,7 +154,7 @@ Result<control_reply> answer_from_store(const StateStore& store, const control_r
     return reply;
   }
   if (r.command != SteeringCommand::show && r.command != SteeringCommand::export_model)
-    return Status::error(fmt::format("\"{}\" is not a read-only command", to_string(r.command)));
+    return Status::invalid_argument(fmt::format("\"{}\" is not a read-only command", to_string(r.command)));
   auto record = find_config(store, r.config);
   if (!record.ok()) return record.status();
   if (r.command == SteeringCommand::export_model) return export_config(store, *record, scratch_dir);
@@ -170,54 +170,75 @@ ExperimentSteering::ExperimentSteering(SteeringContext context) : context_(std::
                                         .dump());
 }
 
-Status ExperimentSteering::tell_scheduler(caf::blocking_actor* self, SteeringCommand command, ConfigId config,
-                                          const std::string& params_json, ConfigId cloned_from, int32_t stages) {
-  Status result;
-  self->request(context_.scheduler, std::chrono::seconds(30), control_atom::value, command, config, params_json,
-                context_.epochs, cloned_from, stages)
-      .receive([](bool) {},
-               [&](const caf::error& e) { result = Status::error(error_text(e)); });
-  return result;
-}
-
-Result<control_reply> ExperimentSteering::handle(caf::blocking_actor* self, const control_request& r) {
+Result<SteeringPlan> ExperimentSteering::plan(const control_request& r) {
   const SteeringCommand cmd = r.command;
   const SteeringCommandInfo* info = find_steering_command(cmd);
-  if (!info) return Status::error(fmt::format("unknown command {}", static_cast<int>(cmd)));
-  if (info->reads_store) return answer_from_store(*context_.store, r, context_.run_dir, paused_);
-  control_reply reply;
+  if (!info) return Status::invalid_argument(fmt::format("unknown command {}", static_cast<int>(cmd)));
+  SteeringPlan plan;
+  if (info->reads_store) {
+    auto reply = answer_from_store(*context_.store, r, context_.run_dir, paused_);
+    if (!reply.ok()) return reply.status();
+    plan.reply = std::move(reply).value();
+    return plan;
+  }
   if (cmd == SteeringCommand::pause || cmd == SteeringCommand::resume) {
-    auto done = tell_scheduler(self, cmd, -1);
-    if (!done.ok()) return done;
-    paused_ = cmd == SteeringCommand::pause;
-    reply.json = nlohmann::json{{"paused", paused_}}.dump();
-    return reply;
+    plan.change = ScheduleChange{cmd};
+    return plan;
   }
   if (cmd == SteeringCommand::stop) {
     auto record = find_config(*context_.store, r.config);
     if (!record.ok()) return record.status();
-    auto done = tell_scheduler(self, cmd, r.config);
-    if (!done.ok()) return done;
-    record->status = ConfigStatus::stopped;
-    context_.store->put_config(*record);
-    reply.json = nlohmann::json{{"config", r.config}, {"status", to_string(ConfigStatus::stopped)}}.dump();
-    return reply;
+    plan.change = ScheduleChange{cmd, r.config};
+    return plan;
   }
-  if (cmd == SteeringCommand::add || cmd == SteeringCommand::clone) return add(self, r);
-  return Status::error(fmt::format("\"{}\" is not a steering command", to_string(cmd)));
+  if (cmd == SteeringCommand::add || cmd == SteeringCommand::clone) return add(r);
+  return Status::invalid_argument(fmt::format("\"{}\" is not a steering command", to_string(cmd)));
+}
+
+Result<control_reply> ExperimentSteering::finish(const ScheduleChange& change, const Status& applied) {
+  if (!applied.ok()) {
+    if (change.command == SteeringCommand::add)
+      context_.store->put_config({change.config, nlohmann::json::parse(change.params_json), ConfigStatus::failed,
+                                  "not added: " + applied.message()});
+    return applied;
+  }
+  control_reply reply;
+  switch (change.command) {
+    case SteeringCommand::pause:
+    case SteeringCommand::resume:
+      paused_ = change.command == SteeringCommand::pause;
+      reply.json = nlohmann::json{{"paused", paused_}}.dump();
+      return reply;
+    case SteeringCommand::stop: {
+      auto record = find_config(*context_.store, change.config);
+      if (!record.ok()) return record.status();
+      record->status = ConfigStatus::stopped;
+      context_.store->put_config(*record);
+      reply.json = nlohmann::json{{"config", change.config}, {"status", to_string(ConfigStatus::stopped)}}.dump();
+      return reply;
+    }
+    case SteeringCommand::add:
+      reply.json = nlohmann::json{{"config", change.config},
+                                  {"params", nlohmann::json::parse(change.params_json)},
+                                  {"cloned_from", change.cloned_from},
+                                  {"stages", change.stages}}
+                       .dump();
+      return reply;
+    default: return Status::internal(fmt::format("\"{}\" changes nothing to answer", to_string(change.command)));
+  }
 }
 
 // add: a fresh config (the experiment's first config's parameters with the
 // settings applied); clone: the parent's parameters with the settings
 // applied, starting from the parent's latest state (weights and optimizer
 // state) instead of a fresh initialisation.
-Result<control_reply> ExperimentSteering::add(caf::blocking_actor* self, const control_request& r) {
+Result<SteeringPlan> ExperimentSteering::add(const control_request& r) {
   if (!context_.can_add)
-    return Status::error("configs can be added to grid and random searches only; this experiment's search "
-                         "procedure plans its configs up front");
+    return Status::failed_precondition("configs can be added to grid and random searches only; this experiment's "
+                                       "search procedure plans its configs up front");
   const bool clone = r.command == SteeringCommand::clone;
   auto configs = context_.store->configs();
-  if (configs.empty()) return Status::error("the experiment has no config to start from");
+  if (configs.empty()) return Status::failed_precondition("the experiment has no config to start from");
   ConfigRecord base = configs.front();
   if (clone) {
     auto parent = find_config(*context_.store, r.config);
@@ -229,56 +250,63 @@ Result<control_reply> ExperimentSteering::add(caf::blocking_actor* self, const c
   // Parameters the model cannot take are bad input (the HTTP API answers 400).
   if (auto ok = models::check_params(*params, context_.shape); !ok.ok())
     return ok.code() == StatusCode::unknown ? Status::invalid_argument(ok.message()) : ok;
-  // How it trains (issue 14), planned as the run's own configs are: whole,
-  // or over k pipeline stages; a model the plan must split but cannot is
-  // refused with the plan's reason (it names the key).
+  // How it trains, planned as the run's own configs are: whole, or over k
+  // pipeline stages; a model the plan must split but cannot is refused with
+  // the plan's reason (it names the key).
   auto stages = models::planned_stages(*params, context_.shape, context_.pipeline_limits());
   if (!stages.ok()) return stages.status();
   const ConfigId id = context_.next_config;
-  Result<std::string> state = Status::error("no state");
-  if (clone) {
-    state = context_.store->latest_state(base.id);
-    if (!state.ok()) return state.status();
-    // A clone keeps its parent's split: the same architecture in the same
-    // stages, from the parent's (framed) state.
-    auto parent_stages = stage_count_of(*state);
-    if (!parent_stages.ok()) return parent_stages.status().with_context(fmt::format("config {}'s state", base.id));
-    if (*parent_stages != *stages)
-      return Status::invalid_argument(fmt::format(
-          "config {} trains {}, but with these settings the clone would train {}: a clone keeps its parent's "
-          "split (change only training hyper-parameters such as lr when cloning)",
-          base.id, describe_split(*parent_stages), describe_split(*stages)));
-    // The parent's state must fit the new parameters (same architecture and optimizer).
-    auto fits = *parent_stages >= 2
-                    ? models::evaluate_pipeline_state(*params, context_.shape, *state, *context_.validation)
-                    : models::evaluate_state(*params, context_.shape, *state, *context_.validation);
-    if (!fits.ok())
-      return Status::error(fmt::format("config {}'s state does not fit the new parameters (change only training "
-                                       "hyper-parameters such as lr when cloning): {}",
-                                       base.id, fits.error()));
-  } else if (*stages >= 2) {
-    // Its stages' states framed as one, weights drawn as a run's own pipeline config's.
-    state = models::initial_pipeline_state(*params, context_.shape, *stages, unit_seed(context_.seed, {id, -1, -1}));
-    if (!state.ok()) return Status::error("the new config cannot be split into its pipeline stages: " + state.error());
-  } else {
-    state = models::initial_state(*params, context_.shape, *context_.pilot, unit_seed(context_.seed, {id, -1, -1}));
-    if (!state.ok()) return Status::error("the new config failed its pilot check: " + state.error());
-  }
+  auto state = initial_state_of(clone, base, *params, *stages, id);
+  if (!state.ok()) return state.status();
   // Durable before the scheduler hears of it, as a run's own configs are.
   NewConfig config{id, *params, *stages, std::move(state).value(),
                    parameters_to_keep(context_.count_parameters, *params, context_.shape)};
   if (auto st = store_new_config(*context_.store, config); !st.ok()) return st;
   ++context_.next_config;
   // A clone is an add for the scheduler: it starts from the state stored above.
-  auto done = tell_scheduler(self, SteeringCommand::add, id, params->dump(), clone ? base.id : -1, *stages);
-  if (!done.ok()) {
-    context_.store->put_config({id, *params, ConfigStatus::failed, "not added: " + done.message()});
-    return done;
+  SteeringPlan plan;
+  plan.change = ScheduleChange{SteeringCommand::add, id, params->dump(), context_.epochs, clone ? base.id : -1,
+                               *stages};
+  return plan;
+}
+
+// The new config's first state: a clone's parent's latest (which must fit
+// the new parameters and keep the parent's split), or a fresh one (framed
+// over its stages for a pipeline).
+Result<std::string> ExperimentSteering::initial_state_of(bool clone, const ConfigRecord& base,
+                                                         const nlohmann::json& params, int32_t stages, ConfigId id) {
+  if (clone) {
+    auto state = context_.store->latest_state(base.id);
+    if (!state.ok()) return state.status();
+    // A clone keeps its parent's split: the same architecture in the same
+    // stages, from the parent's (framed) state.
+    auto parent_stages = stage_count_of(*state);
+    if (!parent_stages.ok()) return parent_stages.status().with_context(fmt::format("config {}'s state", base.id));
+    if (*parent_stages != stages)
+      return Status::invalid_argument(fmt::format(
+          "config {} trains {}, but with these settings the clone would train {}: a clone keeps its parent's "
+          "split (change only training hyper-parameters such as lr when cloning)",
+          base.id, describe_split(*parent_stages), describe_split(stages)));
+    // The parent's state must fit the new parameters (same architecture and optimizer).
+    auto fits = *parent_stages >= 2
+                    ? models::evaluate_pipeline_state(params, context_.shape, *state, *context_.validation)
+                    : models::evaluate_state(params, context_.shape, *state, *context_.validation);
+    if (!fits.ok())
+      return Status::invalid_argument(fmt::format("config {}'s state does not fit the new parameters (change only "
+                                                  "training hyper-parameters such as lr when cloning): {}",
+                                                  base.id, fits.error()));
+    return state;
   }
-  control_reply reply;
-  reply.json = nlohmann::json{
-      {"config", id}, {"params", *params}, {"cloned_from", clone ? base.id : -1}, {"stages", *stages}}.dump();
-  return reply;
+  if (stages >= 2) {
+    // Its stages' states framed as one, weights drawn as a run's own pipeline config's.
+    auto state = models::initial_pipeline_state(params, context_.shape, stages, unit_seed(context_.seed, {id, -1, -1}));
+    if (!state.ok())
+      return Status::invalid_argument("the new config cannot be split into its pipeline stages: " + state.error());
+    return state;
+  }
+  auto state = models::initial_state(params, context_.shape, *context_.pilot, unit_seed(context_.seed, {id, -1, -1}));
+  if (!state.ok()) return Status::invalid_argument("the new config failed its pilot check: " + state.error());
+  return state;
 }
 
 }  // namespace cerebro

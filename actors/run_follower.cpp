@@ -1,72 +1,178 @@
+// The run follower (run_follower_actor) and train(), which spawns it and
+// waits for its outcome. The follower places the shards, starts the
+// scheduler, follows it as its listener, takes the coordinator's news of
+// agents joining and lost (actors/run_follower_cluster.cpp) and answers
+// steering requests (actors/experiment_steering.hpp).
 #include "actors/run_follower.hpp"
 
 #include <chrono>
+#include <type_traits>
 
 #include <fmt/format.h>
 
+#include "actors/run_follower_shell.hpp"
 #include "runtime/api/pareto_view.hpp"
-#include "runtime/run/objectives.hpp"
-#include "runtime/net/error_category.hpp"
-#include "runtime/search/search_registry.hpp"
-#include "actors/actors.hpp"
-#include "actors/experiment_steering.hpp"
-#include "actors/shard_placer.hpp"
 #include "runtime/base/log_lines.hpp"
+#include "runtime/net/error_category.hpp"
+#include "runtime/run/objectives.hpp"
+#include "runtime/search/search_registry.hpp"
 
 namespace cerebro {
 
+namespace follower_detail {
+
 namespace {
 
-// The agents of a running experiment and the scheduler's ids of their
-// workers (ids are never reused, so a late message names one worker).
-struct LiveCluster {
-  explicit LiveCluster(const std::vector<ClusterView::Agent>& initial) {
-    for (const auto& a : initial) agents[a.name] = a;
-  }
-  WorkerId add_worker(const std::string& agent) {
-    agent_of[next_worker] = agent;
-    return next_worker++;
-  }
-  std::vector<WorkerId> workers_of(const std::string& agent) const {
-    std::vector<WorkerId> out;
-    for (const auto& [id, name] : agent_of)
-      if (name == agent) out.push_back(id);
-    return out;
-  }
-  void forget(const std::string& agent) {
-    for (auto it = agent_of.begin(); it != agent_of.end();) it = it->second == agent ? agent_of.erase(it) : std::next(it);
-  }
-  // The workers of the live agents (a respawned worker replaces its dead one).
-  int worker_count() const {
-    size_t n = 0;
-    for (const auto& [name, agent] : agents) n += agent.workers.size();
-    return static_cast<int>(n);
-  }
-  std::map<std::string, ClusterView::Agent> agents;
-  std::map<WorkerId, std::string> agent_of;
-  WorkerId next_worker = 0;
-};
+// The shards are placed: the scheduler starts with the agents' workers.
+void launch(follower_ptr self) {
+  auto& st = self->state;
+  adopt_start(self);
+  const auto agents = static_cast<int>(st.config.cluster.agents.size());
+  if (agents > 1)
+    st.say(fmt::format("placed {} partitions on {} agents with replication {}", st.config.partitions, agents,
+                       std::min(st.config.replication, agents)));
+  st.config.scheduler.listener = caf::actor_cast<scheduler_listener_actor>(self);
+  st.scheduler = spawn_scheduler(self->system(), st.config.scheduler);
+  // A scheduler that stops without its done (a bug: an exception in it) ends
+  // the run instead of leaving it waiting for ever.
+  self->monitor(st.scheduler);
+  self->send(st.scheduler, start_atom::value);
+}
 
-// Everything training needs once the run's store is open: for a new run after
+caf::result<bool> start(follower_ptr self) {
+  auto promise = self->make_response_promise<bool>();
+  place_start(self, 0, [self, promise](Status placed) mutable {
+    if (!placed.ok()) {
+      promise.deliver(to_error(placed));
+      return self->quit();
+    }
+    launch(self);
+    promise.deliver(true);
+  });
+  return promise;
+}
+
+// The run is over: the agents drop its shards, and train() hears the outcome.
+void ended(follower_ptr self, const experiment_done& done) {
+  auto& st = self->state;
+  if (st.outcome) return;
+  st.outcome = done;
+  for (const auto& [name, agent] : st.agents)
+    self->send(agent.agent, release_atom::value, st.config.scheduler.experiment);
+  if (st.awaited) {
+    st.awaited->deliver(done);
+    self->quit();
+  }
+}
+
+// The scheduler stopped (after its done, or without one), or an agent is gone.
+void on_down(follower_ptr self, const caf::down_msg& down) {
+  if (down.source == self->state.scheduler.address()) {
+    if (!self->state.outcome)
+      ended(self, experiment_done{0, 0, "the scheduler stopped: " + caf::to_string(down.reason)});
+    return;
+  }
+  auto why = "it is gone: " + caf::to_string(down.reason);
+  begin_change(self, [self, source = down.source, why](Then then) { lose_agent_at(self, source, why, then); });
+}
+
+caf::result<experiment_done> await_end(follower_ptr self) {
+  auto promise = self->make_response_promise<experiment_done>();
+  if (self->state.outcome) {
+    promise.deliver(*self->state.outcome);
+    self->quit();
+  } else {
+    self->state.awaited = promise;
+  }
+  return promise;
+}
+
+void progress(follower_ptr self, progress_update& p) {
+  p.running_agents.clear();
+  for (auto id : p.running_workers) p.running_agents.push_back(self->state.cluster->agent_of(id));
+  if (self->state.config.progress) self->state.config.progress(p);
+}
+
+// Steering by hand (the REPL, through the gateway): prepared here, applied
+// by the scheduler. Errors keep their codes: the HTTP API answers not_found
+// with 404, invalid_argument with 400.
+caf::result<control_reply> steer(follower_ptr self, const control_request& request) {
+  auto& steering = self->state.config.steering;
+  if (!steering) return make_error(StatusCode::failed_precondition, "this run takes no steering");
+  auto plan = steering->plan(request);
+  if (!plan.ok()) return to_error(plan.status());
+  if (!plan->change) {
+    plan->reply.experiment = request.experiment;
+    return std::move(plan->reply);
+  }
+  auto promise = self->make_response_promise<control_reply>();
+  const ScheduleChange change = *plan->change;
+  auto answer = [self, promise, change, experiment = request.experiment](const Status& applied) mutable {
+    auto reply = self->state.config.steering->finish(change, applied);
+    if (!reply.ok()) {
+      promise.deliver(to_error(reply.status()));
+      return;
+    }
+    reply->experiment = experiment;
+    promise.deliver(std::move(reply).value());
+  };
+  self->request(self->state.scheduler, std::chrono::seconds(30), control_atom::value, change.command, change.config,
+                change.params_json, change.epochs, change.cloned_from, change.stages)
+      .then([answer](bool) mutable { answer(Status()); },
+            [answer](const caf::error& e) mutable { answer(to_status(e)); });
+  return promise;
+}
 
 }  // namespace
 
-// Trains until every config is done: places the shards, starts the
-// scheduler and follows it. Blocks the calling thread.
+}  // namespace follower_detail
+
+run_follower_actor::behavior_type run_follower(follower_detail::follower_ptr self, follower_config config) {
+  using namespace follower_detail;
+  self->state.cluster.emplace(config.partitions, config.replication);
+  self->state.config = std::move(config);
+  self->set_down_handler([self](caf::down_msg& down) { on_down(self, down); });
+  return {
+      [self](start_atom) { return start(self); },
+      [self](done_atom) { return await_end(self); },
+      [self](progress_atom, progress_update& p) { progress(self, p); },
+      [self](done_atom, const experiment_done& done) { ended(self, done); },
+      [self](join_atom, const std::string& name, const agent_actor& agent, const std::vector<worker_actor>& workers) {
+        ClusterView::Agent joining{name, agent, workers};
+        begin_change(self, [self, joining](Then then) { join_agent(self, joining, then); });
+      },
+      [self](agent_lost_atom, const std::string& name) {
+        begin_change(self, [self, name](Then then) {
+          lose_agent(self, name, "it is dead or stopped answering", then);
+        });
+      },
+      [self](worker_lost_atom, WorkerId id, const worker_actor& worker) {
+        begin_change(self, [self, id, worker](Then then) { respawn(self, id, worker, then); });
+      },
+      [self](control_atom, const control_request& request) { return steer(self, request); },
+  };
+}
+
+
+// Trains until every config is done: the follower places the shards, starts
+// the scheduler and follows it, on its own thread; this one waits for it.
 Result<experiment_done> train(caf::actor_system& system, const RunOptions& options, const ClusterView& cluster,
                               Prepared& r, const RunObserver& observer, const Say& say) {
   const auto& s = r.setup;
-  caf::scoped_actor self(system);
-  int agents = static_cast<int>(cluster.agents.size());
-  int replication = r.spec.cluster.replication > 0 ? r.spec.cluster.replication : std::min(2, agents);
-  ShardPlacer placer(self, options.experiment_id, s.data.manifest, s.data_dir, replication);
-  auto shards = placer.place_all(cluster);
-  if (!shards.ok()) return shards.status();
-  if (agents > 1)
-    say(fmt::format("placed {} partitions on {} agents with replication {}", s.partitions, agents,
-                    std::min(replication, agents)));
-  LiveCluster live(cluster.agents);
-  scheduler_config sc;
+  const int workers = cluster.total_workers();
+  // On a cluster no worker can join (embedded), a pipeline config with more
+  // stages than it has workers fails instead of waiting for ever
+  // (ExperimentControl::set_fixed_workers); elsewhere it waits, said once.
+  if (cluster.fixed && workers > 0) r.control->set_fixed_workers(workers);
+  // A gang larger than the workers holding partitions cannot form.
+  if (auto size = check_gang_size(r.spec.cluster, workers); !size.ok()) return size;
+  follower_config fc;
+  fc.cluster = cluster;
+  fc.partitions = static_cast<int>(s.data.manifest.partitions.size());
+  fc.replication = LiveCluster::replication_for(r.spec.cluster.replication, static_cast<int>(cluster.agents.size()));
+  auto source = spawn_shard_server(system, options.experiment_id, s.data_dir, ShardPlacer::files_of(s.data.manifest));
+  fc.placer = ShardPlacer(options.experiment_id, s.data.manifest, s.data_dir, source);
+  auto& sc = fc.scheduler;
   sc.control = r.control;
   sc.experiment = options.experiment_id;
   sc.shape = s.shape;
@@ -75,22 +181,7 @@ Result<experiment_done> train(caf::actor_system& system, const RunOptions& optio
   sc.params_json = r.params_json;
   sc.create_config = [&r](ConfigId id, const nlohmann::json& params) { return create_config(r, id, params); };
   sc.checkpoint = spawn_checkpoint(system, r.store);
-  for (size_t a = 0; a < cluster.agents.size(); ++a) {
-    for (const auto& worker : cluster.agents[a].workers) {
-      auto id = live.add_worker(cluster.agents[a].name);
-      sc.workers.emplace_back(id, worker);
-      r.control->add_worker(id, (*shards)[a]);
-    }
-  }
-  r.live_workers->store(live.worker_count());
-  // Issue 14: on a cluster no worker can join (embedded), a pipeline config
-  // with more stages than it has workers fails instead of waiting for ever
-  // (ExperimentControl::set_fixed_workers); elsewhere it waits, said once.
-  if (cluster.fixed && !sc.workers.empty()) r.control->set_fixed_workers(static_cast<int32_t>(sc.workers.size()));
-  // Issue 14: a gang larger than the workers holding partitions cannot form.
-  if (auto size = check_gang_size(r.spec.cluster, static_cast<int>(sc.workers.size())); !size.ok()) return size;
   sc.gang_timeout_s = r.spec.cluster.heartbeat_timeout;
-  sc.listener = caf::actor_cast<scheduler_listener_actor>(self);
   for (const auto& e : r.store->unit_log()) sc.clock_offset_s = std::max(sc.clock_offset_s, e.end_s);
   for (const auto& e : r.store->rolled_back_units()) sc.clock_offset_s = std::max(sc.clock_offset_s, e.end_s);
   // TensorBoard follows the run: the logs are written again from the whole
@@ -100,134 +191,47 @@ Result<experiment_done> train(caf::actor_system& system, const RunOptions& optio
   r.tensorboard = nullptr;
   if (tensorboard.ok()) r.tensorboard = std::move(tensorboard).value();
   else say("the TensorBoard logs will be written at the end only: " + tensorboard.error());
-  auto log_to_tensorboard = [&] {
+  auto log_to_tensorboard = [&r, say] {
     if (!r.tensorboard || r.tensorboard->failed()) return;
     if (auto st = r.tensorboard->update(*r.store); !st.ok())
       say("the TensorBoard logs will be written at the end only: " + st.message());
   };
   log_to_tensorboard();
-  auto scheduler = spawn_scheduler(system, sc);
   ConfigId next_config = 0;
   for (const auto& c : r.store->configs()) next_config = std::max(next_config, c.id + 1);
-  ExperimentSteering steering(SteeringContext{r.store, scheduler, s.shape, s.data.partitions.at(0), s.data.validation,
-                                              r.spec.epochs, r.spec.seed,
-                                              search_info(r.spec.search).takes_added_configs,
-                                              options.out_dir, next_config, [&r] { return pipeline_limits_of(r); },
-                                              has_objective(r.spec, BuiltinObjective::parameters)});
-  self->send(scheduler, start_atom::value);
-  if (observer.started) observer.started(caf::actor_cast<run_follower_actor>(self));
-  // An agent is gone (dead or hung): its workers leave the schedule, and a
-  // partition that no live agent holds any more is placed again, from the
-  // prepared copy here, on the live agent holding the fewest partitions.
-  // `name` by value: callers pass a key of live.agents, which is erased below
-  // (a reference to it dangled, and only glibc's leaving freed memory as it
-  // was hid that; tcmalloc reuses it at once, and the run then never placed
-  // the lost partition again).
-  auto lose_agent = [&](std::string name, const std::string& why) {
-    auto it = live.agents.find(name);
-    if (it == live.agents.end()) return;
-    live.agents.erase(it);
-    for (auto id : live.workers_of(name)) self->send(scheduler, remove_worker_atom::value, id);
-    live.forget(name);
-    r.live_workers->store(live.worker_count());
-    placer.forget(name);
-    say(fmt::format("agent {} is lost ({}); its units go back to the queue", name, why));
-    for (const auto& r : placer.place_orphans(live.agents)) {
-      if (!r.error.empty()) say(fmt::format("partition {} could not be placed again: {}", r.partition, r.error));
-      if (r.agent.empty()) {
-        say(fmt::format("partition {} has no live replica; waiting for an agent to join", r.partition));
-      } else {
-        say(fmt::format("partition {} lost its last replica; placed again on agent {}", r.partition, r.agent));
-        for (auto id : live.workers_of(r.agent))
-          self->send(scheduler, holds_atom::value, id, placer.held_by(r.agent));
-      }
-    }
+  fc.steering = std::make_shared<ExperimentSteering>(
+      SteeringContext{r.store, s.shape, s.data.partitions.at(0), s.data.validation, r.spec.epochs, r.spec.seed,
+                      search_info(r.spec.search).takes_added_configs, options.out_dir, next_config,
+                      [&r] { return pipeline_limits_of(r); }, has_objective(r.spec, BuiltinObjective::parameters)});
+  fc.live_workers = r.live_workers;
+  fc.say = say;
+  // Several objectives: the front so far travels with the progress (the REPL's wait shows it).
+  fc.progress = [&r, &observer, log_to_tensorboard](progress_update& p) {
+    if (r.spec.objectives.size() >= 2) p.pareto_json = api::pareto_of(*r.store).dump();
+    if (observer.progress) observer.progress(p);
+    log_to_tensorboard();
   };
-  for (const auto& [name, agent] : live.agents) self->monitor(agent.agent);
+  auto checkpoint = sc.checkpoint;
+  // Detached: steering reads the store, exports models and runs pilot checks.
+  auto follower = system.spawn<caf::detached>(run_follower, std::move(fc));
+  caf::scoped_actor self(system);
+  self->monitor(follower);
+  Status failure;
   experiment_done done;
-  bool running = true;
-  self->receive_while(running)(
-      [&](progress_atom, progress_update& p) {
-        p.running_agents.clear();
-        for (auto id : p.running_workers) {
-          auto it = live.agent_of.find(id);
-          p.running_agents.push_back(it == live.agent_of.end() ? std::string("?") : it->second);
-        }
-        // Several objectives: the front so far travels with the progress (the REPL's wait shows it).
-        if (r.spec.objectives.size() >= 2) p.pareto_json = api::pareto_of(*r.store).dump();
-        if (observer.progress) observer.progress(p);
-        log_to_tensorboard();
-      },
-      [&](join_atom, const std::string& name, const agent_actor& agent, const std::vector<worker_actor>& workers) {
-        // Elastic join (or a lost agent back): the node gets replicas, then
-        // its workers take units.
-        if (live.agents.count(name)) lose_agent(name, "it joined again");
-        ClusterView::Agent joining{name, agent, workers};
-        live.agents[name] = joining;
-        self->monitor(agent);
-        auto held = placer.place_joining(joining, live.agents.size());
-        if (!held.ok()) {
-          // It takes no part in this run: no units, no replica of a lost
-          // partition, and its workers do not count for plans (steering's
-          // pipeline stages). What it took before the failure is forgotten;
-          // if it joins again it is tried again.
-          live.agents.erase(name);
-          placer.forget(name);
-          self->demonitor(agent.address());
-          say(fmt::format("agent {} joined but could not take partitions, so it takes no part in this run: {}", name,
-                          held.error()));
-          return;
-        }
-        say(fmt::format("agent {} joined mid-run: holds partitions {}", name, fmt::join(*held, ", ")));
-        for (const auto& worker : workers)
-          self->send(scheduler, add_worker_atom::value, live.add_worker(name), worker, *held);
-        r.live_workers->store(live.worker_count());
-      },
-      [&](agent_lost_atom, const std::string& name) { lose_agent(name, "it is dead or stopped answering"); },
-      [&](caf::down_msg& down) {
-        for (const auto& [name, agent] : live.agents)
-          if (agent.agent.address() == down.source) return lose_agent(name, "it is gone: " + caf::to_string(down.reason));
-      },
-      [&](worker_lost_atom, WorkerId id, const worker_actor& worker) {
-        // A worker died on its own: the node's agent supervises its workers
-        // and replaces it. Asked at once (the scheduler sends this only while
-        // the node is reachable), so the respawn never depends on how soon
-        // the run would end without it.
-        auto owner = live.agent_of.find(id);
-        if (owner == live.agent_of.end() || !live.agents.count(owner->second)) return;
-        auto name = owner->second;
-        // By actor id: the dead worker's handle cannot be rebuilt on its node
-        // (CAF forgets a dead actor), its id names it there.
-        self->request(live.agents[name].agent, std::chrono::seconds(10), respawn_atom::value, worker.id())
-            .receive(
-                [&](const worker_actor& fresh) {
-                  auto fresh_id = live.add_worker(name);
-                  say(fmt::format("agent {} respawned worker {} as worker {}", name, id, fresh_id));
-                  self->send(scheduler, add_worker_atom::value, fresh_id, fresh, placer.held_by(name));
-                },
-                [&](const caf::error& e) {
-                  say(fmt::format("agent {} could not respawn worker {}: {}", name, id, self->system().render(e)));
-                });
-      },
-      [&](control_atom, const control_request& request) {
-        // Steering by hand (the REPL, through the gateway): see experiment_steering.hpp.
-        auto promise = self->make_response_promise<control_reply>();
-        auto reply = steering.handle(self.ptr(), request);
-        if (reply.ok()) {
-          reply->experiment = request.experiment;
-          promise.deliver(std::move(reply).value());
-        } else {
-          // With its code: the HTTP API answers not_found with 404, invalid_argument with 400.
-          promise.deliver(make_error(reply.code(), reply.error()));
-        }
-      },
-      [&](done_atom, const experiment_done& d) {
-        done = d;
-        running = false;
-      });
-  for (const auto& [name, agent] : live.agents) self->send(agent.agent, release_atom::value, options.experiment_id);
-  self->send_exit(sc.checkpoint, caf::exit_reason::user_shutdown);
-  if (!done.error.empty() && !done.damaged_state) return Status::error("the experiment stopped: " + done.error);
+  self->request(follower, caf::infinite, start_atom::value)
+      .receive([](bool) {}, [&](const caf::error& e) { failure = to_status(e); });
+  if (failure.ok()) {
+    if (observer.started) observer.started(follower);
+    self->request(follower, caf::infinite, done_atom::value)
+        .receive([&](experiment_done& d) { done = std::move(d); },
+                 [&](const caf::error& e) { failure = to_status(e); });
+  }
+  // Nothing of the follower runs once it is down: what it used here is ours again.
+  self->receive([](const caf::down_msg&) {});
+  self->send_exit(checkpoint, caf::exit_reason::user_shutdown);
+  self->send_exit(source, caf::exit_reason::user_shutdown);
+  if (!failure.ok()) return failure;
+  if (!done.error.empty() && !done.damaged_state) return Status::unavailable("the experiment stopped: " + done.error);
   return done;
 }
 

@@ -1,10 +1,10 @@
-// The scheduler actor's pipeline attempts (issue 14): the config's framed
-// state is split into its stages, each host worker builds its stage's actor
-// (on its own node), then the driver trains the unit through them and answers
-// one result, committed once like a unit alone. Any failure ends the attempt
+// The scheduler actor's pipeline attempts: the config's framed state is
+// split into its stages, each host worker builds its stage's actor (on its
+// own node), then the driver trains the unit through them and answers one
+// result, committed once like a unit alone. Any failure ends the attempt
 // whole: its stage actors are stopped, its unit is pending again from the
 // config's last durable state (ExperimentControl::on_pipeline_failed) and the
-// hosts go back to the schedule. Split from actors/scheduler.cpp.
+// hosts go back to the schedule.
 #include <algorithm>
 #include <chrono>
 
@@ -53,24 +53,22 @@ void commit_pipeline(scheduler_ptr self, const SharedRun& run, unit_result r) {
   r.pipeline_workers.insert(r.pipeline_workers.end(), run->p.hosts.begin(), run->p.hosts.end());
   // The driver stays in the attempt until the commit answers; lost meanwhile,
   // it leaves the book only then (the unit, durable by then, must not run twice).
-  self->state.committing.insert(driver);
+  self->state.roster->commit_started({driver});
   self->request(self->state.config.checkpoint, caf::infinite, commit_atom::value, std::move(r), run->p.driver.seed,
                 run->start_s, self->state.elapsed())
       .then(
           [self, run, driver](const UnitLogEntry& entry) {
-            self->state.committing.erase(driver);
             self->state.unit_span_s += self->state.elapsed() - run->start_s;
             report(self, self->state.config.control->on_pipeline_committed(run->p.id, entry));
             apply_search(self);
-            if (!finish_leaving(self, driver)) dispatch(self);
+            if (!leave_after_commit(self, {driver})) dispatch(self);
           },
           [self, run, driver](const caf::error& e) {
-            self->state.committing.erase(driver);
             // Not durable, so not done: the unit runs again.
             report(self, self->state.config.control->on_pipeline_failed(
                              run->p.id, "commit failed: " + to_status(e).message()));
             apply_search(self);
-            if (!finish_leaving(self, driver)) dispatch(self);
+            if (!leave_after_commit(self, {driver})) dispatch(self);
           });
 }
 

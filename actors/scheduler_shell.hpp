@@ -1,65 +1,49 @@
 #pragma once
-// The scheduler actor's state and the helpers its two files share
-// (actors/scheduler.cpp: units alone, workers, steering; actors/
-// scheduler_gangs.cpp: data-parallel gangs, issue 14). Internal to actors/.
+// The scheduler actor's state and the helpers its files share, internal to
+// actors/: scheduler.cpp (the behaviour, workers joining and leaving),
+// scheduler_units.cpp (units alone, dispatch, states read ahead),
+// scheduler_search.cpp (the search's and a person's changes),
+// scheduler_gangs.cpp (data-parallel gangs) and scheduler_pipeline.cpp
+// (pipeline attempts). The decisions are plain code: ExperimentControl
+// (what runs next, what a result counts), WorkerRoster (when a lost worker
+// leaves the book, which gang members drain) and KeptStates (the states
+// handed to the next units without a store read). The shell turns messages
+// into their calls and their answers into messages.
 
 #include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "actors/actors.hpp"
-#include "runtime/store/state_cache.hpp"
+#include "runtime/scheduling/kept_states.hpp"
+#include "runtime/scheduling/worker_roster.hpp"
 
 namespace cerebro::scheduler_detail {
 
 using Clock = std::chrono::steady_clock;
 
-// The answers of a data-parallel gang's members as they come in (issue 14).
-struct GangReplies {
-  GangDispatch gang;
+// A running gang attempt's good answers, by rank, until it commits.
+struct GangRun {
   double start_s = 0;
-  std::vector<std::optional<gang_result>> results;  // good answers, by rank
-  std::vector<bool> replied;                        // any answer, by rank
-  bool failed = false;
+  std::vector<std::optional<gang_result>> results;
 };
-using SharedGang = std::shared_ptr<GangReplies>;
 
 struct scheduler_state {
   scheduler_config config;
-  std::map<caf::actor_addr, WorkerId> worker_ids;
+  // The handles of the roster's workers, and who is who in down messages.
   std::map<WorkerId, worker_actor> workers;
+  std::map<caf::actor_addr, WorkerId> worker_ids;
+  std::unique_ptr<WorkerRoster> roster;  // over *config.control
+  std::unique_ptr<KeptStates> states;
+  // Where data-parallel gangs meet; spawned with the scheduler.
+  rendezvous_actor board;
+  std::map<int64_t, GangRun> gangs;  // running gang attempts by id
   Clock::time_point started;
   bool finished = false;
   double unit_span_s = 0;  // dispatch to durable acknowledgement, committed units
-  // Members of a gang whose result is being made durable. A member lost
-  // meanwhile leaves the book only once the commit answers: the gang's units,
-  // durable by then, must not go back to the queue (they would commit twice).
-  // (A unit alone is handed over to the book for its commit, issue 11: its
-  // worker is free at once, and the book keeps the unit; see MopBook::hand_over.)
-  std::set<WorkerId> committing;
-  std::map<WorkerId, std::pair<std::string, bool>> leaving;  // why, whether its unit failed
-  // Where data-parallel gangs meet (issue 14); spawned with the scheduler.
-  rendezvous_actor board;
-  std::map<int64_t, SharedGang> gangs;  // running gang attempts by id
-  // Members of a failed gang that have not answered yet: still inside the
-  // attempt (Gloo waits for the dead peer until the timeout), so out of the
-  // schedule until they answer, with the partitions they hold.
-  std::map<WorkerId, std::vector<PartitionId>> draining;
-  // The latest durable states of configs whose last unit committed here
-  // (issue 11 item 5): their next unit starts without reading the store.
-  // Off under test fault injection, whose damaged and unreadable states must
-  // be read back from the store to be found.
-  DurableStateCache durable_states;
-  // Configs whose state is read into durable_states before their first unit
-  // (one read at a time, from the start); a config leaves the set when a unit
-  // of it is dispatched or its state is written otherwise, and a read that
-  // answers after that is dropped (it may be older than the config's state).
-  std::set<ConfigId> prefetch_wanted;
-  bool prefetching = false;  // a read is in flight
   static inline const char* name = "cerebro.scheduler";
 
   double elapsed() const {
@@ -69,25 +53,48 @@ struct scheduler_state {
 
 using scheduler_ptr = scheduler_actor::stateful_pointer<scheduler_state>;
 
+// --- scheduler.cpp
 // A progress snapshot with this event line to the listener.
 void report(scheduler_ptr self, const std::string& event);
-// Starts what ExperimentControl dispatches now (units and gangs).
+// The experiment is over (done, or it cannot go on): the listener hears it
+// once and the scheduler quits.
+void finish(scheduler_ptr self, experiment_done done);
+// Every config is done: finish.
+void finish_if_done(scheduler_ptr self);
+// Without any worker, and with no commit left to answer, the experiment
+// cannot go on: it ends here. Returns whether it did.
+bool end_without_workers(scheduler_ptr self);
+// Carries out a lost worker's leave (WorkerRoster::Leave): its unit goes
+// back to the queue, its gang's attempt fails; then dispatches.
+void leave_book(scheduler_ptr self, const WorkerRoster::Leave& leave);
+// A commit of these workers answered: those lost meanwhile leave now.
+// Returns whether any did (leave_book dispatched then).
+bool leave_after_commit(scheduler_ptr self, const std::vector<WorkerId>& workers);
+
+// --- scheduler_units.cpp
+// Starts what ExperimentControl dispatches now (units, gangs, pipelines).
 void dispatch(scheduler_ptr self);
-// Persists the search procedure's decisions, makes its proposals and copies.
-void apply_search(scheduler_ptr self);
-// After a gang's commit answered: a member lost while it was in flight leaves now.
-bool finish_leaving(scheduler_ptr self, WorkerId id);
+// Reads the next wanted config's state ahead (KeptStates), one at a time.
+void prefetch_next(scheduler_ptr self);
 // The task of unit d for its worker, from the config's state.
 unit_task make_task(scheduler_ptr self, const Dispatch& d, StateBytes state);
 // A damaged state stops the run (true); any other load failure is the caller's.
 bool state_unavailable(scheduler_ptr self, ConfigId config, const caf::error& e);
 
-// Data-parallel gangs (actors/scheduler_gangs.cpp).
-void run_gang(scheduler_ptr self, const GangDispatch& gang);
-// The gang's attempt failed in the control: members still inside it drain.
-void drain_gang(scheduler_ptr self, const SharedGang& g);
+// --- scheduler_search.cpp
+// Persists the search procedure's decisions, makes its proposals and copies.
+void apply_search(scheduler_ptr self);
+// A person's steering, applied to the control (see the control_atom message).
+caf::result<bool> steer(scheduler_ptr self, SteeringCommand command, ConfigId config, const std::string& params_json,
+                        int32_t epochs, ConfigId cloned_from, int32_t stages);
 
-// Pipeline attempts (actors/scheduler_pipeline.cpp).
+// --- scheduler_gangs.cpp
+void run_gang(scheduler_ptr self, const GangDispatch& gang);
+// The gang's attempt ended without a commit: its members still inside drain
+// (WorkerRoster::fail_gang) and its keys leave the rendezvous board.
+void end_gang(scheduler_ptr self, int64_t gang);
+
+// --- scheduler_pipeline.cpp
 void run_pipeline(scheduler_ptr self, const PipelineDispatch& p);
 
 }  // namespace cerebro::scheduler_detail

@@ -1,96 +1,63 @@
 #include "actors/shard_placer.hpp"
 
-#include <algorithm>
 #include <filesystem>
+#include <memory>
 
 #include <fmt/format.h>
 
 #include "actors/actors.hpp"
+#include "runtime/net/error_category.hpp"
 
 namespace fs = std::filesystem;
 
 namespace cerebro {
 
-ShardPlacer::ShardPlacer(caf::scoped_actor& self, std::string experiment, const datasets::Manifest& manifest,
-                         std::string data_dir, int replication)
-    : self_(self),
-      experiment_(std::move(experiment)),
-      manifest_(manifest),
+namespace {
+
+using Placements = std::shared_ptr<const std::vector<shard_placement>>;
+
+// Sends placement `next` of `todo`, then the one after it once it is held.
+void place_next(run_follower_actor::pointer self, agent_actor agent, std::string name, Placements todo, size_t next,
+                std::function<void(Status)> done) {
+  if (next == todo->size()) return done(Status());
+  self->request(agent, caf::infinite, place_atom::value, (*todo)[next])
+      .then([self, agent, name, todo, next, done](bool) { place_next(self, agent, name, todo, next + 1, done); },
+            [self, name, todo, next, done](const caf::error& e) {
+              auto code = to_status(e).code();
+              if (code == StatusCode::unknown) code = StatusCode::unavailable;
+              done(Status::of(code, fmt::format("placing {} on {}: {}", (*todo)[next].file, name,
+                                                self->system().render(e))));
+            });
+}
+
+}  // namespace
+
+ShardPlacer::ShardPlacer(std::string experiment, datasets::Manifest manifest, std::string data_dir,
+                         shard_server_actor source)
+    : experiment_(std::move(experiment)),
+      manifest_(std::move(manifest)),
       data_dir_(std::move(data_dir)),
-      layout_(static_cast<int>(manifest.partitions.size()), replication) {
+      source_(std::move(source)) {}
+
+std::vector<std::string> ShardPlacer::files_of(const datasets::Manifest& manifest) {
   std::vector<std::string> files;
   for (const auto& p : manifest.partitions) files.push_back(p.file);
   files.push_back(manifest.validation.file);
-  source_ = spawn_shard_server(self->system(), experiment_, data_dir_, files);
+  return files;
 }
 
-ShardPlacer::~ShardPlacer() { self_->send_exit(source_, caf::exit_reason::user_shutdown); }
-
-Result<std::vector<std::vector<PartitionId>>> ShardPlacer::place_all(const ClusterView& cluster) {
-  auto holds = layout_.initial(cluster.agents.size());
-  for (size_t a = 0; a < cluster.agents.size(); ++a) {
-    auto placed = place(cluster.agents[a], holds[a], true);
-    if (!placed.ok()) return placed;
-  }
-  return holds;
+shard_placement ShardPlacer::placement(PartitionId id, const datasets::ShardInfo& shard) const {
+  return shard_placement{experiment_, id, shard.file, shard.bytes, shard.checksum,
+                         (fs::path(data_dir_) / shard.file).string(), source_};
 }
 
-Result<std::vector<PartitionId>> ShardPlacer::place_joining(const ClusterView::Agent& agent, size_t agents_now) {
-  auto chosen = layout_.share_for_joining(agents_now);
-  auto placed = place(agent, chosen, true);
-  if (!placed.ok()) return placed;
-  return chosen;
-}
-
-void ShardPlacer::forget(const std::string& agent_name) { layout_.forget(agent_name); }
-
-std::vector<ShardPlacer::Replacement> ShardPlacer::place_orphans(
-    const std::map<std::string, ClusterView::Agent>& live) {
-  std::vector<std::string> names;
-  for (const auto& [name, agent] : live) names.push_back(name);
-  std::vector<Replacement> out;
-  for (auto p : layout_.orphans()) {
-    Replacement r{p, {}, {}};
-    // An agent that cannot take it (its disk full, its cache unwritable)
-    // must not leave the partition without a holder while another could.
-    for (auto candidates = names; !candidates.empty();) {
-      auto agent = layout_.emptiest(candidates);
-      auto placed = place(live.at(agent), {p}, false);
-      if (placed.ok()) {
-        r.agent = agent;
-        break;
-      }
-      r.error += (r.error.empty() ? "" : "; ") + placed.message();
-      candidates.erase(std::find(candidates.begin(), candidates.end(), agent));
-    }
-    out.push_back(std::move(r));
-  }
-  return out;
-}
-
-Status ShardPlacer::place(const ClusterView::Agent& agent, const std::vector<PartitionId>& partitions,
-                          bool with_validation) {
-  auto placement = [&](PartitionId id, const datasets::ShardInfo& shard) {
-    return shard_placement{experiment_, id, shard.file, shard.bytes, shard.checksum,
-                           (fs::path(data_dir_) / shard.file).string(), source_};
-  };
-  std::vector<shard_placement> todo;
-  for (auto p : partitions) todo.push_back(placement(p, manifest_.partitions.at(static_cast<size_t>(p))));
-  if (with_validation) todo.push_back(placement(validation_partition, manifest_.validation));
-  Status failure;
-  for (const auto& p : todo) {
-    self_->request(agent.agent, caf::infinite, place_atom::value, p)
-        .receive(
-            [&](bool) {
-              if (p.partition >= 0) layout_.placed(agent.name, p.partition);
-            },
-            [&](const caf::error& e) {
-              failure = Status::error(
-                  fmt::format("placing {} on {}: {}", p.file, agent.name, self_->system().render(e)));
-            });
-    if (!failure.ok()) return failure;
-  }
-  return Status::ok_status();
+void ShardPlacer::place(run_follower_actor::pointer self, const ClusterView::Agent& agent,
+                        const std::vector<PartitionId>& partitions, bool with_validation,
+                        std::function<void(Status)> done) const {
+  auto todo = std::make_shared<std::vector<shard_placement>>();
+  for (auto p : partitions) todo->push_back(placement(p, manifest_.partitions.at(static_cast<size_t>(p))));
+  if (with_validation) todo->push_back(placement(validation_partition, manifest_.validation));
+  place_next(self, agent.agent, agent.name, std::move(todo), 0, std::move(done));
 }
 
 }  // namespace cerebro

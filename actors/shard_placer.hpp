@@ -1,14 +1,12 @@
 #pragma once
-// Places an experiment's shards (partitions and the validation set) on the
-// agents of a cluster: the shell that sends the placements, around
-// runtime/cluster/shard_layout.hpp, which decides where they go and remembers
-// which agent holds which partition. The scheduler's availability map comes
-// from here, and so does the repair when agents are lost (a partition whose
-// every holder died is placed again on a live agent, from the coordinator's
-// prepared copy).
+// Sends an experiment's shards (partitions and the validation set) to the
+// agents of a cluster, for the run follower (actors/run_follower): where they
+// go is runtime/cluster/LiveCluster's decision, this only carries a
+// placement out. Each agent is asked to hold one shard after another, from
+// its local cache, a shared filesystem or the shard server (`source`, which
+// serves the prepared files in chunks); the answer comes back asynchronously.
 
-#include <map>
-#include <set>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -16,59 +14,36 @@
 
 #include "actors/experiment_runner.hpp"
 #include "datasets/manifest.hpp"
-#include "runtime/net/interfaces.hpp"
 #include "runtime/base/ids.hpp"
 #include "runtime/base/status.hpp"
-#include "runtime/cluster/shard_layout.hpp"
+#include "runtime/net/interfaces.hpp"
 
 namespace cerebro {
 
 class ShardPlacer {
  public:
-  // `data_dir` holds the prepared shards; a shard server actor serves them to
-  // agents in chunks for as long as the placer lives.
-  ShardPlacer(caf::scoped_actor& self, std::string experiment, const datasets::Manifest& manifest,
-              std::string data_dir, int replication);
-  ~ShardPlacer();
-  ShardPlacer(const ShardPlacer&) = delete;
-  ShardPlacer& operator=(const ShardPlacer&) = delete;
+  ShardPlacer() = default;
+  // `data_dir` holds the prepared shards `manifest` lists; `source` serves them.
+  ShardPlacer(std::string experiment, datasets::Manifest manifest, std::string data_dir, shard_server_actor source);
 
-  // The initial placement: partition p on agents p, p+1, ... (replication of
-  // them, round robin); the validation set on every agent. Returns the
-  // partitions of each agent, in the cluster's order.
-  Result<std::vector<std::vector<PartitionId>>> place_all(const ClusterView& cluster);
+  // Asks `agent` to hold `partitions` and, with_validation, the validation
+  // set, one after another; `done` gets ok once it holds all of them, or the
+  // first failure ("placing <file> on <agent>: ...", with the agent's code,
+  // unavailable when the agent gave none).
+  void place(run_follower_actor::pointer self, const ClusterView::Agent& agent,
+             const std::vector<PartitionId>& partitions, bool with_validation,
+             std::function<void(Status)> done) const;
 
-  // A node that joins mid-run gets an even share of replicas, the partitions
-  // with the fewest live holders first.
-  Result<std::vector<PartitionId>> place_joining(const ClusterView::Agent& agent, size_t agents_now);
-
-  // The agent is gone: it holds nothing any more.
-  void forget(const std::string& agent_name);
-  // Partitions no live agent holds.
-  std::vector<PartitionId> orphans() const { return layout_.orphans(); }
-  // Places every orphan again, from the prepared copy, on the live agent
-  // holding the fewest partitions; if that placement fails, on the next
-  // emptiest, and so on. One outcome per orphan: `agent` is where it went
-  // (empty when no live agent took it) and `error` says which placements
-  // failed (empty when none did).
-  struct Replacement {
-    PartitionId partition = 0;
-    std::string agent;
-    std::string error;
-  };
-  std::vector<Replacement> place_orphans(const std::map<std::string, ClusterView::Agent>& live);
-  // The partitions an agent holds.
-  std::vector<PartitionId> held_by(const std::string& agent_name) const { return layout_.held_by(agent_name); }
+  // The files the shard server may serve: the partitions and the validation set.
+  static std::vector<std::string> files_of(const datasets::Manifest& manifest);
 
  private:
-  Status place(const ClusterView::Agent& agent, const std::vector<PartitionId>& partitions, bool with_validation);
+  shard_placement placement(PartitionId id, const datasets::ShardInfo& shard) const;
 
-  caf::scoped_actor& self_;
   std::string experiment_;
-  const datasets::Manifest& manifest_;
+  datasets::Manifest manifest_;
   std::string data_dir_;
   shard_server_actor source_;
-  ShardLayout layout_;
 };
 
 }  // namespace cerebro

@@ -13,6 +13,7 @@ cerebro_add_test(test_scheduling
     ${CMAKE_CURRENT_LIST_DIR}/test_scheduling_hand_over.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_scheduling_pipeline.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_scheduling_control_pipeline.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/test_scheduling_worker_roster.cpp
   LIBS cerebro_runtime
   TIMEOUT 60
   LABELS scheduling)

@@ -157,7 +157,13 @@ using run_follower_actor = scheduler_listener_actor::extend<
     // The named agent is dead or stopped answering.
     caf::reacts_to<agent_lost_atom, std::string>,
     // Steering by a person, routed by the coordinator's gateway.
-    caf::replies_to<control_atom, control_request>::with<control_reply>>;
+    caf::replies_to<control_atom, control_request>::with<control_reply>,
+    // From train() (actors/run_follower.cpp), once: place the shards and
+    // start the scheduler; true once it runs, the placement's error if not.
+    caf::replies_to<start_atom>::with<bool>,
+    // From train(): the run's outcome, answered once the scheduler is done
+    // (the agents told to release the experiment's shards by then).
+    caf::replies_to<done_atom>::with<experiment_done>>;
 
 // Owns the experiment's unit queue (through ExperimentControl) and monitors
 // its workers: a worker that dies has its unit requeued.
