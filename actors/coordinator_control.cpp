@@ -12,8 +12,6 @@ namespace cerebro {
 
 namespace {
 
-caf::error refuse(const std::string& text) { return caf::make_error(caf::sec::runtime_error, text); }
-
 // A refusal the client may retry in a moment (actors/client.cpp keys on the code).
 caf::error not_yet(const std::string& text) { return make_error(StatusCode::unavailable, text); }
 
@@ -21,10 +19,11 @@ caf::error not_yet(const std::string& text) { return make_error(StatusCode::unav
 
 caf::result<control_reply> handle_control(coordinator_actor::pointer self, const GatewayView& view,
                                           control_request request) {
-  if (!tokens_equal(request.token, view.token)) return refuse("wrong token");
+  if (!tokens_equal(request.token, view.token)) return make_error(StatusCode::invalid_argument, "wrong token");
   const SteeringCommandInfo* command = find_steering_command(request.command);
-  if (!command) return refuse(fmt::format("unknown command {}", static_cast<int>(request.command)));
-  if (request.settings.size() > 64) return refuse("too many settings");
+  if (!command)
+    return make_error(StatusCode::invalid_argument, fmt::format("unknown command {}", static_cast<int>(request.command)));
+  if (request.settings.size() > 64) return make_error(StatusCode::invalid_argument, "too many settings");
   auto found = view.find(request.experiment);
   if (!found)
     return make_error(StatusCode::not_found, request.experiment.empty()
@@ -48,8 +47,9 @@ caf::result<control_reply> handle_control(coordinator_actor::pointer self, const
   }
   if (!command->reads_store) {
     const bool adds = request.command == SteeringCommand::add || request.command == SteeringCommand::clone;
-    return refuse(fmt::format("experiment {} has ended ({}): it cannot be {}", experiment.id,
-                              to_string(experiment.status), adds ? "added to" : "steered"));
+    return make_error(StatusCode::failed_precondition,
+                      fmt::format("experiment {} has ended ({}): it cannot be {}", experiment.id,
+                                  to_string(experiment.status), adds ? "added to" : "steered"));
   }
   // Read by the reader of ended runs, in its own thread: the gateway stays free for heartbeats and pollers.
   auto promise = self->make_response_promise<control_reply>();
