@@ -383,7 +383,9 @@ Result<GangUnitOutput> train_gang_unit(GangSession& session, const UnitInput& in
     double loss_sum = 0;
     int64_t examples = 0;
     for (int64_t step = 0; step < steps; ++step) {
-      faults.crash_point("gang_step");  // a test's rank that dies or hangs mid-attempt
+      // A test's rank that dies or hangs mid-attempt.
+      if (auto thrown = faults.crash_point("gang_step"); !thrown.ok())
+        throw Error(thrown);
       int64_t begin = step * share;
       int64_t end = std::min(begin + share, data.size());
       gradients.begin_step();

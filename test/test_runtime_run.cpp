@@ -67,14 +67,14 @@ struct RunDir {
   Say say = [this](const std::string& line) { said.push_back(line); };
 
   RunDir() {
-    store = StateStore::open((dir.path() / "state").string(), true).take_or_throw();
+    store = StateStore::open((dir.path() / "state").string(), true).value();
     store->put_meta("spec", kSpec);
     store->put_meta("spec_dir", "/specs");
     for (ConfigId c = 0; c < 3; ++c) {
       store->put_config(ConfigRecord{c, {{"model", "mlp"}, {"lr", 0.1 * (c + 1)}}, ConfigStatus::running, ""});
       store->put_initial_state(c, "initial-" + std::to_string(c));
     }
-    spec = spec_of_run(*store, run_dir()).take_or_throw();
+    spec = spec_of_run(*store, run_dir()).value();
   }
   std::string run_dir() const { return dir.path().string(); }
   bool said_with(const std::string& part) const {
@@ -361,7 +361,7 @@ BOOST_AUTO_TEST_CASE(warm_start_names_a_coordinators_experiments_by_id) {
     const std::string text = "[experiment]\nsearch = \"random\"\nsamples = 2\nepochs = 1\nwarm_start = [" + entries +
                              "]\n[data]\nsource = \"csv\"\ntrain = \"t.csv\"\nlabel_column = \"y\"\n[space]\n"
                              "model = \"mlp\"\nlr = [0.1, 0.2, 0.3]\n";
-    return parse_spec_string(text, (tmp.path() / "specs").string(), "s.toml").take_or_throw();
+    return parse_spec_string(text, (tmp.path() / "specs").string(), "s.toml").value();
   };
   const ExperimentLookup experiments = [](const std::string& id) -> std::optional<KnownExperiment> {
     if (id == "exp-3") return KnownExperiment{"/state/experiments/exp-3", true};

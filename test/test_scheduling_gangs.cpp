@@ -388,7 +388,7 @@ BOOST_AUTO_TEST_CASE(a_gang_commits_its_units_and_one_state_in_one_batch) {
   BOOST_TEST_REQUIRE(latest.ok(), latest.error());
   BOOST_TEST(*latest == "gang state");
   // The JSON round trip keeps the marks, and a MOP entry has none.
-  BOOST_TEST(unit_log_entry_from_json(to_json(log[2])).gang == log[1].seq);
+  BOOST_TEST(unit_log_entry_from_json(to_json(log[2])).value().gang == log[1].seq);
   BOOST_TEST(!to_json(log[0]).contains("gang"));
   // The unit-log check sees one epoch done: a unit alone and a gang of two.
   std::vector<UnitRecord> records;

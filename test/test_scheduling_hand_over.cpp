@@ -257,10 +257,10 @@ BOOST_AUTO_TEST_CASE(the_summary_measures_overhead_and_tail_over_the_workers_tim
   auto json = to_json(log[0]);
   BOOST_TEST(json["result_s"].get<double>() == 10.0);
   json.erase("result_s");
-  auto old = unit_log_entry_from_json(json);
+  auto old = unit_log_entry_from_json(json).value();
   BOOST_TEST(old.result_s < 0);
   BOOST_TEST(old.worker_end_s() == 11.0);
-  BOOST_TEST(unit_log_entry_from_json(to_json(log[0])).worker_end_s() == 10.0);
+  BOOST_TEST(unit_log_entry_from_json(to_json(log[0])).value().worker_end_s() == 10.0);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -36,7 +36,7 @@ PbtOptions options_for(int32_t epochs, int32_t ready = 1, std::vector<std::strin
   PbtOptions o;
   o.epochs = epochs;
   o.ready = ready;
-  o.ranges = perturb_ranges(kSpace, keys).take_or_throw();
+  o.ranges = perturb_ranges(kSpace, keys).value();
   o.seed = 7;
   return o;
 }
@@ -53,13 +53,13 @@ bool is_factor_of(double value, double base, const std::vector<double>& factors)
 BOOST_AUTO_TEST_SUITE(pbt)
 
 BOOST_AUTO_TEST_CASE(default_perturbed_keys_are_the_float_ranges) {
-  auto ranges = perturb_ranges(kSpace, {}).take_or_throw();
+  auto ranges = perturb_ranges(kSpace, {}).value();
   BOOST_TEST(ranges.size() == 2u);  // lr and dropout; not the integer batch sizes, the single momentum, strings
   BOOST_TEST(ranges.at("lr").low == 1e-5);
   BOOST_TEST(ranges.at("lr").high == 1e-1);
   BOOST_TEST(!ranges.at("lr").integer);
   BOOST_TEST(ranges.at("dropout").high == 0.5);
-  auto explicit_keys = perturb_ranges(kSpace, {"batch_size"}).take_or_throw();
+  auto explicit_keys = perturb_ranges(kSpace, {"batch_size"}).value();
   BOOST_TEST(explicit_keys.at("batch_size").integer);
   BOOST_TEST(explicit_keys.at("batch_size").low == 32);
   auto error = [](const std::vector<std::string>& keys) { return perturb_ranges(kSpace, keys).error(); };
