@@ -38,7 +38,7 @@ class ProposesConfigs : public FixedEpochsProcedure {
 };
 
 ExperimentControl proposing_control(int partitions, std::vector<ConfigId> ids) {
-  return ExperimentControl(partitions, 1, ExperimentControl::Metric::val_accuracy, 3, make_policy("randomized", 1),
+  return ExperimentControl(partitions, 1, ExperimentControl::Metric::val_accuracy, 3, make_policy(SchedulerKind::randomized, 1),
                            std::make_unique<ProposesConfigs>(std::move(ids)));
 }
 
