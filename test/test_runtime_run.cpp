@@ -89,11 +89,11 @@ class FakeModels : public TrainedModels {
   Result<Score> test(const nlohmann::json& params, const std::string& state) override {
     tested_state = state;
     tested_params = params;
-    if (!test_error.empty()) return Status::error(test_error);
+    if (!test_error.empty()) return Status::failed_precondition(test_error);
     return Score{0.75, 0.6};
   }
   Status export_model(const nlohmann::json&, const std::string& state, const std::string& path) override {
-    if (!export_error.empty()) return Status::error(export_error);
+    if (!export_error.empty()) return Status::io_error(export_error);
     std::ofstream(path) << "model from " << state;
     return Status::ok_status();
   }

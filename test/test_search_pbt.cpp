@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "runtime/search/pbt.hpp"
+#include "test/contract_check.hpp"
 #include "test_search_util.hpp"
 
 using namespace cerebro;
@@ -69,6 +70,20 @@ BOOST_AUTO_TEST_CASE(default_perturbed_keys_are_the_float_ranges) {
   BOOST_TEST(error({"lr", "lr"}) == "[experiment] perturb_keys names 'lr' twice");
   BOOST_TEST(perturb_ranges(json::parse(R"({"model": ["mlp"], "batch_size": [32, 64]})"), {}).error().find(
                  "nothing to perturb") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(options_out_of_range_or_a_member_twice_are_invalid) {
+  auto no_ready = options_for(4, 0);
+  auto refused = PbtProcedure::create(no_ready, population(2));
+  BOOST_TEST(refused.status().is_invalid_argument());
+  BOOST_TEST(refused.error().find("ready >= 1") != std::string::npos, refused.error());
+  auto twice = population(2);
+  twice[1].id = 0;
+  BOOST_TEST(PbtProcedure::create(options_for(4), twice).error() == "pbt: config 0 is in the population twice");
+  BOOST_TEST(PbtProcedure::create(options_for(4), population(2)).ok());
+  CEREBRO_CHECK_CONTRACT(PbtProcedure(options_for(4), twice), "PbtProcedure: pbt: config 0 is in the population twice");
+  PbtProcedure pbt(options_for(4), population(2));
+  CEREBRO_CHECK_CONTRACT(pbt.params(7), "pbt: config 7 is not in the population");
 }
 
 // Population of 4, exploit_fraction 0.25: the bottom member copies the top one.
