@@ -33,6 +33,9 @@ enum class StatusCode : uint8_t {
   unavailable = 7,          // not now: the same request may succeed in a moment
   internal = 8,             // an invariant broke: a bug
 };
+// The newest code: a peer's code above it is one this build does not know
+// (runtime/net/error_category.cpp reads it as unknown). Move it when appending.
+constexpr StatusCode kLastStatusCode = StatusCode::internal;
 
 // "corruption", "io_error", ...: the enumerator's name.
 inline const char* to_string(StatusCode code) {

@@ -11,7 +11,7 @@ std::string message_of(const caf::message& context) {
 
 // Codes from a newer peer that this build does not know stay failures.
 StatusCode code_of(uint8_t value) {
-  return value <= static_cast<uint8_t>(StatusCode::internal) ? static_cast<StatusCode>(value) : StatusCode::unknown;
+  return value <= static_cast<uint8_t>(kLastStatusCode) ? static_cast<StatusCode>(value) : StatusCode::unknown;
 }
 
 }  // namespace
