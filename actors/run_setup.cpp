@@ -326,7 +326,11 @@ Result<Prepared> start_new(const RunOptions& options, const ClusterView& cluster
   if (!options.replay_of.empty() && !spec.warm_start.empty()) {
     auto original = StateStore::open((fs::path(options.replay_of) / "state").string(), false);
     if (!original.ok()) return original.status();
-    if (auto text = (*original)->get_meta("warm_start")) r.warm = warm_configs_from_json(nlohmann::json::parse(*text));
+    if (auto text = (*original)->get_meta("warm_start")) {
+      auto stored = warm_configs_from_json(nlohmann::json::parse(*text, nullptr, false));
+      if (!stored.ok()) return stored.status().with_context(options.replay_of);
+      r.warm = std::move(stored).value();
+    }
   } else if (!spec.warm_start.empty()) {
     auto warm = load_warm_start(spec);
     if (!warm.ok()) return warm.status();
