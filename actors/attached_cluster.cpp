@@ -21,13 +21,14 @@ Status check_attached_request(const ExperimentRequest& request) {
   const auto& builtin = datasets::builtin_dataset_sources();
   const auto& source = request.spec.data.source;
   if (std::find(builtin.begin(), builtin.end(), source) == builtin.end())
-    return Status::error(fmt::format(
+    return Status::invalid_argument(fmt::format(
         "data source '{}' is not built in: an attached cluster's coordinator prepares the data and cannot call a "
         "source registered in this process; use a built-in source (idx, csv) or a LocalCluster",
         source));
   std::error_code ec;
   if (fs::exists(request.run_dir, ec) && !fs::is_empty(request.run_dir, ec))
-    return Status::error(fmt::format("{}: the run directory already exists and is not empty", request.run_dir));
+    return Status::failed_precondition(
+        fmt::format("{}: the run directory already exists and is not empty", request.run_dir));
   return Status::ok_status();
 }
 
@@ -50,11 +51,12 @@ Result<experiment_result> run_attached(caf::actor_system& system, const Attached
       },
       tell);
   if (!files.ok()) return files.status().with_context(id);
-  if (!files->error.empty()) return Status::error(files->error).with_context(id);
+  // The run's failure crosses as text in run_files (it carries no code yet).
+  if (!files->error.empty()) return Status::of(StatusCode::unknown, files->error).with_context(id);
   if (auto written = write_run_files(*files, request.run_dir); !written.ok()) return written.with_context(id);
   auto summary = nlohmann::json::parse(std::ifstream(fs::path(request.run_dir) / "summary.json"), nullptr, false);
   if (summary.is_discarded() || !summary.is_object())
-    return Status::error(fmt::format("{}: the coordinator sent no readable summary.json", id));
+    return Status::invalid_argument(fmt::format("{}: the coordinator sent no readable summary.json", id));
   return result_from_summary(id, request.run_dir, summary);
 }
 
@@ -71,8 +73,8 @@ Result<std::unique_ptr<AttachedCluster>> AttachedCluster::connect(caf::actor_sys
   // the first submission.
   auto status = (*client)->status();
   if (!status.ok())
-    return Status::error(fmt::format("the coordinator at {} refused the connection: {}", (*client)->where(),
-                                     status.error()));
+    return Status::of(status.code(), fmt::format("the coordinator at {} refused the connection: {}",
+                                                 (*client)->where(), status.error()));
   return std::unique_ptr<AttachedCluster>(new AttachedCluster(system, std::move(options)));
 }
 

@@ -38,7 +38,7 @@ namespace {
 Result<experiment_result> run_one(caf::actor_system& system, LocalCluster::Shared& shared,
                                   const ExperimentRequest& request, const caf::actor& listener) {
   std::lock_guard<std::mutex> lock(shared.run_mutex);
-  if (shared.stopped) return Status::error("the local cluster was stopped before the experiment started");
+  if (shared.stopped) return Status::failed_precondition("the local cluster was stopped before the experiment started");
   RunOptions options;
   options.spec = request.spec;
   options.experiment_id = request.experiment_id;

@@ -27,18 +27,19 @@ Result<nlohmann::json> run_experiment(caf::actor_system& system, const RunOption
   };
   fs::path dir = options.out_dir;
   if (auto v = validate_name("experiment id", options.experiment_id); !v.ok()) return v;
-  if (cluster.agents.empty()) return Status::error("the cluster has no agents to run on");
+  if (cluster.agents.empty()) return Status::failed_precondition("the cluster has no agents to run on");
   std::error_code ec;
-  Result<Prepared> prepared = Status::error("not prepared");
+  Result<Prepared> prepared = Status::internal("not prepared");
   if (options.resume) {
     if (!fs::is_directory(dir, ec))
-      return Status::error(fmt::format("{}: no such run directory to resume", dir.string()));
+      return Status::not_found(fmt::format("{}: no such run directory to resume", dir.string()));
     prepared = reopen(options, cluster, dir, say);
   } else {
     if (fs::exists(dir, ec) && !fs::is_empty(dir, ec))
-      return Status::error(fmt::format("{}: the run directory already exists and is not empty", dir.string()));
+      return Status::failed_precondition(
+          fmt::format("{}: the run directory already exists and is not empty", dir.string()));
     fs::create_directories(dir, ec);
-    if (ec) return Status::error(fmt::format("{}: cannot create the run directory: {}", dir.string(), ec.message()));
+    if (ec) return Status::io_error(fmt::format("{}: cannot create the run directory: {}", dir.string(), ec.message()));
     RunDirGuard guard(dir);  // ours from here: removed if the setup fails
     prepared = start_new(options, cluster, dir, observer, guard, say);
   }
@@ -57,7 +58,8 @@ Result<nlohmann::json> run_experiment(caf::actor_system& system, const RunOption
       return finish_run(*prepared->store, *prepared->control, prepared->spec, training, models, dir.string(), say);
     }
     if (recoveries == kMaxRecoveries)
-      return Status::error(fmt::format("the experiment stopped: {} ({} recoveries already)", done->error, recoveries));
+      return Status::corruption(  // only damaged states stop a run to recover
+          fmt::format("the experiment stopped: {} ({} recoveries already)", done->error, recoveries));
     // One code path: the same resume as after a crash, on the open store.
     say(fmt::format("warning: {}; resuming from the newest intact checkpoints", done->error));
     prepared = reopen(options, cluster, dir, say, prepared->store);
