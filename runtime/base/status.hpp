@@ -8,7 +8,7 @@
 // The core (runtime/ except runtime/net, and datasets/) reports failures only
 // as these values: it never throws, and a broken invariant of its own
 // bookkeeping is a contract_violation (runtime/base/contract.hpp), which
-// aborts. test_core_never_throws scans the core's sources for it.
+// aborts. test_layering_core_never_throws scans the core's sources for it.
 
 #include <cstdint>
 #include <optional>
@@ -101,7 +101,7 @@ class Status {
 // (an actor shell that cannot go on) and models/ (LibTorch's own failures
 // are exceptions there). It is declared here, next to Status, because models/
 // cannot include runtime/net and every boundary shares the one type with its
-// code; the core never throws or catches it (test_core_never_throws).
+// code; the core never throws or catches it (test_layering_core_never_throws).
 class Error : public std::runtime_error {
  public:
   explicit Error(const std::string& message, StatusCode code = StatusCode::unknown)
