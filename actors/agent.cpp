@@ -10,6 +10,7 @@
 #include "datasets/shard.hpp"
 #include "runtime/base/log_lines.hpp"
 #include "runtime/net/cluster_validation.hpp"
+#include "runtime/net/error_category.hpp"
 
 namespace fs = std::filesystem;
 
@@ -73,15 +74,16 @@ void fetch(agent_ptr self, shard_placement p, caf::typed_response_promise<bool> 
           [=](const std::string& chunk) mutable {
             if (chunk.empty() || static_cast<int64_t>(chunk.size()) > max_chunk_bytes ||
                 offset + static_cast<int64_t>(chunk.size()) > p.bytes) {
-              promise.deliver(caf::make_error(caf::sec::runtime_error,
-                                              fmt::format("{}: the source sent a bad chunk at offset {}", p.file, offset)));
+              // Not the bytes the placement describes: the same as failing the checksum.
+              promise.deliver(make_error(StatusCode::corruption,
+                                         fmt::format("{}: the source sent a bad chunk at offset {}", p.file, offset)));
               return;
             }
             {
               std::ofstream out(tmp, std::ios::binary | (offset == 0 ? std::ios::trunc : std::ios::app));
               out.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
               if (!out) {
-                promise.deliver(caf::make_error(caf::sec::runtime_error, fmt::format("{}: cannot write", tmp)));
+                promise.deliver(make_error(StatusCode::io_error, fmt::format("{}: cannot write", tmp)));
                 return;
               }
             }
@@ -93,21 +95,21 @@ void fetch(agent_ptr self, shard_placement p, caf::typed_response_promise<bool> 
             if (!has_checksum(tmp, p.checksum)) {
               std::error_code ec;
               fs::remove(tmp, ec);
-              promise.deliver(caf::make_error(
-                  caf::sec::runtime_error, fmt::format("{}: received shard does not match checksum {}", p.file, p.checksum)));
+              promise.deliver(make_error(
+                  StatusCode::corruption, fmt::format("{}: received shard does not match checksum {}", p.file, p.checksum)));
               return;
             }
             std::error_code ec;
             fs::rename(tmp, cache_path, ec);
             auto held = hold(self, p, cache_path);
             if (!held.ok())
-              promise.deliver(caf::make_error(caf::sec::runtime_error, held.message()));
+              promise.deliver(to_error(held));  // its code: corruption, io_error ...
             else
               promise.deliver(true);
           },
           [=](const caf::error& e) mutable {
-            promise.deliver(caf::make_error(caf::sec::runtime_error,
-                                            fmt::format("{}: fetch failed: {}", p.file, caf::to_string(e))));
+            // The source's code travels on (CAF's own errors, e.g. a lost peer, stay unknown).
+            promise.deliver(to_error(to_status(e).with_context(p.file + ": fetch failed")));
           });
 }
 
@@ -117,13 +119,12 @@ agent_actor::behavior_type agent_behavior(agent_ptr self, agent_config config) {
       [self](borrow_atom, const std::string& experiment, PartitionId id) -> caf::result<partition_lease> {
         auto it = self->state.partitions.find({experiment, id});
         if (it == self->state.partitions.end())
-          return caf::make_error(caf::sec::runtime_error,
-                                 fmt::format("node {} holds no partition {} of {}", self->state.config.name, id,
-                                             experiment));
+          return make_error(StatusCode::not_found,
+                            fmt::format("node {} holds no partition {} of {}", self->state.config.name, id, experiment));
         return self->delegate(it->second, borrow_atom::value);
       },
       [self](place_atom, shard_placement p) -> caf::result<bool> {
-        if (auto v = validate_placement(p); !v.ok()) return caf::make_error(caf::sec::runtime_error, v.message());
+        if (auto v = validate_placement(p); !v.ok()) return to_error(v);
         shard_key key{p.experiment, p.partition};
         if (self->state.checksums.count(key) && self->state.checksums[key] == p.checksum) return true;
         // Cached by content: the same shard of another experiment (or an
@@ -132,8 +133,7 @@ agent_actor::behavior_type agent_behavior(agent_ptr self, agent_config config) {
         std::error_code ec;
         fs::create_directories(dir, ec);
         if (ec)
-          return caf::make_error(caf::sec::runtime_error,
-                                 fmt::format("{}: cannot create: {}", dir.string(), ec.message()));
+          return make_error(StatusCode::io_error, fmt::format("{}: cannot create: {}", dir.string(), ec.message()));
         auto cache_path = (dir / (p.checksum.substr(6) + "-" + p.file)).string();
         auto say = [self, &p](const std::string& what) {
           emit_log_line(fmt::format("agent {}: {} {}: {}", self->state.config.name, p.experiment, p.file, what));
@@ -151,7 +151,7 @@ agent_actor::behavior_type agent_behavior(agent_ptr self, agent_config config) {
           if (held.ok()) return true;
         }
         say(fmt::format("fetching {:.1f} MB in chunks of at most {:.1f} MB", p.bytes / 1e6, max_chunk_bytes / 1e6));
-        if (!p.source) return caf::make_error(caf::sec::runtime_error, p.file + ": no source to fetch it from");
+        if (!p.source) return make_error(StatusCode::not_found, p.file + ": no source to fetch it from");
         auto promise = self->make_response_promise<bool>();
         fetch(self, p, promise, cache_path, 0);
         return promise;
@@ -175,8 +175,7 @@ agent_actor::behavior_type agent_behavior(agent_ptr self, agent_config config) {
         auto& workers = self->state.workers;
         auto it = std::find_if(workers.begin(), workers.end(), [old](const worker_actor& w) { return w.id() == old; });
         if (it == workers.end())
-          return caf::make_error(caf::sec::runtime_error,
-                                 fmt::format("node {} has no such worker", self->state.config.name));
+          return make_error(StatusCode::not_found, fmt::format("node {} has no such worker", self->state.config.name));
         auto index = static_cast<WorkerId>(it - workers.begin());
         *it = spawn_worker(self->system(), worker_config{index, caf::actor_cast<agent_actor>(self),
                                                          self->state.config.gang_address});

@@ -87,7 +87,7 @@ void flush_commits(checkpoint_ptr self) {
         continue;
       }
       // A test may stop here: the unit is durable but not yet acknowledged.
-      faults.crash_point("after_commit");
+      if (auto thrown = faults.crash_point("after_commit"); !thrown.ok()) throw Error(thrown);
       pending[i].promise.deliver((*stored)[i - first]);
     }
     first = end;
@@ -102,7 +102,7 @@ checkpoint_actor::behavior_type checkpoint_behavior(checkpoint_ptr self, std::sh
       // commits that arrived together share one synced write.
       [self](commit_atom, unit_result& r, uint64_t seed, double start_s,
              double end_s) -> caf::result<UnitLogEntry> {
-        FaultInjection::instance().crash_point("before_commit");
+        if (auto thrown = FaultInjection::instance().crash_point("before_commit"); !thrown.ok()) throw Error(thrown);
         // Counted per process: a run that recovers in place spawns a new
         // checkpoint actor and must not be damaged again at the same count.
         static std::atomic<int64_t> commits{0};
@@ -120,13 +120,13 @@ checkpoint_actor::behavior_type checkpoint_behavior(checkpoint_ptr self, std::sh
           return to_error(Status::invalid_argument(
               fmt::format("a gang commit needs >= 2 members with one seed each, got {} and {}", g.members.size(),
                           g.seeds.size())));
-        FaultInjection::instance().crash_point("before_commit");
+        if (auto thrown = FaultInjection::instance().crash_point("before_commit"); !thrown.ok()) throw Error(thrown);
         std::vector<UnitLogEntry> entries;
         for (size_t r = 0; r < g.members.size(); ++r)
           entries.push_back(entry_of(g.members[r], g.seeds[r], g.start_s, g.end_s));
         auto stored = store->commit_gang(std::move(entries), g.members.front().state);
         if (!stored.ok()) return to_error(stored.status());
-        FaultInjection::instance().crash_point("after_commit");
+        if (auto thrown = FaultInjection::instance().crash_point("after_commit"); !thrown.ok()) throw Error(thrown);
         return std::move(stored).value();
       },
       // Every other request (but latest_atom, below) first writes the commits

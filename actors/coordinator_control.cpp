@@ -12,8 +12,6 @@ namespace cerebro {
 
 namespace {
 
-caf::error refuse(const std::string& text) { return make_error(StatusCode::invalid_argument, text); }
-
 // A refusal the client may retry in a moment (actors/client.cpp keys on the code).
 caf::error not_yet(const std::string& text) { return make_error(StatusCode::unavailable, text); }
 
@@ -21,10 +19,11 @@ caf::error not_yet(const std::string& text) { return make_error(StatusCode::unav
 
 caf::result<control_reply> handle_control(coordinator_actor::pointer self, const GatewayView& view,
                                           control_request request) {
-  if (!tokens_equal(request.token, view.token)) return refuse("wrong token");
+  if (!tokens_equal(request.token, view.token)) return make_error(StatusCode::invalid_argument, "wrong token");
   const SteeringCommandInfo* command = find_steering_command(request.command);
-  if (!command) return refuse(fmt::format("unknown command {}", static_cast<int>(request.command)));
-  if (request.settings.size() > 64) return refuse("too many settings");
+  if (!command)
+    return make_error(StatusCode::invalid_argument, fmt::format("unknown command {}", static_cast<int>(request.command)));
+  if (request.settings.size() > 64) return make_error(StatusCode::invalid_argument, "too many settings");
   auto found = view.find(request.experiment);
   if (!found)
     return make_error(StatusCode::not_found, request.experiment.empty()

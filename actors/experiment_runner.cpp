@@ -45,7 +45,7 @@ Result<nlohmann::json> run_experiment(caf::actor_system& system, const RunOption
     prepared = start_new(options, cluster, dir, observer, guard, say);
   }
   if (!prepared.ok()) return prepared.status();
-  FaultInjection::instance().crash_point("run_prepared");
+  if (auto thrown = FaultInjection::instance().crash_point("run_prepared"); !thrown.ok()) throw Error(thrown);
   models::configure_threads(prepared->spec.cluster.threads_per_worker);
   constexpr int kMaxRecoveries = 3;
   for (int recoveries = 0;; ++recoveries) {

@@ -326,7 +326,11 @@ Result<Prepared> start_new(const RunOptions& options, const ClusterView& cluster
   if (!options.replay_of.empty() && !spec.warm_start.empty()) {
     auto original = StateStore::open((fs::path(options.replay_of) / "state").string(), false);
     if (!original.ok()) return original.status();
-    if (auto text = (*original)->get_meta("warm_start")) r.warm = warm_configs_from_json(nlohmann::json::parse(*text));
+    if (auto text = (*original)->get_meta("warm_start")) {
+      auto stored = warm_configs_from_json(nlohmann::json::parse(*text, nullptr, false));
+      if (!stored.ok()) return stored.status().with_context(options.replay_of);
+      r.warm = std::move(stored).value();
+    }
   } else if (!spec.warm_start.empty()) {
     auto warm = load_warm_start(spec);
     if (!warm.ok()) return warm.status();
@@ -419,7 +423,7 @@ Result<Prepared> reopen(const RunOptions& options, const ClusterView& cluster, c
     r.store = std::move(open_store);
   } else {
     auto opened = StateStore::open((dir / "state").string(), false);
-    if (!opened.ok()) return Status::error(opened.error() + " (is this a run directory?)");
+    if (!opened.ok()) return Status::of(opened.code(), opened.error() + " (is this a run directory?)");
     r.store = std::move(opened).value();
   }
   auto spec = resumable_spec(*r.store, dir.string());
@@ -438,7 +442,11 @@ Result<Prepared> reopen(const RunOptions& options, const ClusterView& cluster, c
   auto augmentation = augmentation_for(r.spec.data, s.shape.sample_shape);
   if (!augmentation.ok()) return augmentation.status();
   s.augmentation = *augmentation;
-  if (auto text = r.store->get_meta("warm_start")) r.warm = warm_configs_from_json(nlohmann::json::parse(*text));
+  if (auto text = r.store->get_meta("warm_start")) {
+    auto stored = warm_configs_from_json(nlohmann::json::parse(*text, nullptr, false));
+    if (!stored.ok()) return stored.status().with_context(dir.string());
+    r.warm = std::move(stored).value();
+  }
   auto recovered = recover_run(*r.store, r.spec, options.replay_of, s.partitions, dir.string(), say,
                                parameters_of(s.shape));
   if (!recovered.ok()) return recovered.status();
@@ -454,7 +462,9 @@ Result<Prepared> reopen(const RunOptions& options, const ClusterView& cluster, c
     if (!r.params_json.count(config)) continue;
     try {
       r.control->set_pipeline_stages(config, k);
-    } catch (const Error&) {  // not in the schedule any more (failed at its start)
+    } catch (const Error& e) {
+      // Only a config no longer in the schedule (failed at its start) is skipped.
+      if (e.code() != StatusCode::not_found) throw;
     }
   }
   measure_allreduce_for_auto(r, say);

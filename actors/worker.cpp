@@ -166,7 +166,7 @@ gang_result run_gang_unit(caf::actor_system& system, const worker_state& st, con
 Result<pipeline_stage_actor> host_stage(caf::actor_system& system, const stage_host_task& task) {
   const unit_task& unit = task.unit;
   if (FaultInjection::instance().fail_unit(unit.config, unit.partition, unit.epoch, unit.attempt))
-    return Status::error(fmt::format("stage {}: injected fault (test)", task.index));
+    return Status::internal(fmt::format("stage {}: injected fault (test)", task.index));
   nlohmann::json params;
   try {
     params = nlohmann::json::parse(unit.params_json);
@@ -234,6 +234,10 @@ using LeaseCallback = std::function<void(const std::string& error)>;
 
 using worker_ptr = worker_actor::stateful_pointer<worker_state>;
 
+// A test's worker that dies (fault injection): gone as a lost node's worker
+// is, so its unit runs again elsewhere.
+caf::error injected_exit() { return make_error(StatusCode::unavailable, "injected worker exit (test)"); }
+
 // The task is shared, not copied, into the callbacks: it carries the state.
 using SharedTask = std::shared_ptr<const unit_task>;
 
@@ -248,7 +252,7 @@ void with_leases(worker_ptr self, SharedTask task, LeaseCallback then) {
               self->state.leases[{task->experiment, lease.partition}] = lease.data;
               with_leases(self, task, then);
             },
-            [then](const caf::error& e) { then("cannot borrow a partition: " + caf::to_string(e)); });
+            [then](const caf::error& e) { then("cannot borrow a partition: " + to_status(e).message()); });
     return;
   }
   then(std::string());
@@ -260,8 +264,8 @@ worker_actor::behavior_type worker_behavior(worker_ptr self, worker_config confi
       [self](train_atom, unit_task& task) -> caf::result<unit_result> {
         if (FaultInjection::instance().worker_exit(task.config, task.partition, task.epoch, task.attempt)) {
           // A test's crashing worker: the actor dies with its unit unfinished.
-          self->quit(caf::make_error(caf::sec::runtime_error, "injected worker exit (test)"));
-          return caf::make_error(caf::sec::runtime_error, "injected worker exit (test)");
+          self->quit(injected_exit());
+          return injected_exit();
         }
         auto promise = self->make_response_promise<unit_result>();
         auto shared = std::make_shared<const unit_task>(std::move(task));
@@ -286,8 +290,8 @@ worker_actor::behavior_type worker_behavior(worker_ptr self, worker_config confi
         const unit_task& unit = task.unit;
         if (FaultInjection::instance().worker_exit(unit.config, unit.partition, unit.epoch, unit.attempt)) {
           // A test's gang member dying: its peers time out, the attempt fails.
-          self->quit(caf::make_error(caf::sec::runtime_error, "injected worker exit (test)"));
-          return caf::make_error(caf::sec::runtime_error, "injected worker exit (test)");
+          self->quit(injected_exit());
+          return injected_exit();
         }
         auto promise = self->make_response_promise<gang_result>();
         auto shared = std::make_shared<const gang_task>(std::move(task));
@@ -314,8 +318,8 @@ worker_actor::behavior_type worker_behavior(worker_ptr self, worker_config confi
         const unit_task& unit = task.unit;
         if (FaultInjection::instance().worker_exit(unit.config, unit.partition, unit.epoch, unit.attempt)) {
           // A test's driver dying: the attempt fails, its unit is pending again.
-          self->quit(caf::make_error(caf::sec::runtime_error, "injected worker exit (test)"));
-          return caf::make_error(caf::sec::runtime_error, "injected worker exit (test)");
+          self->quit(injected_exit());
+          return injected_exit();
         }
         auto promise = self->make_response_promise<unit_result>();
         auto shared = std::make_shared<const pipeline_task>(std::move(task));

@@ -5,12 +5,16 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstring>
 #include <new>
-#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <fmt/format.h>
+
+#include "runtime/base/contract.hpp"
 
 namespace cerebro::datasets {
 
@@ -29,6 +33,7 @@ class BatchReadAhead::BufferPool : public std::enable_shared_from_this<BufferPoo
   BufferPool(const BufferPool&) = delete;
   BufferPool& operator=(const BufferPool&) = delete;
 
+  // Null when no buffer can be mapped (errno says why).
   std::shared_ptr<float> take() {
     void* p = nullptr;
     {
@@ -40,7 +45,7 @@ class BatchReadAhead::BufferPool : public std::enable_shared_from_this<BufferPoo
     }
     if (!p) {
       p = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-      if (p == MAP_FAILED) throw std::bad_alloc();
+      if (p == MAP_FAILED) return nullptr;
     }
     return std::shared_ptr<float>(static_cast<float*>(p), [pool = shared_from_this()](float* q) { pool->give_back(q); });
   }
@@ -78,11 +83,12 @@ BatchReadAhead::BatchReadAhead(const Dataset& data, const int64_t* order, int64_
       // Enough to recycle every buffer in flight: the waiting batches, the one being gathered, the trainer's.
       pool_(std::make_shared<BufferPool>(static_cast<size_t>(batch_size > 0 ? batch_size : 1) * row_floats_ * sizeof(float),
                                          static_cast<size_t>(std::max(limits.depth, 1)) + 2)) {
-  if (batch_size < 1) throw std::invalid_argument("BatchReadAhead: batch size " + std::to_string(batch_size) + " < 1");
+  if (batch_size < 1) contract_violation("BatchReadAhead", fmt::format("batch size {} < 1", batch_size));
   for (int64_t i = 0; i < count_; ++i) {
-    if (order[i] < 0 || order[i] >= data.size())
-      throw std::out_of_range("BatchReadAhead: index " + std::to_string(order[i]) + " is outside a dataset of " +
-                              std::to_string(data.size()) + " examples");
+    if (order[i] < 0 || order[i] >= data.size()) {
+      contract_violation("BatchReadAhead", fmt::format("index {} is outside a dataset of {} examples", order[i],
+                                                       data.size()));
+    }
   }
   started_readers.fetch_add(1, std::memory_order_relaxed);
   reader_ = std::thread([this] { read_all(); });
@@ -102,11 +108,16 @@ int64_t BatchReadAhead::batch_bytes(int64_t b) const {
   return rows * static_cast<int64_t>(row_floats_ * sizeof(float));
 }
 
-GatheredBatch BatchReadAhead::gather_batch(int64_t b) const {
+Result<GatheredBatch> BatchReadAhead::gather_batch(int64_t b) const {
   GatheredBatch batch;
   batch.begin = b * batch_size_;
   batch.rows = std::min(batch_size_, count_ - batch.begin);
   batch.features = pool_->take();
+  if (!batch.features) {
+    // Memory the system may give back in a moment: the unit fails and runs again.
+    return Status::unavailable(fmt::format("read-ahead: cannot map {} bytes for a batch: {}", batch_bytes(b),
+                                           std::strerror(errno)));
+  }
   const float* from = data_.feature_data();
   float* to = batch.features.get();
   const size_t row_bytes = row_floats_ * sizeof(float);
@@ -148,6 +159,8 @@ void BatchReadAhead::advise(int64_t b) const {
 }
 
 void BatchReadAhead::read_all() {
+  Status failed;
+  // The standard containers here throw std::bad_alloc when memory runs out.
   try {
     for (int64_t b = 0; b < limits_.advise_ahead && b < batches_; ++b) advise(b);
     for (int64_t b = 0; b < batches_; ++b) {
@@ -161,29 +174,35 @@ void BatchReadAhead::read_all() {
         if (stop_) return;
       }
       advise(b + limits_.advise_ahead);
-      GatheredBatch batch = gather_batch(b);
+      auto batch = gather_batch(b);
+      if (!batch.ok()) {
+        failed = batch.status();
+        break;
+      }
       {
         std::lock_guard<std::mutex> lock(mutex_);
         ready_bytes_ += bytes;
-        ready_.push_back(std::move(batch));
+        ready_.push_back(std::move(batch).value());
       }
       changed_.notify_all();
     }
-  } catch (...) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      failure_ = std::current_exception();
-    }
-    changed_.notify_all();
+  } catch (const std::bad_alloc&) {
+    failed = Status::unavailable("read-ahead: out of memory");
   }
+  if (failed.ok()) return;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    failure_ = failed;
+  }
+  changed_.notify_all();
 }
 
-GatheredBatch BatchReadAhead::next() {
+Result<GatheredBatch> BatchReadAhead::next() {
   std::unique_lock<std::mutex> lock(mutex_);
-  changed_.wait(lock, [&] { return !ready_.empty() || handed_out_ == batches_ || failure_; });
+  changed_.wait(lock, [&] { return !ready_.empty() || handed_out_ == batches_ || !failure_.ok(); });
   if (ready_.empty()) {
-    if (failure_ && handed_out_ < batches_) std::rethrow_exception(failure_);
-    return {};
+    if (!failure_.ok() && handed_out_ < batches_) return failure_;
+    return GatheredBatch{};
   }
   GatheredBatch batch = std::move(ready_.front());
   ready_.pop_front();

@@ -17,12 +17,12 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
-#include <exception>
 #include <memory>
 #include <mutex>
 #include <thread>
 
 #include "datasets/dataset.hpp"
+#include "runtime/base/status.hpp"
 
 namespace cerebro::datasets {
 
@@ -44,8 +44,8 @@ struct GatheredBatch {
 class BatchReadAhead {
  public:
   // `data` and `order` (count positions, each a row of `data`) are borrowed and must outlive this object.
-  // Throws std::out_of_range for a position outside `data`, std::invalid_argument for batch_size < 1
-  // (programming errors, as for gather). The reader starts at once.
+  // A position outside `data` or batch_size < 1 is a contract violation (the caller's bug, as for
+  // gather). The reader starts at once.
   BatchReadAhead(const Dataset& data, const int64_t* order, int64_t count, int64_t batch_size,
                  ReadAheadLimits limits = {});
   ~BatchReadAhead();
@@ -53,8 +53,9 @@ class BatchReadAhead {
   BatchReadAhead& operator=(const BatchReadAhead&) = delete;
 
   // The next batch (positions [k * batch_size, ...) of the order), blocking until it is gathered; an empty
-  // GatheredBatch after the last. Rethrows what stopped the reader (e.g. std::bad_alloc).
-  GatheredBatch next();
+  // GatheredBatch after the last. What stopped the reader (unavailable: no memory for a batch) instead of
+  // the batches it could not gather.
+  Result<GatheredBatch> next();
 
   int64_t batch_count() const { return batches_; }
 
@@ -64,7 +65,7 @@ class BatchReadAhead {
 
  private:
   void read_all();
-  GatheredBatch gather_batch(int64_t b) const;
+  Result<GatheredBatch> gather_batch(int64_t b) const;
   void advise(int64_t b) const;
   int64_t batch_bytes(int64_t b) const;
 
@@ -82,7 +83,7 @@ class BatchReadAhead {
   int64_t ready_bytes_ = 0;
   int64_t handed_out_ = 0;
   bool stop_ = false;
-  std::exception_ptr failure_;
+  Status failure_;
   std::thread reader_;  // last: started once everything above is set
 };
 

@@ -2,8 +2,9 @@
 
 #include <cstring>
 #include <random>
-#include <stdexcept>
 #include <string>
+
+#include "runtime/base/contract.hpp"
 
 namespace cerebro::datasets {
 
@@ -40,8 +41,8 @@ std::vector<int64_t> shuffled_indices(int64_t n, uint64_t seed) {
 
 Dataset gather(const Dataset& from, const std::vector<int64_t>& idx, int64_t begin, int64_t end) {
   if (begin < 0 || end < begin || end > static_cast<int64_t>(idx.size())) {
-    throw std::out_of_range("gather: range [" + std::to_string(begin) + ", " + std::to_string(end) +
-                            ") is outside the " + std::to_string(idx.size()) + " indices");
+    contract_violation("gather", "range [" + std::to_string(begin) + ", " + std::to_string(end) + ") is outside the " +
+                                     std::to_string(idx.size()) + " indices");
   }
   Dataset out;
   out.sample_shape = from.sample_shape;
@@ -58,8 +59,8 @@ Dataset gather(const Dataset& from, const std::vector<int64_t>& idx, int64_t beg
   for (size_t row = 0; row < count; ++row) {
     const int64_t src = idx[static_cast<size_t>(begin) + row];
     if (src < 0 || src >= from.size()) {
-      throw std::out_of_range("gather: index " + std::to_string(src) + " is outside a dataset of " +
-                              std::to_string(from.size()) + " examples");
+      contract_violation("gather", "index " + std::to_string(src) + " is outside a dataset of " +
+                                       std::to_string(from.size()) + " examples");
     }
     std::memcpy(out.features.data() + row * numel, from.feature_data() + static_cast<size_t>(src) * numel,
                 numel * sizeof(float));

@@ -38,7 +38,7 @@ struct Dataset {
 std::vector<int64_t> shuffled_indices(int64_t n, uint64_t seed);
 
 // Copies rows idx[begin, end) of `from` into a new Dataset with the same sample_shape.
-// Throws std::out_of_range for a bad range or an index outside `from` (a programming error).
+// A bad range or an index outside `from` is a contract violation (the callers draw the indices).
 Dataset gather(const Dataset& from, const std::vector<int64_t>& idx, int64_t begin, int64_t end);
 
 }  // namespace cerebro::datasets

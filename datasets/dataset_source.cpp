@@ -130,7 +130,7 @@ Result<SourceData> load_registered_source(const std::string& name) {
     if (auto s = check_source_data(*data); !s.ok()) return s.with_context(context);
     return data;
   } catch (const std::exception& e) {
-    return Status::error(fmt::format("{}: the loader threw: {}", context, e.what()));
+    return Status::internal(fmt::format("{}: the loader threw: {}", context, e.what()));
   }
 }
 

@@ -40,20 +40,26 @@ class Reader {
   void get(const json& obj, const std::string& key, T& out, const std::string& where = "") {
     const json* value = field(obj, key, where);
     if (!value) return;
-    try {
-      if constexpr (std::is_same_v<T, bool>) {
-        if (!value->is_boolean()) throw std::invalid_argument("not a boolean");
-      } else if constexpr (std::is_integral_v<T>) {
-        if (!value->is_number_integer()) throw std::invalid_argument("not an integer");
-        if (std::is_unsigned_v<T> && !value->is_number_unsigned()) throw std::invalid_argument("negative");
-      }
-      if constexpr (std::is_floating_point_v<T>) {
-        if (!value->is_number()) throw std::invalid_argument("not a number");
-      }
-      out = value->get<T>();
-    } catch (const std::exception& e) {
-      fail(fmt::format("key '{}' has the wrong type ({}): {}", path(where, key), value->type_name(), e.what()));
+    const char* wrong = nullptr;  // why the value is not a T
+    if constexpr (std::is_same_v<T, bool>) {
+      if (!value->is_boolean()) wrong = "not a boolean";
+    } else if constexpr (std::is_integral_v<T>) {
+      if (!value->is_number_integer()) wrong = "not an integer";
+      else if (std::is_unsigned_v<T> && !value->is_number_unsigned()) wrong = "negative";
     }
+    if constexpr (std::is_floating_point_v<T>) {
+      if (!value->is_number()) wrong = "not a number";
+    }
+    std::string why = wrong ? wrong : "";
+    if (!wrong) {
+      try {  // nlohmann's get throws for a value of another type (a string, a list ...)
+        out = value->get<T>();
+      } catch (const json::exception& e) {
+        why = e.what();
+      }
+    }
+    if (!why.empty())
+      fail(fmt::format("key '{}' has the wrong type ({}): {}", path(where, key), value->type_name(), why));
   }
 
   void get_shard(const json& obj, const std::string& key, ShardInfo& out, const std::string& where = "") {

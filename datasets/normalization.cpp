@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <stdexcept>
 #include <utility>
 
 namespace cerebro::datasets {
@@ -58,12 +57,12 @@ Normalization compute_normalization(const Dataset& train, NormalizationMode mode
   return out;
 }
 
-void apply_normalization(Dataset& data, const Normalization& n) {
+Status apply_normalization(Dataset& data, const Normalization& n) {
   const size_t numel = static_cast<size_t>(data.sample_numel());
   if (n.mean.size() != n.stddev.size() || (n.mean.size() != 1 && n.mean.size() != numel)) {
-    throw std::invalid_argument("apply_normalization: " + std::to_string(n.mean.size()) + " means and " +
-                                std::to_string(n.stddev.size()) + " stddevs for samples of " +
-                                std::to_string(numel) + " features");
+    return Status::invalid_argument("apply_normalization: " + std::to_string(n.mean.size()) + " means and " +
+                                    std::to_string(n.stddev.size()) + " stddevs for samples of " +
+                                    std::to_string(numel) + " features");
   }
   std::vector<float> mean(numel), stddev(numel);
   for (size_t f = 0; f < numel; ++f) {
@@ -76,6 +75,7 @@ void apply_normalization(Dataset& data, const Normalization& n) {
   for (size_t r = 0; r < rows; ++r) {
     for (size_t f = 0; f < numel; ++f) x[r * numel + f] = (x[r * numel + f] - mean[f]) / stddev[f];
   }
+  return Status::ok_status();
 }
 
 }  // namespace cerebro::datasets

@@ -26,8 +26,9 @@ struct Normalization {
 // An empty dataset gives {0},{1} (or zeros/ones per feature).
 Normalization compute_normalization(const Dataset& train, NormalizationMode mode);
 
-// x = (x - mean) / stddev, stddev 0 -> 1. Throws std::invalid_argument when the statistics have neither
-// 1 nor sample_numel() entries (a programming error: they belong to another dataset).
-void apply_normalization(Dataset& data, const Normalization& n);
+// x = (x - mean) / stddev, stddev 0 -> 1. invalid_argument (and `data` unchanged) when the statistics
+// have neither 1 nor sample_numel() entries: they belong to another dataset (e.g. a model's info applied
+// to a file of other examples).
+[[nodiscard]] Status apply_normalization(Dataset& data, const Normalization& n);
 
 }  // namespace cerebro::datasets

@@ -355,9 +355,10 @@ Result<Manifest> prepare(const PrepareOptions& options, const std::string& out_d
   m.class_names = l.class_names;
   m.normalization_mode = to_string(options.normalization);
   m.normalization = compute_normalization(train, options.normalization);
-  apply_normalization(train, m.normalization);
-  apply_normalization(validation, m.normalization);
-  apply_normalization(l.test, m.normalization);
+  // Statistics of the training part's own shape: they fit each part.
+  for (Dataset* part : {&train, &validation, &l.test}) {
+    if (auto applied = apply_normalization(*part, m.normalization); !applied.ok()) return applied;
+  }
   if (options.normalization != NormalizationMode::none) {
     say(fmt::format("normalization {} from the training part only ({} statistics)", m.normalization_mode,
                     m.normalization.mean.size()));

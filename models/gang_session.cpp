@@ -165,18 +165,19 @@ Result<std::unique_ptr<GangSession>> GangSession::open(RendezvousCall call, int6
                                                        const std::string& own_address, int rank, int size,
                                                        double timeout_s) {
   if (size < 2 || rank < 0 || rank >= size) {
-    return Status::error(fmt::format("gang rank {} outside 0..{} (a gang has at least 2 ranks)", rank, size - 1));
+    return Status::invalid_argument(
+        fmt::format("gang rank {} outside 0..{} (a gang has at least 2 ranks)", rank, size - 1));
   }
-  if (!call) return Status::error("gang rendezvous: no way to reach the board");
+  if (!call) return Status::invalid_argument("gang rendezvous: no way to reach the board");
   return guarded<std::unique_ptr<GangSession>>(fmt::format("gang rendezvous (rank {})", rank), [&] {
     auto impl = new_impl(rank, size, own_address, timeout_s);
     impl->store = c10::make_intrusive<MessageStore>(std::move(call), gang, impl->timeout);
     return std::unique_ptr<GangSession>(new GangSession(std::move(impl)));
-  });
+  }, StatusCode::unavailable);  // peers that do not arrive, a store that cannot be reached
 }
 
 Result<std::unique_ptr<GangSession>> GangSession::host(const std::string& address, int size, double timeout_s) {
-  if (size < 2) return Status::error(fmt::format("a gang needs at least 2 ranks, got {}", size));
+  if (size < 2) return Status::invalid_argument(fmt::format("a gang needs at least 2 ranks, got {}", size));
   return guarded<std::unique_ptr<GangSession>>("gang rendezvous (rank 0)", [&] {
     auto impl = new_impl(0, size, address, timeout_s);
     c10d::TCPStoreOptions options;
@@ -189,16 +190,17 @@ Result<std::unique_ptr<GangSession>> GangSession::host(const std::string& addres
     impl->tcp_port = store->getPort();
     impl->store = std::move(store);
     return std::unique_ptr<GangSession>(new GangSession(std::move(impl)));
-  });
+  }, StatusCode::unavailable);  // peers that do not arrive, a store that cannot be reached
 }
 
 Result<std::unique_ptr<GangSession>> GangSession::join(const std::string& store_address, int port,
                                                        const std::string& own_address, int rank, int size,
                                                        double timeout_s) {
   if (size < 2 || rank < 1 || rank >= size) {
-    return Status::error(fmt::format("gang rank {} outside 1..{} (rank 0 hosts)", rank, size - 1));
+    return Status::invalid_argument(fmt::format("gang rank {} outside 1..{} (rank 0 hosts)", rank, size - 1));
   }
-  if (port < 1 || port > 65535) return Status::error(fmt::format("gang store port {} outside 1..65535", port));
+  if (port < 1 || port > 65535)
+    return Status::invalid_argument(fmt::format("gang store port {} outside 1..65535", port));
   return guarded<std::unique_ptr<GangSession>>(fmt::format("gang rendezvous (rank {})", rank), [&] {
     auto impl = new_impl(rank, size, own_address, timeout_s);
     c10d::TCPStoreOptions options;
@@ -210,11 +212,11 @@ Result<std::unique_ptr<GangSession>> GangSession::join(const std::string& store_
     impl->store = c10::make_intrusive<c10d::TCPStore>(store_address, options);
     impl->tcp_port = port;
     return std::unique_ptr<GangSession>(new GangSession(std::move(impl)));
-  });
+  }, StatusCode::unavailable);  // peers that do not arrive, a store that cannot be reached
 }
 
 Result<std::vector<std::unique_ptr<GangSession>>> local_gang(int ranks, double timeout_s, const std::string& address) {
-  if (ranks < 2) return Status::error(fmt::format("a gang needs at least 2 ranks, got {}", ranks));
+  if (ranks < 2) return Status::invalid_argument(fmt::format("a gang needs at least 2 ranks, got {}", ranks));
   c10::intrusive_ptr<c10d::Store> store = c10::make_intrusive<c10d::HashStore>();
   std::vector<std::unique_ptr<GangSession>> sessions;
   for (int rank = 0; rank < ranks; ++rank) {

@@ -358,7 +358,8 @@ Result<GangUnitOutput> train_gang_unit(GangSession& session, const UnitInput& in
     const int64_t k = gang.size;
     // Checked on every rank alike, before any communication: all fail together.
     if (t.training.batch_size < k) {
-      throw Error(fmt::format("batch_size {} is smaller than the gang's {} ranks", t.training.batch_size, k));
+      throw Error(fmt::format("batch_size {} is smaller than the gang's {} ranks", t.training.batch_size, k),
+                  StatusCode::invalid_argument);
     }
     const int64_t share = t.training.batch_size / k + (gang.rank < t.training.batch_size % k ? 1 : 0);
     auto generator = at::make_generator<at::CPUGeneratorImpl>(in.seed);
@@ -383,7 +384,9 @@ Result<GangUnitOutput> train_gang_unit(GangSession& session, const UnitInput& in
     double loss_sum = 0;
     int64_t examples = 0;
     for (int64_t step = 0; step < steps; ++step) {
-      faults.crash_point("gang_step");  // a test's rank that dies or hangs mid-attempt
+      // A test's rank that dies or hangs mid-attempt.
+      if (auto thrown = faults.crash_point("gang_step"); !thrown.ok())
+        throw Error(thrown);
       int64_t begin = step * share;
       int64_t end = std::min(begin + share, data.size());
       gradients.begin_step();
@@ -451,7 +454,7 @@ Result<GangUnitOutput> train_gang_unit(GangSession& session, const UnitInput& in
     out.unit.state = save_state(t);
     out.unit.save_s = since(t3);
     return out;
-  });
+  }, StatusCode::unavailable);  // a peer that died or hung: the attempt runs again
 }
 
 Result<double> measure_allreduce(GangSession& session, const nlohmann::json& params, const ShapeInfo& shape,
@@ -472,15 +475,15 @@ Result<double> measure_allreduce(GangSession& session, const nlohmann::json& par
     auto start = Clock::now();
     for (int i = 0; i < std::max(1, repeats); ++i) sum_once();
     return since(start) / std::max(1, repeats);
-  });
+  }, StatusCode::unavailable);  // a peer that died or hung
 }
 
 Result<double> measure_allreduce_local(const nlohmann::json& params, const ShapeInfo& shape, int ranks, int repeats) {
-  if (ranks < 2) return Status::error(fmt::format("an allreduce needs at least 2 ranks, got {}", ranks));
+  if (ranks < 2) return Status::invalid_argument(fmt::format("an allreduce needs at least 2 ranks, got {}", ranks));
   auto gang = local_gang(ranks, 30);
   if (!gang.ok()) return gang.status();
   std::vector<std::unique_ptr<GangSession>>& sessions = *gang;
-  std::vector<Result<double>> results(static_cast<size_t>(ranks), Status::error("not run"));
+  std::vector<Result<double>> results(static_cast<size_t>(ranks), Status::internal("not run"));
   std::vector<std::thread> threads;
   for (int rank = 1; rank < ranks; ++rank)
     threads.emplace_back([&, rank] { results[rank] = measure_allreduce(*sessions[rank], params, shape, repeats); });

@@ -18,7 +18,7 @@ namespace cerebro::models {
 // model that does not fit the data (which fails only its config).
 class ParamError : public Error {
  public:
-  using Error::Error;
+  explicit ParamError(const std::string& message) : Error(message, StatusCode::invalid_argument) {}
 };
 
 // Reads keys of a params object; every read key is remembered so that

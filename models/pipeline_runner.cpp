@@ -93,7 +93,7 @@ class StagedModel final : public Model {
     for (auto& stage : stages_) stage->set_training(on);
   }
   Status export_torchscript(const std::string&) override {
-    return Status::error("a pipeline state is exported stage by stage, not as one TorchScript file");
+    return Status::failed_precondition("a pipeline state is exported stage by stage, not as one TorchScript file");
   }
   LossFunction template_loss() override { return whole() ? whole()->template_loss() : LossFunction{}; }
   MetricsFunction template_metrics() override { return whole() ? whole()->template_metrics() : MetricsFunction{}; }

@@ -78,7 +78,7 @@ Result<datasets::Dataset> load_examples(const std::string& data_path, const nloh
                                         std::vector<std::string>& paths) {
   std::error_code ec;
   if (!fs::exists(data_path, ec)) return Status::not_found(data_path + ": data not found");
-  Result<datasets::Dataset> data = Status::error("");
+  Result<datasets::Dataset> data = Status::internal("");
   const bool directory = fs::is_directory(data_path, ec);
   const bool idx = directory ? holds_idx_files(data_path) : data_path.find("idx3-ubyte") != std::string::npos;
   if (!idx && (directory || is_image_path(data_path))) {
@@ -108,11 +108,8 @@ Result<datasets::Dataset> load_examples(const std::string& data_path, const nloh
                                                 fmt::join(data->sample_shape, ","), fmt::join(shape, ",")));
   const auto& norm = info.at("normalization");
   datasets::Normalization n{norm.at("mean").get<std::vector<float>>(), norm.at("stddev").get<std::vector<float>>()};
-  try {
-    datasets::apply_normalization(*data, n);
-  } catch (const std::exception& e) {
-    return Status::invalid_argument(std::string("the model's normalisation does not fit the data: ") + e.what());
-  }
+  if (auto applied = datasets::apply_normalization(*data, n); !applied.ok())
+    return applied.with_context("the model's normalisation does not fit the data");
   return data;
 }
 
@@ -150,7 +147,7 @@ Status attach_model_info(const std::string& path, const nlohmann::json& info) {
     fs::rename(tmp, path);
     return Status::ok_status();
   } catch (const std::exception& e) {
-    return Status::error(fmt::format("{}: cannot store the model info: {}", path, first_line(e.what())));
+    return Status::io_error(fmt::format("{}: cannot store the model info: {}", path, first_line(e.what())));
   }
 }
 
@@ -212,8 +209,8 @@ Result<int64_t> predict_to_csv(const std::string& model_path, const std::string&
       const int64_t end = std::min(begin + 1000, d.size());
       auto output = module.forward({x.slice(0, begin, end)}).toTensor().to(torch::kFloat64);
       if (output.dim() != 2 || output.size(1) != width)
-        return Status::error(fmt::format("{}: the model's output has shape [{}], expected [batch, {}]", model_path,
-                                         fmt::join(output.sizes(), ", "), width));
+        return Status::invalid_argument(fmt::format("{}: the model's output has shape [{}], expected [batch, {}]",
+                                                    model_path, fmt::join(output.sizes(), ", "), width));
       auto probabilities = task == datasets::TaskKind::classification ? output.softmax(1) : output.sigmoid();
       for (int64_t i = 0; i < end - begin; ++i) {
         out += std::to_string(begin + i);
@@ -242,9 +239,10 @@ Result<int64_t> predict_to_csv(const std::string& model_path, const std::string&
     if (Status s = write_file_atomically(out_path, out); !s.ok()) return s;
     return d.size();
   } catch (const c10::Error& e) {
-    return Status::error(fmt::format("{}: prediction failed: {}", model_path, first_line(e.what_without_backtrace())));
+    return Status::invalid_argument(
+        fmt::format("{}: prediction failed: {}", model_path, first_line(e.what_without_backtrace())));
   } catch (const std::exception& e) {
-    return Status::error(fmt::format("{}: prediction failed: {}", model_path, first_line(e.what())));
+    return Status::invalid_argument(fmt::format("{}: prediction failed: {}", model_path, first_line(e.what())));
   }
 }
 

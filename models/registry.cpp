@@ -68,7 +68,7 @@ class NativeModel final : public Model {
   }
   Status export_torchscript(const std::string& path) override {
     if (!native_.export_torchscript)
-      return Status::error("this model was registered without a TorchScript exporter");
+      return Status::failed_precondition("this model was registered without a TorchScript exporter");
     return native_.export_torchscript(path);
   }
   LossFunction template_loss() override { return native_.loss; }
@@ -115,7 +115,7 @@ class ScriptModel final : public Model {
       module_.save(path);
       return Status::ok_status();
     } catch (const c10::Error& e) {
-      return Status::error(fmt::format("{}: {}", path, e.what_without_backtrace()));
+      return Status::invalid_argument(fmt::format("{}: {}", path, e.what_without_backtrace()));
     }
   }
   // A chain when forward only calls each child's forward, in turn, on the
@@ -270,9 +270,9 @@ Status save_as_torchscript(torch::nn::Module& module, const std::string& type_na
     script.save(path);
     return Status::ok_status();
   } catch (const c10::Error& e) {
-    return Status::error(fmt::format("{}: TorchScript export failed: {}", path, e.what_without_backtrace()));
+    return Status::invalid_argument(fmt::format("{}: TorchScript export failed: {}", path, e.what_without_backtrace()));
   } catch (const std::exception& e) {  // a syntax or type error in `source` (torch::jit::ErrorReport)
-    return Status::error(fmt::format("{}: TorchScript export failed: {}", path, e.what()));
+    return Status::invalid_argument(fmt::format("{}: TorchScript export failed: {}", path, e.what()));
   }
 }
 

@@ -89,7 +89,7 @@ class Writer {
   }
   void tensor(const torch::Tensor& t) {
     auto c = t.detach().contiguous();
-    if (c.dim() > 255) throw Error("a state tensor has more than 255 dimensions");
+    if (c.dim() > 255) throw Error("a state tensor has more than 255 dimensions", StatusCode::internal);
     put(static_cast<int8_t>(c.scalar_type()));
     put(static_cast<uint8_t>(c.dim()));
     for (int64_t d : c.sizes()) put(d);
@@ -119,12 +119,12 @@ class Reader {
   torch::Tensor tensor() {
     auto type = static_cast<c10::ScalarType>(get<int8_t>());
     if (static_cast<int>(type) < 0 || type >= c10::ScalarType::NumOptions)
-      throw Error("stored state: unknown tensor type");
+      throw Error("stored state: unknown tensor type", StatusCode::corruption);
     std::vector<int64_t> sizes(get<uint8_t>());
     int64_t numel = 1;
     for (auto& d : sizes) {
       d = get<int64_t>();
-      if (d < 0) throw Error("stored state: negative tensor size");
+      if (d < 0) throw Error("stored state: negative tensor size", StatusCode::corruption);
       numel *= d;
     }
     size_t bytes = static_cast<size_t>(numel) * c10::elementSize(type);
@@ -134,12 +134,13 @@ class Reader {
     return t;
   }
   void expect_end() const {
-    if (at_ != bytes_.size()) throw Error(fmt::format("stored state: {} bytes after its end", bytes_.size() - at_));
+    if (at_ != bytes_.size())
+      throw Error(fmt::format("stored state: {} bytes after its end", bytes_.size() - at_), StatusCode::corruption);
   }
 
  private:
   void need(size_t n) const {
-    if (bytes_.size() - at_ < n) throw Error("stored state is truncated");
+    if (bytes_.size() - at_ < n) throw Error("stored state is truncated", StatusCode::corruption);
   }
   std::string_view bytes_;
   size_t at_ = 0;
@@ -148,18 +149,21 @@ class Reader {
 // Checks the trailer and the header; returns a reader past the header.
 Reader open(std::string_view bytes, OptimizerKind& kind) {
   if (!is_raw_state(bytes) || bytes.size() < kRawStateMagic.size() + 12)
-    throw Error("stored state is not in cerebro's state format");
+    throw Error("stored state is not in cerebro's state format", StatusCode::corruption);
   auto body = bytes.substr(0, bytes.size() - 4);
   uint32_t stored;
   std::memcpy(&stored, bytes.data() + body.size(), 4);
   auto actual = Crc32().update(body).value();
   if (stored != actual)
-    throw Error(fmt::format("stored state checksum {:08x} does not match its content ({:08x})", stored, actual));
+    throw Error(fmt::format("stored state checksum {:08x} does not match its content ({:08x})", stored, actual),
+                StatusCode::corruption);
   Reader r(body.substr(kRawStateMagic.size()));
   if (auto v = r.get<uint32_t>(); v != kRawStateVersion)
-    throw Error(fmt::format("stored state has format version {}, this build reads {}", v, kRawStateVersion));
+    throw Error(fmt::format("stored state has format version {}, this build reads {}", v, kRawStateVersion),
+                StatusCode::invalid_argument);
   auto k = r.get<uint32_t>();
-  if (k < 1 || k > 3) throw Error(fmt::format("stored state has an unknown optimizer kind {}", k));
+  if (k < 1 || k > 3)
+    throw Error(fmt::format("stored state has an unknown optimizer kind {}", k), StatusCode::invalid_argument);
   kind = static_cast<OptimizerKind>(k);
   return r;
 }
@@ -172,7 +176,7 @@ bool raw_state_supports(const torch::optim::Optimizer& optimizer) { return kind_
 
 std::string save_raw_state(Model& model, torch::optim::Optimizer& optimizer) {
   auto kind = kind_of(optimizer);
-  if (!kind) throw Error("this optimizer's state has no raw format");
+  if (!kind) throw Error("this optimizer's state has no raw format", StatusCode::internal);
   auto named = model.named_state();
   auto& states = optimizer.state();
   // Sized exactly first: one allocation, no regrowing.
@@ -240,32 +244,35 @@ void restore_raw_state(Model& model, torch::optim::Optimizer& optimizer, std::st
   auto mine = kind_of(optimizer);
   if (!mine || *mine != kind)
     throw Error(fmt::format("stored state is of a {} optimizer, the config's is {}", name_of(kind),
-                            mine ? name_of(*mine) : "another kind"));
+                            mine ? name_of(*mine) : "another kind"), StatusCode::invalid_argument);
   auto named = model.named_state();
   auto count = r.get<uint64_t>();
   if (count != named.size())
-    throw Error(fmt::format("stored state has {} tensors, the model has {}", count, named.size()));
+    throw Error(fmt::format("stored state has {} tensors, the model has {}", count, named.size()),
+                StatusCode::invalid_argument);
   torch::NoGradGuard no_grad;
   for (size_t i = 0; i < named.size(); ++i) {
     auto stored = r.tensor();
     auto& t = named[i].second;
     if (!stored.sizes().equals(t.sizes()) || stored.scalar_type() != t.scalar_type())
-      throw Error(fmt::format("stored state tensor {} ({}) has the wrong shape or type", i, named[i].first));
+      throw Error(fmt::format("stored state tensor {} ({}) has the wrong shape or type", i, named[i].first),
+                  StatusCode::invalid_argument);
     t.copy_(stored);
   }
   auto& groups = optimizer.param_groups();
-  if (r.get<uint64_t>() != groups.size()) throw Error("stored state has another number of parameter groups");
+  if (r.get<uint64_t>() != groups.size())
+    throw Error("stored state has another number of parameter groups", StatusCode::invalid_argument);
   // Read everything before touching the optimizer: a bad state leaves it as it was.
   std::vector<std::pair<std::string, ParamFields>> loaded;
   for (auto& group : groups) {
     if (r.get<uint64_t>() != group.params().size())
-      throw Error("stored state has another number of parameters in a parameter group");
+      throw Error("stored state has another number of parameters in a parameter group", StatusCode::invalid_argument);
     for (const auto& p : group.params()) {
       if (!r.get<uint8_t>()) continue;
       auto f = read_fields(r, kind);
       for (const auto& t : f.tensors)
         if (t.defined() && !t.sizes().equals(p.sizes()))
-          throw Error("stored optimizer state does not match its parameter's shape");
+          throw Error("stored optimizer state does not match its parameter's shape", StatusCode::invalid_argument);
       loaded.emplace_back(key_of(p), std::move(f));
     }
   }

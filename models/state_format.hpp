@@ -48,8 +48,9 @@ bool raw_state_supports(const torch::optim::Optimizer& optimizer);
 std::string save_raw_state(Model& model, torch::optim::Optimizer& optimizer);
 
 // Restores `model` and `optimizer` from `bytes` (is_raw_state). Throws
-// models::Error when the checksum, the version, the optimizer kind or a
-// tensor's type or shape does not match. The optimizer's previous state is
+// cerebro::Error: corruption when the bytes fail their checksum or framing,
+// invalid_argument when the version, the optimizer kind or a tensor's type
+// or shape does not match the config. The optimizer's previous state is
 // replaced entirely (a reused trainee keeps nothing of its last unit).
 void restore_raw_state(Model& model, torch::optim::Optimizer& optimizer, std::string_view bytes);
 

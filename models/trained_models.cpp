@@ -8,7 +8,7 @@ namespace cerebro::models {
 // A pipeline config's state (issue 14) is its stages' states framed
 // together: what is loaded into one model here is the whole model's.
 Result<TrainedModels::Score> TorchTrainedModels::test(const nlohmann::json& params, const std::string& state) {
-  if (!test_) return Status::error("the run has no test set to score the best model on");
+  if (!test_) return Status::failed_precondition("the run has no test set to score the best model on");
   auto whole = whole_model_state(params, shape_, state);
   if (!whole.ok()) return whole.status();
   auto evaluation = evaluate_state(params, shape_, *whole, *test_);
@@ -26,7 +26,7 @@ Status TorchTrainedModels::export_model(const nlohmann::json& params, const std:
 }
 
 Result<TrainedModels::Cost> TorchTrainedModels::cost(const nlohmann::json& params, const std::string& state) {
-  if (!test_) return Status::error("the run has no test set to time the model on");
+  if (!test_) return Status::failed_precondition("the run has no test set to time the model on");
   auto whole = whole_model_state(params, shape_, state);
   if (!whole.ok()) return whole.status();
   auto measured = model_cost(params, shape_, *whole, *test_);

@@ -48,15 +48,20 @@ Evaluation evaluate_model(Model& model, const ShapeInfo& shape, const datasets::
 std::string first_line(const std::string& s);
 
 // Runs `body`, turning the exceptions of a bad model or bad state into a Status
-// whose message starts with `what`.
+// whose message starts with `what`. A cerebro::Error keeps its code; LibTorch's
+// and the others' exceptions, which carry none, get `otherwise` (by default: the
+// config's model or hyper-parameters do not work on this data).
 template <class T, class Body>
-Result<T> guarded(const std::string& what, Body body) {
+Result<T> guarded(const std::string& what, Body body, StatusCode otherwise = StatusCode::invalid_argument) {
   try {
     return body();
+  } catch (const Error& e) {
+    const StatusCode code = e.code() == StatusCode::unknown ? otherwise : e.code();
+    return Status::of(code, fmt::format("{}: {}", what, e.what()));
   } catch (const c10::Error& e) {
-    return Status::error(fmt::format("{}: {}", what, first_line(e.what_without_backtrace())));
+    return Status::of(otherwise, fmt::format("{}: {}", what, first_line(e.what_without_backtrace())));
   } catch (const std::exception& e) {
-    return Status::error(fmt::format("{}: {}", what, e.what()));
+    return Status::of(otherwise, fmt::format("{}: {}", what, e.what()));
   }
 }
 

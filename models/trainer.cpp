@@ -130,8 +130,11 @@ struct PassResult {
 };
 
 // A gathered batch as a tensor that keeps the batch's buffer alive (no copy).
-torch::Tensor tensor_of(datasets::GatheredBatch batch, const std::vector<int64_t>& sample_shape) {
-  if (!batch) throw Error("the read-ahead ended before the pass did");  // a bug, not bad input
+// The unit fails (it runs again) when the reader could not gather it.
+torch::Tensor tensor_of(Result<datasets::GatheredBatch> gathered, const std::vector<int64_t>& sample_shape) {
+  if (!gathered.ok()) throw Error(gathered.status());
+  datasets::GatheredBatch batch = std::move(gathered).value();
+  if (!batch) throw Error("the read-ahead ended before the pass did", StatusCode::internal);  // a bug, not bad input
   std::vector<int64_t> shape{batch.rows};
   shape.insert(shape.end(), sample_shape.begin(), sample_shape.end());
   float* data = batch.features.get();
@@ -245,7 +248,7 @@ Status check_params(const nlohmann::json& params, const ShapeInfo& shape) {
   try {
     build(params, shape);
   } catch (const ParamError& e) {
-    return Status::error(e.what());
+    return Status::of(e.code(), e.what());
   } catch (const std::exception&) {
     // Builds but does not fit the data: initial_state reports it per config.
   }

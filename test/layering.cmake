@@ -8,3 +8,19 @@ add_test(NAME test_layering_core_rejects_caf
   COMMAND ${CMAKE_COMMAND} --build ${PROJECT_BINARY_DIR} --target layering_probe)
 set_tests_properties(test_layering_core_rejects_caf PROPERTIES
   PASS_REGULAR_EXPRESSION "must not include CAF" TIMEOUT 120 LABELS layering)
+
+# The core never throws (docs/ARCHITECTURE.md, "Errors are values with a
+# code"): no `throw` and no catch of cerebro::Error in runtime/ (but
+# runtime/net) and datasets/, comments and literals aside. The check names
+# file:line for each; the second test proves it finds one (a probe file with a
+# throw and a catch among look-alikes in comments and literals).
+find_program(CEREBRO_CHECK_PYTHON python3 REQUIRED)
+set(CEREBRO_THROW_CHECK ${CMAKE_CURRENT_LIST_DIR}/scripts/check_core_never_throws.py)
+add_test(NAME test_layering_core_never_throws
+  COMMAND ${CEREBRO_CHECK_PYTHON} ${CEREBRO_THROW_CHECK} ${PROJECT_SOURCE_DIR} runtime datasets runtime/net!)
+add_test(NAME test_layering_core_check_finds_a_throw
+  COMMAND ${CEREBRO_CHECK_PYTHON} ${CEREBRO_THROW_CHECK}
+    --expect test/core_throw_probe/probe.cpp:13,test/core_throw_probe/probe.cpp:16
+    ${PROJECT_SOURCE_DIR} test/core_throw_probe)
+set_tests_properties(test_layering_core_never_throws test_layering_core_check_finds_a_throw PROPERTIES
+  TIMEOUT 60 LABELS layering)

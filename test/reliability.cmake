@@ -12,3 +12,10 @@ cerebro_add_test(test_faults_cluster
   TIMEOUT 900
   LABELS "reliability;cluster")
 add_dependencies(test_faults_cluster cerebro)
+# A node agent's refusals reach the requester with their codes: a shard that
+# fails its checksum is corruption, in process, through the typed interface.
+cerebro_add_test(test_agent_errors
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_agent_errors.cpp
+  LIBS cerebro_actors
+  TIMEOUT 120
+  LABELS reliability)

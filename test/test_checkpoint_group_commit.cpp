@@ -40,7 +40,7 @@ unit_result result_of(ConfigId config, PartitionId partition, int32_t epoch) {
 
 BOOST_AUTO_TEST_CASE(commits_sent_together_are_all_durable_in_order_and_each_answered_with_its_own_entry) {
   TempDir dir;
-  std::shared_ptr<StateStore> store = StateStore::open(dir.path.string(), true).take_or_throw();
+  std::shared_ptr<StateStore> store = StateStore::open(dir.path.string(), true).value();
   constexpr int kConfigs = 6, kRounds = 3;
   for (ConfigId c = 0; c < kConfigs; ++c) BOOST_REQUIRE(store->put_initial_state(c, "init").ok());
   {
@@ -98,7 +98,7 @@ BOOST_AUTO_TEST_CASE(commits_sent_together_are_all_durable_in_order_and_each_ans
 // commit.
 BOOST_AUTO_TEST_CASE(entries_keep_the_result_time_and_reads_see_their_own_configs_commit) {
   TempDir dir;
-  std::shared_ptr<StateStore> store = StateStore::open(dir.path.string(), true).take_or_throw();
+  std::shared_ptr<StateStore> store = StateStore::open(dir.path.string(), true).value();
   for (ConfigId c = 0; c < 2; ++c) BOOST_REQUIRE(store->put_initial_state(c, "init").ok());
   {
     cerebro_system_config config(system_role::embedded);

@@ -5,11 +5,11 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
-#include <stdexcept>
 
 #include "datasets/dataset.hpp"
 #include "datasets/dataset_source.hpp"
 #include "datasets/normalization.hpp"
+#include "test/contract_check.hpp"
 
 using namespace cerebro::datasets;
 
@@ -65,8 +65,8 @@ BOOST_AUTO_TEST_CASE(gather_copies_the_selected_rows) {
   BOOST_TEST(g.features == (std::vector<float>{0, 0, 2, 20}), boost::test_tools::per_element());
   BOOST_TEST(g.labels == (std::vector<int64_t>{0, 2}), boost::test_tools::per_element());
   BOOST_TEST(gather(d, idx, 2, 2).size() == 0);
-  BOOST_CHECK_THROW(gather(d, idx, 3, 5), std::out_of_range);
-  BOOST_CHECK_THROW(gather(d, std::vector<int64_t>{5}, 0, 1), std::out_of_range);
+  CEREBRO_CHECK_CONTRACT(gather(d, idx, 3, 5), "gather: range [3, 5) is outside the 4 indices");
+  CEREBRO_CHECK_CONTRACT(gather(d, std::vector<int64_t>{5}, 0, 1), "gather: index 5 is outside a dataset of 5 examples");
 }
 
 BOOST_AUTO_TEST_CASE(parse_modes) {
@@ -115,7 +115,7 @@ BOOST_AUTO_TEST_CASE(global_and_per_feature_statistics) {
 
   for (auto stats : {per, global}) {
     Dataset copy = d;
-    apply_normalization(copy, stats);
+    BOOST_REQUIRE(apply_normalization(copy, stats).ok());
     BOOST_TEST(mean_of(copy.features) == 0.0, boost::test_tools::tolerance(1e-6));
   }
 }
@@ -125,8 +125,8 @@ BOOST_AUTO_TEST_CASE(statistics_come_from_train_only) {
   Dataset validation = ramp(10, 100.0f);  // shifted far away from the training data
   const auto stats = compute_normalization(train, NormalizationMode::per_feature);
   Dataset normalized_train = train;
-  apply_normalization(normalized_train, stats);
-  apply_normalization(validation, stats);
+  BOOST_REQUIRE(apply_normalization(normalized_train, stats).ok());
+  BOOST_REQUIRE(apply_normalization(validation, stats).ok());
   BOOST_TEST(std::abs(mean_of(normalized_train.features)) < 1e-5);
   // Statistics that had seen validation would pull its mean towards 0; train-only ones leave it far off.
   BOOST_TEST(mean_of(validation.features) > 5.0);
@@ -139,10 +139,13 @@ BOOST_AUTO_TEST_CASE(zero_stddev_divides_by_one) {
   d.labels = {0, 1};
   auto stats = compute_normalization(d, NormalizationMode::per_feature);
   BOOST_TEST(stats.stddev[0] == 0.0f);
-  apply_normalization(d, stats);
+  BOOST_REQUIRE(apply_normalization(d, stats).ok());
   BOOST_TEST(d.features == (std::vector<float>{0, -1, 0, 1}), boost::test_tools::per_element());
   Normalization wrong_size{{0, 0, 0}, {1, 1, 1}};
-  BOOST_CHECK_THROW(apply_normalization(d, wrong_size), std::invalid_argument);
+  auto refused = apply_normalization(d, wrong_size);
+  BOOST_TEST(refused.is_invalid_argument());
+  BOOST_TEST(refused.message() == "apply_normalization: 3 means and 3 stddevs for samples of 2 features");
+  BOOST_TEST(d.features == (std::vector<float>{0, -1, 0, 1}), boost::test_tools::per_element());  // unchanged
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -5,10 +5,10 @@
 #include <boost/test/unit_test.hpp>
 
 #include <cstring>
-#include <stdexcept>
 
 #include "datasets/batch_read_ahead.hpp"
 #include "datasets/shard.hpp"
+#include "test/contract_check.hpp"
 #include "test_datasets_util.hpp"
 
 using namespace cerebro::datasets;
@@ -33,7 +33,7 @@ void expect_batches_of_gather(const Dataset& data, const std::vector<int64_t>& o
   BOOST_TEST(reader.batch_count() == (n + batch_size - 1) / batch_size);
   int64_t begin = 0;
   for (int64_t b = 0; b < reader.batch_count(); ++b, begin += batch_size) {
-    const GatheredBatch batch = reader.next();
+    const GatheredBatch batch = reader.next().value();
     BOOST_REQUIRE(static_cast<bool>(batch));
     const Dataset expected = gather(data, order, begin, std::min(begin + batch_size, n));
     BOOST_TEST(batch.begin == begin);
@@ -42,8 +42,8 @@ void expect_batches_of_gather(const Dataset& data, const std::vector<int64_t>& o
     BOOST_TEST(std::memcmp(batch.features.get(), expected.features.data(), expected.features.size() * sizeof(float)) == 0,
                "batch " << b << " differs from gather()");
   }
-  BOOST_TEST(!reader.next());  // then the end, and it stays the end
-  BOOST_TEST(!reader.next());
+  BOOST_TEST(!reader.next().value());  // then the end, and it stays the end
+  BOOST_TEST(!reader.next().value());
 }
 
 }  // namespace
@@ -87,22 +87,23 @@ BOOST_AUTO_TEST_CASE(stopping_mid_pass_joins_the_reader_and_an_empty_order_ends_
   const std::vector<int64_t> order = shuffled_indices(500, 9);
   {
     BatchReadAhead reader(data, order.data(), 500, 10, {2, int64_t{1} << 30, 0});
-    BOOST_TEST(static_cast<bool>(reader.next()));
+    BOOST_TEST(static_cast<bool>(reader.next().value()));
   }  // the reader waits for room when this ends it: the destructor must wake and join it
   {
     BatchReadAhead never_read(data, order.data(), 500, 10);
   }
   BatchReadAhead empty(data, order.data(), 0, 10);
   BOOST_TEST(empty.batch_count() == 0);
-  BOOST_TEST(!empty.next());
+  BOOST_TEST(!empty.next().value());
 }
 
 BOOST_AUTO_TEST_CASE(a_bad_order_or_batch_size_is_refused_before_reading) {
   const Dataset data = numbered(20);
   const std::vector<int64_t> outside{0, 20}, negative{-1};
-  BOOST_CHECK_THROW(BatchReadAhead(data, outside.data(), 2, 4), std::out_of_range);
-  BOOST_CHECK_THROW(BatchReadAhead(data, negative.data(), 1, 4), std::out_of_range);
-  BOOST_CHECK_THROW(BatchReadAhead(data, outside.data(), 1, 0), std::invalid_argument);
+  CEREBRO_CHECK_CONTRACT(BatchReadAhead(data, outside.data(), 2, 4),
+                         "BatchReadAhead: index 20 is outside a dataset of 20 examples");
+  CEREBRO_CHECK_CONTRACT(BatchReadAhead(data, negative.data(), 1, 4), "index -1 is outside");
+  CEREBRO_CHECK_CONTRACT(BatchReadAhead(data, outside.data(), 1, 0), "BatchReadAhead: batch size 0 < 1");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

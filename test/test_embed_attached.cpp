@@ -151,7 +151,7 @@ BOOST_AUTO_TEST_CASE(an_attached_cluster_runs_experiments_on_the_coordinators_ag
   BOOST_REQUIRE(!used.ok());
   BOOST_TEST(used.error().find("not empty") != std::string::npos, used.error());
   auto registered = datasets::register_dataset_source("mine", []() -> Result<datasets::SourceData> {
-    return Status::error("never called: the request is refused first");
+    return Status::internal("never called: the request is refused first");
   });
   BOOST_REQUIRE_MESSAGE(registered.ok(), registered.message());
   auto mine = SpecBuilder("mine").data_source("mine").space("model", {"mlp"}).build();

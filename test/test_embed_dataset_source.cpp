@@ -95,7 +95,7 @@ BOOST_AUTO_TEST_CASE(loader_output_is_checked_and_errors_name_the_source) {
   auto other_test = separable(10);
   other_test.test = testing::separable_dataset(5, 2, 3, 1);
   expect(returning(other_test), "test examples have shape [2]");
-  expect([]() -> Result<SourceData> { return Status::error("warehouse offline"); }, "warehouse offline");
+  expect([]() -> Result<SourceData> { return Status::unavailable("warehouse offline"); }, "warehouse offline");
   expect([]() -> Result<SourceData> { throw std::runtime_error("boom"); }, "the loader threw: boom");
 }
 
@@ -134,7 +134,7 @@ BOOST_AUTO_TEST_CASE(prepare_uses_the_loaders_test_set_and_reports_loader_errors
   BOOST_REQUIRE_MESSAGE(manifest.ok(), manifest.error());
   BOOST_TEST(manifest->test.count == 15);
 
-  Registered broken("broken", []() -> Result<SourceData> { return Status::error("no rows today"); });
+  Registered broken("broken", []() -> Result<SourceData> { return Status::not_found("no rows today"); });
   o.source = "broken";
   auto failed = prepare(o, dir.file("failed"));
   BOOST_TEST(contains(failed.error(), "source 'broken': no rows today"), failed.error());

@@ -108,7 +108,9 @@ BOOST_AUTO_TEST_CASE(leaderboard_ranks_by_the_metric_unranked_last) {
       {{"id", 1}, {"params", {{"lr", 0.01}}}, {"status", "completed"}, {"metric", 0.7}},
       {{"id", 2}, {"params", {{"lr", 0.001}}}, {"status", "completed"}, {"metric", 0.9}},
   });
-  auto r = result_from_summary("e1", "/runs/e1", summary_with("val_accuracy", configs));
+  auto read = result_from_summary("e1", "/runs/e1", summary_with("val_accuracy", configs));
+  BOOST_REQUIRE(read.ok());
+  const experiment_result& r = *read;
   BOOST_TEST(r.ok());
   BOOST_TEST(r.wall_s == 1.5);
   BOOST_REQUIRE(r.leaderboard.size() == 3u);
@@ -123,7 +125,18 @@ BOOST_AUTO_TEST_CASE(leaderboard_ranks_by_the_metric_unranked_last) {
   BOOST_TEST(contains(table, "... 1 more"), table);
 
   auto by_loss = result_from_summary("e2", "/runs/e2", summary_with("val_loss", configs));
-  BOOST_TEST(by_loss.leaderboard[0].config == 1);  // lower is better
+  BOOST_REQUIRE(by_loss.ok());
+  BOOST_TEST(by_loss->leaderboard[0].config == 1);  // lower is better
+}
+
+BOOST_AUTO_TEST_CASE(a_summary_with_an_unknown_status_word_or_a_wrong_type_is_invalid) {
+  json unknown = json::array({{{"id", 4}, {"status", "exploded"}, {"metric", 0.5}}});
+  auto read = result_from_summary("e4", "/runs/e4", summary_with("val_accuracy", unknown));
+  BOOST_TEST(read.status().is_invalid_argument());
+  BOOST_TEST(contains(read.error(), "/runs/e4/summary.json: config 4"), read.error());
+  BOOST_TEST(contains(read.error(), "exploded"), read.error());
+  json wrong = {{"metric", 3}, {"configs", json::array()}};
+  BOOST_TEST(result_from_summary("e5", "/runs/e5", wrong).status().is_invalid_argument());
 }
 
 BOOST_AUTO_TEST_CASE(failed_result_carries_the_error) {

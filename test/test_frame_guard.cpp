@@ -185,7 +185,7 @@ BOOST_AUTO_TEST_CASE(a_taken_port_gives_cannot_listen_and_shutdown_closes_open_c
   BOOST_REQUIRE(send_bytes(fd, f));
   BOOST_REQUIRE((receive_bytes(fd, f.size(), 10) == f));
   auto started = std::chrono::steady_clock::now();
-  first = Status::error("dropped");  // destroys the guard with the connection open
+  first = Status::internal("dropped");  // destroys the guard with the connection open
   BOOST_TEST((std::chrono::steady_clock::now() - started < std::chrono::seconds(3)));
   BOOST_TEST(closed_within(fd, 5));
   ::close(fd);

@@ -145,7 +145,7 @@ BOOST_AUTO_TEST_CASE(three_ranks_sum_in_one_order_and_hold_one_state) {
   auto gang = local_gang(3, 30);
   BOOST_TEST_REQUIRE(gang.ok(), gang.error());
   const datasets::Dataset* parts[] = {&data.p0, &data.p1, &third};
-  std::vector<Result<GangUnitOutput>> out(3, Status::error("not run"));
+  std::vector<Result<GangUnitOutput>> out(3, Status::internal("not run"));
   std::vector<std::thread> threads;
   for (int r = 0; r < 3; ++r) {
     threads.emplace_back([&, r] {

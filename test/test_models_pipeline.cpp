@@ -301,7 +301,7 @@ BOOST_AUTO_TEST_CASE(models_that_cannot_be_split_are_refused_with_the_reason) {
   auto stages = planned_stages(ok, d.shape, four);
   BOOST_TEST_REQUIRE(stages.ok(), stages.error());
   BOOST_TEST(*stages == 2);
-  BOOST_TEST(planned_stages({{"model", "mlp"}}, d.shape, four).take_or_throw() == 1);
+  BOOST_TEST(planned_stages({{"model", "mlp"}}, d.shape, four).value() == 1);
   auto refused = planned_stages({{"model", "mlp"}, {"parallelism", "pipeline"}, {"stages", 3}}, d.shape, {2, 0});
   BOOST_TEST(refused.error() == "[space] stages = 3: more stages than the 2 workers");
   // A model that does not build for this data (too many poolings for 8x8

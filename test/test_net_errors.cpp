@@ -1,9 +1,19 @@
 // runtime/net/error_category: a Status crosses an actor boundary as a
-// caf::error of the project's category and comes back with its code.
+// caf::error of the project's category and comes back with its code, in one
+// process and to another one through CAF's middleman.
 #define BOOST_TEST_MODULE net_errors
 #include <boost/test/unit_test.hpp>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
 #include <caf/all.hpp>
+#include <caf/io/all.hpp>
 
 #include "runtime/net/error_category.hpp"
 #include "runtime/net/messages.hpp"
@@ -14,17 +24,67 @@ namespace {
 
 class system_config : public caf::actor_system_config {
  public:
-  system_config() { register_message_types(*this); }
+  explicit system_config(bool middleman = false) {
+    register_message_types(*this);
+    if (middleman) load<caf::io::middleman>();
+  }
 };
 
 using fail_atom = caf::atom_constant<caf::atom("fail")>;
 
+// Every code but ok: the ones a failure can carry.
+std::vector<StatusCode> failure_codes() {
+  std::vector<StatusCode> codes;
+  for (int c = 1; c <= static_cast<int>(kLastStatusCode); ++c) codes.push_back(static_cast<StatusCode>(c));
+  return codes;
+}
+
+// test/net_error_peer.cpp in a process of its own, which serves until its
+// stdin closes (when this ends).
+class PeerProcess {
+ public:
+  PeerProcess() {
+    int to_peer[2], from_peer[2];
+    if (pipe(to_peer) != 0 || pipe(from_peer) != 0) return;
+    pid_ = fork();
+    if (pid_ == 0) {
+      dup2(to_peer[0], STDIN_FILENO);
+      dup2(from_peer[1], STDOUT_FILENO);
+      for (int fd : {to_peer[0], to_peer[1], from_peer[0], from_peer[1]}) close(fd);
+      execl(CEREBRO_NET_ERROR_PEER, CEREBRO_NET_ERROR_PEER, static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    close(to_peer[0]);
+    close(from_peer[1]);
+    to_peer_ = to_peer[1];
+    from_peer_ = fdopen(from_peer[0], "r");
+  }
+  ~PeerProcess() {
+    if (to_peer_ >= 0) close(to_peer_);
+    if (from_peer_) fclose(from_peer_);
+    int status = 0;
+    if (pid_ > 0) waitpid(pid_, &status, 0);
+  }
+  PeerProcess(const PeerProcess&) = delete;
+  PeerProcess& operator=(const PeerProcess&) = delete;
+
+  // The port the peer published its actor on (0 when it did not start).
+  uint16_t port() {
+    unsigned port = 0;
+    if (!from_peer_ || std::fscanf(from_peer_, "%u", &port) != 1) return 0;
+    return static_cast<uint16_t>(port);
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int to_peer_ = -1;
+  FILE* from_peer_ = nullptr;
+};
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(every_code_survives_the_round_trip) {
-  for (auto code : {StatusCode::unknown, StatusCode::invalid_argument, StatusCode::not_found, StatusCode::corruption,
-                    StatusCode::io_error, StatusCode::failed_precondition, StatusCode::unavailable,
-                    StatusCode::internal}) {
+  for (auto code : failure_codes()) {
     auto error = to_error(Status::of(code, "what went wrong"));
     BOOST_TEST(error.category() == status_error_category);
     auto back = to_status(error);
@@ -89,4 +149,37 @@ BOOST_AUTO_TEST_CASE(the_code_survives_serialization_and_an_actor_reply) {
   BOOST_TEST(answer.is_corruption(), answer.message());
   BOOST_TEST(answer.message() == "from the actor");
   self->send_exit(failing, caf::exit_reason::user_shutdown);
+}
+
+// What the middleman does for real: an error made in another process, for
+// each code, arrives here with to_status giving the same code and message.
+BOOST_AUTO_TEST_CASE(every_code_crosses_to_another_process_and_comes_back_the_same) {
+  PeerProcess peer;
+  const uint16_t port = peer.port();
+  BOOST_REQUIRE_MESSAGE(port > 0, "the peer process " CEREBRO_NET_ERROR_PEER " did not publish its actor");
+  system_config config{true};
+  caf::actor_system system{config};
+  auto remote = system.middleman().remote_actor("127.0.0.1", port);
+  BOOST_REQUIRE_MESSAGE(remote, (remote ? std::string() : system.render(remote.error())));
+  caf::scoped_actor self{system};
+  auto ask = [&](int32_t code, const std::string& text) {
+    Status answer = Status::internal("no answer");
+    self->request(*remote, std::chrono::seconds(30), fail_atom::value, code, text)
+        .receive([&](int32_t) { answer = Status::internal("the peer answered with a value"); },
+                 [&](const caf::error& e) {
+                   BOOST_TEST(e.category() == status_error_category);
+                   answer = to_status(e);
+                 });
+    return answer;
+  };
+  for (StatusCode code : failure_codes()) {
+    const std::string text = std::string("made in the peer process: ") + to_string(code);
+    Status answer = ask(static_cast<int32_t>(code), text);
+    BOOST_TEST((answer.code() == code), to_string(code) << " came back as " << to_string(answer.code()));
+    BOOST_TEST(answer.message() == text);
+  }
+  // A code this build does not know (a newer peer's) still arrives as a failure.
+  Status newer = ask(static_cast<int32_t>(kLastStatusCode) + 1, "a newer peer's code");
+  BOOST_TEST((newer.code() == StatusCode::unknown));
+  BOOST_TEST(newer.message() == "a newer peer's code");
 }

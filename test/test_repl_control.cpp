@@ -18,7 +18,7 @@ using namespace cerebro;
 namespace {
 
 ExperimentControl make_control(int partitions) {
-  return ExperimentControl(partitions, 1, ExperimentControl::Metric::val_accuracy, 3, make_policy("randomized", 1),
+  return ExperimentControl(partitions, 1, ExperimentControl::Metric::val_accuracy, 3, make_policy(SchedulerKind::randomized, 1),
                            std::make_unique<FixedEpochsProcedure>());
 }
 
@@ -146,7 +146,7 @@ BOOST_AUTO_TEST_CASE(a_clone_is_a_new_config_that_names_its_parent) {
 }
 
 BOOST_AUTO_TEST_CASE(configs_are_added_only_to_fixed_epoch_searches) {
-  ExperimentControl control(1, 1, ExperimentControl::Metric::val_accuracy, 3, make_policy("randomized", 1),
+  ExperimentControl control(1, 1, ExperimentControl::Metric::val_accuracy, 3, make_policy(SchedulerKind::randomized, 1),
                             std::make_unique<AshaProcedure>(AshaOptions{4, 1, 2, SearchMetric::val_accuracy}));
   control.add_worker(0, {0});
   control.add_config(0, 4);

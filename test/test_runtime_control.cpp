@@ -12,7 +12,7 @@ namespace {
 
 ExperimentControl make_control(int partitions, int retries = 3) {
   return ExperimentControl(partitions, 1, ExperimentControl::Metric::val_accuracy, retries,
-                           make_policy("randomized", 1), std::make_unique<FixedEpochsProcedure>());
+                           make_policy(SchedulerKind::randomized, 1), std::make_unique<FixedEpochsProcedure>());
 }
 
 UnitLogEntry committed(const Dispatch& d, double accuracy = 0.5, UnitStatus status = UnitStatus::ok) {
@@ -127,7 +127,7 @@ class ScriptedProcedure : public SearchProcedure {
 ExperimentControl scripted_control(int partitions, ScriptedProcedure*& procedure) {
   auto owned = std::make_unique<ScriptedProcedure>();
   procedure = owned.get();
-  return ExperimentControl(partitions, 1, ExperimentControl::Metric::val_accuracy, 3, make_policy("randomized", 1),
+  return ExperimentControl(partitions, 1, ExperimentControl::Metric::val_accuracy, 3, make_policy(SchedulerKind::randomized, 1),
                            std::move(owned));
 }
 

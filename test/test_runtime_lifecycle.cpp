@@ -21,7 +21,7 @@ BOOST_AUTO_TEST_CASE(unit_statuses_round_trip_through_their_words) {
   for (const auto& [status, word] : all) {
     BOOST_TEST(to_string(status) == word);
     BOOST_TEST((parse_unit_status(word) == status));
-    BOOST_TEST(unit_status_from_json(nlohmann::json(word)) == status);
+    BOOST_TEST((unit_status_from_json(nlohmann::json(word)).value() == status));
   }
   BOOST_TEST(!parse_unit_status("OK").has_value());
   BOOST_TEST(!parse_unit_status("running").has_value());
@@ -36,7 +36,7 @@ BOOST_AUTO_TEST_CASE(config_statuses_round_trip_through_their_words) {
   for (const auto& [status, word] : all) {
     BOOST_TEST(to_string(status) == word);
     BOOST_TEST((parse_config_status(word) == status));
-    BOOST_TEST(config_status_from_json(nlohmann::json(word)) == status);
+    BOOST_TEST((config_status_from_json(nlohmann::json(word)).value() == status));
     BOOST_TEST(config_failed(status) == (word == "diverged" || word == "failed"));
   }
   BOOST_TEST(!parse_config_status("ok").has_value());
@@ -56,10 +56,11 @@ BOOST_AUTO_TEST_CASE(experiment_statuses_round_trip_through_their_words) {
 }
 
 BOOST_AUTO_TEST_CASE(a_stored_status_that_is_no_known_word_is_refused) {
-  BOOST_CHECK_THROW(unit_status_from_json(nlohmann::json("exploded")), Error);
-  BOOST_CHECK_THROW(unit_status_from_json(nlohmann::json(1)), Error);
-  BOOST_CHECK_THROW(config_status_from_json(nlohmann::json("ok")), Error);
-  BOOST_CHECK_THROW(config_status_from_json(nlohmann::json(nullptr)), Error);
+  BOOST_TEST(unit_status_from_json(nlohmann::json("exploded")).status().is_invalid_argument());
+  BOOST_TEST(unit_status_from_json(nlohmann::json(1)).status().is_invalid_argument());
+  BOOST_TEST(config_status_from_json(nlohmann::json("ok")).status().is_invalid_argument());
+  BOOST_TEST(config_status_from_json(nlohmann::json(nullptr)).status().is_invalid_argument());
+  BOOST_TEST(unit_status_from_json(nlohmann::json("exploded")).error().find("\"exploded\"") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -30,7 +30,7 @@ ExperimentControl make_control(uint64_t policy_seed) {
   asha.min_epochs = 1;
   asha.eta = 2;
   auto control = ExperimentControl(kPartitions, 7, ExperimentControl::Metric::val_accuracy, 3,
-                                   make_policy("randomized", policy_seed), std::make_unique<AshaProcedure>(asha));
+                                   make_policy(SchedulerKind::randomized, policy_seed), std::make_unique<AshaProcedure>(asha));
   for (ConfigId c = 0; c < kConfigs; ++c) control.add_config(c, kEpochs);
   return control;
 }

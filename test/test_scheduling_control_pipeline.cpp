@@ -38,7 +38,7 @@ class ProposesConfigs : public FixedEpochsProcedure {
 };
 
 ExperimentControl proposing_control(int partitions, std::vector<ConfigId> ids) {
-  return ExperimentControl(partitions, 1, ExperimentControl::Metric::val_accuracy, 3, make_policy("randomized", 1),
+  return ExperimentControl(partitions, 1, ExperimentControl::Metric::val_accuracy, 3, make_policy(SchedulerKind::randomized, 1),
                            std::make_unique<ProposesConfigs>(std::move(ids)));
 }
 
@@ -423,7 +423,7 @@ BOOST_AUTO_TEST_CASE(a_pipeline_entry_says_how_it_trained_in_the_log_and_the_sum
   BOOST_TEST(trained_as(e) == "pipeline over 2 stages (workers 3, 1)");
   auto j = to_json(e);
   BOOST_TEST(j["trained_as"] == "pipeline over 2 stages (workers 3, 1)");
-  BOOST_TEST(unit_log_entry_from_json(j).pipeline_workers == e.pipeline_workers);
+  BOOST_TEST(unit_log_entry_from_json(j).value().pipeline_workers == e.pipeline_workers);
   // Entries of other units keep their old keys only.
   UnitLogEntry alone;
   BOOST_TEST(!to_json(alone).contains("pipeline_workers"));

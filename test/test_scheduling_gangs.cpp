@@ -42,12 +42,12 @@ BOOST_AUTO_TEST_CASE(a_gang_is_one_attempt_that_commits_whole) {
   BOOST_TEST(book.remaining_units(7) == 6);  // 2 running + 1 pending + 3 next epoch
   // Isolation: worker 2 may not run config 7 alongside the gang.
   BOOST_TEST(book.eligible_units(2) == std::vector<Unit>{(Unit{8, 2, 0})}, boost::test_tools::per_element());
-  BOOST_CHECK_EXCEPTION(book.start(2, Unit{7, 2, 0}), Error, message_has("isolation"));
+  CEREBRO_CHECK_CONTRACT(book.start(2, Unit{7, 2, 0}), "isolation");
   // A member alone can neither complete nor requeue.
-  BOOST_CHECK_EXCEPTION(book.complete(0, Unit{7, 0, 0}), Error, message_has("gang member"));
-  BOOST_CHECK_EXCEPTION(book.requeue(1, Unit{7, 1, 0}), Error, message_has("gang member"));
+  CEREBRO_CHECK_CONTRACT(book.complete(0, Unit{7, 0, 0}), "gang member");
+  CEREBRO_CHECK_CONTRACT(book.requeue(1, Unit{7, 1, 0}), "gang member");
   // Completing part of the gang is refused: it commits whole.
-  BOOST_CHECK_EXCEPTION(book.complete_gang({{0, {7, 0, 0}}, {2, {7, 2, 0}}}), Error, message_has("not running"));
+  CEREBRO_CHECK_CONTRACT(book.complete_gang({{0, {7, 0, 0}}, {2, {7, 2, 0}}}), "not running");
   BOOST_TEST(!book.complete_gang(gang));  // partition 2 is still pending
   BOOST_TEST(book.units_done() == 2);
   BOOST_TEST(!book.config_busy(7));
@@ -67,18 +67,29 @@ BOOST_AUTO_TEST_CASE(a_gang_ending_the_epoch_says_so) {
   BOOST_TEST(book.units_done() == 3);
 }
 
+// Each misuse is a contract violation naming the member at fault, and
+// can_start_gang says the same beforehand without changing the book.
 BOOST_AUTO_TEST_CASE(start_gang_rejects_every_misuse_and_changes_nothing) {
   MopBook book = three_by_three();
-  BOOST_CHECK_EXCEPTION(book.start_gang({{0, {7, 0, 0}}}), Error, message_has("at least 2 members"));
-  BOOST_CHECK_EXCEPTION(book.start_gang({{0, {7, 0, 0}}, {1, {8, 1, 0}}}), Error, message_has("differ in config"));
-  BOOST_CHECK_EXCEPTION(book.start_gang({{0, {7, 0, 0}}, {0, {7, 1, 0}}}), Error, message_has("worker 0 appears twice"));
-  BOOST_CHECK_EXCEPTION(book.start_gang({{0, {7, 0, 0}}, {1, {7, 0, 0}}}), Error, message_has("appears twice"));
-  BOOST_CHECK_EXCEPTION(book.start_gang({{0, {7, 0, 0}}, {1, {7, 2, 0}}}), Error,
-                        message_has("worker 1 does not hold partition 2"));
-  BOOST_CHECK_EXCEPTION(book.start_gang({{0, {7, 0, 1}}, {1, {7, 1, 1}}}), Error, message_has("is in epoch 0"));
+  auto refused = [&book](const std::vector<MopBook::GangMember>& members, const std::string& why) {
+    auto fits = book.can_start_gang(members);
+    BOOST_TEST(fits.is_failed_precondition(), why);
+    BOOST_TEST(fits.message().find(why) != std::string::npos, fits.message());
+    CEREBRO_CHECK_CONTRACT(book.start_gang(members), "MopBook::start_gang: ");
+    CEREBRO_CHECK_CONTRACT(book.start_gang(members), why);
+  };
+  refused({{0, {7, 0, 0}}}, "at least 2 members");
+  refused({{0, {7, 0, 0}}, {1, {8, 1, 0}}}, "differ in config");
+  refused({{0, {7, 0, 0}}, {0, {7, 1, 0}}}, "worker 0 appears twice");
+  refused({{0, {7, 0, 0}}, {1, {7, 0, 0}}}, "appears twice");
+  refused({{0, {7, 0, 0}}, {1, {7, 2, 0}}}, "worker 1 does not hold partition 2");
+  refused({{0, {7, 0, 1}}, {1, {7, 1, 1}}}, "is in epoch 0");
+  refused({{0, {9, 0, 0}}, {1, {9, 1, 0}}}, "unknown config 9");
+  refused({{0, {7, 0, 0}}, {5, {7, 1, 0}}}, "unknown worker 5");
   book.start(2, Unit{8, 2, 0});
-  BOOST_CHECK_EXCEPTION(book.start_gang({{0, {8, 0, 0}}, {1, {8, 1, 0}}}), Error, message_has("isolation"));
-  BOOST_CHECK_EXCEPTION(book.start_gang({{0, {7, 0, 0}}, {2, {7, 2, 0}}}), Error, message_has("worker 2 is busy"));
+  refused({{0, {8, 0, 0}}, {1, {8, 1, 0}}}, "isolation");
+  refused({{0, {7, 0, 0}}, {2, {7, 2, 0}}}, "worker 2 is busy");
+  BOOST_TEST(book.can_start_gang({{0, {7, 0, 0}}, {1, {7, 1, 0}}}).ok());
   // Nothing of the refused gangs stuck.
   BOOST_TEST(!book.worker_busy(0));
   BOOST_TEST(!book.worker_busy(1));
@@ -93,7 +104,7 @@ BOOST_AUTO_TEST_CASE(a_member_lost_fails_the_attempt_and_every_unit_is_pending_a
   BOOST_TEST((book.remove_worker(1) == std::optional<Unit>{Unit{7, 1, 0}}));
   BOOST_TEST(book.config_busy(7));  // the other members still run
   // The gang cannot commit without its member.
-  BOOST_CHECK_EXCEPTION(book.complete_gang(gang), Error, message_has("worker 1"));
+  CEREBRO_CHECK_CONTRACT(book.complete_gang(gang), "worker 1");
   book.requeue_gang(gang);
   BOOST_TEST(!book.config_busy(7));
   BOOST_TEST(!book.worker_busy(0));
@@ -340,10 +351,17 @@ BOOST_AUTO_TEST_CASE(mop_never_gangs_and_data_always_does_when_it_can) {
 BOOST_AUTO_TEST_CASE(bad_costs_are_refused_by_name) {
   GangCosts costs;
   costs.max_gang = 1;
-  BOOST_CHECK_EXCEPTION(GangPlanner(Parallelism::data, costs), Error, message_has("max_gang"));
+  BOOST_TEST(GangPlanner::check(costs).is_invalid_argument());
+  BOOST_TEST(GangPlanner::check(costs).message().find("max_gang") != std::string::npos);
+  CEREBRO_CHECK_CONTRACT(GangPlanner(Parallelism::data, costs), "max_gang");
   costs = GangCosts{};
   costs.allreduce_s = -1;
-  BOOST_CHECK_EXCEPTION(GangPlanner(Parallelism::data, costs), Error, message_has("allreduce_s"));
+  BOOST_TEST(GangPlanner::check(costs).is_invalid_argument());
+  CEREBRO_CHECK_CONTRACT(GangPlanner(Parallelism::data, costs), "allreduce_s");
+  costs = GangCosts{};
+  costs.margin = 1;
+  BOOST_TEST(GangPlanner::check(costs).message().find("margin") != std::string::npos);
+  BOOST_TEST(GangPlanner::check(GangCosts{}).ok());
 }
 
 BOOST_AUTO_TEST_SUITE_END()
@@ -388,7 +406,7 @@ BOOST_AUTO_TEST_CASE(a_gang_commits_its_units_and_one_state_in_one_batch) {
   BOOST_TEST_REQUIRE(latest.ok(), latest.error());
   BOOST_TEST(*latest == "gang state");
   // The JSON round trip keeps the marks, and a MOP entry has none.
-  BOOST_TEST(unit_log_entry_from_json(to_json(log[2])).gang == log[1].seq);
+  BOOST_TEST(unit_log_entry_from_json(to_json(log[2])).value().gang == log[1].seq);
   BOOST_TEST(!to_json(log[0]).contains("gang"));
   // The unit-log check sees one epoch done: a unit alone and a gang of two.
   std::vector<UnitRecord> records;

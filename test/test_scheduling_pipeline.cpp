@@ -13,6 +13,7 @@
 #include "runtime/scheduling/pipeline_plan.hpp"
 #include "runtime/base/status.hpp"
 #include "runtime/store/pipeline_state.hpp"
+#include "test/contract_check.hpp"
 
 namespace cerebro {
 namespace {
@@ -222,9 +223,10 @@ BOOST_AUTO_TEST_CASE(pipeline_attempts_hold_their_workers_until_they_finish) {
   BOOST_TEST((attempts.crew(second).unit == Unit{2, 1, 0}));
 
   // A worker in a running attempt cannot join another; a crew needs 2 distinct workers.
-  BOOST_CHECK_THROW(attempts.start(PipelineCrew{Unit{3, 0, 0}, 5, {4}}), Error);
-  BOOST_CHECK_THROW(attempts.start(PipelineCrew{Unit{3, 0, 0}, 5, {}}), Error);
-  BOOST_CHECK_THROW(attempts.start(PipelineCrew{Unit{3, 0, 0}, 5, {6, 5}}), Error);
+  CEREBRO_CHECK_CONTRACT(attempts.start(PipelineCrew{Unit{3, 0, 0}, 5, {4}}),
+                         "PipelineAttempts::start: worker 4 is in pipeline attempt");
+  CEREBRO_CHECK_CONTRACT(attempts.start(PipelineCrew{Unit{3, 0, 0}, 5, {}}), "needs at least 2 stages, got 1");
+  CEREBRO_CHECK_CONTRACT(attempts.start(PipelineCrew{Unit{3, 0, 0}, 5, {6, 5}}), "worker 5 appears twice");
   BOOST_TEST(!attempts.attempt_of(5).has_value());  // a refused crew holds nobody
 
   // A failed (or committed) attempt frees every member at once and hands back its unit.
@@ -233,8 +235,8 @@ BOOST_AUTO_TEST_CASE(pipeline_attempts_hold_their_workers_until_they_finish) {
   BOOST_TEST((ended.members() == std::vector<WorkerId>{2, 3, 4}));
   BOOST_TEST(!attempts.running(second));
   for (WorkerId w : {2, 3, 4}) BOOST_TEST(!attempts.attempt_of(w).has_value());
-  BOOST_CHECK_THROW(attempts.finish(second), Error);
-  BOOST_CHECK_THROW(attempts.crew(second), Error);
+  CEREBRO_CHECK_CONTRACT(attempts.finish(second), "PipelineAttempts::finish: pipeline attempt 2 is not running");
+  CEREBRO_CHECK_CONTRACT(attempts.crew(second), "PipelineAttempts::crew: pipeline attempt 2 is not running");
   // Freed workers can form the next attempt.
   BOOST_TEST(attempts.start(PipelineCrew{Unit{2, 1, 0}, 3, {4}}) > second);
   BOOST_TEST(attempts.running(first));

@@ -4,6 +4,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "runtime/scheduling/cost_prior.hpp"
@@ -31,7 +32,7 @@ class TableProbe : public ModelCostProbe {
   Result<double> seconds_per_example(const nlohmann::json& params) override {
     ++calls;
     auto it = seconds.find(params.value("model", ""));
-    if (it == seconds.end()) return Status::error("no such model in the table");
+    if (it == seconds.end()) return Status::not_found("no such model in the table");
     return it->second;
   }
 };
@@ -54,8 +55,8 @@ BOOST_AUTO_TEST_CASE(the_heavy_config_starts_first_before_any_unit_is_measured) 
   MopBook book = two_workers_four_configs();
   CriticalPathPolicy policy(7);
   CostPriors priors;
-  for (ConfigId c = 0; c < 3; ++c) priors.set(c, 1e-4);
-  priors.set(3, 1e-3);
+  for (ConfigId c = 0; c < 3; ++c) BOOST_REQUIRE(priors.set(c, 1e-4).ok());
+  BOOST_REQUIRE(priors.set(3, 1e-3).ok());
   priors.apply_to(policy);
   std::optional<Unit> first = policy.choose(0, book);
   BOOST_REQUIRE(first.has_value());
@@ -76,10 +77,10 @@ BOOST_AUTO_TEST_CASE(the_heavy_config_starts_first_before_any_unit_is_measured) 
 // one partition only keeps the threshold rules.
 BOOST_AUTO_TEST_CASE(full_holders_run_the_longest_remaining_chain_first) {
   CostPriors priors;
-  priors.set(0, 1e-4);
-  priors.set(1, 5e-4);
-  priors.set(2, 3e-4);
-  priors.set(3, 1e-3);
+  BOOST_REQUIRE(priors.set(0, 1e-4).ok());
+  BOOST_REQUIRE(priors.set(1, 5e-4).ok());
+  BOOST_REQUIRE(priors.set(2, 3e-4).ok());
+  BOOST_REQUIRE(priors.set(3, 1e-3).ok());
   {
     MopBook book = two_workers_four_configs();
     CriticalPathPolicy policy(7);
@@ -143,7 +144,7 @@ BOOST_AUTO_TEST_CASE(a_worker_fit_slower_by_the_priors_bias_still_runs_the_longe
   for (ConfigId c = 0; c < 8; ++c) book.add_config(c, 2);
   CriticalPathPolicy policy(42);
   CostPriors priors;
-  for (const auto& [c, seconds] : recorded_priors) priors.set(c, seconds);
+  for (const auto& [c, seconds] : recorded_priors) BOOST_REQUIRE(priors.set(c, seconds).ok());
   priors.apply_to(policy);
   // Dispatches and commits in time order (a commit first at equal times).
   struct Event {
@@ -220,8 +221,8 @@ BOOST_AUTO_TEST_CASE(each_architecture_is_probed_once) {
   auto estimated = CostPriors::estimate(configs, probe);
   BOOST_TEST(probe.calls == 4);
   BOOST_TEST(estimated.probes == 4);
-  BOOST_TEST(estimated.priors.seconds_per_example(1) == 1e-5);
-  BOOST_TEST(estimated.priors.seconds_per_example(3) == 2e-4);
+  BOOST_TEST(estimated.priors.seconds_per_example(1).value() == 1e-5);
+  BOOST_TEST(estimated.priors.seconds_per_example(3).value() == 2e-4);
   BOOST_TEST(!estimated.priors.has(4));
   BOOST_REQUIRE_EQUAL(estimated.problems.size(), 1u);
   BOOST_TEST(estimated.problems[0].find("config 4") != std::string::npos);
@@ -231,8 +232,8 @@ BOOST_AUTO_TEST_CASE(each_architecture_is_probed_once) {
 
 BOOST_AUTO_TEST_CASE(priors_round_trip_through_json_and_reject_bad_input) {
   CostPriors priors;
-  priors.set(0, 1e-5);
-  priors.set(12, 3e-4);
+  BOOST_REQUIRE(priors.set(0, 1e-5).ok());
+  BOOST_REQUIRE(priors.set(12, 3e-4).ok());
   auto back = CostPriors::from_json(priors.to_json());
   BOOST_REQUIRE(back.ok());
   BOOST_TEST(back->all() == priors.all());
@@ -242,7 +243,12 @@ BOOST_AUTO_TEST_CASE(priors_round_trip_through_json_and_reject_bad_input) {
   auto bad_value = CostPriors::from_json(nlohmann::json{{"3", -1.0}});
   BOOST_REQUIRE(!bad_value.ok());
   BOOST_TEST(bad_value.error().find("config 3") != std::string::npos);
-  BOOST_CHECK_THROW(priors.set(1, 0.0), Error);
+  BOOST_TEST(priors.set(1, 0.0).is_invalid_argument());
+  BOOST_TEST(priors.set(1, std::nan("")).is_invalid_argument());
+  BOOST_TEST(!priors.has(1));
+  BOOST_TEST(bad_key.status().is_invalid_argument());
+  BOOST_TEST(bad_value.status().is_invalid_argument());
+  BOOST_TEST(!priors.seconds_per_example(1).has_value());
   BOOST_TEST(prior_unit_seconds(1e-4, 1000) == 0.1, boost::test_tools::tolerance(1e-12));
   BOOST_TEST(prior_unit_seconds(1e-4, 1000, 10, 5) == 0.2, boost::test_tools::tolerance(1e-12));
 }

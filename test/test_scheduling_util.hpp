@@ -9,6 +9,7 @@
 #include "runtime/base/status.hpp"
 #include "runtime/scheduling/experiment_control.hpp"
 #include "runtime/search/search_procedure.hpp"
+#include "test/contract_check.hpp"
 
 namespace cerebro::test {
 
@@ -26,7 +27,7 @@ inline auto message_has(std::string needle) {
 // the randomized policy and fixed epochs (1).
 inline ExperimentControl make_control(int partitions, int retries = 3) {
   return ExperimentControl(partitions, 1, ExperimentControl::Metric::val_accuracy, retries,
-                           make_policy("randomized", 1), std::make_unique<FixedEpochsProcedure>());
+                           make_policy(SchedulerKind::randomized, 1), std::make_unique<FixedEpochsProcedure>());
 }
 
 // The log entry a worker would report for dispatch `d`.

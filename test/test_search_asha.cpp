@@ -6,6 +6,7 @@
 #include <random>
 
 #include "runtime/search/asha.hpp"
+#include "test/contract_check.hpp"
 #include "test_search_util.hpp"
 
 using namespace cerebro;
@@ -47,8 +48,12 @@ BOOST_AUTO_TEST_CASE(rungs_are_geometric_below_max_epochs) {
   BOOST_TEST((asha_rungs(2, 20, 2) == std::vector<int32_t>{2, 4, 8, 16}));
   BOOST_TEST((asha_rungs(1, 10, 3) == std::vector<int32_t>{1, 3, 9}));
   BOOST_TEST(asha_rungs(9, 9, 3).empty());
-  BOOST_CHECK_THROW(AshaProcedure(AshaOptions{9, 1, 1}), Error);
-  BOOST_CHECK_THROW(AshaProcedure(AshaOptions{0, 1, 3}), Error);
+  auto eta_1 = AshaProcedure::create(AshaOptions{9, 1, 1});
+  BOOST_TEST(eta_1.status().is_invalid_argument());
+  BOOST_TEST(eta_1.error().find("eta >= 2, got 9, 1 and 1") != std::string::npos, eta_1.error());
+  BOOST_TEST(AshaProcedure::create(AshaOptions{0, 1, 3}).status().is_invalid_argument());
+  BOOST_TEST(AshaProcedure::create(AshaOptions{9, 1, 3}).ok());
+  CEREBRO_CHECK_CONTRACT(AshaProcedure(AshaOptions{9, 1, 1}), "AshaProcedure: asha: needs");
 }
 
 // 27 configs, eta 3, R 9: rungs at 1 and 3 epochs. When each triple of

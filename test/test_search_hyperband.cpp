@@ -26,9 +26,9 @@ BOOST_AUTO_TEST_SUITE(hyperband)
 
 // Li et al. 2018, Table 1: R = 81, eta = 3.
 BOOST_AUTO_TEST_CASE(brackets_for_R_81_eta_3_match_the_paper) {
-  auto brackets = hyperband_brackets(81, 3);
+  auto brackets = hyperband_brackets(81, 3).value();
   BOOST_REQUIRE_EQUAL(brackets.size(), 5u);
-  BOOST_TEST(hyperband_max_brackets(81, 3) == 5);
+  BOOST_TEST(hyperband_max_brackets(81, 3).value() == 5);
   const std::vector<Sizes> sizes = {{81, 27, 9, 3, 1}, {34, 11, 3, 1}, {15, 5, 1}, {8, 2}, {5}};
   const std::vector<Sizes> epochs = {{1, 3, 9, 27, 81}, {3, 9, 27, 81}, {9, 27, 81}, {27, 81}, {81}};
   for (size_t i = 0; i < 5; ++i) {
@@ -38,13 +38,13 @@ BOOST_AUTO_TEST_CASE(brackets_for_R_81_eta_3_match_the_paper) {
       BOOST_TEST(brackets[i].epochs == epochs[i], boost::test_tools::per_element());
     }
   }
-  BOOST_TEST(hyperband_config_count(81, 3) == 81 + 34 + 15 + 8 + 5);
-  BOOST_TEST(hyperband_config_count(81, 3, 2) == 81 + 34);  // the first two brackets
+  BOOST_TEST(hyperband_config_count(81, 3).value() == 81 + 34 + 15 + 8 + 5);
+  BOOST_TEST(hyperband_config_count(81, 3, 2).value() == 81 + 34);  // the first two brackets
 }
 
 // The same construction with eta = 2, R = 8 (the table in mlr3hyperband's manual).
 BOOST_AUTO_TEST_CASE(brackets_for_R_8_eta_2) {
-  auto brackets = hyperband_brackets(8, 2);
+  auto brackets = hyperband_brackets(8, 2).value();
   BOOST_REQUIRE_EQUAL(brackets.size(), 4u);
   BOOST_TEST((brackets[0].sizes == Sizes{8, 4, 2, 1}));
   BOOST_TEST((brackets[0].epochs == Sizes{1, 2, 4, 8}));
@@ -57,7 +57,7 @@ BOOST_AUTO_TEST_CASE(brackets_for_R_8_eta_2) {
 }
 
 BOOST_AUTO_TEST_CASE(budgets_that_are_not_powers_of_eta_round_down) {
-  auto brackets = hyperband_brackets(10, 3);  // s_max = 2 (9 <= 10 < 27)
+  auto brackets = hyperband_brackets(10, 3).value();  // s_max = 2 (9 <= 10 < 27)
   BOOST_REQUIRE_EQUAL(brackets.size(), 3u);
   BOOST_TEST((brackets[0].sizes == Sizes{9, 3, 1}));
   BOOST_TEST((brackets[0].epochs == Sizes{1, 3, 10}));
@@ -65,17 +65,26 @@ BOOST_AUTO_TEST_CASE(budgets_that_are_not_powers_of_eta_round_down) {
   BOOST_TEST((brackets[1].epochs == Sizes{3, 10}));
   BOOST_TEST((brackets[2].sizes == Sizes{3}));
   BOOST_TEST((brackets[2].epochs == Sizes{10}));
-  auto tiny = hyperband_brackets(2, 3);  // R < eta: one bracket, plain training to R
+  auto tiny = hyperband_brackets(2, 3).value();  // R < eta: one bracket, plain training to R
   BOOST_REQUIRE_EQUAL(tiny.size(), 1u);
   BOOST_TEST((tiny[0].sizes == Sizes{1}));
-  BOOST_CHECK_THROW(hyperband_brackets(81, 3, 6), Error);
-  BOOST_CHECK_THROW(hyperband_brackets(81, 1), Error);
-  BOOST_CHECK_THROW(HyperbandProcedure(HyperbandOptions{9, 3}, ids(16)), Error);  // needs 17
+  BOOST_TEST(hyperband_brackets(81, 3, 6).status().is_invalid_argument());
+  BOOST_TEST(hyperband_brackets(81, 1).status().is_invalid_argument());
+  BOOST_TEST(hyperband_config_count(0, 3).status().is_invalid_argument());
+  auto short_of_one = HyperbandProcedure::create(HyperbandOptions{9, 3}, ids(16));  // needs 17
+  BOOST_TEST(short_of_one.status().is_invalid_argument());
+  BOOST_TEST(short_of_one.error().find("need 17 configs, got 16") != std::string::npos, short_of_one.error());
+  auto twice = ids(17);
+  twice[16] = 0;
+  BOOST_TEST(HyperbandProcedure::create(HyperbandOptions{9, 3}, twice).error().find("config 0 is given twice") !=
+             std::string::npos);
 }
 
 // R = 9, eta = 3: brackets of 9 (rungs 9@1, 3@3, 1@9), 5 (5@3, 1@9) and 3 (3@9) configs.
 BOOST_AUTO_TEST_CASE(a_rung_is_decided_when_its_last_racing_config_arrives) {
-  HyperbandProcedure hb(HyperbandOptions{9, 3}, ids(17));
+  auto made = HyperbandProcedure::create(HyperbandOptions{9, 3}, ids(17));
+  BOOST_REQUIRE(made.ok());
+  HyperbandProcedure& hb = **made;
   BOOST_TEST(hb.bracket_of(0) == 0u);
   BOOST_TEST(hb.bracket_of(9) == 1u);
   BOOST_TEST(hb.bracket_of(16) == 2u);
@@ -108,7 +117,9 @@ BOOST_AUTO_TEST_CASE(a_rung_is_decided_when_its_last_racing_config_arrives) {
 }
 
 BOOST_AUTO_TEST_CASE(a_config_that_leaves_no_longer_holds_up_its_rung) {
-  HyperbandProcedure hb(HyperbandOptions{9, 3}, ids(17));
+  auto made = HyperbandProcedure::create(HyperbandOptions{9, 3}, ids(17));
+  BOOST_REQUIRE(made.ok());
+  HyperbandProcedure& hb = **made;
   for (ConfigId c = 9; c < 13; ++c) BOOST_TEST(hb.decide(outcome(c, 2, 0.1 * c)).empty());  // bracket 1 at 3 epochs
   BOOST_TEST(hb.on_config_ended(0).empty());  // another bracket
   auto decided = hb.on_config_ended(13);     // the last one racing in bracket 1 diverged
@@ -135,10 +146,10 @@ BOOST_AUTO_TEST_CASE(simulated_clusters_run_the_brackets) {
     cluster.worker_removals = faults ? in(1, 3) : 0;
     const HyperbandOptions options{in(1, 10), in(2, 3), 0};
     BOOST_TEST_CONTEXT("seed " << seed << ": R " << options.max_epochs << ", eta " << options.eta) {
-      auto procedure = std::make_unique<HyperbandProcedure>(options, ids(static_cast<int>(
-                                                                         hyperband_config_count(options.max_epochs, options.eta))));
+      const auto count = static_cast<int>(hyperband_config_count(options.max_epochs, options.eta).value());
+      auto procedure = HyperbandProcedure::create(options, ids(count)).value();
       auto* hb = procedure.get();
-      auto configs = quality_configs(static_cast<int>(hyperband_config_count(options.max_epochs, options.eta)), seed);
+      auto configs = quality_configs(count, seed);
       SearchSimulation sim(cluster, configs, options.max_epochs, std::move(procedure), seed);
       BOOST_TEST_REQUIRE(sim.run());
       Status s = sim.check();

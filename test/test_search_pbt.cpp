@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "runtime/search/pbt.hpp"
+#include "test/contract_check.hpp"
 #include "test_search_util.hpp"
 
 using namespace cerebro;
@@ -36,7 +37,7 @@ PbtOptions options_for(int32_t epochs, int32_t ready = 1, std::vector<std::strin
   PbtOptions o;
   o.epochs = epochs;
   o.ready = ready;
-  o.ranges = perturb_ranges(kSpace, keys).take_or_throw();
+  o.ranges = perturb_ranges(kSpace, keys).value();
   o.seed = 7;
   return o;
 }
@@ -53,13 +54,13 @@ bool is_factor_of(double value, double base, const std::vector<double>& factors)
 BOOST_AUTO_TEST_SUITE(pbt)
 
 BOOST_AUTO_TEST_CASE(default_perturbed_keys_are_the_float_ranges) {
-  auto ranges = perturb_ranges(kSpace, {}).take_or_throw();
+  auto ranges = perturb_ranges(kSpace, {}).value();
   BOOST_TEST(ranges.size() == 2u);  // lr and dropout; not the integer batch sizes, the single momentum, strings
   BOOST_TEST(ranges.at("lr").low == 1e-5);
   BOOST_TEST(ranges.at("lr").high == 1e-1);
   BOOST_TEST(!ranges.at("lr").integer);
   BOOST_TEST(ranges.at("dropout").high == 0.5);
-  auto explicit_keys = perturb_ranges(kSpace, {"batch_size"}).take_or_throw();
+  auto explicit_keys = perturb_ranges(kSpace, {"batch_size"}).value();
   BOOST_TEST(explicit_keys.at("batch_size").integer);
   BOOST_TEST(explicit_keys.at("batch_size").low == 32);
   auto error = [](const std::vector<std::string>& keys) { return perturb_ranges(kSpace, keys).error(); };
@@ -69,6 +70,20 @@ BOOST_AUTO_TEST_CASE(default_perturbed_keys_are_the_float_ranges) {
   BOOST_TEST(error({"lr", "lr"}) == "[experiment] perturb_keys names 'lr' twice");
   BOOST_TEST(perturb_ranges(json::parse(R"({"model": ["mlp"], "batch_size": [32, 64]})"), {}).error().find(
                  "nothing to perturb") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(options_out_of_range_or_a_member_twice_are_invalid) {
+  auto no_ready = options_for(4, 0);
+  auto refused = PbtProcedure::create(no_ready, population(2));
+  BOOST_TEST(refused.status().is_invalid_argument());
+  BOOST_TEST(refused.error().find("ready >= 1") != std::string::npos, refused.error());
+  auto twice = population(2);
+  twice[1].id = 0;
+  BOOST_TEST(PbtProcedure::create(options_for(4), twice).error() == "pbt: config 0 is in the population twice");
+  BOOST_TEST(PbtProcedure::create(options_for(4), population(2)).ok());
+  CEREBRO_CHECK_CONTRACT(PbtProcedure(options_for(4), twice), "PbtProcedure: pbt: config 0 is in the population twice");
+  PbtProcedure pbt(options_for(4), population(2));
+  CEREBRO_CHECK_CONTRACT(pbt.params(7), "pbt: config 7 is not in the population");
 }
 
 // Population of 4, exploit_fraction 0.25: the bottom member copies the top one.

@@ -6,6 +6,7 @@
 #include "runtime/search/asha.hpp"
 #include "runtime/search/pbt.hpp"
 #include "runtime/search/replay.hpp"
+#include "test/contract_check.hpp"
 #include "test_search_util.hpp"
 
 using namespace cerebro;
@@ -67,12 +68,15 @@ BOOST_AUTO_TEST_CASE(decisions_round_trip_through_json) {
   auto stop = SearchDecision::stop(3, 2, "not in the top 1/3");
   auto exploit = SearchDecision::exploit(4, 1, 0, 1, json{{"lr", 0.0012}, {"model", "mlp"}}, "bottom");
   auto go_on = SearchDecision::continue_training(1, 0);
-  for (const auto& d : {stop, exploit, go_on}) BOOST_TEST((search_decision_from_json(to_json(d)) == d));
+  for (const auto& d : {stop, exploit, go_on}) BOOST_TEST((search_decision_from_json(to_json(d)).value() == d));
   BOOST_TEST(to_json(stop).dump() == R"({"config":3,"decision":"stop","epoch":2,"reason":"not in the top 1/3"})");
   BOOST_TEST(to_string(exploit) == "config 4 epoch 1: exploit config 0 (its state after epoch 1) (bottom)");
-  BOOST_CHECK_THROW(search_decision_from_json(json::parse(R"({"config":1,"epoch":0,"decision":"pause","reason":""})")),
-                    Error);
-  BOOST_CHECK_THROW(search_decision_from_json(json::parse(R"({"config":1,"decision":"stop","reason":""})")), Error);
+  auto paused = search_decision_from_json(json::parse(R"({"config":1,"epoch":0,"decision":"pause","reason":""})"));
+  BOOST_TEST(paused.status().is_invalid_argument());
+  BOOST_TEST(paused.error().find("'decision' must be") != std::string::npos, paused.error());
+  auto no_epoch = search_decision_from_json(json::parse(R"({"config":1,"decision":"stop","reason":""})"));
+  BOOST_TEST(no_epoch.status().is_invalid_argument());
+  BOOST_TEST(no_epoch.error().find("missing field 'epoch'") != std::string::npos, no_epoch.error());
 }
 
 BOOST_AUTO_TEST_CASE(decision_kinds_round_trip_through_their_words) {
@@ -83,8 +87,9 @@ BOOST_AUTO_TEST_CASE(decision_kinds_round_trip_through_their_words) {
   BOOST_TEST(!parse_search_decision_kind("continue_training").has_value());
   BOOST_TEST(!parse_search_decision_kind("pause").has_value());
   // A decision that is not a string is refused like an unknown word.
-  BOOST_CHECK_THROW(search_decision_from_json(json::parse(R"({"config":1,"epoch":0,"decision":3,"reason":""})")),
-                    Error);
+  BOOST_TEST(search_decision_from_json(json::parse(R"({"config":1,"epoch":0,"decision":3,"reason":""})"))
+                 .status()
+                 .is_invalid_argument());
 }
 
 BOOST_AUTO_TEST_CASE(an_exploit_waits_until_its_source_state_exists) {
@@ -104,7 +109,11 @@ BOOST_AUTO_TEST_CASE(an_exploit_waits_until_its_source_state_exists) {
   auto stopped = lost.on_config_ended(0);
   BOOST_REQUIRE_EQUAL(stopped.size(), 1u);
   BOOST_TEST((stopped[0].kind == SearchDecision::Kind::stop));
-  BOOST_CHECK_THROW(ReplayDecisions({SearchDecision::continue_training(0, 0), SearchDecision::stop(0, 0, "x")}), Error);
+  auto twice = ReplayDecisions::create({SearchDecision::continue_training(0, 0), SearchDecision::stop(0, 0, "x")});
+  BOOST_TEST(twice.status().is_invalid_argument());
+  BOOST_TEST(twice.error().find("two decisions recorded for config 0 after epoch 0") != std::string::npos);
+  CEREBRO_CHECK_CONTRACT(ReplayDecisions({SearchDecision::stop(0, 0, "x"), SearchDecision::stop(0, 0, "y")}),
+                         "ReplayDecisions: replay: two decisions");
 }
 
 BOOST_AUTO_TEST_CASE(a_replayed_asha_run_ends_every_config_the_same_way) {

@@ -209,7 +209,7 @@ void SearchSimulation::take_actions() {
 }
 
 Status SearchSimulation::check() const {
-  if (!problems_.empty()) return Status::error(problems_.front());
+  if (!problems_.empty()) return Status::internal(problems_.front());
   ExpectedRun expected;
   expected.num_partitions = cluster_.partitions;
   for (const auto& [c, n] : epochs_completed_) expected.epochs_completed[c] = n;
@@ -217,8 +217,8 @@ Status SearchSimulation::check() const {
   const int64_t committed =
       std::count_if(log_.begin(), log_.end(), [](const UnitRecord& r) { return r.committed; });
   if (control_.units_done() != committed || control_.units_total() != committed) {
-    return Status::error(fmt::format("units_done {} and units_total {} differ from the {} committed units",
-                                     control_.units_done(), control_.units_total(), committed));
+    return Status::internal(fmt::format("units_done {} and units_total {} differ from the {} committed units",
+                                        control_.units_done(), control_.units_total(), committed));
   }
   return Status();
 }

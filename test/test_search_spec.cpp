@@ -48,9 +48,9 @@ BOOST_AUTO_TEST_CASE(asha_keys_parse_and_build_the_procedure) {
   BOOST_TEST(spec.samples == 27);
   BOOST_TEST(spec.max_epochs == 9);
   BOOST_TEST(spec.epochs == 9);  // every config is planned for R epochs
-  auto configs = configs_for(spec).take_or_throw();
+  auto configs = configs_for(spec).value();
   BOOST_TEST(configs.size() == 27u);
-  auto procedure = make_search_procedure(spec, configs).take_or_throw();
+  auto procedure = make_search_procedure(spec, configs).value();
   BOOST_TEST(procedure->name() == "asha");
   BOOST_TEST((dynamic_cast<AshaProcedure&>(*procedure).rungs() == std::vector<int32_t>{1, 3}));
   BOOST_TEST(spec_to_json(spec)["max_epochs"] == 9);
@@ -60,14 +60,14 @@ BOOST_AUTO_TEST_CASE(asha_keys_parse_and_build_the_procedure) {
 BOOST_AUTO_TEST_CASE(hyperband_derives_its_configs_from_the_brackets) {
   auto spec = parse("search = \"hyperband\"\nmax_epochs = 81\neta = 3\n");
   BOOST_TEST(spec.epochs == 81);
-  auto configs = configs_for(spec).take_or_throw();
+  auto configs = configs_for(spec).value();
   BOOST_TEST(configs.size() == 143u);  // 81 + 34 + 15 + 8 + 5
   BOOST_TEST(configs.back().id == 142);
-  auto procedure = make_search_procedure(spec, configs).take_or_throw();
+  auto procedure = make_search_procedure(spec, configs).value();
   BOOST_TEST(procedure->name() == "hyperband");
   BOOST_TEST(dynamic_cast<HyperbandProcedure&>(*procedure).bracket_of(81) == 1u);
   auto two = parse("search = \"hyperband\"\nmax_epochs = 81\nbrackets = 2\n");
-  BOOST_TEST(configs_for(two).take_or_throw().size() == 115u);
+  BOOST_TEST(configs_for(two).value().size() == 115u);
   configs.pop_back();
   BOOST_TEST(make_search_procedure(spec, configs).error() ==
              "[experiment] search = \"hyperband\" needs 143 configs for max_epochs 81 and eta 3, got 142");
@@ -80,8 +80,8 @@ BOOST_AUTO_TEST_CASE(pbt_keys_parse_with_their_defaults) {
   BOOST_TEST(spec.exploit_fraction == 0.25);
   BOOST_TEST((spec.perturb == std::vector<double>{0.8, 1.2}));
   BOOST_TEST(spec.perturb_keys.empty());
-  BOOST_TEST(configs_for(spec).take_or_throw().size() == 8u);
-  auto procedure = make_search_procedure(spec, configs_for(spec).take_or_throw()).take_or_throw();
+  BOOST_TEST(configs_for(spec).value().size() == 8u);
+  auto procedure = make_search_procedure(spec, configs_for(spec).value()).value();
   BOOST_TEST(procedure->name() == "pbt");
   auto custom = parse("search = \"pbt\"\npopulation = 4\nepochs = 10\nready = 2\nexploit_fraction = 0.5\n"
                       "perturb = [0.5, 1, 2]\nperturb_keys = [\"lr\", \"batch_size\"]\n");
@@ -89,9 +89,9 @@ BOOST_AUTO_TEST_CASE(pbt_keys_parse_with_their_defaults) {
   BOOST_TEST(custom.exploit_fraction == 0.5);
   BOOST_TEST((custom.perturb == std::vector<double>{0.5, 1.0, 2.0}));
   BOOST_TEST((custom.perturb_keys == std::vector<std::string>{"lr", "batch_size"}));
-  BOOST_TEST(make_search_procedure(custom, configs_for(custom).take_or_throw()).ok());
+  BOOST_TEST(make_search_procedure(custom, configs_for(custom).value()).ok());
   BOOST_TEST(make_search_procedure(parse("search = \"grid\"\n", "[space]\nmodel = [\"mlp\"]\n"), {})
-                 .take_or_throw()->name() == "fixed");
+                 .value()->name() == "fixed");
 }
 
 BOOST_AUTO_TEST_CASE(required_keys_and_keys_of_other_searches) {
@@ -157,7 +157,7 @@ BOOST_AUTO_TEST_CASE(distributions_are_allowed_for_every_sampling_search) {
                                         std::string("search = \"hyperband\"\nmax_epochs = 3\n"),
                                         std::string("search = \"pbt\"\npopulation = 3\n")}) {
     auto spec = parse(experiment);
-    auto configs = configs_for(spec).take_or_throw();
+    auto configs = configs_for(spec).value();
     for (const auto& c : configs) BOOST_TEST(c.params["lr"].is_number_float());
   }
   expect_error("search = \"grid\"\n", {"[space] lr is a distribution"});

@@ -42,7 +42,7 @@ double mixed_objective(const json& p) {
 TpeSampler make_sampler(const json& space, uint64_t seed, TpeOptions options = {}) {
   auto sampler = TpeSampler::create(space, seed, options);
   BOOST_REQUIRE_MESSAGE(sampler.ok(), sampler.error());
-  return std::move(sampler).take_or_throw();
+  return std::move(sampler).value();
 }
 
 json propose(const TpeSampler& sampler, const std::vector<TpeObservation>& observations,
@@ -84,7 +84,8 @@ double best_single(const std::vector<TpeObservation>& observations) {
 
 double best_random(const json& space, int budget, uint64_t seed) {
   double best = -std::numeric_limits<double>::infinity();
-  for (const auto& c : sample_random(space, budget, seed).take_or_throw()) best = std::max(best, mixed_objective(c.params));
+  const auto sampled = sample_random(space, budget, seed).value();
+  for (const auto& c : sampled) best = std::max(best, mixed_objective(c.params));
   return best;
 }
 
@@ -206,7 +207,7 @@ BOOST_AUTO_TEST_CASE(loguniform_is_modelled_in_log_space) {
   const json space = json::parse(R"({"lr": {"dist": "loguniform", "low": 1e-6, "high": 1.0}})");
   int below = 0;
   for (uint64_t seed = 1; seed <= 200; ++seed) {
-    const auto proposal = make_sampler(space, seed, TpeOptions{0}).propose({}).take_or_throw();
+    const auto proposal = make_sampler(space, seed, TpeOptions{0}).propose({}).value();
     BOOST_TEST(!proposal.startup);
     below += proposal.params.at("lr").get<double>() < 1e-3;
   }
@@ -216,16 +217,16 @@ BOOST_AUTO_TEST_CASE(loguniform_is_modelled_in_log_space) {
 
 BOOST_AUTO_TEST_CASE(startup_proposals_are_random_search_configs) {
   const json space = mixed_space();
-  const auto random = sample_random(space, 20, 11).take_or_throw();
+  const auto random = sample_random(space, 20, 11).value();
   const TpeSampler sampler = make_sampler(space, 11);  // startup = 10
   std::vector<TpeObservation> observations;
   for (int i = 0; i < 10; ++i) {
-    auto proposal = sampler.propose(observations).take_or_throw();
+    auto proposal = sampler.propose(observations).value();
     BOOST_TEST(proposal.startup);
     BOOST_TEST(proposal.params == random[i].params, "proposal " << i);
     observations.push_back({proposal.params, {mixed_objective(proposal.params)}});
   }
-  auto model = sampler.propose(observations).take_or_throw();
+  auto model = sampler.propose(observations).value();
   BOOST_TEST(!model.startup);
 
   // Under MOP fewer than `startup` may have finished while more are running:
@@ -233,7 +234,7 @@ BOOST_AUTO_TEST_CASE(startup_proposals_are_random_search_configs) {
   const std::vector<TpeObservation> finished(observations.begin(), observations.begin() + 8);
   std::vector<json> running;
   for (int i = 8; i < 14; ++i) running.push_back(random[i].params);
-  auto proposal = sampler.propose(finished, running).take_or_throw();
+  auto proposal = sampler.propose(finished, running).value();
   BOOST_TEST(proposal.startup);
   BOOST_TEST(proposal.params == random[14].params);
 }
@@ -357,7 +358,8 @@ BOOST_AUTO_TEST_CASE(motpe_beats_random_on_two_objectives) {
   int wins = 0, async_wins = 0;
   for (uint64_t seed = 1; seed <= 20; ++seed) {
     std::vector<std::vector<double>> random_points;
-    for (const auto& c : sample_random(space, 60, seed).take_or_throw()) random_points.push_back(objectives(c.params));
+    const auto sampled = sample_random(space, 60, seed).value();
+    for (const auto& c : sampled) random_points.push_back(objectives(c.params));
     const double random = hypervolume_2d(random_points, ref);
     const TpeSampler sampler = make_sampler(space, seed);
     wins += hypervolume(run_tpe(sampler, 60, 1, objectives)) > random;

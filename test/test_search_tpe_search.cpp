@@ -183,7 +183,7 @@ BOOST_AUTO_TEST_CASE(proposes_in_flight_configs_then_one_per_freed_slot_up_to_sa
   // TPE run begins as a random run with the same seed).
   auto first = run.control.take_proposals();
   BOOST_REQUIRE_EQUAL(first.size(), 3u);
-  auto random = sample_random(space3(), 3, o.seed).take_or_throw();
+  auto random = sample_random(space3(), 3, o.seed).value();
   for (size_t i = 0; i < first.size(); ++i) {
     BOOST_TEST(first[i].config == static_cast<ConfigId>(i));
     BOOST_TEST(first[i].params == random[i].params);
@@ -341,7 +341,8 @@ BOOST_AUTO_TEST_CASE(warm_observations_end_the_random_startup) {
   Driver cold(o);
   auto cold_first = cold.control.take_proposals();
   std::vector<TpeObservation> warm;
-  for (const auto& c : sample_random(space3(), 6, 99).take_or_throw()) warm.push_back({c.params, {accuracy_of(c.params)}});
+  const auto sampled = sample_random(space3(), 6, 99).value();
+  for (const auto& c : sampled) warm.push_back({c.params, {accuracy_of(c.params)}});
   o.warm = warm;
   Driver hot(o);
   auto hot_first = hot.control.take_proposals();
@@ -369,7 +370,8 @@ BOOST_AUTO_TEST_CASE(tpe_beats_random_on_a_smooth_objective_in_most_seeds) {
     Driver tpe(o);
     tpe.run();
     double random_best = 0;
-    for (const auto& c : sample_random(space5(), o.samples, seed).take_or_throw())
+    const auto sampled = sample_random(space5(), o.samples, seed).value();
+    for (const auto& c : sampled)
       random_best = std::max(random_best, accuracy_of(c.params) * 0.9);
     tpe_wins += tpe.best() > random_best;
   }
@@ -451,14 +453,14 @@ BOOST_AUTO_TEST_CASE(several_objectives_parse_with_directions_and_bad_ones_are_n
     return parse_spec_string("[experiment]\nsearch = \"random\"\nsamples = 4\nmetric = " + metric + "\n" + rest, "",
                              "t.toml");
   };
-  auto spec = parse("[\"parameters\", \"val_loss\", \"train_seconds\"]").take_or_throw();
+  auto spec = parse("[\"parameters\", \"val_loss\", \"train_seconds\"]").value();
   BOOST_REQUIRE_EQUAL(spec.objectives.size(), 3u);
   BOOST_TEST(spec.objectives[0].name == "parameters");
   BOOST_TEST(!spec.objectives[0].maximize());
   BOOST_TEST(!spec.objectives[1].maximize());
   BOOST_TEST(spec.metric == Metric::val_loss);  // the first task metric ranks the run
-  BOOST_TEST(parse("[\"val_accuracy\", \"inference_ms\"]").take_or_throw().objectives[0].maximize());
-  BOOST_TEST(parse("\"val_accuracy\"").take_or_throw().objectives.empty());
+  BOOST_TEST(parse("[\"val_accuracy\", \"inference_ms\"]").value().objectives[0].maximize());
+  BOOST_TEST(parse("\"val_accuracy\"").value().objectives.empty());
   auto error = [&](const std::string& metric) {
     auto r = parse(metric);
     return r.ok() ? std::string() : r.error();

@@ -13,6 +13,7 @@
 #include "runtime/scheduling/partition_set.hpp"
 #include "runtime/scheduling/scheduling_policy.hpp"
 #include "runtime/base/status.hpp"
+#include "test/contract_check.hpp"
 
 using namespace cerebro;
 
@@ -139,7 +140,7 @@ BOOST_AUTO_TEST_CASE(idle_draws_after_a_change_do_not_use_stale_counts) {
   std::vector<ConfigId> idle = idle_needing(1);
   BOOST_TEST_REQUIRE(idle.size() == 1460u);
   for (int32_t k : {0, 1, 500, 1000, 1459}) BOOST_TEST(book.idle_config_needing(1, k) == idle[k]);
-  BOOST_CHECK_THROW(book.idle_config_needing(1, 1460), Error);
+  CEREBRO_CHECK_CONTRACT(book.idle_config_needing(1, 1460), "MopBook::idle_config_needing: partition 1: index 1460");
   BOOST_TEST(book.count_idle_needing(1) == 1460);
   book.complete(0, Unit{0, 0, 0});  // config 0 is idle again
   idle = idle_needing(1);
@@ -151,14 +152,14 @@ BOOST_AUTO_TEST_CASE(index_queries_reject_bad_arguments) {
   book.add_config(7, 1);
   BOOST_TEST(book.count_needing(1) == 1);
   BOOST_TEST(book.config_needing(1, 0) == 7);
-  BOOST_CHECK_THROW(book.config_needing(1, 1), Error);
-  BOOST_CHECK_THROW(book.idle_config_needing(1, 1), Error);
-  BOOST_CHECK_THROW(book.config_needing_at(1, 1), Error);
+  CEREBRO_CHECK_CONTRACT(book.config_needing(1, 1), "MopBook::config_needing: partition 1: index 1");
+  CEREBRO_CHECK_CONTRACT(book.idle_config_needing(1, 1), "MopBook::idle_config_needing");
+  CEREBRO_CHECK_CONTRACT(book.config_needing_at(1, 1), "MopBook::config_needing_at: position 1");
   BOOST_TEST(book.config_needing_at(1, 0).value_or(-1) == 7);
-  BOOST_CHECK_THROW(book.count_needing(2), Error);
-  BOOST_CHECK_THROW(book.count_needing(-1), Error);
-  BOOST_CHECK_THROW(book.pending_set(8), Error);
-  BOOST_CHECK_THROW(book.worker_busy(0), Error);
+  CEREBRO_CHECK_CONTRACT(book.count_needing(2), "MopBook::count_needing: partition 2 outside");
+  CEREBRO_CHECK_CONTRACT(book.count_needing(-1), "MopBook::count_needing: partition -1 outside");
+  CEREBRO_CHECK_CONTRACT(book.pending_set(8), "MopBook::pending_set: unknown config 8");
+  CEREBRO_CHECK_CONTRACT(book.worker_busy(0), "unknown worker 0");
   BOOST_TEST(book.config_count() == 1u);
 }
 
@@ -204,7 +205,7 @@ BOOST_AUTO_TEST_CASE(index_and_policies_follow_random_operations) {
     ConfigId next_config = 0;
     for (int i = in(1, 12); i > 0; --i) book.add_config(next_config++, in(1, 3), 0);
     std::vector<std::unique_ptr<SchedulingPolicy>> policies;
-    for (const std::string& name : policy_names()) policies.push_back(make_policy(name, seed));
+    for (const std::string& name : policy_names()) policies.push_back(make_policy(name, seed).value());
     // Configs and workers of different costs and speeds, so critical_path has
     // critical configs to prefer.
     auto measured = [&](WorkerId w, const Unit& u) {

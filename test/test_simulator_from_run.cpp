@@ -34,9 +34,9 @@ BOOST_AUTO_TEST_SUITE(simulate_from_run)
 
 BOOST_AUTO_TEST_CASE(the_log_becomes_the_workload) {
   CostPriors priors;
-  priors.set(7, 4e-2);
-  priors.set(2, 1e-2);
-  priors.set(5, 1.0);  // a config without units: not simulated
+  BOOST_REQUIRE(priors.set(7, 4e-2).ok());
+  BOOST_REQUIRE(priors.set(2, 1e-2).ok());
+  BOOST_REQUIRE(priors.set(5, 1.0).ok());  // a config without units: not simulated
   auto run = workload_from_log(two_configs(), priors, 3);
   BOOST_REQUIRE_MESSAGE(run.ok(), run.error());
   BOOST_TEST(run->options.configs == 2);
@@ -50,8 +50,8 @@ BOOST_AUTO_TEST_CASE(the_log_becomes_the_workload) {
   BOOST_TEST(run->real_makespan_s == 9.0);
   // The priors move with their configs to the simulated ids.
   BOOST_TEST(run->priors.all().size() == 2u);
-  BOOST_TEST(run->priors.seconds_per_example(0) == 1e-2);
-  BOOST_TEST(run->priors.seconds_per_example(1) == 4e-2);
+  BOOST_TEST(run->priors.seconds_per_example(0).value() == 1e-2);
+  BOOST_TEST(run->priors.seconds_per_example(1).value() == 4e-2);
   // With the prior the policy starts config 7 first: 4 + 4 s on the chain,
   // config 2's units beside it.
   auto compared = simulate_run(*run, "critical_path");

@@ -5,7 +5,6 @@
 #include <limits>
 #include <map>
 #include <random>
-#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -13,6 +12,7 @@
 
 #include "runtime/scheduling/bit_kernels.hpp"
 #include "runtime/sim/event_queue.hpp"
+#include "test/contract_check.hpp"
 
 namespace cerebro {
 namespace {
@@ -123,10 +123,10 @@ BOOST_AUTO_TEST_CASE(pops_earliest_first_and_ties_in_push_order) {
 
 BOOST_AUTO_TEST_CASE(refuses_negative_or_non_finite_times_and_oversized_payloads) {
   EventQueue queue;
-  BOOST_CHECK_THROW(queue.push(-1.0, 0), std::invalid_argument);
-  BOOST_CHECK_THROW(queue.push(std::numeric_limits<double>::infinity(), 0), std::invalid_argument);
-  BOOST_CHECK_THROW(queue.push(std::numeric_limits<double>::quiet_NaN(), 0), std::invalid_argument);
-  BOOST_CHECK_THROW(queue.push(1.0, EventQueue::kMaxPayload + 1), std::invalid_argument);
+  CEREBRO_CHECK_CONTRACT(queue.push(-1.0, 0), "EventQueue::push: time must be finite and >= 0");
+  CEREBRO_CHECK_CONTRACT(queue.push(std::numeric_limits<double>::infinity(), 0), "got inf and 0");
+  CEREBRO_CHECK_CONTRACT(queue.push(std::numeric_limits<double>::quiet_NaN(), 0), "got nan and 0");
+  CEREBRO_CHECK_CONTRACT(queue.push(1.0, EventQueue::kMaxPayload + 1), "EventQueue::push");
   queue.push(-0.0, 5);  // negative zero is zero
   queue.push(0.0, 6);
   BOOST_TEST(queue.pop().payload == 5u);

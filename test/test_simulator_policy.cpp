@@ -18,11 +18,11 @@ BOOST_AUTO_TEST_SUITE(critical_path_policy)
 BOOST_AUTO_TEST_CASE(factory_knows_both_policies) {
   BOOST_TEST(policy_names() == (std::vector<std::string>{"randomized", "critical_path"}),
              boost::test_tools::per_element());
-  BOOST_TEST(make_policy("critical_path", 1)->name() == "critical_path");
-  BOOST_CHECK_EXCEPTION(make_policy("lpt", 1), Error, [](const Error& e) {
-    std::string m = e.what();
-    return m.find("'lpt'") != std::string::npos && m.find("randomized, critical_path") != std::string::npos;
-  });
+  BOOST_TEST(make_policy("critical_path", 1).value()->name() == "critical_path");
+  auto lpt = make_policy("lpt", 1);
+  BOOST_TEST(lpt.status().is_invalid_argument());
+  BOOST_TEST(lpt.error().find("'lpt'") != std::string::npos, lpt.error());
+  BOOST_TEST(lpt.error().find("randomized, critical_path") != std::string::npos, lpt.error());
 }
 
 BOOST_AUTO_TEST_CASE(model_learns_costs_and_speeds_from_times) {

@@ -11,6 +11,7 @@
 
 #include "runtime/sim/simulator.hpp"
 #include "runtime/scheduling/unit_log_check.hpp"
+#include "test/contract_check.hpp"
 
 using namespace cerebro;
 
@@ -111,7 +112,10 @@ BOOST_AUTO_TEST_CASE(bad_options_name_the_flag) {
   BOOST_TEST(*parse_heterogeneity("uniform") == Heterogeneity::uniform);
   Result<SimulationReport> bad_policy = simulate(SimulationOptions{}, "fifo");
   BOOST_TEST(bad_policy.error().find("--policy: unknown scheduling policy 'fifo'") == 0u);
-  BOOST_CHECK_THROW(Simulator(SimulationOptions{}, nullptr), Error);
+  CEREBRO_CHECK_CONTRACT(Simulator(SimulationOptions{}, nullptr), "Simulator: no policy");
+  SimulationOptions no_configs;
+  no_configs.configs = 0;
+  CEREBRO_CHECK_CONTRACT(Simulator(no_configs, make_policy(SchedulerKind::randomized, 1)), "Simulator: --configs");
 }
 
 BOOST_AUTO_TEST_CASE(a_policy_that_stalls_or_cheats_is_caught) {
@@ -119,12 +123,11 @@ BOOST_AUTO_TEST_CASE(a_policy_that_stalls_or_cheats_is_caught) {
   o.configs = 3;
   o.workers = 2;
   o.epochs = 1;
-  BOOST_CHECK_EXCEPTION(Simulator(o, std::make_unique<IdlePolicy>()).run(), Error, [](const Error& e) {
-    return std::string(e.what()).find("stalled at t=0.0 s: 0 of 6 units") != std::string::npos;
-  });
-  BOOST_CHECK_EXCEPTION(Simulator(o, std::make_unique<StubbornPolicy>()).run(), Error, [](const Error& e) {
-    return std::string(e.what()).find("MopBook::start") != std::string::npos;
-  });
+  auto stalled = Simulator(o, std::make_unique<IdlePolicy>()).run();
+  BOOST_TEST(stalled.status().is_internal());
+  BOOST_TEST(stalled.error().find("stalled at t=0.0 s: 0 of 6 units") != std::string::npos, stalled.error());
+  // A policy that picks a unit the book does not allow breaks MopBook's contract.
+  CEREBRO_CHECK_CONTRACT(Simulator(o, std::make_unique<StubbornPolicy>()).run(), "MopBook::start");
 }
 
 // Random small clusters with replicas, noise and worker failures: every run
@@ -258,8 +261,8 @@ BOOST_AUTO_TEST_CASE(critical_path_leaves_heavy_units_to_the_fast_worker) {
     wl.holdings = {{0, 1}, {0, 1}};
     wl.examples_per_partition = 10000;
     wl.epochs = o.epochs;
-    SimulationReport randomized = Simulator(o, wl, make_policy("randomized", seed)).run();
-    SimulationReport critical = Simulator(o, wl, make_policy("critical_path", seed)).run();
+    SimulationReport randomized = Simulator(o, wl, make_policy(SchedulerKind::randomized, seed)).run().value();
+    SimulationReport critical = Simulator(o, wl, make_policy(SchedulerKind::critical_path, seed)).run().value();
     // Randomized is sometimes lucky; critical_path is never far off.
     BOOST_TEST_CONTEXT("seed " << seed << ": randomized " << randomized.ratio << ", critical_path " << critical.ratio) {
       BOOST_TEST(critical.ratio <= 1.25);
@@ -271,7 +274,8 @@ BOOST_AUTO_TEST_CASE(critical_path_leaves_heavy_units_to_the_fast_worker) {
   BOOST_TEST_MESSAGE("4 configs x 2 workers, one 4x slower: mean ratio randomized " << randomized_mean
                      << ", critical_path " << critical_mean);
   BOOST_TEST(critical_mean <= randomized_mean - 0.5);
-  BOOST_CHECK_THROW(Simulator(o, Workload{}, make_policy("randomized", 1)), Error);
+  CEREBRO_CHECK_CONTRACT(Simulator(o, Workload{}, make_policy(SchedulerKind::randomized, 1)),
+                         "the workload (0 configs, 0 workers, 0 epochs) does not match the options");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -113,7 +113,7 @@ Result<UnitPhases> unit_phases_of(const std::string& run_dir) {
     std::ifstream in(fs::path(run_dir) / "summary.json");
     summary = nlohmann::json::parse(in);
   } catch (const std::exception& e) {
-    return Status::error(fmt::format("{}: cannot read summary.json: {}", run_dir, e.what()));
+    return Status::invalid_argument(fmt::format("{}: cannot read summary.json: {}", run_dir, e.what()));
   }
   auto store = StateStore::open_read_only((fs::path(run_dir) / "state").string());
   if (!store.ok()) return store.status();
@@ -243,7 +243,7 @@ Result<std::unique_ptr<BenchCluster>> BenchCluster::start(const std::string& dir
         (fs::path(dir) / ("agent" + std::to_string(a) + ".log")).string()));
   for (int a = 1; a <= agents; ++a)
     if (!c->coordinator_->wait_for_log("agent bench" + std::to_string(a) + " joined", 60))
-      return Status::error("the bench agents did not join: see " + (fs::path(dir) / "coordinator.log").string());
+      return Status::unavailable("the bench agents did not join: see " + (fs::path(dir) / "coordinator.log").string());
   return c;
 }
 
@@ -251,7 +251,7 @@ Result<nlohmann::json> BenchCluster::run(const std::string& spec_path, const std
   ClientOptions client;
   client.cluster = "127.0.0.1:" + port_;
   client.token_file = token_path_;
-  if (run_on_cluster(client, spec_path, run_dir) != 0) return Status::error("the cluster run failed");
+  if (run_on_cluster(client, spec_path, run_dir) != 0) return Status::internal("the cluster run failed");
   std::ifstream in(fs::path(run_dir) / "summary.json");
   return nlohmann::json::parse(in);
 }
@@ -261,7 +261,7 @@ Result<std::vector<double>> BenchCluster::hop_ms(int samples, size_t bytes) cons
   caf::actor_system system(config);
   auto gateway =
       system.middleman().remote_actor<coordinator_actor>("127.0.0.1", static_cast<uint16_t>(std::stoi(port_)));
-  if (!gateway) return Status::error("cannot reach the bench coordinator: " + system.render(gateway.error()));
+  if (!gateway) return Status::unavailable("cannot reach the bench coordinator: " + system.render(gateway.error()));
   caf::scoped_actor self(system);
   std::string token_text;
   std::getline(std::ifstream(token_path_), token_text);
@@ -274,7 +274,7 @@ Result<std::vector<double>> BenchCluster::hop_ms(int samples, size_t bytes) cons
         .receive([](int64_t) {}, [&](const caf::error& e) { failure = system.render(e); });
     if (i > 0) ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
-  if (!failure.empty()) return Status::error("a hop failed: " + failure);
+  if (!failure.empty()) return Status::internal("a hop failed: " + failure);
   return ms;
 }
 
@@ -380,7 +380,7 @@ int run_parity(const ModeOptions& o) {
     // Alternate which side goes first, so a drift of the VM's speed during
     // the invocation does not favour one side.
     bool embedded_first = i % 2 == 1;
-    Result<nlohmann::json> embedded = Status::error("not run"), on_cluster = Status::error("not run");
+    Result<nlohmann::json> embedded = Status::internal("not run"), on_cluster = Status::internal("not run");
     auto run_embedded_side = [&] {
       embedded = run_embedded_quietly(spec_text, (fs::path(o.out_dir) / fmt::format("embedded-{}", i)).string());
     };

@@ -21,7 +21,8 @@ using cli::fail;
 
 Endpoint parse_endpoint(const std::string& text) {
   auto colon = text.rfind(':');
-  if (colon == std::string::npos) throw Error(fmt::format("\"{}\" is not host:port", text));
+  if (colon == std::string::npos)
+    throw Error(fmt::format("\"{}\" is not host:port", text), StatusCode::invalid_argument);
   Endpoint e;
   if (colon > 0) e.host = text.substr(0, colon);
   try {
@@ -30,7 +31,7 @@ Endpoint parse_endpoint(const std::string& text) {
     if (used != text.size() - colon - 1 || port > 65535) throw std::out_of_range("port");
     e.port = static_cast<uint16_t>(port);
   } catch (const std::exception&) {
-    throw Error(fmt::format("\"{}\": the port must be a number from 0 to 65535", text));
+    throw Error(fmt::format("\"{}\": the port must be a number from 0 to 65535", text), StatusCode::invalid_argument);
   }
   return e;
 }

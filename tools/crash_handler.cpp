@@ -49,7 +49,8 @@ void install_crash_handler() {
     action.sa_sigaction = &on_fatal_signal;
     sigaction(sig, &action, nullptr);
   }
-  FaultInjection::instance().crash_point("crash_handler_installed");
+  if (auto thrown = FaultInjection::instance().crash_point("crash_handler_installed"); !thrown.ok())
+    throw Error(thrown);
 }
 
 }  // namespace cerebro::cli

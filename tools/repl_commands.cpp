@@ -150,7 +150,7 @@ Result<ReplCommands::ConfigRef> ReplCommands::config_ref(const std::string& text
     id = text.substr(slash + 1);
   }
   if (!is_number(id))
-    return Status::error(fmt::format("\"{}\" is not a config: give its id (3) or EXPERIMENT/ID", text));
+    return Status::invalid_argument(fmt::format("\"{}\" is not a config: give its id (3) or EXPERIMENT/ID", text));
   ref.id = std::stoi(id);
   return ref;
 }

@@ -10,7 +10,8 @@ cerebro::Result<double> served_accuracy(const std::string& run_dir, cerebro::dat
   const auto dir = std::filesystem::path(run_dir);
   auto manifest = cerebro::datasets::read_manifest((dir / "data").string());
   if (!manifest.ok()) return manifest.status();
-  cerebro::datasets::apply_normalization(readings, manifest->normalization);
+  if (auto applied = cerebro::datasets::apply_normalization(readings, manifest->normalization); !applied.ok())
+    return applied;
   try {
     auto model = torch::jit::load((dir / "best_model.pt").string());
     model.eval();
@@ -22,6 +23,6 @@ cerebro::Result<double> served_accuracy(const std::string& run_dir, cerebro::dat
     auto predicted = model.forward({x}).toTensor().argmax(1);
     return predicted.eq(y).to(torch::kFloat64).mean().item<double>();
   } catch (const c10::Error& e) {
-    return cerebro::Status::error(run_dir + "/best_model.pt: " + e.what_without_backtrace());
+    return cerebro::Status::io_error(run_dir + "/best_model.pt: " + e.what_without_backtrace());
   }
 }

@@ -110,9 +110,9 @@ bool FaultInjection::stops_at(const std::string& point, int64_t ahead) const {
   return (crash != crashes_.end() && crash->second == k) || (signal != fatal_signals_.end() && signal->second == k);
 }
 
-void FaultInjection::crash_point(const std::string& point) const {
+Status FaultInjection::crash_point(const std::string& point) const {
   auto arrival = arrivals_.find(point);
-  if (arrival == arrivals_.end()) return;
+  if (arrival == arrivals_.end()) return Status::ok_status();
   const int64_t k = ++arrival->second;
   if (auto it = crashes_.find(point); it != crashes_.end() && it->second == k) {
     fmt::print(stderr, "fault injection: crashing at {}\n", point);
@@ -126,9 +126,9 @@ void FaultInjection::crash_point(const std::string& point) const {
     fmt::print(stderr, "fault injection: stopping (SIGSTOP) at {}\n", point);
     std::raise(SIGSTOP);
   }
-  if (auto it = throws_.find(point); it != throws_.end() && it->second == k) {
-    throw Error(fmt::format("fault injection: an exception thrown at {} (test)", point));
-  }
+  if (auto it = throws_.find(point); it != throws_.end() && it->second == k)
+    return Status::internal(fmt::format("fault injection: an exception thrown at {} (test)", point));
+  return Status::ok_status();
 }
 
 }  // namespace cerebro

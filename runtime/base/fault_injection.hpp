@@ -10,7 +10,8 @@
 //     crash=POINT[:K]       the process _exits(137) the K-th time (default 1) it reaches POINT
 //     fatal_signal=POINT[:K] the same, but the process raises SIGSEGV there, as a crash would
 //     stop=POINT[:K]        the process stops itself (SIGSTOP) there: hung, until a SIGCONT or SIGKILL
-//     throw=POINT[:K]       a cerebro::Error is thrown there (a bug's exception, not a crash)
+//     throw=POINT[:K]       an exception is thrown there (a bug's exception, not a crash): crash_point
+//                           returns it as an internal Status and the caller, a boundary, throws it
 //     damage_state=K        the K-th committed unit's state is stored damaged (fails its checksum)
 //     unreadable_state=K    the K-th read of a state fails with an I/O error (the stored state is intact)
 // A malformed rule is an error at startup, never ignored.
@@ -44,9 +45,11 @@ class FaultInjection {
   bool damage_state(int64_t commit) const { return damaged_commits_.count(commit) > 0; }
   // Should this read of a state (1-based count in this process) fail as unreadable?
   bool unreadable_state(int64_t read) const { return unreadable_reads_.count(read) > 0; }
-  // Exits the process (or raises SIGSEGV, stops it, or throws) at the K-th
-  // arrival at `point`, when a rule says so.
-  void crash_point(const std::string& point) const;
+  // Exits the process (or raises SIGSEGV, or stops it) at the K-th arrival
+  // at `point`, when a rule says so. A throw rule's arrival returns an
+  // internal Status: the caller (actors/, models/, tools/: the core never
+  // throws) throws it as cerebro::Error.
+  [[nodiscard]] Status crash_point(const std::string& point) const;
   // Would the `ahead`-th next arrival at `point` (1: the next one) exit or
   // raise? A group commit ends its batch there, so that a crash "after the
   // K-th commit" finds exactly K commits durable, as without grouping.

@@ -60,18 +60,19 @@ std::optional<ExperimentStatus> parse_experiment_status(const std::string& text)
   return parse_enum(text, ExperimentStatus::failed);
 }
 
-UnitStatus unit_status_from_json(const nlohmann::json& value) {
+Result<UnitStatus> unit_status_from_json(const nlohmann::json& value) {
   if (value.is_string()) {
     if (auto status = parse_unit_status(value.get<std::string>())) return *status;
   }
-  throw Error("a stored unit status is not ok, diverged or failed: " + value.dump());
+  return Status::invalid_argument("a stored unit status is not ok, diverged or failed: " + value.dump());
 }
 
-ConfigStatus config_status_from_json(const nlohmann::json& value) {
+Result<ConfigStatus> config_status_from_json(const nlohmann::json& value) {
   if (value.is_string()) {
     if (auto status = parse_config_status(value.get<std::string>())) return *status;
   }
-  throw Error("a stored config status is not running, completed, diverged, failed or stopped: " + value.dump());
+  return Status::invalid_argument("a stored config status is not running, completed, diverged, failed or stopped: " +
+                                  value.dump());
 }
 
 std::ostream& operator<<(std::ostream& os, UnitStatus status) { return os << to_string(status); }

@@ -10,6 +10,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "runtime/base/status.hpp"
+
 namespace cerebro {
 
 // What a worker reports for one unit, and what the unit log records for a
@@ -45,10 +47,11 @@ std::optional<ConfigStatus> parse_config_status(const std::string& text);
 std::string to_string(ExperimentStatus status);
 std::optional<ExperimentStatus> parse_experiment_status(const std::string& text);
 
-// A status read from a stored record (the state store, summary.json): throws
-// cerebro::Error for a value that is not one of the words above.
-UnitStatus unit_status_from_json(const nlohmann::json& value);
-ConfigStatus config_status_from_json(const nlohmann::json& value);
+// A status read from a stored record (the state store, summary.json):
+// invalid_argument for a value that is not one of the words above (a record
+// of another build, or damaged).
+Result<UnitStatus> unit_status_from_json(const nlohmann::json& value);
+Result<ConfigStatus> config_status_from_json(const nlohmann::json& value);
 
 std::ostream& operator<<(std::ostream& os, UnitStatus status);
 std::ostream& operator<<(std::ostream& os, ConfigStatus status);

@@ -4,6 +4,11 @@
 // meant for a human, which names what is wrong and where (file, spec key,
 // config). Code never branches on the message text. Header-only so every
 // library can use it.
+//
+// The core (runtime/ except runtime/net, and datasets/) reports failures only
+// as these values: it never throws, and a broken invariant of its own
+// bookkeeping is a contract_violation (runtime/base/contract.hpp), which
+// aborts. test_layering_core_never_throws scans the core's sources for it.
 
 #include <cstdint>
 #include <optional>
@@ -11,13 +16,15 @@
 #include <string>
 #include <utility>
 
+#include "runtime/base/contract.hpp"
+
 namespace cerebro {
 
 // What kind of failure a Status is. The values travel between processes
 // inside CAF errors (runtime/net/error_category.hpp): append, never renumber.
 enum class StatusCode : uint8_t {
   ok = 0,
-  unknown = 1,              // not classified: no caller tells it apart (Status::error)
+  unknown = 1,              // not classified: CAF's own errors (a timeout, a lost peer) as to_status gives them
   invalid_argument = 2,     // bad input: a spec, a file's content, a flag, a request
   not_found = 3,            // a file, key, config or experiment that does not exist
   corruption = 4,           // stored bytes fail their checksum: the data itself is bad
@@ -26,6 +33,9 @@ enum class StatusCode : uint8_t {
   unavailable = 7,          // not now: the same request may succeed in a moment
   internal = 8,             // an invariant broke: a bug
 };
+// The newest code: a peer's code above it is one this build does not know
+// (runtime/net/error_category.cpp reads it as unknown). Move it when appending.
+constexpr StatusCode kLastStatusCode = StatusCode::internal;
 
 // "corruption", "io_error", ...: the enumerator's name.
 inline const char* to_string(StatusCode code) {
@@ -49,6 +59,7 @@ class Status {
   static Status ok_status() { return Status(); }
   // A failure of `code` (an ok code gives an ok status: there is nothing to report).
   static Status of(StatusCode code, std::string message) { return Status(code, std::move(message)); }
+  // Carries no code: being removed (say what kind of failure it is with one of the others).
   static Status error(std::string message) { return Status(StatusCode::unknown, std::move(message)); }
   static Status invalid_argument(std::string message) { return Status(StatusCode::invalid_argument, std::move(message)); }
   static Status not_found(std::string message) { return Status(StatusCode::not_found, std::move(message)); }
@@ -86,7 +97,11 @@ class Status {
   std::string message_;
 };
 
-// Thrown only at boundaries (CLI, actor shells) to turn a Status into an exit.
+// The exception of the boundaries: tools/ (a command's error exit), actors/
+// (an actor shell that cannot go on) and models/ (LibTorch's own failures
+// are exceptions there). It is declared here, next to Status, because models/
+// cannot include runtime/net and every boundary shares the one type with its
+// code; the core never throws or catches it (test_layering_core_never_throws).
 class Error : public std::runtime_error {
  public:
   explicit Error(const std::string& message, StatusCode code = StatusCode::unknown)
@@ -113,6 +128,8 @@ class Result {
   StatusCode code() const { return status_.code(); }
   const std::string& error() const { return status_.message(); }
 
+  // value() of a failed Result is a bug in the caller (it did not check
+  // ok()): a contract violation, which aborts with the failure's message.
   T& value() & { check(); return *value_; }
   const T& value() const& { check(); return *value_; }
   T&& value() && { check(); return std::move(*value_); }
@@ -121,15 +138,9 @@ class Result {
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
 
-  // The value, or throws Error with the status message and code.
-  T take_or_throw() && {
-    if (!ok()) throw Error(status_);
-    return std::move(*value_);
-  }
-
  private:
   void check() const {
-    if (!ok()) throw Error("accessed the value of a failed Result: " + status_.message(), StatusCode::internal);
+    if (!ok()) contract_violation("Result::value", "accessed the value of a failed Result: " + status_.message());
   }
   std::optional<T> value_;
   Status status_;

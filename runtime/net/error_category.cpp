@@ -11,7 +11,7 @@ std::string message_of(const caf::message& context) {
 
 // Codes from a newer peer that this build does not know stay failures.
 StatusCode code_of(uint8_t value) {
-  return value <= static_cast<uint8_t>(StatusCode::internal) ? static_cast<StatusCode>(value) : StatusCode::unknown;
+  return value <= static_cast<uint8_t>(kLastStatusCode) ? static_cast<StatusCode>(value) : StatusCode::unknown;
 }
 
 }  // namespace
@@ -31,9 +31,11 @@ Status to_status(const caf::error& error) {
   if (!error) return Status::ok_status();
   // (CAF makes code 0 no error at all, so an error of ours is never ok.)
   if (error.category() == status_error_category) return Status::of(code_of(error.code()), message_of(error.context()));
+  // CAF's own (a timeout, a lost peer): no code of ours says what they mean
+  // to the caller, so they stay unclassified.
   const auto& context = error.context();
-  if (context.match_elements<std::string>()) return Status::error(context.get_as<std::string>(0));
-  return Status::error(caf::to_string(error));
+  if (context.match_elements<std::string>()) return Status::of(StatusCode::unknown, context.get_as<std::string>(0));
+  return Status::of(StatusCode::unknown, caf::to_string(error));
 }
 
 void register_error_category(caf::actor_system_config& config) {

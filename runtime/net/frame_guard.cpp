@@ -60,7 +60,7 @@ bool send_all(int fd, const unsigned char* data, size_t size) {
 
 Result<int> connect_loopback(uint16_t port) {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return Status::error(errno_text(errno));
+  if (fd < 0) return Status::io_error(errno_text(errno));
   sockaddr_in target{};
   target.sin_family = AF_INET;
   target.sin_port = htons(port);
@@ -68,7 +68,7 @@ Result<int> connect_loopback(uint16_t port) {
   if (::connect(fd, reinterpret_cast<sockaddr*>(&target), sizeof target) != 0) {
     auto error = errno;
     ::close(fd);
-    return Status::error(errno_text(error));
+    return Status::unavailable(errno_text(error));  // the backend is not listening (yet)
   }
   set_no_delay(fd);
   return fd;
@@ -277,16 +277,16 @@ Result<int> bind_listener(const std::string& host, uint16_t port) {
   addrinfo* found = nullptr;
   auto service = std::to_string(port);
   if (int rc = getaddrinfo(host.empty() ? nullptr : host.c_str(), service.c_str(), &hints, &found); rc != 0)
-    return Status::error(gai_strerror(rc));
+    return Status::invalid_argument(gai_strerror(rc));
   std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> owned(found, freeaddrinfo);
   int fd = ::socket(found->ai_family, found->ai_socktype | SOCK_CLOEXEC, found->ai_protocol);
-  if (fd < 0) return Status::error(errno_text(errno));
+  if (fd < 0) return Status::io_error(errno_text(errno));
   int on = 1;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
   if (::bind(fd, found->ai_addr, found->ai_addrlen) != 0 || ::listen(fd, SOMAXCONN) != 0) {
     auto error = errno;
     ::close(fd);
-    return Status::error(errno_text(error));
+    return Status::io_error(errno_text(error));
   }
   return fd;
 }
@@ -307,12 +307,12 @@ Result<std::unique_ptr<FrameGuard>> FrameGuard::start(const FrameGuardConfig& co
   impl->log = log ? std::move(log) : [](const std::string&) {};
   auto listener = bind_listener(config.listen_host, config.listen_port);
   if (!listener.ok())
-    return Status::error(fmt::format("cannot listen on {}:{}: {}", config.listen_host, config.listen_port,
-                                     listener.error()));
+    return Status::of(listener.code(), fmt::format("cannot listen on {}:{}: {}", config.listen_host,
+                                                   config.listen_port, listener.error()));
   impl->listen_fd = *listener;
   impl->port = bound_port(impl->listen_fd);
   impl->wake_fd = ::eventfd(0, EFD_CLOEXEC);
-  if (impl->wake_fd < 0) return Status::error(fmt::format("frame guard: eventfd: {}", errno_text(errno)));
+  if (impl->wake_fd < 0) return Status::io_error(fmt::format("frame guard: eventfd: {}", errno_text(errno)));
   auto* raw = impl.get();
   impl->acceptor = std::thread([raw] { raw->accept_loop(); });
   return std::unique_ptr<FrameGuard>(new FrameGuard(std::move(impl)));

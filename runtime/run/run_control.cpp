@@ -72,8 +72,11 @@ Result<std::unique_ptr<SearchProcedure>> replay_proposing_search(const Experimen
   setup.default_in_flight = spec.cluster.workers > 0 ? spec.cluster.workers : partitions;
   // What the original was warm-started with, as it kept it (the earlier runs
   // need not be there any more).
-  if (auto text = original.get_meta("warm_start"))
-    setup.warm = warm_observations(warm_configs_from_json(nlohmann::json::parse(*text)));
+  if (auto text = original.get_meta("warm_start")) {
+    auto stored = warm_configs_from_json(nlohmann::json::parse(*text, nullptr, false));
+    if (!stored.ok()) return stored.status();
+    setup.warm = warm_observations(*stored);
+  }
   setup.parameters_of = parameters_of;
   auto made = make_search_procedure(spec, {}, setup);
   if (!made.ok()) return made.status();
@@ -89,13 +92,11 @@ Result<std::shared_ptr<ExperimentControl>> make_run_control(const ExperimentSpec
   if (!replay_of.empty()) {
     auto order = visit_order_of(replay_of);
     if (!order.ok()) return order.status();
-    policy = std::make_unique<ReplayPolicy>(std::move(order).value());
+    auto replay = ReplayPolicy::create(std::move(order).value());
+    if (!replay.ok()) return replay.status().with_context(replay_of);
+    policy = std::move(replay).value();
   } else {
-    try {
-      policy = make_policy(spec.cluster.scheduler, spec.seed);
-    } catch (const Error& e) {
-      return Status::error(std::string("[cluster] scheduler: ") + e.what());
-    }
+    policy = make_policy(spec.cluster.scheduler, spec.seed);  // a kind the spec parser accepted
   }
   const Metric metric = spec.metric;
   std::unique_ptr<SearchProcedure> search;
@@ -106,18 +107,26 @@ Result<std::shared_ptr<ExperimentControl>> make_run_control(const ExperimentSpec
     std::vector<SearchDecision> recorded;
     for (const auto& d : (*original)->decisions()) {
       // Steps taken by hand (the REPL) are not the search procedure's to re-make.
-      if (is_user_action(d))
-        return Status::error(fmt::format("{} was steered by hand ({} in its decision records): a replay re-makes "
-                                         "only the search procedure's decisions, so it cannot reproduce this run",
-                                         replay_of, d.value("action", std::string("an action"))));
-      recorded.push_back(search_decision_from_json(d));
+      if (is_user_action(d)) {
+        const bool named = d.contains("action") && d.at("action").is_string();
+        return Status::failed_precondition(fmt::format("{} was steered by hand ({} in its decision records): a "
+                                                       "replay re-makes only the search procedure's decisions, so it "
+                                                       "cannot reproduce this run",
+                                                       replay_of,
+                                                       named ? d.at("action").get<std::string>() : "an action"));
+      }
+      auto decision = search_decision_from_json(d);
+      if (!decision.ok()) return decision.status().with_context(replay_of);
+      recorded.push_back(std::move(decision).value());
     }
     if (spec.search == SearchKind::tpe) {
       auto replayed = replay_proposing_search(spec, **original, partitions, parameters_of);
       if (!replayed.ok()) return replayed.status().with_context(replay_of);
       search = std::move(replayed).value();
     } else {
-      search = std::make_unique<ReplayDecisions>(recorded);
+      auto replay = ReplayDecisions::create(recorded);
+      if (!replay.ok()) return replay.status().with_context(replay_of);
+      search = std::move(replay).value();
     }
   } else {
     SearchSetup setup;

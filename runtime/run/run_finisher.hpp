@@ -38,7 +38,7 @@ class TrainedModels {
     double inference_ms = 0;
   };
   virtual Result<Cost> cost(const nlohmann::json& /*params*/, const std::string& /*state*/) {
-    return Status::error("the model's cost cannot be measured here");
+    return Status::failed_precondition("the model's cost cannot be measured here");
   }
 };
 

@@ -1,5 +1,6 @@
 #include "runtime/run/run_recovery.hpp"
 
+#include <cstdlib>
 #include <filesystem>
 #include <set>
 
@@ -16,19 +17,20 @@ namespace cerebro {
 
 Result<ExperimentSpec> spec_of_run(const StateStore& store, const std::string& run_dir) {
   auto text = store.get_meta("spec");
-  if (!text) return Status::error(fmt::format("{}: the run's spec is not in its state store", run_dir));
+  if (!text) return Status::not_found(fmt::format("{}: the run's spec is not in its state store", run_dir));
   return parse_spec_string(*text, store.get_meta("spec_dir").value_or(""), (fs::path(run_dir) / "spec.toml").string());
 }
 
 Result<ExperimentSpec> spec_of_run(const std::string& run_dir) {
   auto store = StateStore::open((fs::path(run_dir) / "state").string(), false);
-  if (!store.ok()) return Status::error(store.error() + " (is this a run directory?)");
+  if (!store.ok()) return Status::of(store.code(), store.error() + " (is this a run directory?)");
   return spec_of_run(**store, run_dir);
 }
 
 Result<ExperimentSpec> resumable_spec(const StateStore& store, const std::string& run_dir) {
   if (store.get_meta("finished") == std::optional<std::string>("true"))
-    return Status::error(fmt::format("{}: the run has finished; nothing to resume (see cerebro show)", run_dir));
+    return Status::failed_precondition(
+        fmt::format("{}: the run has finished; nothing to resume (see cerebro show)", run_dir));
   return spec_of_run(store, run_dir);
 }
 
@@ -40,7 +42,11 @@ Result<RecoveredRun> recover_run(StateStore& store, const ExperimentSpec& spec, 
   for (const auto& record : records) r.configs.push_back(ConfigParams{record.id, record.params});
   store.set_keep_epoch_states(spec.search == SearchKind::pbt);
   std::vector<WarmConfig> warm;
-  if (auto text = store.get_meta("warm_start")) warm = warm_configs_from_json(nlohmann::json::parse(*text));
+  if (auto text = store.get_meta("warm_start")) {
+    auto stored = warm_configs_from_json(nlohmann::json::parse(*text, nullptr, false));
+    if (!stored.ok()) return stored.status().with_context(run_dir);
+    warm = std::move(stored).value();
+  }
   // tpe proposes its configs as it goes: the restore below re-derives the
   // proposals, and the recorded configs join as they are re-proposed.
   const bool proposes = spec.search == SearchKind::tpe;
@@ -99,10 +105,13 @@ Result<RecoveredRun> recover_run(StateStore& store, const ExperimentSpec& spec, 
   for (const auto& e : store.unit_log())
     if (live.count(e.config)) log.push_back(e);
   ExperimentControl::Restored restored;
+  // ExperimentControl::restore still throws for a log that contradicts MOP:
+  // caught here, at its one caller, until it returns a Result.
   try {
     restored = r.control->restore(log);
   } catch (const Error& e) {
-    return Status::error(fmt::format("{}: {}", run_dir, e.what()));
+    const StatusCode code = e.code() == StatusCode::unknown ? StatusCode::invalid_argument : e.code();
+    return Status::of(code, fmt::format("{}: {}", run_dir, e.what()));
   }
   r.units_done = restored.units;
   // Configs a person stopped (the REPL) stay stopped; their committed units
@@ -117,7 +126,8 @@ Result<RecoveredRun> recover_run(StateStore& store, const ExperimentSpec& spec, 
   for (const auto& d : store.decisions())
     if (is_user_action(d)) decisions.push_back(d);
   if (auto st = store.replace_decisions(decisions); !st.ok()) return st;
-  auto resumes = std::stoi(store.get_meta("resumes").value_or("0")) + 1;
+  // A count this process wrote: an unreadable one counts from none.
+  const auto resumes = std::strtol(store.get_meta("resumes").value_or("0").c_str(), nullptr, 10) + 1;
   store.put_meta("resumes", std::to_string(resumes));
   return r;
 }

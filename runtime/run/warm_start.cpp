@@ -98,13 +98,19 @@ nlohmann::json to_json(const std::vector<WarmConfig>& warm) {
   return out;
 }
 
-std::vector<WarmConfig> warm_configs_from_json(const nlohmann::json& j) {
+Result<std::vector<WarmConfig>> warm_configs_from_json(const nlohmann::json& j) {
+  if (!j.is_array()) return Status::invalid_argument("the stored warm start is not a list of configs");
   std::vector<WarmConfig> out;
-  for (const auto& item : j) {
-    WarmConfig w{item.at("run_dir").get<std::string>(), item.at("config").get<ConfigId>(), item.at("params"),
-                 -std::numeric_limits<double>::infinity()};
-    if (item.at("score").is_number()) w.score = item.at("score").get<double>();
-    out.push_back(std::move(w));
+  // nlohmann's accessors throw for a missing key or a value of the wrong type.
+  try {
+    for (const auto& item : j) {
+      WarmConfig w{item.at("run_dir").get<std::string>(), item.at("config").get<ConfigId>(), item.at("params"),
+                   -std::numeric_limits<double>::infinity()};
+      if (item.at("score").is_number()) w.score = item.at("score").get<double>();
+      out.push_back(std::move(w));
+    }
+  } catch (const nlohmann::json::exception& bad) {
+    return Status::invalid_argument(fmt::format("the stored warm start: {}", bad.what()));
   }
   return out;
 }

@@ -55,7 +55,9 @@ Status resolve_warm_start_ids(ExperimentSpec& spec, const ExperimentLookup& expe
 // The run keeps what it was warm-started with (store meta "warm_start"), so a
 // resume does not depend on the earlier runs still being there.
 nlohmann::json to_json(const std::vector<WarmConfig>& warm);
-std::vector<WarmConfig> warm_configs_from_json(const nlohmann::json& j);
+// invalid_argument for a document that is not that list (or not JSON: a
+// value parsed with allow_exceptions = false and discarded).
+Result<std::vector<WarmConfig>> warm_configs_from_json(const nlohmann::json& j);
 
 // As TPE observations (one score each).
 std::vector<TpeObservation> warm_observations(const std::vector<WarmConfig>& warm);

@@ -36,25 +36,25 @@ CostPriors::Estimated CostPriors::estimate(const std::vector<std::pair<ConfigId,
     const Result<double>& seconds = it->second;
     if (!seconds.ok()) {
       out.problems.push_back(fmt::format("config {}: {}", c, seconds.error()));
-    } else if (!(*seconds > 0) || !std::isfinite(*seconds)) {
+    } else if (!out.priors.set(c, *seconds).ok()) {  // not a positive number
       out.problems.push_back(fmt::format("config {}: the probe measured {} s per example", c, *seconds));
-    } else {
-      out.priors.set(c, *seconds);
     }
   }
   return out;
 }
 
-void CostPriors::set(ConfigId c, double seconds_per_example) {
-  if (!(seconds_per_example > 0) || !std::isfinite(seconds_per_example))
-    throw Error(fmt::format("cost prior of config {}: {} s per example is not a positive number", c,
-                            seconds_per_example));
+Status CostPriors::set(ConfigId c, double seconds_per_example) {
+  if (!(seconds_per_example > 0) || !std::isfinite(seconds_per_example)) {
+    return Status::invalid_argument(
+        fmt::format("cost prior of config {}: {} s per example is not a positive number", c, seconds_per_example));
+  }
   seconds_[c] = seconds_per_example;
+  return Status::ok_status();
 }
 
-double CostPriors::seconds_per_example(ConfigId c) const {
+std::optional<double> CostPriors::seconds_per_example(ConfigId c) const {
   auto it = seconds_.find(c);
-  if (it == seconds_.end()) throw Error(fmt::format("config {} has no cost prior", c));
+  if (it == seconds_.end()) return std::nullopt;
   return it->second;
 }
 
@@ -73,7 +73,7 @@ nlohmann::json CostPriors::to_json() const {
 }
 
 Result<CostPriors> CostPriors::from_json(const nlohmann::json& j) {
-  if (!j.is_object()) return Status::error("cost priors: expected an object of config id -> seconds per example");
+  if (!j.is_object()) return Status::invalid_argument("cost priors: expected an object of config id -> seconds per example");
   CostPriors priors;
   for (const auto& [key, value] : j.items()) {
     ConfigId c = 0;
@@ -84,11 +84,11 @@ Result<CostPriors> CostPriors::from_json(const nlohmann::json& j) {
       used = 0;
     }
     if (used != key.size() || key.empty())
-      return Status::error(fmt::format("cost priors: key '{}' is not a config id", key));
-    if (!value.is_number() || !(value.get<double>() > 0) || !std::isfinite(value.get<double>()))
-      return Status::error(fmt::format("cost priors: config {}: expected a positive number of seconds, got {}", c,
-                                       value.dump()));
-    priors.set(c, value.get<double>());
+      return Status::invalid_argument(fmt::format("cost priors: key '{}' is not a config id", key));
+    if (!value.is_number() || !priors.set(c, value.get<double>()).ok()) {
+      return Status::invalid_argument(
+          fmt::format("cost priors: config {}: expected a positive number of seconds, got {}", c, value.dump()));
+    }
   }
   return priors;
 }

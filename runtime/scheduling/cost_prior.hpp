@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,10 +60,12 @@ class CostPriors {
   static Estimated estimate(const std::vector<std::pair<ConfigId, nlohmann::json>>& configs,
                             ModelCostProbe& probe);
 
-  void set(ConfigId c, double seconds_per_example);
+  // invalid_argument (and no prior set) unless seconds_per_example is a
+  // positive, finite number.
+  [[nodiscard]] Status set(ConfigId c, double seconds_per_example);
   bool has(ConfigId c) const { return seconds_.count(c) > 0; }
-  // Throws cerebro::Error for a config without a prior.
-  double seconds_per_example(ConfigId c) const;
+  // Nothing for a config without a prior.
+  std::optional<double> seconds_per_example(ConfigId c) const;
   const std::map<ConfigId, double>& all() const { return seconds_; }
   bool empty() const { return seconds_.empty(); }
 

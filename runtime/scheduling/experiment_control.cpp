@@ -231,7 +231,12 @@ std::string ExperimentControl::conclude(const UnitLogEntry& e, bool diverged, bo
 std::string ExperimentControl::apply(const std::vector<SearchDecision>& decisions) {
   std::string lines;
   for (const auto& d : decisions) {
-    const auto state = book_.state(d.config);  // throws for an unknown config
+    // The book's queries about an unknown config abort: a procedure's decision is checked first.
+    if (!book_.has_config(d.config)) {
+      throw Error(fmt::format("search procedure '{}' decided \"{}\" for config {}, which is not in the schedule",
+                              search_->name(), to_string(d), d.config));
+    }
+    const auto state = book_.state(d.config);
     if (state != ConfigState::awaiting_decision || book_.epoch(d.config) != d.epoch || copy_pending(d.config)) {
       throw Error(fmt::format("search procedure '{}' decided \"{}\" but config {} is {} in epoch {}{}, not "
                               "awaiting a decision after epoch {}",

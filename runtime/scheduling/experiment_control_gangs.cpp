@@ -17,7 +17,7 @@ void ExperimentControl::set_parallelism(Parallelism mode, GangCosts costs) {
   if (mode == Parallelism::mop) {
     planner_.reset();
   } else {
-    planner_.emplace(mode, costs);  // throws for costs out of range
+    planner_.emplace(mode, costs);  // costs out of range: a contract violation (GangPlanner::check)
   }
 }
 
@@ -61,7 +61,7 @@ std::string ExperimentControl::on_gang_failed(int64_t gang, const std::string& e
 }
 
 void ExperimentControl::start_gang(const std::vector<MopBook::GangMember>& members, DispatchBatch& out) {
-  book_.start_gang(members);  // throws if the plan is not a valid gang
+  book_.start_gang(members);  // a contract violation if the plan is not a valid gang
   GangDispatch g;
   g.id = ++next_gang_;
   const bool ends_epoch = book_.pending_partitions(members.front().unit.config).empty();
@@ -157,16 +157,22 @@ ExperimentControl::Restored ExperimentControl::restore(const std::vector<UnitLog
                                         log.begin() + static_cast<std::ptrdiff_t>(end));
       for (size_t r = 0; r < entries.size(); ++r)
         members.push_back({replay_worker(r), Unit{entries[r].config, entries[r].partition, entries[r].epoch}});
-      try {
-        book_.start_gang(members);
-      } catch (const Error& bad) {
-        throw Error(fmt::format("cannot resume: the unit log's gang {} (seq {}) contradicts MOP: {}", e.gang, e.seq,
-                                bad.what()));
+      // The book's misuse aborts: ask it first.
+      if (auto fits = book_.can_start_gang(members); !fits.ok()) {
+        throw Error(fmt::format("cannot resume: the unit log's gang {} (seq {}) contradicts MOP: "
+                                "MopBook::start_gang: {}",
+                                e.gang, e.seq, fits.message()));
       }
+      book_.start_gang(members);
       commit_gang(members, entries);
     } else {
       const WorkerId w = replay_worker(0);
-      book_.start(w, Unit{e.config, e.partition, e.epoch});
+      const Unit unit{e.config, e.partition, e.epoch};
+      if (auto fits = book_.can_start(w, unit); !fits.ok()) {  // the book's misuse aborts: ask it first
+        throw Error(fmt::format("cannot resume: the unit log's {} (seq {}) contradicts MOP: MopBook::start: {}",
+                                to_string(unit), e.seq, fits.message()));
+      }
+      book_.start(w, unit);
       commit(w, e);
     }
     restored.units += static_cast<int64_t>(end - i);

@@ -17,7 +17,8 @@ void ExperimentControl::set_pipeline_stages(ConfigId c, int32_t stages) {
   if (stages < 2) throw Error(fmt::format("set_pipeline_stages: config {} needs at least 2 stages, got {}", c, stages));
   // A config created while the run trains gets its stages before it joins
   // (proposed, not yet created); resuming, a recorded one before it rejoins.
-  if (!pending_creation_.count(c) && !recorded_.count(c)) (void)book_.state(c);  // throws for an unknown config
+  if (!pending_creation_.count(c) && !recorded_.count(c) && !book_.has_config(c))
+    throw Error(fmt::format("set_pipeline_stages: unknown config {}", c), StatusCode::not_found);
   pipeline_stages_[c] = stages;
 }
 

@@ -29,15 +29,21 @@ GangEstimate estimate_gang(const GangEstimateInput& in, int32_t k, const GangCos
   return e;
 }
 
-GangPlanner::GangPlanner(Parallelism mode, GangCosts costs) : mode_(mode), costs_(costs) {
-  if (costs.max_gang < 2) throw Error(fmt::format("GangPlanner: max_gang must be >= 2, got {}", costs.max_gang));
+Status GangPlanner::check(const GangCosts& costs) {
+  if (costs.max_gang < 2)
+    return Status::invalid_argument(fmt::format("GangPlanner: max_gang must be >= 2, got {}", costs.max_gang));
   if (!(costs.allreduce_s >= 0) || !(costs.setup_s >= 0) || !(costs.steps_per_unit >= 0)) {
-    throw Error(fmt::format("GangPlanner: allreduce_s, setup_s and steps_per_unit must be >= 0, got {}, {}, {}",
-                            costs.allreduce_s, costs.setup_s, costs.steps_per_unit));
+    return Status::invalid_argument(
+        fmt::format("GangPlanner: allreduce_s, setup_s and steps_per_unit must be >= 0, got {}, {}, {}",
+                    costs.allreduce_s, costs.setup_s, costs.steps_per_unit));
   }
-  if (!(costs.margin >= 0 && costs.margin < 1)) {
-    throw Error(fmt::format("GangPlanner: margin must be in [0, 1), got {}", costs.margin));
-  }
+  if (!(costs.margin >= 0 && costs.margin < 1))
+    return Status::invalid_argument(fmt::format("GangPlanner: margin must be in [0, 1), got {}", costs.margin));
+  return Status::ok_status();
+}
+
+GangPlanner::GangPlanner(Parallelism mode, GangCosts costs) : mode_(mode), costs_(costs) {
+  if (auto checked = check(costs); !checked.ok()) contract_violation("GangPlanner", checked.message());
 }
 
 void GangPlanner::observe(const SchedulingPolicy::Observation& o) {

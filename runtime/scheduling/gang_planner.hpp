@@ -92,7 +92,10 @@ GangEstimate estimate_gang(const GangEstimateInput& in, int32_t k, const GangCos
 
 class GangPlanner {
  public:
-  // Throws cerebro::Error for costs out of range (max_gang < 2, negative times).
+  // invalid_argument for costs out of range (max_gang < 2, negative times, a
+  // margin outside [0, 1)), naming the field.
+  static Status check(const GangCosts& costs);
+  // For costs that pass check(): others are a contract violation.
   GangPlanner(Parallelism mode, GangCosts costs);
 
   Parallelism mode() const { return mode_; }

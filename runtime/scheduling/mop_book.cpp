@@ -260,36 +260,42 @@ ConfigId MopBook::config_needing(PartitionId p, int32_t k) const {
   return hot_[set.select(k)].id;
 }
 
-void MopBook::start(WorkerId w, const Unit& u) {
-  WorkerEntry& worker = worker_entry(w, "start");
-  if (worker.running) {
-    misuse("start", fmt::format("worker {} is busy with {}, cannot start {}", w,
-                                to_string(*worker.running), to_string(u)));
-  }
-  ConfigEntry& config = config_entry(u.config, "start");
-  if (config.state != ConfigState::pending_epoch) {
-    misuse("start", fmt::format("{}: config is {}, not pending_epoch", to_string(u),
-                                to_string(config.state)));
-  }
+std::string MopBook::start_problem(WorkerId w, const Unit& u) const {
+  const int32_t worker_slot = worker_slots_.find(w);
+  if (worker_slot < 0 || !workers_[worker_slot].present) return fmt::format("unknown worker {}", w);
+  const WorkerEntry& worker = workers_[worker_slot];
+  if (worker.running)
+    return fmt::format("worker {} is busy with {}, cannot start {}", w, to_string(*worker.running), to_string(u));
+  const int32_t config_slot = config_slots_.find(u.config);
+  if (config_slot < 0) return fmt::format("unknown config {}", u.config);
+  const ConfigEntry& config = configs_[config_slot];
+  if (config.state != ConfigState::pending_epoch)
+    return fmt::format("{}: config is {}, not pending_epoch", to_string(u), to_string(config.state));
   if (config.running_on) {
-    misuse("start", fmt::format("{}: config {} is busy on worker {}{} (isolation)", to_string(u), u.config,
-                                *config.running_on, config.handed_over ? ", its unit committing" : ""));
+    return fmt::format("{}: config {} is busy on worker {}{} (isolation)", to_string(u), u.config, *config.running_on,
+                       config.handed_over ? ", its unit committing" : "");
   }
-  if (u.epoch != config.epoch) {
-    misuse("start", fmt::format("{}: config {} is in epoch {}", to_string(u), u.config, config.epoch));
-  }
-  if (u.partition < 0 || u.partition >= num_partitions_) {
-    misuse("start", fmt::format("{}: partition outside 0..{}", to_string(u), num_partitions_ - 1));
-  }
-  if (!worker.held.contains(u.partition)) {
-    misuse("start", fmt::format("{}: worker {} does not hold partition {}", to_string(u), w,
-                                u.partition));
-  }
+  if (u.epoch != config.epoch) return fmt::format("{}: config {} is in epoch {}", to_string(u), u.config, config.epoch);
+  if (u.partition < 0 || u.partition >= num_partitions_)
+    return fmt::format("{}: partition outside 0..{}", to_string(u), num_partitions_ - 1);
+  if (!worker.held.contains(u.partition))
+    return fmt::format("{}: worker {} does not hold partition {}", to_string(u), w, u.partition);
   // The index holds exactly the pending partitions of pending_epoch configs
   // (checked above), and its word is in cache: the policy just looked there.
-  if (!needers_[u.partition].contains(config.slot)) {
-    misuse("start", fmt::format("{}: unit is not pending (already done this epoch)", to_string(u)));
-  }
+  if (!needers_[u.partition].contains(config.slot))
+    return fmt::format("{}: unit is not pending (already done this epoch)", to_string(u));
+  return {};
+}
+
+Status MopBook::can_start(WorkerId w, const Unit& u) const {
+  auto problem = start_problem(w, u);
+  return problem.empty() ? Status::ok_status() : Status::failed_precondition(problem);
+}
+
+void MopBook::start(WorkerId w, const Unit& u) {
+  if (auto problem = start_problem(w, u); !problem.empty()) misuse("start", problem);
+  WorkerEntry& worker = worker_entry(w, "start");
+  ConfigEntry& config = config_entry(u.config, "start");
   make_not_pending(config, u.partition);
   config.running_on = w;
   config.running_count = 1;

@@ -1,8 +1,9 @@
 #pragma once
 // MopBook: the bookkeeping of Model Hopper Parallelism. It knows which units are
 // pending, which run where, and which partitions each worker holds, and it
-// ENFORCES the MOP invariants: every misuse throws cerebro::Error naming the
-// unit, config or worker involved, so a buggy caller cannot corrupt a schedule.
+// ENFORCES the MOP invariants: every misuse is a contract violation
+// (runtime/base/contract.hpp: it aborts) naming the operation and the unit,
+// config or worker involved, so a buggy caller cannot corrupt a schedule.
 //
 //  - completeness: per epoch a config trains on every partition exactly once;
 //  - isolation:    a config trains in at most one place at a time;
@@ -41,6 +42,7 @@
 #include <vector>
 
 #include "runtime/base/ids.hpp"
+#include "runtime/base/status.hpp"
 #include "runtime/scheduling/partition_set.hpp"
 
 namespace cerebro {
@@ -76,6 +78,9 @@ class MopBook {
     int32_t slot = worker_slots_.find(w);
     return slot >= 0 && workers_[slot].present;
   }
+  // Whether config c was added (the queries about an unknown one are contract
+  // violations: ask first where an id comes from outside the book's users).
+  bool has_config(ConfigId c) const { return config_slots_.find(c) >= 0; }
   // The partitions w holds, ascending (a vector: policies walk it per decision).
   const std::vector<PartitionId>& holdings(WorkerId w) const { return worker_entry(w, "holdings").holds; }
   bool holds(WorkerId w, PartitionId p) const {
@@ -90,7 +95,7 @@ class MopBook {
 
   // The units worker w may start now: configs in pending_epoch and idle, their
   // current epoch's pending partitions that w holds. Empty if w is busy.
-  // Sorted by (config, partition). Like every query, throws for an unknown id.
+  // Sorted by (config, partition). Like every query, a contract violation for an unknown id.
   std::vector<Unit> eligible_units(WorkerId w) const;
   // Known workers with no running unit, ascending.
   std::vector<WorkerId> idle_workers() const;
@@ -136,8 +141,12 @@ class MopBook {
     __builtin_prefetch(&hot_[slot]);
   }
 
-  // Starts unit u on worker w; throws unless u is eligible for w.
+  // Starts unit u on worker w; a contract violation unless u is eligible for w.
   void start(WorkerId w, const Unit& u);
+  // Whether start(w, u) keeps the invariants now: failed_precondition naming
+  // what is wrong when it does not (a unit log being restored checks its
+  // units so, before it starts them).
+  Status can_start(WorkerId w, const Unit& u) const;
   // Unit u finished on w. Returns true when it was the last unit of its config's
   // epoch: the config is then awaiting_decision. If the config was stopped or
   // failed while u ran, the completion is ignored (not counted) and false returned.
@@ -171,8 +180,13 @@ class MopBook {
   };
   // Starts a gang: every member's unit must be eligible for its worker as in
   // start(), all of one config and epoch, k >= 2 distinct workers and
-  // partitions. Throws naming the member at fault; nothing changes then.
+  // partitions. Anything else is a contract violation naming the member at
+  // fault.
   void start_gang(const std::vector<GangMember>& members);
+  // Whether start_gang(members) keeps the invariants now: failed_precondition
+  // naming the member at fault when it does not (a unit log being restored
+  // checks its logged gangs so, before it starts them).
+  Status can_start_gang(const std::vector<GangMember>& members) const;
   // The gang ended well: exactly the members of the running gang (all of
   // them, none removed since) are freed and their units count. Returns true
   // when that ended the config's epoch, as complete() does.
@@ -308,7 +322,7 @@ class MopBook {
     PartitionSet pending;  // current epoch, not done, not running
   };
 
-  // The entry of a known id; throws naming the operation otherwise.
+  // The entry of a known id; a contract violation naming the operation otherwise.
   WorkerEntry& worker_entry(WorkerId w, const char* operation) {
     int32_t slot = worker_slots_.find(w);
     if (slot < 0 || !workers_[slot].present) unknown_worker(w, operation);
@@ -342,7 +356,12 @@ class MopBook {
   ConfigEntry& finish_attempt(WorkerId w, const Unit& u, const char* operation);
   // Frees the config of one unit that ended; it is idle again after the last.
   void release_config(ConfigEntry& config);
-  // Checks a gang's members against their config and the workers; throws.
+  // What is wrong with starting u on w; empty when nothing is.
+  std::string start_problem(WorkerId w, const Unit& u) const;
+  // What is wrong with a gang's members against their config and the
+  // workers (starting it, or ending the one running); empty when nothing is.
+  std::string gang_problem(const std::vector<GangMember>& members, bool starting) const;
+  // The same, as a contract violation of `operation`.
   void check_gang(const std::vector<GangMember>& members, const char* operation, bool starting) const;
   void end_config(ConfigId c, ConfigState final_state, const char* operation);
   const SlotSet& needers(PartitionId p, const char* operation) const;

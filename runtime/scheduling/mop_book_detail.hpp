@@ -6,14 +6,15 @@
 
 #include <fmt/format.h>
 
-#include "runtime/base/status.hpp"
+#include "runtime/base/contract.hpp"
 #include "runtime/scheduling/mop_book.hpp"
 
 namespace cerebro::mop_book_detail {
 
-// A call the book's state does not allow: a bug in the caller.
+// A call the book's state does not allow: a bug in the caller, so a contract
+// violation ("internal error: MopBook::<operation>: <what>", then abort).
 [[noreturn]] inline void misuse(const char* operation, const std::string& what) {
-  throw Error(fmt::format("MopBook::{}: {}", operation, what));
+  contract_violation(fmt::format("MopBook::{}", operation), what);
 }
 
 inline bool is_over(ConfigState s) {

@@ -22,58 +22,58 @@ void MopBook::release_config(ConfigEntry& config) {
   idle_.insert(config.slot);
 }
 
-void MopBook::check_gang(const std::vector<GangMember>& members, const char* operation, bool starting) const {
-  if (members.size() < 2) {
-    misuse(operation, fmt::format("a gang needs at least 2 members, got {}", members.size()));
-  }
+std::string MopBook::gang_problem(const std::vector<GangMember>& members, bool starting) const {
+  if (members.size() < 2) return fmt::format("a gang needs at least 2 members, got {}", members.size());
   const Unit& first = members.front().unit;
-  const ConfigEntry& config = config_entry(first.config, operation);
+  const int32_t config_slot = config_slots_.find(first.config);
+  if (config_slot < 0) return fmt::format("unknown config {}", first.config);
+  const ConfigEntry& config = configs_[config_slot];
   std::set<WorkerId> workers;
   std::set<PartitionId> partitions;
   for (const GangMember& m : members) {
-    if (m.unit.config != first.config || m.unit.epoch != first.epoch) {
-      misuse(operation, fmt::format("gang members {} and {} differ in config or epoch", to_string(first),
-                                    to_string(m.unit)));
-    }
-    if (!workers.insert(m.worker).second) {
-      misuse(operation, fmt::format("worker {} appears twice in the gang of config {}", m.worker, first.config));
-    }
-    if (!partitions.insert(m.unit.partition).second) {
-      misuse(operation, fmt::format("{} appears twice in the gang", to_string(m.unit)));
-    }
-    const WorkerEntry& worker = worker_entry(m.worker, operation);
+    if (m.unit.config != first.config || m.unit.epoch != first.epoch)
+      return fmt::format("gang members {} and {} differ in config or epoch", to_string(first), to_string(m.unit));
+    if (!workers.insert(m.worker).second)
+      return fmt::format("worker {} appears twice in the gang of config {}", m.worker, first.config);
+    if (!partitions.insert(m.unit.partition).second) return fmt::format("{} appears twice in the gang", to_string(m.unit));
+    const int32_t worker_slot = worker_slots_.find(m.worker);
+    if (worker_slot < 0 || !workers_[worker_slot].present) return fmt::format("unknown worker {}", m.worker);
+    const WorkerEntry& worker = workers_[worker_slot];
     if (starting) {
       if (worker.running) {
-        misuse(operation, fmt::format("worker {} is busy with {}, cannot join a gang for {}", m.worker,
-                                      to_string(*worker.running), to_string(m.unit)));
+        return fmt::format("worker {} is busy with {}, cannot join a gang for {}", m.worker, to_string(*worker.running),
+                           to_string(m.unit));
       }
-      if (m.unit.partition < 0 || m.unit.partition >= num_partitions_) {
-        misuse(operation, fmt::format("{}: partition outside 0..{}", to_string(m.unit), num_partitions_ - 1));
-      }
-      if (!worker.held.contains(m.unit.partition)) {
-        misuse(operation, fmt::format("{}: worker {} does not hold partition {}", to_string(m.unit), m.worker,
-                                      m.unit.partition));
-      }
-      if (!config.pending.contains(m.unit.partition)) {
-        misuse(operation, fmt::format("{}: unit is not pending (already done or running this epoch)",
-                                      to_string(m.unit)));
-      }
+      if (m.unit.partition < 0 || m.unit.partition >= num_partitions_)
+        return fmt::format("{}: partition outside 0..{}", to_string(m.unit), num_partitions_ - 1);
+      if (!worker.held.contains(m.unit.partition))
+        return fmt::format("{}: worker {} does not hold partition {}", to_string(m.unit), m.worker, m.unit.partition);
+      if (!config.pending.contains(m.unit.partition))
+        return fmt::format("{}: unit is not pending (already done or running this epoch)", to_string(m.unit));
     } else if (!worker.running || *worker.running != m.unit || !worker.in_gang) {
-      misuse(operation, fmt::format("worker {} is not running {} in a gang", m.worker, to_string(m.unit)));
+      return fmt::format("worker {} is not running {} in a gang", m.worker, to_string(m.unit));
     }
   }
   if (starting) {
-    if (config.state != ConfigState::pending_epoch) {
-      misuse(operation, fmt::format("{}: config is {}, not pending_epoch", to_string(first), to_string(config.state)));
-    }
+    if (config.state != ConfigState::pending_epoch)
+      return fmt::format("{}: config is {}, not pending_epoch", to_string(first), to_string(config.state));
     if (config.running_on) {
-      misuse(operation, fmt::format("{}: config {} is busy on worker {} (isolation)", to_string(first),
-                                    first.config, *config.running_on));
+      return fmt::format("{}: config {} is busy on worker {} (isolation)", to_string(first), first.config,
+                         *config.running_on);
     }
-    if (first.epoch != config.epoch) {
-      misuse(operation, fmt::format("{}: config {} is in epoch {}", to_string(first), first.config, config.epoch));
-    }
+    if (first.epoch != config.epoch)
+      return fmt::format("{}: config {} is in epoch {}", to_string(first), first.config, config.epoch);
   }
+  return {};
+}
+
+void MopBook::check_gang(const std::vector<GangMember>& members, const char* operation, bool starting) const {
+  if (auto problem = gang_problem(members, starting); !problem.empty()) misuse(operation, problem);
+}
+
+Status MopBook::can_start_gang(const std::vector<GangMember>& members) const {
+  auto problem = gang_problem(members, true);
+  return problem.empty() ? Status::ok_status() : Status::failed_precondition(problem);
 }
 
 void MopBook::start_gang(const std::vector<GangMember>& members) {

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "runtime/base/contract.hpp"
 #include "runtime/base/status.hpp"
 
 namespace cerebro {
@@ -63,16 +64,18 @@ std::string crew_shortage_error(int stages, int workers) {
 
 int64_t PipelineAttempts::start(PipelineCrew crew) {
   if (crew.stages() < 2)
-    throw Error(fmt::format("a pipeline attempt of {} needs at least 2 stages, got {}", to_string(crew.unit),
-                            crew.stages()));
+    contract_violation("PipelineAttempts::start", fmt::format("a pipeline attempt of {} needs at least 2 stages, got {}",
+                                                              to_string(crew.unit), crew.stages()));
   const auto members = crew.members();
   std::set<WorkerId> seen;
   for (WorkerId w : members) {
     if (!seen.insert(w).second)
-      throw Error(fmt::format("worker {} appears twice in the pipeline attempt of {}", w, to_string(crew.unit)));
+      contract_violation("PipelineAttempts::start",
+                         fmt::format("worker {} appears twice in the pipeline attempt of {}", w, to_string(crew.unit)));
     if (auto other = attempt_of(w))
-      throw Error(fmt::format("worker {} is in pipeline attempt {} already, cannot join one for {}", w, *other,
-                              to_string(crew.unit)));
+      contract_violation("PipelineAttempts::start",
+                         fmt::format("worker {} is in pipeline attempt {} already, cannot join one for {}", w, *other,
+                                     to_string(crew.unit)));
   }
   const int64_t id = next_++;
   for (WorkerId w : members) member_of_[w] = id;
@@ -88,13 +91,15 @@ std::optional<int64_t> PipelineAttempts::attempt_of(WorkerId w) const {
 
 const PipelineCrew& PipelineAttempts::crew(int64_t attempt) const {
   auto it = attempts_.find(attempt);
-  if (it == attempts_.end()) throw Error(fmt::format("pipeline attempt {} is not running", attempt));
+  if (it == attempts_.end())
+    contract_violation("PipelineAttempts::crew", fmt::format("pipeline attempt {} is not running", attempt));
   return it->second;
 }
 
 PipelineCrew PipelineAttempts::finish(int64_t attempt) {
   auto it = attempts_.find(attempt);
-  if (it == attempts_.end()) throw Error(fmt::format("pipeline attempt {} is not running", attempt));
+  if (it == attempts_.end())
+    contract_violation("PipelineAttempts::finish", fmt::format("pipeline attempt {} is not running", attempt));
   PipelineCrew crew = std::move(it->second);
   attempts_.erase(it);
   for (WorkerId w : crew.members()) member_of_.erase(w);

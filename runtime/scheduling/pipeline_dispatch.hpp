@@ -70,16 +70,17 @@ std::string crew_shortage_error(int stages, int workers);
 // The pipeline attempts that run, by id. A worker is in at most one.
 class PipelineAttempts {
  public:
-  // Registers a crew; throws cerebro::Error if it has fewer than 2 stages, a
-  // worker twice, or a worker already in an attempt. Returns the attempt's id.
+  // Registers a crew and returns the attempt's id. A crew of fewer than 2
+  // stages, with a worker twice or a worker already in an attempt is a
+  // contract violation (the caller forms crews from idle workers).
   int64_t start(PipelineCrew crew);
   // The attempt that worker w is in, if any.
   std::optional<int64_t> attempt_of(WorkerId w) const;
   bool running(int64_t attempt) const { return attempts_.count(attempt) > 0; }
-  const PipelineCrew& crew(int64_t attempt) const;  // throws if not running
+  const PipelineCrew& crew(int64_t attempt) const;  // a contract violation if not running
   // Ends an attempt (committed or failed) and returns its crew: on failure
   // the shell requeues crew.unit and hands every member back to the schedule.
-  // Throws if not running.
+  // A contract violation if not running.
   PipelineCrew finish(int64_t attempt);
   size_t size() const { return attempts_.size(); }
 

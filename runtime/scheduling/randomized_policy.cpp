@@ -67,12 +67,13 @@ std::unique_ptr<SchedulingPolicy> make_policy(SchedulerKind kind, uint64_t seed)
     case SchedulerKind::randomized: return std::make_unique<RandomizedPolicy>(seed);
     case SchedulerKind::critical_path: return std::make_unique<CriticalPathPolicy>(seed);
   }
-  throw Error(fmt::format("scheduling policy {} has no factory", static_cast<int>(kind)));
+  contract_violation("make_policy", fmt::format("scheduling policy {} has no factory", static_cast<int>(kind)));
 }
 
-std::unique_ptr<SchedulingPolicy> make_policy(const std::string& name, uint64_t seed) {
+Result<std::unique_ptr<SchedulingPolicy>> make_policy(const std::string& name, uint64_t seed) {
   if (auto kind = parse_scheduler_kind(name)) return make_policy(*kind, seed);
-  throw Error(fmt::format("unknown scheduling policy '{}' (known: {})", name, fmt::join(policy_names(), ", ")));
+  return Status::invalid_argument(
+      fmt::format("unknown scheduling policy '{}' (known: {})", name, fmt::join(policy_names(), ", ")));
 }
 
 }  // namespace cerebro

@@ -9,19 +9,28 @@
 
 namespace cerebro {
 
-ReplayPolicy::ReplayPolicy(VisitOrder visit_order) : visit_order_(std::move(visit_order)) {
-  for (const auto& [config, epochs] : visit_order_) {
+Status ReplayPolicy::check(const VisitOrder& visit_order) {
+  for (const auto& [config, epochs] : visit_order) {
     for (size_t e = 0; e < epochs.size(); ++e) {
       std::set<PartitionId> seen;
       for (PartitionId p : epochs[e]) {
         if (p < 0 || !seen.insert(p).second) {
-          throw Error(fmt::format(
-              "ReplayPolicy: visit order of config {} epoch {} has {} partition {}", config, e,
-              p < 0 ? "negative" : "repeated", p));
+          return Status::invalid_argument(fmt::format("ReplayPolicy: visit order of config {} epoch {} has {} partition {}",
+                                                      config, e, p < 0 ? "negative" : "repeated", p));
         }
       }
     }
   }
+  return Status::ok_status();
+}
+
+Result<std::unique_ptr<ReplayPolicy>> ReplayPolicy::create(VisitOrder visit_order) {
+  if (auto checked = check(visit_order); !checked.ok()) return checked;
+  return std::make_unique<ReplayPolicy>(std::move(visit_order));
+}
+
+ReplayPolicy::ReplayPolicy(VisitOrder visit_order) : visit_order_(std::move(visit_order)) {
+  if (auto checked = check(visit_order_); !checked.ok()) contract_violation("ReplayPolicy", checked.message());
 }
 
 std::optional<PartitionId> ReplayPolicy::next_logged(ConfigId c, int32_t e,

@@ -21,9 +21,14 @@ namespace cerebro {
 class ReplayPolicy : public SchedulingPolicy {
  public:
   // visit_order[c][e] is the order in which config c visited partitions in its
-  // epoch e (absolute epoch index). Throws cerebro::Error on a negative or
-  // repeated partition within one epoch.
+  // epoch e (absolute epoch index).
   using VisitOrder = std::map<ConfigId, std::vector<std::vector<PartitionId>>>;
+  // invalid_argument naming a negative or repeated partition within one
+  // epoch (an order read from a unit log that contradicts MOP).
+  static Status check(const VisitOrder& visit_order);
+  // The policy of an order that passes check().
+  static Result<std::unique_ptr<ReplayPolicy>> create(VisitOrder visit_order);
+  // For an order known to pass check(): one that does not is a contract violation.
   explicit ReplayPolicy(VisitOrder visit_order);
 
   std::string name() const override { return "replay"; }

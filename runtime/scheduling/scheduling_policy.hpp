@@ -56,8 +56,8 @@ class SchedulingPolicy {
 // speeds and config costs, longest remaining chain first;
 // critical_path_policy.hpp).
 std::unique_ptr<SchedulingPolicy> make_policy(SchedulerKind kind, uint64_t seed);
-// The same by name, for the command line: throws cerebro::Error naming the
-// known policies for any other name.
-std::unique_ptr<SchedulingPolicy> make_policy(const std::string& name, uint64_t seed);
+// The same by name, for the command line: invalid_argument naming the known
+// policies for any other name.
+Result<std::unique_ptr<SchedulingPolicy>> make_policy(const std::string& name, uint64_t seed);
 
 }  // namespace cerebro

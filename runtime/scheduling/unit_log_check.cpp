@@ -20,7 +20,7 @@ Status check_gangs(const std::vector<const UnitRecord*>& records) {
   for (const UnitRecord* r : records) {
     if (r->gang == 0 && r->gang_size == 0) continue;
     if (r->gang <= 0 || r->gang_size < 2) {
-      return Status::error(fmt::format("bad gang: {} (a gang has an id > 0 and at least 2 members)", describe(*r)));
+      return Status::internal(fmt::format("bad gang: {} (a gang has an id > 0 and at least 2 members)", describe(*r)));
     }
     gangs[r->gang].push_back(r);
   }
@@ -30,16 +30,16 @@ Status check_gangs(const std::vector<const UnitRecord*>& records) {
     for (const UnitRecord* r : members) {
       if (r->config != first.config || r->epoch != first.epoch || r->gang_size != first.gang_size ||
           r->start_s != first.start_s || r->end_s != first.end_s) {
-        return Status::error(fmt::format("gang {} is not one attempt: {} and {} differ in config, epoch, size or "
-                                         "times", id, describe(first), describe(*r)));
+        return Status::internal(fmt::format("gang {} is not one attempt: {} and {} differ in config, epoch, size or "
+                                            "times", id, describe(first), describe(*r)));
       }
       if (!workers.insert(r->worker).second) {
-        return Status::error(fmt::format("gang {} uses worker {} twice: {}", id, r->worker, describe(*r)));
+        return Status::internal(fmt::format("gang {} uses worker {} twice: {}", id, r->worker, describe(*r)));
       }
     }
     if (static_cast<int32_t>(members.size()) != first.gang_size) {
-      return Status::error(fmt::format("gang {} committed {} of its {} units (a gang commits whole): {}", id,
-                                       members.size(), first.gang_size, describe(first)));
+      return Status::internal(fmt::format("gang {} committed {} of its {} units (a gang commits whole): {}", id,
+                                          members.size(), first.gang_size, describe(first)));
     }
   }
   return Status::ok_status();
@@ -59,19 +59,19 @@ Status check_well_formed(const std::vector<const UnitRecord*>& records,
                          const ExpectedRun& expected) {
   for (const UnitRecord* r : records) {
     if (!expected.epochs_completed.count(r->config)) {
-      return Status::error(fmt::format("unknown config: {} is not in the expected run", describe(*r)));
+      return Status::internal(fmt::format("unknown config: {} is not in the expected run", describe(*r)));
     }
     if (r->partition < 0 || r->partition >= expected.num_partitions) {
-      return Status::error(fmt::format("bad partition: {} is outside 0..{}", describe(*r),
-                                       expected.num_partitions - 1));
+      return Status::internal(fmt::format("bad partition: {} is outside 0..{}", describe(*r),
+                                          expected.num_partitions - 1));
     }
-    if (r->epoch < 0) return Status::error(fmt::format("bad epoch: {}", describe(*r)));
+    if (r->epoch < 0) return Status::internal(fmt::format("bad epoch: {}", describe(*r)));
     if (r->end_s < r->start_s) {
-      return Status::error(fmt::format("bad times: {} ends before it starts", describe(*r)));
+      return Status::internal(fmt::format("bad times: {} ends before it starts", describe(*r)));
     }
     if (r->worker_end() < r->start_s || r->worker_end() > r->end_s) {
-      return Status::error(fmt::format("bad times: {} frees its worker at {:g} s, outside its span", describe(*r),
-                                       r->worker_end()));
+      return Status::internal(fmt::format("bad times: {} frees its worker at {:g} s, outside its span", describe(*r),
+                                          r->worker_end()));
     }
   }
   return Status::ok_status();
@@ -82,8 +82,8 @@ Status check_no_duplicates(const std::vector<const UnitRecord*>& records) {
   for (const UnitRecord* r : records) {
     auto [it, inserted] = seen.emplace(Unit{r->config, r->partition, r->epoch}, r);
     if (!inserted) {
-      return Status::error(fmt::format("unit committed twice: {} and {}", describe(*it->second),
-                                       describe(*r)));
+      return Status::internal(fmt::format("unit committed twice: {} and {}", describe(*it->second),
+                                          describe(*r)));
     }
   }
   return Status::ok_status();
@@ -96,7 +96,7 @@ Status check_completeness(const std::vector<const UnitRecord*>& records,
   for (const UnitRecord* r : records) {
     int32_t completed = expected.epochs_completed.at(r->config);
     if (r->epoch > completed) {
-      return Status::error(fmt::format(
+      return Status::internal(fmt::format(
           "completeness: {} ran but config {} completed only {} epoch(s), so epoch {} is unfinished",
           describe(*r), r->config, completed, completed));
     }
@@ -108,13 +108,13 @@ Status check_completeness(const std::vector<const UnitRecord*>& records,
       if (e < completed && static_cast<int32_t>(seen.size()) != expected.num_partitions) {
         PartitionId missing = 0;
         while (seen.count(missing)) ++missing;
-        return Status::error(fmt::format(
+        return Status::internal(fmt::format(
             "completeness: config {} epoch {} is expected complete but never visited partition {} "
             "({} of {} partitions)",
             config, e, missing, seen.size(), expected.num_partitions));
       }
       if (e == completed && static_cast<int32_t>(seen.size()) == expected.num_partitions) {
-        return Status::error(fmt::format(
+        return Status::internal(fmt::format(
             "completeness: config {} visited every partition in epoch {}, but is expected to have "
             "completed only {} epoch(s)",
             config, e, completed));
@@ -137,8 +137,8 @@ Status check_no_overlap(const std::vector<const UnitRecord*>& records, Key key, 
     // Sorted by start, any overlap shows up between neighbours.
     for (size_t i = 1; i < group.size(); ++i) {
       if (end(*group[i - 1]) > group[i]->start_s) {
-        return Status::error(fmt::format("{}: {} overlaps {}", invariant, describe(*group[i - 1]),
-                                         describe(*group[i])));
+        return Status::internal(fmt::format("{}: {} overlaps {}", invariant, describe(*group[i - 1]),
+                                            describe(*group[i])));
       }
     }
   }
@@ -158,9 +158,9 @@ Status check_epoch_order(const std::vector<const UnitRecord*>& records) {
     const Span* previous = nullptr;
     for (const auto& [epoch, span] : epochs) {
       if (previous && previous->last_end->end_s > span.first_start->start_s) {
-        return Status::error(fmt::format("epoch order: {} ends after {} starts",
-                                         describe(*previous->last_end),
-                                         describe(*span.first_start)));
+        return Status::internal(fmt::format("epoch order: {} ends after {} starts",
+                                            describe(*previous->last_end),
+                                            describe(*span.first_start)));
       }
       previous = &span;
     }
@@ -172,11 +172,11 @@ Status check_epoch_order(const std::vector<const UnitRecord*>& records) {
 
 Status check_mop_invariants(const std::vector<UnitRecord>& log, const ExpectedRun& expected) {
   if (expected.num_partitions < 1) {
-    return Status::error(fmt::format("expected run has {} partitions", expected.num_partitions));
+    return Status::invalid_argument(fmt::format("expected run has {} partitions", expected.num_partitions));
   }
   for (const auto& [config, completed] : expected.epochs_completed) {
     if (completed < 0) {
-      return Status::error(fmt::format("expected run: config {} completed {} epochs", config, completed));
+      return Status::invalid_argument(fmt::format("expected run: config {} completed {} epochs", config, completed));
     }
   }
   std::vector<const UnitRecord*> committed;
@@ -199,7 +199,7 @@ Status check_mop_invariants(const std::vector<UnitRecord>& log, const ExpectedRu
     std::set<WorkerId> crew{r->worker};
     for (WorkerId h : r->pipeline_hosts) {
       if (!crew.insert(h).second) {
-        return Status::error(fmt::format("bad pipeline crew: {} has worker {} twice", describe(*r), h));
+        return Status::internal(fmt::format("bad pipeline crew: {} has worker {} twice", describe(*r), h));
       }
       UnitRecord copy = *r;
       copy.worker = h;

@@ -59,7 +59,9 @@ struct ExpectedRun {
 //    previous one commits); a pipeline unit occupies its hosts as well, which
 //    are distinct and not its driver;
 //  - epochs in order: all of a config's epoch e ends before any of e+1 starts.
-// Returns ok, or an error naming the first violation and the units involved.
+// Returns ok, or internal naming the first violation and the units involved
+// (whoever scheduled the log broke MOP); invalid_argument for an expected run
+// that cannot be one.
 Status check_mop_invariants(const std::vector<UnitRecord>& log, const ExpectedRun& expected);
 
 }  // namespace cerebro

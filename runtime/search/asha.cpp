@@ -14,11 +14,22 @@ std::vector<int32_t> asha_rungs(int32_t min_epochs, int32_t max_epochs, int32_t 
   return rungs;
 }
 
-AshaProcedure::AshaProcedure(AshaOptions options) : options_(options) {
-  if (options_.max_epochs < 1 || options_.min_epochs < 1 || options_.eta < 2) {
-    throw Error(fmt::format("asha: needs max_epochs >= 1, min_epochs >= 1 and eta >= 2, got {}, {} and {}",
-                            options_.max_epochs, options_.min_epochs, options_.eta));
+Status AshaProcedure::check(const AshaOptions& options) {
+  if (options.max_epochs < 1 || options.min_epochs < 1 || options.eta < 2) {
+    return Status::invalid_argument(
+        fmt::format("asha: needs max_epochs >= 1, min_epochs >= 1 and eta >= 2, got {}, {} and {}", options.max_epochs,
+                    options.min_epochs, options.eta));
   }
+  return Status::ok_status();
+}
+
+Result<std::unique_ptr<AshaProcedure>> AshaProcedure::create(AshaOptions options) {
+  if (auto checked = check(options); !checked.ok()) return checked;
+  return std::make_unique<AshaProcedure>(options);
+}
+
+AshaProcedure::AshaProcedure(AshaOptions options) : options_(options) {
+  if (auto checked = check(options_); !checked.ok()) contract_violation("AshaProcedure", checked.message());
   rungs_ = asha_rungs(options_.min_epochs, options_.max_epochs, options_.eta);
   records_.resize(rungs_.size());
   promoted_.assign(rungs_.size(), 0);

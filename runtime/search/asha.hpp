@@ -19,9 +19,11 @@
 // to their quality, about n/eta do.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "runtime/base/status.hpp"
 #include "runtime/search/search_procedure.hpp"
 
 namespace cerebro {
@@ -39,8 +41,11 @@ std::vector<int32_t> asha_rungs(int32_t min_epochs, int32_t max_epochs, int32_t 
 
 class AshaProcedure : public SearchProcedure {
  public:
-  // Throws cerebro::Error for options out of range (max_epochs < 1,
-  // min_epochs < 1, eta < 2); the spec parser reports those first.
+  // invalid_argument for options out of range (max_epochs < 1, min_epochs <
+  // 1, eta < 2); the spec parser reports those first.
+  static Status check(const AshaOptions& options);
+  static Result<std::unique_ptr<AshaProcedure>> create(AshaOptions options);
+  // For options that pass check(): others are a contract violation.
   explicit AshaProcedure(AshaOptions options);
 
   std::string name() const override { return "asha"; }

@@ -10,10 +10,12 @@ namespace cerebro {
 
 namespace {
 
-void check_range(int32_t max_epochs, int32_t eta) {
+Status check_range(int32_t max_epochs, int32_t eta) {
   if (max_epochs < 1 || eta < 2) {
-    throw Error(fmt::format("hyperband: needs max_epochs >= 1 and eta >= 2, got {} and {}", max_epochs, eta));
+    return Status::invalid_argument(
+        fmt::format("hyperband: needs max_epochs >= 1 and eta >= 2, got {} and {}", max_epochs, eta));
   }
+  return Status::ok_status();
 }
 
 int64_t power(int64_t base, int32_t exponent) {
@@ -24,18 +26,21 @@ int64_t power(int64_t base, int32_t exponent) {
 
 }  // namespace
 
-int32_t hyperband_max_brackets(int32_t max_epochs, int32_t eta) {
-  check_range(max_epochs, eta);
+Result<int32_t> hyperband_max_brackets(int32_t max_epochs, int32_t eta) {
+  if (auto checked = check_range(max_epochs, eta); !checked.ok()) return checked;
   int32_t s_max = 0;  // the largest s with eta^s <= R, in integers (no log rounding)
   for (int64_t p = eta; p <= max_epochs; p *= eta) ++s_max;
   return s_max + 1;
 }
 
-std::vector<HyperbandBracket> hyperband_brackets(int32_t max_epochs, int32_t eta, int32_t brackets) {
-  const int32_t all = hyperband_max_brackets(max_epochs, eta);
+Result<std::vector<HyperbandBracket>> hyperband_brackets(int32_t max_epochs, int32_t eta, int32_t brackets) {
+  const auto max_brackets = hyperband_max_brackets(max_epochs, eta);
+  if (!max_brackets.ok()) return max_brackets.status();
+  const int32_t all = *max_brackets;
   if (brackets < 0 || brackets > all) {
-    throw Error(fmt::format("hyperband: brackets must be in 1 .. {} for max_epochs {} and eta {} (0 = all), got {}",
-                            all, max_epochs, eta, brackets));
+    return Status::invalid_argument(
+        fmt::format("hyperband: brackets must be in 1 .. {} for max_epochs {} and eta {} (0 = all), got {}", all,
+                    max_epochs, eta, brackets));
   }
   const int32_t s_max = all - 1;
   const int32_t count = brackets == 0 ? all : brackets;
@@ -54,36 +59,46 @@ std::vector<HyperbandBracket> hyperband_brackets(int32_t max_epochs, int32_t eta
   return out;
 }
 
-int64_t hyperband_config_count(int32_t max_epochs, int32_t eta, int32_t brackets) {
+Result<int64_t> hyperband_config_count(int32_t max_epochs, int32_t eta, int32_t brackets) {
+  auto all = hyperband_brackets(max_epochs, eta, brackets);
+  if (!all.ok()) return all.status();
   int64_t total = 0;
-  for (const auto& b : hyperband_brackets(max_epochs, eta, brackets)) total += b.sizes.front();
+  for (const auto& b : *all) total += b.sizes.front();
   return total;
 }
 
-HyperbandProcedure::HyperbandProcedure(HyperbandOptions options, std::vector<ConfigId> configs)
-    : options_(options), brackets_(hyperband_brackets(options.max_epochs, options.eta, options.brackets)) {
-  const int64_t needed = hyperband_config_count(options.max_epochs, options.eta, options.brackets);
+Result<std::unique_ptr<HyperbandProcedure>> HyperbandProcedure::create(HyperbandOptions options,
+                                                                        std::vector<ConfigId> configs) {
+  auto brackets = hyperband_brackets(options.max_epochs, options.eta, options.brackets);
+  if (!brackets.ok()) return brackets.status();
+  int64_t needed = 0;
+  for (const auto& b : *brackets) needed += b.sizes.front();
   if (static_cast<int64_t>(configs.size()) != needed) {
-    throw Error(fmt::format("hyperband: max_epochs {} and eta {} need {} configs, got {}", options.max_epochs,
-                            options.eta, needed, configs.size()));
+    return Status::invalid_argument(fmt::format("hyperband: max_epochs {} and eta {} need {} configs, got {}",
+                                                options.max_epochs, options.eta, needed, configs.size()));
   }
+  std::unique_ptr<HyperbandProcedure> procedure(new HyperbandProcedure(options, std::move(brackets).value()));
   size_t next = 0;
-  for (size_t b = 0; b < brackets_.size(); ++b) {
+  for (size_t b = 0; b < procedure->brackets_.size(); ++b) {
     BracketState state;
-    state.reached.assign(brackets_[b].sizes.size(), 0);
-    for (int32_t i = 0; i < brackets_[b].sizes.front(); ++i, ++next) {
-      if (!bracket_of_.emplace(configs[next], b).second) {
-        throw Error(fmt::format("hyperband: config {} is given twice", configs[next]));
-      }
+    state.reached.assign(procedure->brackets_[b].sizes.size(), 0);
+    for (int32_t i = 0; i < procedure->brackets_[b].sizes.front(); ++i, ++next) {
+      if (!procedure->bracket_of_.emplace(configs[next], b).second)
+        return Status::invalid_argument(fmt::format("hyperband: config {} is given twice", configs[next]));
       state.racing.insert(configs[next]);
     }
-    states_.push_back(std::move(state));
+    procedure->states_.push_back(std::move(state));
   }
+  return procedure;
 }
+
+HyperbandProcedure::HyperbandProcedure(HyperbandOptions options, std::vector<HyperbandBracket> brackets)
+    : options_(options), brackets_(std::move(brackets)) {}
 
 size_t HyperbandProcedure::bracket_of(ConfigId config) const {
   auto it = bracket_of_.find(config);
-  if (it == bracket_of_.end()) throw Error(fmt::format("hyperband: config {} is in no bracket", config));
+  if (it == bracket_of_.end())
+    contract_violation("HyperbandProcedure", fmt::format("hyperband: config {} is in no bracket", config));
   return it->second;
 }
 
@@ -99,8 +114,10 @@ std::vector<SearchDecision> HyperbandProcedure::decide(const EpochOutcome& o) {
   }
   if (trained != bracket.epochs[state.rung]) return {SearchDecision::continue_training(o.config, o.epoch)};
   if (!state.racing.count(o.config) || state.arrived.count(o.config)) {
-    throw Error(fmt::format("hyperband: config {} reached rung {} epochs of bracket s={} but is not racing there",
-                            o.config, trained, bracket.s));
+    // ExperimentControl reports each config's epoch ends once, in order.
+    contract_violation("HyperbandProcedure",
+                       fmt::format("hyperband: config {} reached rung {} epochs of bracket s={} but is not racing there",
+                                   o.config, trained, bracket.s));
   }
   state.arrived[o.config] = metric_score(o, options_.metric);
   ++state.reached[state.rung];

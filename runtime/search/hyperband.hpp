@@ -20,10 +20,12 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "runtime/base/status.hpp"
 #include "runtime/search/search_procedure.hpp"
 
 namespace cerebro {
@@ -34,14 +36,15 @@ struct HyperbandBracket {
   std::vector<int32_t> epochs;  // r_i: epochs trained at rung i (the last is max_epochs)
 };
 
-// s_max + 1: the number of brackets for this R and eta (max_epochs >= 1, eta >= 2).
-int32_t hyperband_max_brackets(int32_t max_epochs, int32_t eta);
+// s_max + 1: the number of brackets for this R and eta; invalid_argument
+// unless max_epochs >= 1 and eta >= 2.
+Result<int32_t> hyperband_max_brackets(int32_t max_epochs, int32_t eta);
 // The brackets in the paper's order, s = s_max downward. `brackets` (1 ..
-// s_max + 1, 0 = all) keeps that many from the start. Throws cerebro::Error
-// for values out of range.
-std::vector<HyperbandBracket> hyperband_brackets(int32_t max_epochs, int32_t eta, int32_t brackets = 0);
+// s_max + 1, 0 = all) keeps that many from the start. invalid_argument for
+// values out of range.
+Result<std::vector<HyperbandBracket>> hyperband_brackets(int32_t max_epochs, int32_t eta, int32_t brackets = 0);
 // The configs all those brackets start: the sum of their sizes[0].
-int64_t hyperband_config_count(int32_t max_epochs, int32_t eta, int32_t brackets = 0);
+Result<int64_t> hyperband_config_count(int32_t max_epochs, int32_t eta, int32_t brackets = 0);
 
 struct HyperbandOptions {
   int32_t max_epochs = 1;
@@ -53,9 +56,9 @@ struct HyperbandOptions {
 class HyperbandProcedure : public SearchProcedure {
  public:
   // `configs` fill the brackets in order: the first sizes[0] go to the first
-  // bracket, and so on. Throws cerebro::Error unless their number is
-  // hyperband_config_count(options).
-  HyperbandProcedure(HyperbandOptions options, std::vector<ConfigId> configs);
+  // bracket, and so on. invalid_argument for options out of range, or unless
+  // the configs are hyperband_config_count(options) distinct ids.
+  static Result<std::unique_ptr<HyperbandProcedure>> create(HyperbandOptions options, std::vector<ConfigId> configs);
 
   std::string name() const override { return "hyperband"; }
   bool takes_added_configs() const override { return false; }
@@ -63,7 +66,8 @@ class HyperbandProcedure : public SearchProcedure {
   std::vector<SearchDecision> on_config_ended(ConfigId config) override;
 
   const std::vector<HyperbandBracket>& brackets() const { return brackets_; }
-  // Index into brackets() of the config's bracket.
+  // Index into brackets() of the config's bracket (a contract violation for
+  // a config in none).
   size_t bracket_of(ConfigId config) const;
   // Configs of bracket b that reached its rung i so far.
   int64_t reached(size_t bracket, size_t rung) const { return states_.at(bracket).reached.at(rung); }
@@ -75,6 +79,7 @@ class HyperbandProcedure : public SearchProcedure {
     std::map<ConfigId, double> arrived;  // scores of those that reached it
     std::vector<int64_t> reached;        // per rung
   };
+  HyperbandProcedure(HyperbandOptions options, std::vector<HyperbandBracket> brackets);
   // Decides the current rung of bracket b once every racing config arrived.
   std::vector<SearchDecision> close_rung_if_complete(size_t b);
 

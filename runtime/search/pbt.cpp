@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -91,27 +92,41 @@ Result<std::map<std::string, PerturbRange>> perturb_ranges(const json& space, co
   return out;
 }
 
+Status PbtProcedure::check(const PbtOptions& options, const std::vector<ConfigParams>& population) {
+  const bool perturb_ok = !options.perturb.empty() &&
+                          std::all_of(options.perturb.begin(), options.perturb.end(),
+                                      [](double f) { return std::isfinite(f) && f > 0; });
+  if (options.epochs < 1 || options.ready < 1 || !(options.exploit_fraction > 0) || options.exploit_fraction > 0.5 ||
+      !perturb_ok) {
+    return Status::invalid_argument(fmt::format("pbt: needs epochs >= 1, ready >= 1, exploit_fraction in (0, 0.5] and "
+                                                "positive perturb factors, got {}, {}, {} and {} factors",
+                                                options.epochs, options.ready, options.exploit_fraction,
+                                                options.perturb.size()));
+  }
+  std::set<ConfigId> ids;
+  for (const auto& member : population) {
+    if (!ids.insert(member.id).second)
+      return Status::invalid_argument(fmt::format("pbt: config {} is in the population twice", member.id));
+  }
+  return Status::ok_status();
+}
+
+Result<std::unique_ptr<PbtProcedure>> PbtProcedure::create(PbtOptions options,
+                                                           const std::vector<ConfigParams>& population) {
+  if (auto checked = check(options, population); !checked.ok()) return checked;
+  return std::make_unique<PbtProcedure>(std::move(options), population);
+}
+
 PbtProcedure::PbtProcedure(PbtOptions options, const std::vector<ConfigParams>& population)
     : options_(std::move(options)), rng_(options_.seed) {
-  const bool perturb_ok = !options_.perturb.empty() &&
-                          std::all_of(options_.perturb.begin(), options_.perturb.end(),
-                                      [](double f) { return std::isfinite(f) && f > 0; });
-  if (options_.epochs < 1 || options_.ready < 1 || !(options_.exploit_fraction > 0) ||
-      options_.exploit_fraction > 0.5 || !perturb_ok) {
-    throw Error(fmt::format("pbt: needs epochs >= 1, ready >= 1, exploit_fraction in (0, 0.5] and positive "
-                            "perturb factors, got {}, {}, {} and {} factors",
-                            options_.epochs, options_.ready, options_.exploit_fraction, options_.perturb.size()));
-  }
-  for (const auto& member : population) {
-    if (!params_.emplace(member.id, member.params).second) {
-      throw Error(fmt::format("pbt: config {} is in the population twice", member.id));
-    }
-  }
+  if (auto checked = check(options_, population); !checked.ok()) contract_violation("PbtProcedure", checked.message());
+  for (const auto& member : population) params_.emplace(member.id, member.params);
 }
 
 const json& PbtProcedure::params(ConfigId config) const {
   auto it = params_.find(config);
-  if (it == params_.end()) throw Error(fmt::format("pbt: config {} is not in the population", config));
+  if (it == params_.end())
+    contract_violation("PbtProcedure", fmt::format("pbt: config {} is not in the population", config));
   return it->second;
 }
 
@@ -140,7 +155,7 @@ json PbtProcedure::perturbed(const json& params) {
 }
 
 std::vector<SearchDecision> PbtProcedure::decide(const EpochOutcome& o) {
-  params(o.config);  // throws for a config outside the population
+  params(o.config);  // a contract violation for a config outside the population
   latest_[o.config] = Score{metric_score(o, options_.metric), o.epoch};
   const int32_t trained = o.epoch + 1;
   if (trained >= options_.epochs || trained % options_.ready != 0) {

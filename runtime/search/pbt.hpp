@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -62,7 +63,10 @@ struct PbtOptions {
 
 class PbtProcedure : public SearchProcedure {
  public:
-  // Throws cerebro::Error for options out of range or duplicate config ids.
+  // invalid_argument for options out of range or duplicate config ids.
+  static Status check(const PbtOptions& options, const std::vector<ConfigParams>& population);
+  static Result<std::unique_ptr<PbtProcedure>> create(PbtOptions options, const std::vector<ConfigParams>& population);
+  // For options and a population that pass check(): others are a contract violation.
   PbtProcedure(PbtOptions options, const std::vector<ConfigParams>& population);
 
   std::string name() const override { return "pbt"; }
@@ -70,7 +74,8 @@ class PbtProcedure : public SearchProcedure {
   std::vector<SearchDecision> decide(const EpochOutcome& outcome) override;
   std::vector<SearchDecision> on_config_ended(ConfigId config) override;
 
-  // The member's current hyper-parameters (changed by each exploit).
+  // The member's current hyper-parameters (changed by each exploit); a
+  // contract violation for a config outside the population.
   const nlohmann::json& params(ConfigId config) const;
   // `params` with every perturbed key multiplied by a drawn factor and kept in
   // range; uses (and advances) the procedure's generator.

@@ -1,17 +1,36 @@
 #include "runtime/search/replay.hpp"
 
+#include <set>
+
 #include <fmt/format.h>
 
 #include "runtime/base/status.hpp"
 
 namespace cerebro {
 
-ReplayDecisions::ReplayDecisions(const std::vector<SearchDecision>& recorded) {
+namespace {
+
+Status check_recorded(const std::vector<SearchDecision>& recorded) {
+  std::set<std::pair<ConfigId, int32_t>> seen;
   for (const auto& d : recorded) {
-    if (!recorded_.emplace(EpochKey{d.config, d.epoch}, d).second) {
-      throw Error(fmt::format("replay: two decisions recorded for config {} after epoch {}", d.config, d.epoch));
+    if (!seen.emplace(d.config, d.epoch).second) {
+      return Status::invalid_argument(
+          fmt::format("replay: two decisions recorded for config {} after epoch {}", d.config, d.epoch));
     }
   }
+  return Status::ok_status();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ReplayDecisions>> ReplayDecisions::create(const std::vector<SearchDecision>& recorded) {
+  if (auto checked = check_recorded(recorded); !checked.ok()) return checked;
+  return std::make_unique<ReplayDecisions>(recorded);
+}
+
+ReplayDecisions::ReplayDecisions(const std::vector<SearchDecision>& recorded) {
+  if (auto checked = check_recorded(recorded); !checked.ok()) contract_violation("ReplayDecisions", checked.message());
+  for (const auto& d : recorded) recorded_.emplace(EpochKey{d.config, d.epoch}, d);
 }
 
 std::vector<SearchDecision> ReplayDecisions::decide(const EpochOutcome& o) {

@@ -15,17 +15,22 @@
 // recorded decision (the original ended before it) continues.
 
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "runtime/base/status.hpp"
 #include "runtime/search/search_procedure.hpp"
 
 namespace cerebro {
 
 class ReplayDecisions : public SearchProcedure {
  public:
-  // Throws cerebro::Error if two decisions name the same (config, epoch).
+  // invalid_argument if two decisions name the same (config, epoch): the
+  // records contradict themselves.
+  static Result<std::unique_ptr<ReplayDecisions>> create(const std::vector<SearchDecision>& recorded);
+  // For records that create() accepts: others are a contract violation.
   explicit ReplayDecisions(const std::vector<SearchDecision>& recorded);
 
   std::string name() const override { return "replay"; }

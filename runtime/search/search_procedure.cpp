@@ -87,35 +87,49 @@ json to_json(const SearchDecision& d) {
   return j;
 }
 
-SearchDecision search_decision_from_json(const json& j) {
-  auto field = [&](const char* key) -> const json& {
-    if (!j.is_object() || !j.contains(key)) {
-      throw Error(fmt::format("search decision {}: missing field '{}'", j.dump(), key));
-    }
-    return j.at(key);
+Result<SearchDecision> search_decision_from_json(const json& j) {
+  auto field = [&](const char* key) -> Result<const json*> {
+    if (!j.is_object() || !j.contains(key))
+      return Status::invalid_argument(fmt::format("search decision {}: missing field '{}'", j.dump(), key));
+    return &j.at(key);
   };
-  auto integer = [&](const char* key) {
-    const json& v = field(key);
-    if (!v.is_number_integer()) throw Error(fmt::format("search decision {}: '{}' must be an integer", j.dump(), key));
-    return v.get<int32_t>();
+  auto integer = [&](const char* key) -> Result<int32_t> {
+    auto v = field(key);
+    if (!v.ok()) return v.status();
+    if (!(*v)->is_number_integer())
+      return Status::invalid_argument(fmt::format("search decision {}: '{}' must be an integer", j.dump(), key));
+    return (*v)->get<int32_t>();
   };
   SearchDecision d;
-  d.config = integer("config");
-  d.epoch = integer("epoch");
-  const json& kind = field("decision");
-  const json& reason = field("reason");
-  if (!reason.is_string()) throw Error(fmt::format("search decision {}: 'reason' must be a string", j.dump()));
-  d.reason = reason.get<std::string>();
-  const auto parsed = kind.is_string() ? parse_search_decision_kind(kind.get<std::string>()) : std::nullopt;
+  auto config = integer("config");
+  if (!config.ok()) return config.status();
+  d.config = *config;
+  auto epoch = integer("epoch");
+  if (!epoch.ok()) return epoch.status();
+  d.epoch = *epoch;
+  auto kind = field("decision");
+  if (!kind.ok()) return kind.status();
+  auto reason = field("reason");
+  if (!reason.ok()) return reason.status();
+  if (!(*reason)->is_string())
+    return Status::invalid_argument(fmt::format("search decision {}: 'reason' must be a string", j.dump()));
+  d.reason = (*reason)->get<std::string>();
+  const auto parsed = (*kind)->is_string() ? parse_search_decision_kind((*kind)->get<std::string>()) : std::nullopt;
   if (!parsed) {
-    throw Error(fmt::format("search decision {}: 'decision' must be \"continue\", \"stop\" or \"exploit\"",
-                            j.dump()));
+    return Status::invalid_argument(
+        fmt::format("search decision {}: 'decision' must be \"continue\", \"stop\" or \"exploit\"", j.dump()));
   }
   d.kind = *parsed;
   if (d.kind == SearchDecision::Kind::exploit) {
-    d.source = integer("source");
-    d.source_epoch = integer("source_epoch");
-    d.params = field("params");
+    auto source = integer("source");
+    if (!source.ok()) return source.status();
+    d.source = *source;
+    auto source_epoch = integer("source_epoch");
+    if (!source_epoch.ok()) return source_epoch.status();
+    d.source_epoch = *source_epoch;
+    auto params = field("params");
+    if (!params.ok()) return params.status();
+    d.params = **params;
   }
   return d;
 }

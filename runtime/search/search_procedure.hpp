@@ -29,6 +29,7 @@
 
 #include "runtime/spec/metric.hpp"
 #include "runtime/base/ids.hpp"
+#include "runtime/base/status.hpp"
 
 namespace cerebro {
 
@@ -88,9 +89,9 @@ std::optional<SearchDecision::Kind> parse_search_decision_kind(const std::string
 std::string to_string(const SearchDecision& decision);
 
 // {"config", "epoch", "decision", "reason", and for exploit "source",
-// "source_epoch", "params"}; the parser throws cerebro::Error naming the bad field.
+// "source_epoch", "params"}; the parser's invalid_argument names the bad field.
 nlohmann::json to_json(const SearchDecision& decision);
-SearchDecision search_decision_from_json(const nlohmann::json& j);
+Result<SearchDecision> search_decision_from_json(const nlohmann::json& j);
 
 // A config a procedure proposes while the search runs (tpe): the shell makes
 // its initial state durable, then ExperimentControl adds it to the schedule.

@@ -1,10 +1,10 @@
 #include "runtime/search/search_registry.hpp"
 
 #include <algorithm>
-#include <stdexcept>
 
 #include <fmt/format.h>
 
+#include "runtime/base/contract.hpp"
 #include "runtime/search/hyperband.hpp"
 #include "runtime/search/pbt.hpp"
 #include "runtime/spec/param_value.hpp"
@@ -49,15 +49,17 @@ void check_hyperband(ExperimentKeys& s, ExperimentSpec& spec) {
   check_rungs(s, spec, 81);
   if (spec.max_epochs < 1) return;
   spec.epochs = spec.max_epochs;
-  const int32_t all = hyperband_max_brackets(spec.max_epochs, spec.eta);
+  const auto max_brackets = hyperband_max_brackets(spec.max_epochs, spec.eta);
+  if (!max_brackets.ok()) return;  // eta < 2: its own check reported it
+  const int32_t all = *max_brackets;
   if (spec.brackets > all) {
     s.report("brackets", fmt::format("must be <= {}: max_epochs {} and eta {} give {} brackets, got {}", all,
                                      spec.max_epochs, spec.eta, all, spec.brackets));
-  } else if (const int64_t n = hyperband_config_count(spec.max_epochs, spec.eta, spec.brackets);
-             n > kMaxConfigs) {
+  } else if (const auto n = hyperband_config_count(spec.max_epochs, spec.eta, spec.brackets);
+             n.ok() && *n > kMaxConfigs) {
     s.report("max_epochs", fmt::format("{} with eta {} makes hyperband start {} configs, more than {}: lower "
                                        "max_epochs, raise eta or set fewer brackets",
-                                       spec.max_epochs, spec.eta, n, kMaxConfigs));
+                                       spec.max_epochs, spec.eta, *n, kMaxConfigs));
   }
 }
 
@@ -197,7 +199,7 @@ const SearchInfo& search_info(SearchKind kind) {
   for (const auto& info : search_registry()) {
     if (info.kind == kind) return info;
   }
-  throw std::logic_error("search kind missing from the search registry: " + to_string(kind));
+  contract_violation("search_info", "search kind missing from the search registry: " + to_string(kind));
 }
 
 const SearchChecks& search_checks() {

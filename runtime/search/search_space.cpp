@@ -132,12 +132,9 @@ Result<std::vector<ConfigParams>> configs_for(const ExperimentSpec& spec) {
     case SearchKind::pbt: return sample_random(spec.space, spec.population, spec.seed);
     case SearchKind::tpe: return std::vector<ConfigParams>{};  // proposed as the search goes (tpe_search.hpp)
     case SearchKind::hyperband: {
-      int64_t count = 0;
-      try {
-        count = hyperband_config_count(spec.max_epochs, spec.eta, spec.brackets);
-      } catch (const Error& e) {
-        return Status::invalid_argument(std::string("[experiment] ") + e.what());
-      }
+      auto counted = hyperband_config_count(spec.max_epochs, spec.eta, spec.brackets);
+      if (!counted.ok()) return counted.status().with_context("[experiment]");
+      const int64_t count = *counted;
       if (count > kMaxConfigs) {
         return Status::invalid_argument(fmt::format("[experiment] hyperband with max_epochs {} and eta {} starts {} configs, "
                                          "more than {}", spec.max_epochs, spec.eta, count, kMaxConfigs));

@@ -252,7 +252,7 @@ Result<TpeSampler::Param> parse_param(const std::string& key, const json& entry)
   if (p.kind == Kind::int_uniform) {
     const int64_t low = entry.at("low").get<int64_t>(), high = entry.at("high").get<int64_t>();
     if (static_cast<uint64_t>(high) - static_cast<uint64_t>(low) >= (uint64_t{1} << 53)) {
-      return Status::error(
+      return Status::invalid_argument(
           fmt::format("[space] {}: tpe models int_uniform in doubles and needs high - low < 2^53", key));
     }
     p.low = static_cast<double>(low);
@@ -268,21 +268,22 @@ Result<TpeSampler::Param> parse_param(const std::string& key, const json& entry)
 // categorical, log x for loguniform, x otherwise. `who` names the config in errors.
 Result<double> model_value(const TpeSampler::Param& p, const json& params, const std::string& who) {
   if (!params.is_object() || !params.contains(p.key)) {
-    return Status::error(fmt::format("[tpe] {} has no value for {}", who, p.key));
+    return Status::invalid_argument(fmt::format("[tpe] {} has no value for {}", who, p.key));
   }
   const json& v = params.at(p.key);
   if (p.kind == Kind::categorical) {
     for (size_t c = 0; c < p.choices.size(); ++c) {
       if (p.choices[c] == v) return static_cast<double>(c);
     }
-    return Status::error(
+    return Status::invalid_argument(
         fmt::format("[tpe] {} has {} = {}, which is not one of the space's values", who, p.key, v.dump()));
   }
   const double x = v.is_number() ? v.get<double>() : std::nan("");
   const bool integral = p.kind != Kind::int_uniform || x == std::floor(x);
   if (!(x >= p.low && x <= p.high) || !integral) {
-    return Status::error(fmt::format("[tpe] {} has {} = {}, outside the space's {} [{}, {}]", who, p.key, v.dump(),
-                                     p.kind == Kind::int_uniform ? "integers" : "range", p.low, p.high));
+    return Status::invalid_argument(fmt::format("[tpe] {} has {} = {}, outside the space's {} [{}, {}]", who, p.key,
+                                                v.dump(), p.kind == Kind::int_uniform ? "integers" : "range", p.low,
+                                                p.high));
   }
   return p.kind == Kind::loguniform ? std::log(x) : x;
 }
@@ -461,18 +462,21 @@ TpeSampler::TpeSampler(json space, uint64_t seed, TpeOptions options, std::vecto
 
 Result<TpeSampler> TpeSampler::create(const json& space, uint64_t seed, TpeOptions options) {
   if (auto st = check_space(space, /*allow_distributions=*/true); !st) return st;
-  if (options.startup < 0) return Status::error(fmt::format("[tpe] startup must be >= 0, got {}", options.startup));
+  if (options.startup < 0)
+    return Status::invalid_argument(fmt::format("[tpe] startup must be >= 0, got {}", options.startup));
   if (options.candidates < 1) {
-    return Status::error(fmt::format("[tpe] candidates must be >= 1, got {}", options.candidates));
+    return Status::invalid_argument(fmt::format("[tpe] candidates must be >= 1, got {}", options.candidates));
   }
   if (!(options.prior_weight > 0) || !std::isfinite(options.prior_weight)) {
-    return Status::error(fmt::format("[tpe] prior_weight must be a positive number, got {}", options.prior_weight));
+    return Status::invalid_argument(
+        fmt::format("[tpe] prior_weight must be a positive number, got {}", options.prior_weight));
   }
   if (!(options.gamma_fraction > 0 && options.gamma_fraction <= 1)) {
-    return Status::error(fmt::format("[tpe] gamma_fraction must be in (0, 1], got {}", options.gamma_fraction));
+    return Status::invalid_argument(
+        fmt::format("[tpe] gamma_fraction must be in (0, 1], got {}", options.gamma_fraction));
   }
   if (options.gamma_cap < 0) {
-    return Status::error(fmt::format("[tpe] gamma_cap must be >= 0, got {}", options.gamma_cap));
+    return Status::invalid_argument(fmt::format("[tpe] gamma_cap must be >= 0, got {}", options.gamma_cap));
   }
   std::vector<Param> params;
   for (auto it = space.begin(); it != space.end(); ++it) {  // nlohmann objects iterate sorted
@@ -484,12 +488,12 @@ Result<TpeSampler> TpeSampler::create(const json& space, uint64_t seed, TpeOptio
 }
 
 Result<TpeProposal> TpeSampler::propose(const std::vector<TpeObservation>& observations,
-                                        const std::vector<json>& pending) const {
+                                                   const std::vector<json>& pending) const {
   const size_t objectives = observations.empty() ? 1 : observations[0].scores.size();
   for (size_t i = 0; i < observations.size(); ++i) {
     if (observations[i].scores.empty() || observations[i].scores.size() != objectives) {
-      return Status::error(fmt::format("[tpe] observation {} has {} scores, the first has {}", i,
-                                       observations[i].scores.size(), objectives));
+      return Status::invalid_argument(fmt::format("[tpe] observation {} has {} scores, the first has {}", i,
+                                                             observations[i].scores.size(), objectives));
     }
   }
   // Every config in the model's space (this also checks them all, startup or not).

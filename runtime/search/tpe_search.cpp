@@ -39,11 +39,8 @@ Result<std::unique_ptr<TpeProcedure>> TpeProcedure::create(const nlohmann::json&
   auto sampler = TpeSampler::create(space, seed, options.tpe);
   if (!sampler.ok()) return sampler.status();
   std::unique_ptr<TpeProcedure> procedure(new TpeProcedure(std::move(sampler).value(), std::move(options)));
-  try {
-    procedure->propose_while_slots_free();
-  } catch (const Error& e) {
-    return Status::invalid_argument(e.what());
-  }
+  // The first proposals see the warm observations: a bad one is the spec's.
+  if (auto proposed = procedure->propose_while_slots_free(); !proposed.ok()) return proposed;
   return procedure;
 }
 
@@ -102,7 +99,7 @@ void TpeProcedure::end(ConfigId config) {
   configs_[static_cast<size_t>(config)].ended = true;
 }
 
-void TpeProcedure::propose_while_slots_free() {
+Status TpeProcedure::propose_while_slots_free() {
   while (live() < options_.in_flight && static_cast<int>(configs_.size()) < options_.samples) {
     // The level to fit at: the highest with `startup` scores, else the lowest.
     const auto all_levels = levels();
@@ -134,7 +131,7 @@ void TpeProcedure::propose_while_slots_free() {
       else pending.push_back(c.params);
     }
     auto proposal = sampler_.propose(observations, pending);
-    if (!proposal.ok()) throw Error("tpe: " + proposal.error());
+    if (!proposal.ok()) return proposal.status().with_context("tpe");
     const auto id = static_cast<ConfigId>(configs_.size());
     std::string reason;
     if (proposal->startup) {
@@ -155,11 +152,13 @@ void TpeProcedure::propose_while_slots_free() {
     configs_.push_back(std::move(tracked));
     proposals_.push_back(ConfigProposal{id, std::move(proposal->params), options_.epochs, std::move(reason)});
   }
+  return Status::ok_status();
 }
 
 std::vector<SearchDecision> TpeProcedure::decide(const EpochOutcome& o) {
   if (o.config < 0 || o.config >= static_cast<ConfigId>(configs_.size()))
-    throw Error(fmt::format("tpe: decision asked for config {}, which it did not propose", o.config));
+    contract_violation("TpeProcedure",
+                       fmt::format("tpe: decision asked for config {}, which it did not propose", o.config));
   auto& tracked = configs_[static_cast<size_t>(o.config)];
   const int32_t trained = o.epoch + 1;
   tracked.scores[trained] = scores_of(o, tracked);
@@ -173,15 +172,23 @@ std::vector<SearchDecision> TpeProcedure::decide(const EpochOutcome& o) {
   const bool stopped = !decisions.empty() && decisions.front().kind == SearchDecision::Kind::stop;
   if (stopped || trained >= options_.epochs) {
     end(o.config);
-    propose_while_slots_free();
+    keep_proposing();
   }
   return decisions;
 }
 
 std::vector<SearchDecision> TpeProcedure::on_config_ended(ConfigId config) {
   end(config);
-  propose_while_slots_free();
+  keep_proposing();
   return {};
+}
+
+void TpeProcedure::keep_proposing() {
+  // create() checked the space, the options and the warm observations with
+  // the first proposals; what the model sees since are its own proposals,
+  // drawn inside the space, and their scores. A failure now is this class's bug.
+  if (auto proposed = propose_while_slots_free(); !proposed.ok())
+    contract_violation("TpeProcedure", proposed.message());
 }
 
 std::vector<ConfigProposal> TpeProcedure::take_proposals() {

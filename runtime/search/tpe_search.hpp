@@ -97,7 +97,11 @@ class TpeProcedure : public SearchProcedure {
   size_t modelled_objectives() const;
 
   TpeProcedure(TpeSampler sampler, TpeSearchOptions options);
-  void propose_while_slots_free();
+  // Proposes configs while fewer than in_flight are live and fewer than
+  // samples were proposed; the sampler's error when it cannot.
+  Status propose_while_slots_free();
+  // The same while the search runs, where a failure is a contract violation.
+  void keep_proposing();
   void end(ConfigId config);
   // The levels the model may be fitted at, lowest first.
   std::vector<int32_t> levels() const;

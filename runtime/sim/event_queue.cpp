@@ -4,6 +4,10 @@
 #include <immintrin.h>
 #endif
 
+#include <fmt/format.h>
+
+#include "runtime/base/contract.hpp"
+
 namespace cerebro {
 
 namespace {
@@ -32,7 +36,8 @@ EventQueue::EventQueue() : times_(kArity + 1, kNever), orders_(kArity + 1, 0) {
 
 void EventQueue::push(double time, uint32_t payload) {
   if (!(time >= 0) || time > std::numeric_limits<double>::max() || payload > kMaxPayload) {
-    throw std::invalid_argument("EventQueue::push: time must be finite and >= 0, payload <= kMaxPayload");
+    contract_violation("EventQueue::push", fmt::format("time must be finite and >= 0 and payload <= {}, got {} and {}",
+                                                       kMaxPayload, time, payload));
   }
   // Room for this event and a full row of children past the last one.
   if (times_.size() < size_ + 1 + kArity) {

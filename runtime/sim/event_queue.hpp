@@ -11,7 +11,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
-#include <stdexcept>
 #include <vector>
 
 namespace cerebro {
@@ -32,7 +31,7 @@ class EventQueue {
   size_t size() const { return size_; }
 
   // time >= 0 and finite; payload <= kMaxPayload (the simulator validates its
-  // worker count). Throws std::invalid_argument otherwise.
+  // worker count): anything else is a contract violation.
   void push(double time, uint32_t payload);
   // The payload of the earliest event, without removing it; the queue must
   // not be empty.

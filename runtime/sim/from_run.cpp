@@ -37,23 +37,24 @@ Result<RunWorkload> workload_from_log(const std::vector<UnitLogEntry>& log, cons
     examples += e.examples;
     ++counted;
   }
-  if (counted == 0) return Status::error("the run's unit log has no committed units to simulate");
+  if (counted == 0) return Status::failed_precondition("the run's unit log has no committed units to simulate");
   const auto num_partitions = static_cast<int32_t>(partitions.size());
   if (*partitions.begin() != 0 || *partitions.rbegin() != num_partitions - 1)
-    return Status::error(fmt::format("the run's units cover partitions {}..{} but only {} of them: a partition "
-                                     "never trained cannot be simulated",
-                                     *partitions.begin(), *partitions.rbegin(), num_partitions));
+    return Status::failed_precondition(fmt::format("the run's units cover partitions {}..{} but only {} of them: a "
+                                                   "partition never trained cannot be simulated",
+                                                   *partitions.begin(), *partitions.rbegin(), num_partitions));
   int32_t epochs = -1;
   for (const auto& [c, done] : units) {
     int32_t config_epochs = static_cast<int32_t>(done.size()) / num_partitions;
     if (static_cast<int32_t>(done.size()) % num_partitions != 0 || done.rbegin()->first != config_epochs - 1)
-      return Status::error(fmt::format("config {} trained {} units, not whole epochs over {} partitions: only "
-                                       "runs whose configs all trained every epoch can be simulated",
-                                       c, done.size(), num_partitions));
+      return Status::failed_precondition(fmt::format("config {} trained {} units, not whole epochs over {} "
+                                                     "partitions: only runs whose configs all trained every epoch "
+                                                     "can be simulated",
+                                                     c, done.size(), num_partitions));
     if (epochs >= 0 && config_epochs != epochs)
-      return Status::error(fmt::format("config {} trained {} epochs and config {} {}: the simulator trains every "
-                                       "config for the same epochs (no early stopping)",
-                                       c, config_epochs, units.begin()->first, epochs));
+      return Status::failed_precondition(fmt::format("config {} trained {} epochs and config {} {}: the simulator "
+                                                     "trains every config for the same epochs (no early stopping)",
+                                                     c, config_epochs, units.begin()->first, epochs));
     epochs = config_epochs;
   }
   Workload& wl = run.workload;
@@ -62,7 +63,9 @@ Result<RunWorkload> workload_from_log(const std::vector<UnitLogEntry>& log, cons
   for (const auto& [c, span] : spans) {
     double unit_seconds = span.first / static_cast<double>(span.second);
     wl.config_mflops.push_back(unit_seconds * 1e6 / (kTrainingPasses * static_cast<double>(wl.examples_per_partition)));
-    if (priors.has(c)) run.priors.set(static_cast<ConfigId>(run.configs.size()), priors.seconds_per_example(c));
+    if (auto prior = priors.seconds_per_example(c)) {
+      if (auto set = run.priors.set(static_cast<ConfigId>(run.configs.size()), *prior); !set.ok()) return set;
+    }
     run.configs.push_back(c);
   }
   wl.holders.resize(static_cast<size_t>(num_partitions));
@@ -86,19 +89,14 @@ Result<RunWorkload> workload_from_log(const std::vector<UnitLogEntry>& log, cons
 }
 
 Result<RunComparison> simulate_run(const RunWorkload& run, const std::string& policy) {
-  std::unique_ptr<SchedulingPolicy> built;
-  try {
-    built = make_policy(policy, run.options.seed);
-  } catch (const Error& e) {
-    return Status::error(fmt::format("--policy: {}", e.what()));
-  }
-  run.priors.apply_to(*built);
+  auto built = make_policy(policy, run.options.seed);
+  if (!built.ok()) return built.status().with_context("--policy");
+  if (auto valid = validate(run.options); !valid.ok()) return valid;
+  run.priors.apply_to(**built);
   RunComparison out;
-  try {
-    out.simulated = Simulator(run.options, run.workload, std::move(built)).run();
-  } catch (const Error& e) {
-    return Status::error(e.what());
-  }
+  auto simulated = Simulator(run.options, run.workload, std::move(built).value()).run();
+  if (!simulated.ok()) return simulated.status();
+  out.simulated = std::move(simulated).value();
   out.real_makespan_s = run.real_makespan_s;
   out.ratio = run.real_makespan_s > 0 ? out.simulated.makespan_s / run.real_makespan_s : 0;
   return out;

@@ -158,19 +158,22 @@ struct SimulationReport {
 
 class Simulator {
  public:
-  // Throws cerebro::Error if the options are invalid (see validate()).
+  // The options must pass validate() and the policy must be one: the caller
+  // checks (simulate() does), anything else is a contract violation.
   Simulator(const SimulationOptions& options, std::unique_ptr<SchedulingPolicy> policy);
   // With a given workload instead of one drawn from the options (whose
-  // configs, workers and epochs must match it), e.g. a hand-made cluster.
+  // configs, workers and epochs must match it: a contract violation
+  // otherwise), e.g. a hand-made cluster.
   Simulator(const SimulationOptions& options, Workload workload, std::unique_ptr<SchedulingPolicy> policy);
   ~Simulator();
   Simulator(const Simulator&) = delete;
   Simulator& operator=(const Simulator&) = delete;
 
   const Workload& workload() const;
-  // Runs the whole experiment once. Throws cerebro::Error if the run stalls
-  // (the policy left work undone with every worker idle).
-  SimulationReport run();
+  // Runs the whole experiment once. internal if the run stalls (the policy
+  // left work undone with every worker idle); a policy that picks a unit the
+  // book does not allow breaks MopBook's contract (it aborts).
+  Result<SimulationReport> run();
 
  private:
   class Run;

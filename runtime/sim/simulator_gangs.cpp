@@ -27,7 +27,7 @@ bool Simulator::Run::start_gang(WorkerId w, const Unit& u) {
   if (candidates.empty()) return false;
   std::vector<MopBook::GangMember> members = planner_->plan(w, u, candidates, book_);
   if (members.empty()) return false;
-  book_.start_gang(members);  // throws if the plan is not a valid gang
+  book_.start_gang(members);  // a contract violation if the plan is not a valid gang
   auto k = static_cast<int32_t>(members.size());
   double slowest = 0;
   for (const MopBook::GangMember& m : members) {

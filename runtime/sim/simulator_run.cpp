@@ -86,7 +86,7 @@ Simulator::Run::Run(const SimulationOptions& options, const Workload& workload, 
   report_.decision_latency_every = latency_every_;
 }
 
-SimulationReport Simulator::Run::execute() {
+Result<SimulationReport> Simulator::Run::execute() {
   auto wall_start = std::chrono::steady_clock::now();
   for (WorkerId w = 0; w < options_.workers; ++w) offer(w);
   while (!events_.empty() && !book_.all_done()) {
@@ -116,9 +116,9 @@ SimulationReport Simulator::Run::execute() {
     }
   }
   if (!book_.all_done()) {
-    throw Error(fmt::format("simulation stalled at t={:.1f} s: {} of {} units done and every worker idle "
-                            "(policy {} left eligible work undone?)",
-                            now_, book_.units_done(), book_.units_total(), policy_.name()));
+    return Status::internal(fmt::format("simulation stalled at t={:.1f} s: {} of {} units done and every worker "
+                                        "idle (policy {} left eligible work undone?)",
+                                        now_, book_.units_done(), book_.units_total(), policy_.name()));
   }
   report_.policy = policy_.name();
   report_.options = options_;
@@ -153,7 +153,7 @@ bool Simulator::Run::offer(WorkerId w) {
   }
   set_waiting(w, false);
   if (planner_ && start_gang(w, *u)) return true;
-  book_.start(w, *u);  // throws if the policy chose an ineligible unit
+  book_.start(w, *u);  // a contract violation if the policy chose an ineligible unit
   double duration = workload_.unit_seconds(u->config, w);
   if (options_.noise > 0) duration *= 1 + std::uniform_real_distribution<double>(0, options_.noise)(rng_);
   attempts_[w] = Attempt{*u, now_, duration};

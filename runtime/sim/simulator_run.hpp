@@ -24,7 +24,7 @@ namespace cerebro {
 class Simulator::Run {
  public:
   Run(const SimulationOptions& options, const Workload& workload, SchedulingPolicy& policy);
-  SimulationReport execute();
+  Result<SimulationReport> execute();
 
  private:
   // Lists of ids (per partition or per worker) in one array.

@@ -62,7 +62,7 @@ Result<Heterogeneity> parse_heterogeneity(const std::string& name) {
   for (Heterogeneity h : {Heterogeneity::paper, Heterogeneity::uniform, Heterogeneity::none}) {
     if (name == to_string(h)) return h;
   }
-  return Status::error(
+  return Status::invalid_argument(
       fmt::format("--heterogeneity: unknown value '{}' (known: paper, uniform, none)", name));
 }
 
@@ -78,7 +78,7 @@ Result<SimulatedSearch> parse_simulated_search(const std::string& name) {
   for (SimulatedSearch s : {SimulatedSearch::fixed, SimulatedSearch::hyperband}) {
     if (name == to_string(s)) return s;
   }
-  return Status::error(fmt::format("--search: unknown value '{}' (known: fixed, hyperband)", name));
+  return Status::invalid_argument(fmt::format("--search: unknown value '{}' (known: fixed, hyperband)", name));
 }
 
 namespace {
@@ -129,7 +129,7 @@ SimulationOptions effective_options(const SimulationOptions& options) {
 
 Status validate(const SimulationOptions& o) {
   auto bad = [](const char* flag, const std::string& what) {
-    return Status::error(fmt::format("{}: {}", flag, what));
+    return Status::invalid_argument(fmt::format("{}: {}", flag, what));
   };
   if (o.configs < 1) return bad("--configs", fmt::format("must be >= 1, got {}", o.configs));
   if (o.workers < 1 || static_cast<uint32_t>(o.workers) - 1 > EventQueue::kMaxPayload) {

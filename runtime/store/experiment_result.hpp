@@ -9,6 +9,7 @@
 
 #include "runtime/base/ids.hpp"
 #include "runtime/base/lifecycle.hpp"
+#include "runtime/base/status.hpp"
 
 namespace cerebro {
 
@@ -35,8 +36,9 @@ struct experiment_result {
   nlohmann::json summary() const;
 };
 
-// The result of a finished run from its summary.json document.
-experiment_result result_from_summary(const std::string& experiment, const std::string& run_dir,
+// The result of a finished run from its summary.json document; invalid_argument
+// when a field is missing or of the wrong type, or a config's status is no known word.
+Result<experiment_result> result_from_summary(const std::string& experiment, const std::string& run_dir,
                                       const nlohmann::json& summary);
 
 // A failed experiment's result.

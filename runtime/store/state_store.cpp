@@ -1,5 +1,7 @@
 #include "runtime/store/state_store.hpp"
 
+#include <cerrno>
+#include <cstdlib>
 #include <map>
 #include <string_view>
 
@@ -100,36 +102,114 @@ nlohmann::json to_json(const UnitLogEntry& e) {
   return j;
 }
 
-UnitLogEntry unit_log_entry_from_json(const nlohmann::json& j) {
+Result<UnitLogEntry> unit_log_entry_from_json(const nlohmann::json& j) {
   UnitLogEntry e;
-  j.at("seq").get_to(e.seq);
-  j.at("config").get_to(e.config);
-  j.at("partition").get_to(e.partition);
-  j.at("epoch").get_to(e.epoch);
-  j.at("worker").get_to(e.worker);
-  e.status = unit_status_from_json(j.at("status"));
-  j.at("seed").get_to(e.seed);
-  j.at("train_loss").get_to(e.train_loss);
-  j.at("examples").get_to(e.examples);
-  j.at("has_validation").get_to(e.has_validation);
-  j.at("val_loss").get_to(e.val_loss);
-  j.at("val_accuracy").get_to(e.val_accuracy);
-  if (auto it = j.find("val_metrics"); it != j.end()) it->get_to(e.val_metrics);
-  j.at("start_s").get_to(e.start_s);
-  j.at("end_s").get_to(e.end_s);
-  e.result_s = j.value("result_s", -1.0);  // older logs: none (worker_end_s() is end_s)
-  j.at("train_s").get_to(e.train_s);
-  j.at("validate_s").get_to(e.validate_s);
-  j.at("restore_s").get_to(e.restore_s);
-  j.at("save_s").get_to(e.save_s);
-  j.at("state_checksum").get_to(e.state_checksum);
-  e.gang = j.value("gang", int64_t{0});
-  e.gang_size = j.value("gang_size", 0);
-  e.pipeline_workers = j.value("pipeline_workers", std::vector<WorkerId>());
-  e.state_bytes = j.value("state_bytes", int64_t{0});
-  e.rolled_back = j.value("rolled_back", false);
+  // nlohmann's accessors throw for a missing key or a value of the wrong type.
+  try {
+    auto status = unit_status_from_json(j.at("status"));
+    if (!status.ok()) return status.status();
+    e.status = *status;
+    j.at("seq").get_to(e.seq);
+    j.at("config").get_to(e.config);
+    j.at("partition").get_to(e.partition);
+    j.at("epoch").get_to(e.epoch);
+    j.at("worker").get_to(e.worker);
+    j.at("seed").get_to(e.seed);
+    j.at("train_loss").get_to(e.train_loss);
+    j.at("examples").get_to(e.examples);
+    j.at("has_validation").get_to(e.has_validation);
+    j.at("val_loss").get_to(e.val_loss);
+    j.at("val_accuracy").get_to(e.val_accuracy);
+    if (auto it = j.find("val_metrics"); it != j.end()) it->get_to(e.val_metrics);
+    j.at("start_s").get_to(e.start_s);
+    j.at("end_s").get_to(e.end_s);
+    e.result_s = j.value("result_s", -1.0);  // older logs: none (worker_end_s() is end_s)
+    j.at("train_s").get_to(e.train_s);
+    j.at("validate_s").get_to(e.validate_s);
+    j.at("restore_s").get_to(e.restore_s);
+    j.at("save_s").get_to(e.save_s);
+    j.at("state_checksum").get_to(e.state_checksum);
+    e.gang = j.value("gang", int64_t{0});
+    e.gang_size = j.value("gang_size", 0);
+    e.pipeline_workers = j.value("pipeline_workers", std::vector<WorkerId>());
+    e.state_bytes = j.value("state_bytes", int64_t{0});
+    e.rolled_back = j.value("rolled_back", false);
+  } catch (const nlohmann::json::exception& bad) {
+    return Status::invalid_argument(fmt::format("a unit log entry {}: {}", j.dump(), bad.what()));
+  }
   return e;
 }
+
+namespace {
+
+// A stored record's bytes as JSON: discarded (is_discarded()) when they are not JSON.
+nlohmann::json parsed(const rocksdb::Slice& v) { return nlohmann::json::parse(v.ToString(), nullptr, false); }
+
+Result<UnitLogEntry> log_entry_of(const rocksdb::Slice& k, const rocksdb::Slice& v) {
+  auto j = parsed(v);
+  if (j.is_discarded()) return Status::invalid_argument(fmt::format("{}: not JSON", k.ToString()));
+  auto e = unit_log_entry_from_json(j);
+  if (!e.ok()) return e.status().with_context(k.ToString());
+  return e;
+}
+
+Result<ConfigRecord> config_record_of(const rocksdb::Slice& k, const rocksdb::Slice& v) {
+  auto j = parsed(v);
+  if (j.is_discarded()) return Status::invalid_argument(fmt::format("{}: not JSON", k.ToString()));
+  ConfigRecord r;
+  try {
+    auto status = config_status_from_json(j.at("status"));
+    if (!status.ok()) return status.status().with_context(k.ToString());
+    r = ConfigRecord{j.at("id").get<ConfigId>(), j.at("params"), *status, j.at("error").get<std::string>()};
+  } catch (const nlohmann::json::exception& bad) {  // a missing key or a value of the wrong type
+    return Status::invalid_argument(fmt::format("{}: {}", k.ToString(), bad.what()));
+  }
+  return r;
+}
+
+// The sequence number a log/ or state/ key ends with.
+Result<int64_t> seq_of(const rocksdb::Slice& k) {
+  const std::string key = k.ToString();
+  const std::string digits = key.substr(key.rfind('/') + 1);
+  char* end = nullptr;
+  errno = 0;
+  const long long seq = std::strtoll(digits.c_str(), &end, 10);
+  if (digits.empty() || *end != '\0' || errno != 0 || seq < 0)
+    return Status::invalid_argument(fmt::format("{}: the key does not end with a sequence number", key));
+  return static_cast<int64_t>(seq);
+}
+
+// open() reads every unit-log entry, config record and decision once: a
+// store written by another build, or damaged, fails to open and names the
+// record. The readers below then take the records as well formed, and one
+// that is not is a bug of this file (only this class writes them).
+Status check_records(rocksdb::DB* db) {
+  Status bad;
+  auto note = [&bad](const Status& s) {
+    if (bad.ok() && !s.ok()) bad = s;
+  };
+  for (auto read : {scan(db, "log/", [&](const rocksdb::Slice& k, const rocksdb::Slice& v) {
+                      note(log_entry_of(k, v).status());
+                    }),
+                    scan(db, "config/", [&](const rocksdb::Slice& k, const rocksdb::Slice& v) {
+                      note(config_record_of(k, v).status());
+                    }),
+                    scan(db, "decision/", [&](const rocksdb::Slice& k, const rocksdb::Slice& v) {
+                      if (parsed(v).is_discarded()) note(Status::invalid_argument(k.ToString() + ": not JSON"));
+                    })}) {
+    if (!read.ok()) return read;
+  }
+  return bad;
+}
+
+// A record check_records() accepted at open.
+template <class T>
+T checked(Result<T> record, const char* reader) {
+  if (!record.ok()) contract_violation(std::string("StateStore::") + reader, record.error());
+  return std::move(record).value();
+}
+
+}  // namespace
 
 std::vector<EpochMetrics> epoch_metrics(const std::vector<UnitLogEntry>& log, ConfigId config) {
   std::map<int32_t, EpochMetrics> by_epoch;
@@ -163,15 +243,20 @@ Result<std::unique_ptr<StateStore>> StateStore::open(const std::string& dir, boo
   auto s = rocksdb::DB::Open(options, dir, &db);
   if (!s.ok()) return from_rocksdb(s, fmt::format("{}: cannot open the state store", dir));
   std::unique_ptr<StateStore> store(new StateStore(db));
+  auto context = fmt::format("{}: the state store", dir);
+  if (auto checked = check_records(db); !checked.ok()) return checked.with_context(context);
   // Sequence numbers of rolled-back entries and of states copied in (PBT)
   // are taken too. A wrong next sequence number would overwrite history, so
   // a read error here fails the open.
+  Status bad_key;
   for (const char* prefix : {"log/", "state/"}) {
     auto read = scan(db, prefix, [&](const rocksdb::Slice& k, const rocksdb::Slice&) {
-      auto key = k.ToString();
-      store->next_seq_ = std::max<int64_t>(store->next_seq_, std::stoll(key.substr(key.rfind('/') + 1)) + 1);
+      auto seq = seq_of(k);
+      if (!seq.ok()) bad_key = seq.status();
+      else store->next_seq_ = std::max<int64_t>(store->next_seq_, *seq + 1);
     });
     if (!read.ok()) return read;
+    if (!bad_key.ok()) return bad_key.with_context(context);
   }
   store->next_decision_ = static_cast<int64_t>(store->decisions().size()) + 1;
   return store;
@@ -184,6 +269,7 @@ Result<std::unique_ptr<StateStore>> StateStore::open_read_only(const std::string
   auto s = rocksdb::DB::OpenForReadOnly(options, dir, &db);
   if (!s.ok()) return from_rocksdb(s, fmt::format("{}: cannot open the state store to read", dir));
   std::unique_ptr<StateStore> store(new StateStore(db));
+  if (auto checked = check_records(db); !checked.ok()) return checked.with_context(fmt::format("{}: the state store", dir));
   store->next_decision_ = static_cast<int64_t>(store->decisions().size()) + 1;
   return store;
 }
@@ -219,10 +305,8 @@ Status StateStore::put_config(const ConfigRecord& r) {
 
 std::vector<ConfigRecord> StateStore::configs() const {
   std::vector<ConfigRecord> out;
-  scan(db_, "config/", [&](const rocksdb::Slice&, const rocksdb::Slice& v) {
-    auto j = nlohmann::json::parse(v.ToString());
-    out.push_back(ConfigRecord{j.at("id").get<ConfigId>(), j.at("params"), config_status_from_json(j.at("status")),
-                               j.at("error").get<std::string>()});
+  scan(db_, "config/", [&](const rocksdb::Slice& k, const rocksdb::Slice& v) {
+    out.push_back(checked(config_record_of(k, v), "configs"));
   });
   return out;
 }
@@ -382,16 +466,18 @@ Status StateStore::put_decision(const nlohmann::json& decision) {
 
 std::vector<nlohmann::json> StateStore::decisions() const {
   std::vector<nlohmann::json> out;
-  scan(db_, "decision/", [&](const rocksdb::Slice&, const rocksdb::Slice& v) {
-    out.push_back(nlohmann::json::parse(v.ToString()));
+  scan(db_, "decision/", [&](const rocksdb::Slice& k, const rocksdb::Slice& v) {
+    auto decision = parsed(v);
+    if (decision.is_discarded()) contract_violation("StateStore::decisions", k.ToString() + ": not JSON");
+    out.push_back(std::move(decision));
   });
   return out;
 }
 
 std::vector<UnitLogEntry> StateStore::unit_log() const {
   std::vector<UnitLogEntry> out;
-  scan(db_, "log/", [&](const rocksdb::Slice&, const rocksdb::Slice& v) {
-    auto e = unit_log_entry_from_json(nlohmann::json::parse(v.ToString()));
+  scan(db_, "log/", [&](const rocksdb::Slice& k, const rocksdb::Slice& v) {
+    auto e = checked(log_entry_of(k, v), "unit_log");
     if (!e.rolled_back) out.push_back(std::move(e));
   });
   return out;
@@ -403,7 +489,7 @@ std::vector<UnitLogEntry> StateStore::unit_log_after(int64_t seq) const {
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
   // Keys are log/<%012d seq>: seeking past `seq` skips the entries already read.
   for (it->Seek(log_key(seq + 1)); it->Valid() && starts_with(it->key(), prefix); it->Next()) {
-    auto e = unit_log_entry_from_json(nlohmann::json::parse(it->value().ToString()));
+    auto e = checked(log_entry_of(it->key(), it->value()), "unit_log_after");
     if (!e.rolled_back && e.seq > seq) out.push_back(std::move(e));
   }
   return out;
@@ -411,8 +497,8 @@ std::vector<UnitLogEntry> StateStore::unit_log_after(int64_t seq) const {
 
 std::vector<UnitLogEntry> StateStore::rolled_back_units() const {
   std::vector<UnitLogEntry> out;
-  scan(db_, "log/", [&](const rocksdb::Slice&, const rocksdb::Slice& v) {
-    auto e = unit_log_entry_from_json(nlohmann::json::parse(v.ToString()));
+  scan(db_, "log/", [&](const rocksdb::Slice& k, const rocksdb::Slice& v) {
+    auto e = checked(log_entry_of(k, v), "rolled_back_units");
     if (e.rolled_back) out.push_back(std::move(e));
   });
   return out;
@@ -433,7 +519,7 @@ Result<StateStore::Recovery> StateStore::recover_latest_state(ConfigId config) {
     auto state = unframed(it->second, fmt::format("config {} state {}", config, it->first));
     if (state.ok()) {
       intact = true;
-      r.intact_seq = std::stoll(it->first.substr(it->first.rfind('/') + 1));
+      r.intact_seq = checked(seq_of(it->first), "recover_latest_state");
     } else if (!state.status().is_corruption()) {
       return state.status();
     } else {

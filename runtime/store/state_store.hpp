@@ -75,7 +75,8 @@ struct UnitLogEntry {
 std::string trained_as(const UnitLogEntry& e);
 
 nlohmann::json to_json(const UnitLogEntry& e);
-UnitLogEntry unit_log_entry_from_json(const nlohmann::json& j);
+// invalid_argument for a missing key, a value of the wrong type or an unknown status word.
+Result<UnitLogEntry> unit_log_entry_from_json(const nlohmann::json& j);
 
 // Per-epoch metrics of a config, derived from its unit log entries.
 struct EpochMetrics {
@@ -89,7 +90,10 @@ std::vector<EpochMetrics> epoch_metrics(const std::vector<UnitLogEntry>& log, Co
 
 class StateStore {
  public:
-  // Opens (creating when `create`) the RocksDB directory `dir`.
+  // Opens (creating when `create`) the RocksDB directory `dir`. Both opens
+  // read every unit-log entry, config record and decision once: a store with
+  // one that does not parse (another build's, or damaged) fails to open with
+  // invalid_argument naming it, so the readers below need no error of their own.
   static Result<std::unique_ptr<StateStore>> open(const std::string& dir, bool create);
   // Opens `dir` read-only (RocksDB's OpenForReadOnly: no lock is taken, so a
   // process or thread that has it open for writing is not disturbed; what it

@@ -143,7 +143,7 @@ struct GangTiming {
 Result<GangTiming> time_gang(const ProfileSetup& s, const nlohmann::json& params) {
   auto gang = models::local_gang(static_cast<int>(s.parts.size()), 60);
   if (!gang.ok()) return gang.status();
-  std::vector<Result<models::GangUnitOutput>> out(s.parts.size(), Status::error("not run"));
+  std::vector<Result<models::GangUnitOutput>> out(s.parts.size(), Status::internal("not run"));
   auto start = Clock::now();
   std::vector<std::thread> threads;
   for (size_t r = 1; r < s.parts.size(); ++r)

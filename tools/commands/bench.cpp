@@ -139,7 +139,12 @@ int run_bench(const BenchOptions& o) {
   models::configure_threads(1);
   double standalone_sum = 0;
   nlohmann::json standalone = nlohmann::json::array();
-  auto configs = configs_for(*spec).take_or_throw();
+  auto sampled = configs_for(*spec);
+  if (!sampled.ok()) {
+    fmt::print(stderr, "error: {}\n", sampled.error());
+    return 1;
+  }
+  auto configs = std::move(sampled).value();
   std::vector<double> seconds;
   for (const auto& c : configs) {
     auto ref = models::reference_training(c.params, shape, train, *data->validation, o.epochs, spec->seed);

@@ -46,7 +46,8 @@ Result<Listening> publish_with_tls(caf::actor_system& system, const coordinator_
   // reuse: a restarted coordinator must get its port back while old
   // connections linger in TIME_WAIT (a live listener still blocks it).
   auto port = caf::openssl::publish(coordinator, at.port, at.host.c_str(), true);
-  if (!port) return Status::error(fmt::format("cannot listen on {}:{}: {}", at.host, at.port, system.render(port.error())));
+  if (!port)
+    return Status::io_error(fmt::format("cannot listen on {}:{}: {}", at.host, at.port, system.render(port.error())));
   return Listening{*port, nullptr};
 }
 
@@ -54,7 +55,8 @@ Result<Listening> publish_guarded(caf::actor_system& system, const coordinator_a
                                   const CoordinatorOptions& o) {
   // An ephemeral loopback port only this process knows: the guard's relay.
   auto inner = system.middleman().publish(coordinator, 0, "127.0.0.1", true);
-  if (!inner) return Status::error(fmt::format("cannot listen on 127.0.0.1 (internal): {}", system.render(inner.error())));
+  if (!inner)
+    return Status::io_error(fmt::format("cannot listen on 127.0.0.1 (internal): {}", system.render(inner.error())));
   FrameGuardConfig guard{at.host, at.port, *inner, static_cast<uint64_t>(o.max_message_mb) * 1024 * 1024};
   auto started = FrameGuard::start(guard, [](const std::string& line) {
     fmt::print(stderr, "{}\n", line);

@@ -88,9 +88,9 @@ Result<std::vector<pipeline_stage_actor>> spawn_stages(caf::actor_system& first,
       continue;
     }
     auto port = rest.middleman().publish(*stage, 0, "127.0.0.1");
-    if (!port) return Status::error("cannot publish a stage: " + rest.render(port.error()));
+    if (!port) return Status::io_error("cannot publish a stage: " + rest.render(port.error()));
     auto proxy = first.middleman().remote_actor<pipeline_stage_actor>("127.0.0.1", *port);
-    if (!proxy) return Status::error("cannot reach a stage: " + first.render(proxy.error()));
+    if (!proxy) return Status::unavailable("cannot reach a stage: " + first.render(proxy.error()));
     stages.push_back(*proxy);
   }
   return stages;

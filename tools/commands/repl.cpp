@@ -61,16 +61,16 @@ Status open_session(Session& session, const ReplOptions& o) {
     if (!o.ui.empty()) {
       // The same gateway: what the dashboard steers, the REPL sees, and the other way round.
       session.ui = cli::start_embedded_ui(session.system, session.embedded->gateway(), session.embedded->token(), o.ui);
-      if (!session.ui) return Status::error("the dashboard could not start");
+      if (!session.ui) return Status::io_error("the dashboard could not start");
     }
     return Status::ok_status();
   }
   if (!o.ui.empty())
     return Status::invalid_argument("--ui serves an embedded cluster; a coordinator serves its own (--http)");
-  if (o.token_file.empty()) return Status::error("--cluster needs --token-file");
+  if (o.token_file.empty()) return Status::invalid_argument("--cluster needs --token-file");
   auto token = read_token_file(o.token_file);
   if (!token.ok()) return token.status();
-  if (auto p = o.tls.problem(); !p.empty()) return Status::error(p);
+  if (auto p = o.tls.problem(); !p.empty()) return Status::invalid_argument(p);
   auto at = parse_endpoint(o.cluster);
   auto client = Client::connect(session.system, GatewayAddress{at.host, at.port, o.tls.enabled()}, *token,
                                 o.connect_timeout_s);
