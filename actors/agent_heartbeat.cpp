@@ -47,8 +47,8 @@ void joined(heartbeat_ptr self, int32_t agent_id) {
 }  // namespace
 
 agent_heartbeat_actor spawn_agent_heartbeat(caf::actor_system& system, agent_heartbeat_config config) {
-  return system.spawn([](heartbeat_ptr self, agent_heartbeat_config config) -> agent_heartbeat_actor::behavior_type {
-    self->state.config = std::move(config);
+  return system.spawn([](heartbeat_ptr self, agent_heartbeat_config given) -> agent_heartbeat_actor::behavior_type {
+    self->state.config = std::move(given);
     self->set_down_handler([self](caf::down_msg& msg) {
       if (self->state.joined && msg.source == self->state.gateway.address()) lost(self, "connection closed", true);
     });

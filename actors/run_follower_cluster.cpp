@@ -101,9 +101,9 @@ void join_agent(follower_ptr self, const ClusterView::Agent& agent, Then then) {
   self->state.agents[agent.name] = agent;
   self->monitor(agent.agent);
   self->state.config.placer.place(self, agent, share, true, [self, agent, share, then](Status placed) {
-    auto& cluster = *self->state.cluster;
+    auto& live = *self->state.cluster;
     if (!placed.ok()) {
-      cluster.join_failed(agent.name);
+      live.join_failed(agent.name);
       self->state.agents.erase(agent.name);
       self->demonitor(agent.agent.address());
       self->state.say(fmt::format(
@@ -111,7 +111,7 @@ void join_agent(follower_ptr self, const ClusterView::Agent& agent, Then then) {
           placed.message()));
       return then();
     }
-    auto ids = cluster.joined(agent.name);
+    auto ids = live.joined(agent.name);
     self->state.say(fmt::format("agent {} joined mid-run: holds partitions {}", agent.name, fmt::join(share, ", ")));
     for (size_t i = 0; i < ids.size(); ++i)
       self->send(self->state.scheduler, add_worker_atom::value, ids[i], agent.workers[i], share);

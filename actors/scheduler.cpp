@@ -150,10 +150,10 @@ scheduler_actor::behavior_type scheduler_behavior(scheduler_ptr self, scheduler_
         if (self->state.roster->holds(id, std::move(holds))) dispatch(self);
       },
       [self](start_atom) { start(self); },
-      [self](control_atom, SteeringCommand command, ConfigId config, const std::string& params_json,
+      [self](control_atom, SteeringCommand command, ConfigId target, const std::string& params_json,
              int32_t epochs, ConfigId cloned_from, int32_t stages) -> caf::result<bool> {
         if (self->state.finished) return make_error(StatusCode::failed_precondition, "the experiment has finished");
-        return steer(self, command, config, params_json, epochs, cloned_from, stages);
+        return steer(self, command, target, params_json, epochs, cloned_from, stages);
       },
   };
 }

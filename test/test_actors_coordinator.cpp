@@ -94,6 +94,8 @@ run_follower_actor::behavior_type fake_follower(std::shared_ptr<Seen> seen) {
       },
       [seen](agent_lost_atom, const std::string& name) { seen->lost.push_back(name); },
       [](control_atom, const control_request& r) { return control_reply{r.experiment, R"({"from":"follower"})", ""}; },
+      [](start_atom) { return true; },
+      [](done_atom) { return experiment_done{}; },
   };
 }
 

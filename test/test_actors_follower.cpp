@@ -80,7 +80,7 @@ struct fixture : test_coordinator_fixture<cerebro_system_config> {
   // scheduler runs, or why not.
   Result<bool> start(int partitions, int replication, const std::vector<std::pair<std::string, int>>& start_agents,
                      int configs = 1, const std::set<std::string>& refusing = {}) {
-    control = std::make_shared<ExperimentControl>(partitions, 1, Metric::val_accuracy, 3, make_policy("randomized", 1),
+    control = std::make_shared<ExperimentControl>(partitions, 1, Metric::val_accuracy, 3, std::move(make_policy("randomized", 1)).value(),
                                                   std::make_unique<FixedEpochsProcedure>());
     for (ConfigId c = 0; c < configs; ++c) control->add_config(c, 1);
     follower_config config;

@@ -42,7 +42,7 @@ struct fixture : test_coordinator_fixture<cerebro_system_config> {
   // `configs` configs of `epochs` epochs over `partitions` partitions, on
   // `n` workers that each hold every partition; started, nothing run yet.
   void start(int partitions, int configs, int epochs, int n, Parallelism mode = Parallelism::mop) {
-    control = std::make_shared<ExperimentControl>(partitions, 1, Metric::val_accuracy, 3, make_policy("randomized", 1),
+    control = std::make_shared<ExperimentControl>(partitions, 1, Metric::val_accuracy, 3, std::move(make_policy("randomized", 1)).value(),
                                                   std::make_unique<FixedEpochsProcedure>());
     if (mode != Parallelism::mop) {
       ClusterSpec cluster;
