@@ -37,7 +37,7 @@ struct worker_config {
   // The node's agent: lends partitions.
   agent_actor directory;
   // The node's cluster address: a data-parallel gang's Gloo sockets bind to
-  // it (issue 14), only for the gang's lifetime.
+  // it, only for the gang's lifetime.
   std::string gang_address = "127.0.0.1";
 };
 
@@ -64,7 +64,7 @@ struct agent_config {
   // read into memory while they fit; the rest stay in their files, memory-
   // mapped (out of core), so the node's anonymous memory stays within it.
   int64_t memory_budget_bytes = 0;
-  // The address its workers' gang sockets bind to (issue 14): loopback for
+  // The address its workers' gang sockets bind to: loopback for
   // an embedded run, the agent's advertised host (`--gang-address`) on a cluster.
   std::string gang_address = "127.0.0.1";
 };
@@ -103,7 +103,7 @@ struct scheduler_config {
   // The run's clock starts here: a resumed run goes on from where its unit
   // log ends, so times in the log stay ordered across restarts.
   double clock_offset_s = 0;
-  // Data-parallel gangs (issue 14): a rank waits this long for its peers
+  // Data-parallel gangs: a rank waits this long for its peers
   // (rendezvous, every allreduce) before the attempt fails ([cluster]
   // heartbeat_timeout: a peer hung that long is lost).
   double gang_timeout_s = 10;

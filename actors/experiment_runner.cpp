@@ -73,7 +73,7 @@ Result<nlohmann::json> run_embedded(const RunOptions& options, const RunObserver
   int workers = options.workers > 0               ? options.workers
                 : options.spec.cluster.workers > 0 ? options.spec.cluster.workers
                                                    : default_workers();
-  // Issue 14: before anything is written (train() checks again on a cluster).
+  // Before anything is written (train() checks again on a cluster).
   if (auto size = check_gang_size(options.spec.cluster, workers); !size.ok()) return size;
   cerebro_system_config config(system_role::embedded);
   caf::actor_system system(config);

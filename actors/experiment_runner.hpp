@@ -57,7 +57,7 @@ struct ClusterView {
   // No agent can join while the experiment runs (an embedded cluster: its
   // workers are all it will have; a worker that dies is respawned). A
   // pipeline config with more stages than workers then fails rather than
-  // waits (issue 14).
+  // waits.
   bool fixed = false;
   int total_workers() const {
     int n = 0;

@@ -1,5 +1,5 @@
 #pragma once
-// Pipeline stages as actors (issue 14): each stage of a config is a detached
+// Pipeline stages as actors: each stage of a config is a detached
 // actor around a models::StageRunner, and a driver moves a unit's
 // micro-batches through them as typed messages (runtime/net/pipeline_messages.hpp):
 // activations forward, their gradients backward, then one optimizer step per

@@ -1,4 +1,4 @@
-// The rendezvous board's actor (issue 14): a thin shell over
+// The rendezvous board's actor: a thin shell over
 // runtime/cluster/RendezvousBoard. Answers at once, so it never blocks.
 #include "actors/actors.hpp"
 #include "runtime/cluster/rendezvous_board.hpp"

@@ -183,7 +183,7 @@ Result<Setup> set_up(const RunOptions& options, int workers, const fs::path& dir
   for (const auto& c : s.configs) {
     auto ok = models::check_params(c.params, s.shape);
     if (!ok.ok()) return ok.with_context(fmt::format("[space] config {} ({})", c.id, describe_params(c.params)));
-    // Pipeline stages (issue 14): a config that asks for them, or whose
+    // Pipeline stages: a config that asks for them, or whose
     // training state exceeds [cluster] model_memory_mb, trains over k stages
     // on k workers at once (the scheduler's pipeline attempts). Errors name
     // the key: not splittable, more stages than workers or children, does
@@ -299,7 +299,7 @@ Result<datasets::CachedData> prepare_into_cache(const ExperimentSpec& spec, int 
 
 int default_workers() { return std::max(1u, std::thread::hardware_concurrency()); }
 
-// Issue 14: auto forms a gang only once the allreduce has a measured cost.
+// Auto forms a gang only once the allreduce has a measured cost.
 // Two threads here over loopback give a first one for the first config's
 // gradients (a fraction of a second, only when there are workers to form a
 // gang); the run's own gangs replace it with what they measure.

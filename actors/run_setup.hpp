@@ -33,7 +33,7 @@ struct Setup {
   datasets::Augmentation augmentation;  // from the spec's [data] augment
   int workers = 0;
   int partitions = 0;
-  // Configs that train as a pipeline (issue 14) and their stage counts, as
+  // Configs that train as a pipeline and their stage counts, as
   // planned at the run's start (kept in the store's meta "pipeline_stages":
   // a resumed run keeps its configs' splits, whatever its workers now).
   std::map<ConfigId, int> pipeline_stages;

@@ -33,7 +33,7 @@ namespace {
 // wake-up preempts a training thread: at 10 ms the two threads woke 200
 // times a second in every process, now 20. (A gang's wall time showed no
 // difference beyond this VM's noise either way: docs/BENCHMARKS.md,
-// session 14.)
+// "Data-parallel gangs".)
 void quiet_scheduler_threads(caf::actor_system_config& config) {
   config.set("scheduler.max-threads", 2);
   config.set("work-stealing.aggressive-poll-attempts", 10);

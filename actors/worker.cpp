@@ -107,7 +107,7 @@ unit_result run_unit(const worker_state& st, const unit_task& task) {
   return r;
 }
 
-// One rank of a data-parallel gang (issue 14). Blocks this (detached)
+// One rank of a data-parallel gang. Blocks this (detached)
 // worker's thread: the rendezvous goes as blocking requests to the gang's
 // board, then Gloo's collectives run over sockets bound to the node's
 // cluster address, closed when the session ends here.
@@ -159,7 +159,7 @@ gang_result run_gang_unit(caf::actor_system& system, const worker_state& st, con
   return out;
 }
 
-// Hosts one stage of a pipeline attempt (issue 14) in this worker's actor
+// Hosts one stage of a pipeline attempt in this worker's actor
 // system: the stage actor is built here (a bad state is an error now) and
 // lives until the scheduler ends the attempt. A test's fail_unit rule for the
 // unit fails its stage hosts (a stage member's error); the driver ignores it.
@@ -179,7 +179,7 @@ Result<pipeline_stage_actor> host_stage(caf::actor_system& system, const stage_h
   return spawn_pipeline_stage(system, stage_setup{params, shape, task.stages, task.index, unit.state, unit.seed});
 }
 
-// Drives a pipeline attempt's unit (issue 14): stage 0 here, the other
+// Drives a pipeline attempt's unit: stage 0 here, the other
 // stages on the task's hosts; the GPipe schedule over the partition in the
 // order train_unit takes it; at the epoch's last unit the framed state is
 // validated. Blocks this (detached) worker's thread.

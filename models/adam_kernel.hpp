@@ -4,7 +4,7 @@
 //
 // Why: LibTorch 1.13's Adam takes seven tensor operations and two temporary
 // tensors per parameter; on the zoo cnn (215,000 floats) that was 1.7 ms a
-// step against 0.27 ms for this loop (docs/BENCHMARKS.md, "Session 15"),
+// step against 0.27 ms for this loop (docs/BENCHMARKS.md, "The training path"),
 // 5 % of a MOP step at batch 64 and more of a gang's, whose ranks take the
 // same optimizer step on half the examples.
 //

@@ -9,7 +9,7 @@
 // while (the weights of a ReLU unit that does not fire) shrinks by beta1 = 0.9
 // a step and reaches the denormal range after about 700 steps, where every
 // operation on it takes a microcode assist. Measured on the zoo cnn, batch 64
-// as a gang of 2, full Fashion-MNIST (docs/BENCHMARKS.md, "Session 15"): from
+// as a gang of 2, full Fashion-MNIST (docs/BENCHMARKS.md, "The training path"): from
 // about global step 700 on, LibTorch's Adam step took 2.7 ms instead of 1.5
 // and the one-pass step (models/fused_adam.hpp) 4.1 ms instead of 0.4, for
 // the rest of the run. Flushed, such a moment becomes exactly zero; values

@@ -1,5 +1,5 @@
 #pragma once
-// Data-parallel gangs (issue 14), the torch-free face: k ranks train one
+// Data-parallel gangs, the torch-free face: k ranks train one
 // config at once, each on its own partition, as one attempt.
 //
 // Each rank passes over its own partition in a seeded random order with its

@@ -32,8 +32,8 @@ using LossFunction = std::function<torch::Tensor(const torch::Tensor& output, co
 using MetricsFunction =
     std::function<std::map<std::string, torch::Tensor>(const torch::Tensor& output, const torch::Tensor& target)>;
 
-// One top-level child of a model whose forward is a chain of them (issue 14's
-// pipeline stages): what it computes and the tensors it owns. A model split
+// One top-level child of a model whose forward is a chain of them (pipeline
+// stages, docs/CLUSTER.md): what it computes and the tensors it owns. A model split
 // into stages keeps, per stage, only its links' tensors alive.
 struct ChainLink {
   std::string name;

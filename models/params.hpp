@@ -51,7 +51,7 @@ enum class OptimizerKind { sgd, adam, adamw };
 std::string to_string(OptimizerKind kind);
 std::optional<OptimizerKind> parse_optimizer_kind(const std::string& name);
 
-// The `parallelism` hyper-parameter (issue 14): "auto" trains a config whole
+// The `parallelism` hyper-parameter: "auto" trains a config whole
 // unless its training state exceeds a worker's memory; "pipeline" splits it
 // into stages (runtime/scheduling/pipeline_plan.hpp, models/pipeline.hpp).
 enum class ModelParallelism { automatic, pipeline };

@@ -1,5 +1,5 @@
 #pragma once
-// Pipeline stages (issue 14), the LibTorch level: a config's model split into
+// Pipeline stages, the LibTorch level: a config's model split into
 // consecutive stages of its chain (Model::chain), each with its own optimizer,
 // and the GPipe schedule over them in this thread. The torch-free face is
 // models/pipeline_runner.hpp; tests use this one to compare gradients.

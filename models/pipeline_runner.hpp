@@ -1,5 +1,5 @@
 #pragma once
-// Pipeline stages for big models (issue 14), the torch-free face: what the
+// Pipeline stages for big models, the torch-free face: what the
 // stage actors (actors/pipeline_stage.hpp) and the CLI call. A config that
 // trains as a pipeline is split along its top-level children into k
 // consecutive stages, balanced by training memory

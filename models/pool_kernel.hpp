@@ -6,7 +6,7 @@
 // Why: LibTorch 1.13's channels-first max-pool branches on every comparison
 // (`val > max || isnan(val)`), and on activations that branch is
 // unpredictable: 17 ns an output, a quarter of the zoo cnn's CPU samples
-// under MOP (docs/BENCHMARKS.md, "Session 14"). These loops select without
+// under MOP (docs/BENCHMARKS.md, "The training path"). These loops select without
 // branching and keep the winner's place in the window as one byte, where
 // LibTorch keeps an int64 index.
 //

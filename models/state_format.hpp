@@ -1,6 +1,6 @@
 #pragma once
-// Inside models/ only (it includes LibTorch): the state format of our own
-// (issue 11 item 5). A config's state (the model's named tensors and the
+// Inside models/ only (it includes LibTorch): the state format of our own.
+// A config's state (the model's named tensors and the
 // optimizer's per-parameter state) as raw tensor bytes behind a small header,
 // with a CRC-32 at the end. LibTorch's archive (a TorchScript zip, written and
 // read through the TorchScript serializer) cost about 1 ms to save and 1 ms to

@@ -3,7 +3,7 @@
 // large buffers it frees (activations, gradients: a cnn step's are 1 to 26
 // MB) are kept for that same thread's next allocation of the same size.
 //
-// Why (issue 11, docs/BENCHMARKS.md "Session 12"): a process-wide malloc
+// Why (docs/BENCHMARKS.md "The training path"): a process-wide malloc
 // (tcmalloc's page heap, glibc's one arena) hands a buffer one worker thread
 // freed to the other worker's next allocation, so its cache lines move from
 // one core to the other every step. Two cnn units trained as two threads of

@@ -5,7 +5,7 @@
 
 namespace cerebro::models {
 
-// A pipeline config's state (issue 14) is its stages' states framed
+// A pipeline config's state is its stages' states framed
 // together: what is loaded into one model here is the whole model's.
 Result<TrainedModels::Score> TorchTrainedModels::test(const nlohmann::json& params, const std::string& state) {
   if (!test_) return Status::failed_precondition("the run has no test set to score the best model on");

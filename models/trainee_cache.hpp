@@ -1,6 +1,6 @@
 #pragma once
-// Torch-free: a worker's built models, kept between its units (issue 11 item
-// 5). Building a config's model and optimizer (reading its hyper-parameters,
+// Torch-free: a worker's built models, kept between its units.
+// Building a config's model and optimizer (reading its hyper-parameters,
 // allocating and randomly initialising every layer, only for the restore to
 // overwrite it) is part of every unit's fixed cost; a worker that trains the
 // same config again restores the state into the model it built before.

@@ -49,7 +49,7 @@ void configure_threads(int intra_op_threads);
 // and every step then faults those pages in again: 46 to 139 page faults per
 // step for the zoo's cnn at batch 64, and on this VM kind (a paravirtualised
 // guest, where a fault is dear) the kernel took 21.5 % of a gang's samples,
-// mostly faults (perf; docs/BENCHMARKS.md issue 14 (a)). Threads' own arenas
+// mostly faults (perf; docs/BENCHMARKS.md "The training path"). Threads' own arenas
 // unmap their 64 MB heaps whenever they empty: at batch 256 that made some
 // units 3 to 4 times slower. The cost: the arena keeps up to the peak a
 // process ever used. Process-wide; only threads that have not allocated yet
@@ -118,7 +118,8 @@ Result<UnitOutput> train_unit(const UnitInput& input);
 Result<Evaluation> evaluate_state(const nlohmann::json& params, const ShapeInfo& shape, const std::string& state,
                                   const datasets::Dataset& data);
 
-// What a trained model costs (the built-in objectives of issue 15): its
+// What a trained model costs (the built-in objectives of docs/SEARCH.md,
+// "Several objectives"): its
 // trainable parameters, and the mean milliseconds per example to predict
 // `data` in batches of 256 in this thread (the prediction only, no loss).
 struct ModelCost {

@@ -27,7 +27,7 @@ inline std::vector<UnitRecord> committed_records(const std::vector<UnitLogEntry>
   for (const auto& e : log) {
     records.push_back(
         {e.config, e.partition, e.epoch, e.worker, e.start_s, e.end_s, true, e.gang, e.gang_size, e.worker_end_s()});
-    // A pipeline unit (issue 14) occupies its stages' hosts too.
+    // A pipeline unit occupies its stages' hosts too.
     if (e.pipeline_workers.size() > 1)
       records.back().pipeline_hosts.assign(e.pipeline_workers.begin() + 1, e.pipeline_workers.end());
   }

@@ -232,7 +232,7 @@ BOOST_AUTO_TEST_CASE(the_experiment_and_units_views_come_from_the_store) {
   BOOST_TEST(units[1]["seq"].get<int64_t>() > units[0]["seq"].get<int64_t>());
 }
 
-// Issue 15: configs appear as soon as they are proposed (created), and an
+// Configs appear as soon as they are proposed (created), and an
 // experiment with several objectives shows its Pareto front, live from the
 // store while it runs (inference_ms only at the end), final once it ends.
 BOOST_AUTO_TEST_CASE(proposed_configs_and_the_pareto_front_are_in_the_experiment_view) {
@@ -296,7 +296,7 @@ BOOST_AUTO_TEST_CASE(proposed_configs_and_the_pareto_front_are_in_the_experiment
   BOOST_TEST(view["pareto_objectives"].empty());
 }
 
-// Issue 15: the Pareto tables printed values with mixed precision (0.690000
+// The Pareto tables printed values with mixed precision (0.690000
 // beside 50890.0 beside 0.00121062); a column now has one number of decimals.
 BOOST_AUTO_TEST_CASE(a_pareto_column_is_printed_with_one_number_of_decimals) {
   const auto accuracy = *parse_objective("val_accuracy");
@@ -334,7 +334,7 @@ BOOST_AUTO_TEST_CASE(a_pareto_column_is_printed_with_one_number_of_decimals) {
   BOOST_TEST(table.find("0.690000") == std::string::npos, table);
 }
 
-// A worker takes its next unit while the previous one commits (issue 11):
+// A worker takes its next unit while the previous one commits:
 // its busy time ends at the result (worker_end_s), not at the commit.
 BOOST_AUTO_TEST_CASE(metrics_count_a_workers_time_up_to_its_result_not_the_commit) {
   nlohmann::json status = {{"experiments", {{{"id", "e-1"}, {"status", "running"}}}}};

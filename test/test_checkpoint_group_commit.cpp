@@ -1,5 +1,5 @@
 // The checkpoint actor commits the units queued in its mailbox together, in
-// one synced batch (issue 11). Whatever it groups, no unit may be lost or
+// one synced batch. Whatever it groups, no unit may be lost or
 // reordered, each answer must be its own unit's entry, and a request after a
 // commit must see it.
 #define BOOST_TEST_MODULE checkpoint_group_commit
@@ -91,7 +91,7 @@ BOOST_AUTO_TEST_CASE(commits_sent_together_are_all_durable_in_order_and_each_ans
   }
 }
 
-// Issue 11: the scheduler frees a worker when its result arrives (result_s)
+// The scheduler frees a worker when its result arrives (result_s)
 // and sends its next unit's state read right behind the commit. The entry
 // keeps result_s and its end_s is not before the commit's request; a read of
 // another config is answered, and a read of the committing config sees the

@@ -144,7 +144,7 @@ BOOST_AUTO_TEST_CASE(an_agent_joining_mid_run_receives_units) {
   BOOST_TEST(invariants.ok(), invariants.message());
 }
 
-// Issue 14: a config added while the run trains is planned on the workers
+// A config added while the run trains is planned on the workers
 // live then. A pipeline of 3 stages is refused on the 2 workers the run
 // started with, and taken once a third agent joined; it trains to the end
 // on the three. MOP units are slowed (each agent's worker, 20x; no gangs)

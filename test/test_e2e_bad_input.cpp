@@ -158,7 +158,7 @@ BOOST_AUTO_TEST_CASE(help_lists_every_subcommand_in_order) {
   }
 }
 
-// Pipeline stages (issue 14): a config asking for them is checked (the key
+// Pipeline stages: a config asking for them is checked (the key
 // named). A valid one trains (test_e2e_pipeline).
 BOOST_AUTO_TEST_CASE(pipeline_requests_are_checked_and_refused) {
   TempDir tmp;

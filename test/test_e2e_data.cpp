@@ -1,4 +1,5 @@
-// Issue 13's data features end to end through the real `cerebro` executable:
+// The data features (images, the prepared cache, out-of-core shards) end to
+// end through the real `cerebro` executable:
 // an image-folder experiment (Fashion-MNIST written out as PNG files by the
 // test) with augmentation, replayed bit-exact; a worker fault on images; the
 // shared prepared-data cache reused by a second run and bypassed by a changed

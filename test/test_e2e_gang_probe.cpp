@@ -1,5 +1,5 @@
 #define BOOST_TEST_MODULE end_to_end_gang_probe
-// `cerebro allreduce-probe` (issue 14): the real executable measures a
+// `cerebro allreduce-probe`: the real executable measures a
 // config's gradient allreduce over c10d Gloo between ranks on loopback, and
 // refuses bad input naming the flag.
 #include <boost/test/unit_test.hpp>

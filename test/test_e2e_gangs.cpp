@@ -1,4 +1,4 @@
-// Issue 14, data-parallel gangs in real runs through the `cerebro`
+// Data-parallel gangs in real runs through the `cerebro`
 // executable: a gang spanning two agent processes on loopback, a gang
 // member that dies and one that hangs past the gang timeout (the attempt
 // fails whole, its units run again from the last checkpoint).

@@ -1,4 +1,4 @@
-// Issue 14, pipeline configs in real runs through the `cerebro` executable:
+// Pipeline configs in real runs through the `cerebro` executable:
 // a config forced to parallelism = "pipeline" next to an ordinary one, a
 // model over [cluster] model_memory_mb, a stage that fails (the attempt is
 // requeued whole), and a pipeline whose stages span two agent processes.
@@ -169,7 +169,7 @@ BOOST_AUTO_TEST_CASE(a_pipeline_run_killed_mid_way_resumes) {
   BOOST_TEST(summary["resumes"] == 1);
 }
 
-// Issue 14: configs that tpe proposes while the run trains are planned like
+// Configs that tpe proposes while the run trains are planned like
 // the run's own. Forced to parallelism = "pipeline", each trains over 2
 // stages from its first unit (before, each was refused and failed). The run
 // is killed after its 3rd commit and resumes with their splits (meta
@@ -198,7 +198,7 @@ BOOST_AUTO_TEST_CASE(configs_tpe_proposes_mid_run_train_as_pipelines_and_resume)
   }
 }
 
-// Issue 14: a pipeline config whose crew is larger than the cluster does not
+// A pipeline config whose crew is larger than the cluster does not
 // wait in silence. A run planned on 2 workers is killed after its 2nd commit
 // and resumed embedded on 1 worker, where no worker can join: the pipeline
 // config fails at once, naming why, and the ordinary config trains to the

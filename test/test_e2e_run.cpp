@@ -70,7 +70,7 @@ BOOST_AUTO_TEST_CASE(small_run_keeps_invariants_learns_and_replays_exactly) {
     for (const auto& e : log) workers.insert(e.worker);
     BOOST_TEST(workers.size() == 2u);
     for (const auto& e : log) BOOST_TEST(e.state_checksum.rfind("crc32:", 0) == 0);
-    // Issue 11: a worker is free once its result arrived, so some unit was
+    // A worker is free once its result arrived, so some unit was
     // dispatched to a worker before its previous unit's commit (the check
     // above saw every unit commit exactly once and no worker run two at once).
     std::map<WorkerId, std::vector<const UnitLogEntry*>> by_worker;
@@ -250,7 +250,7 @@ BOOST_AUTO_TEST_CASE(the_heavy_config_starts_first_and_leaves_no_idle_tail) {
   BOOST_TEST(compared["simulated_makespan"].get<double>() > 0);
 }
 
-// Issue 11 item 5: the scheduler starts a config's next unit from the state it
+// The scheduler starts a config's next unit from the state it
 // kept at the last commit instead of reading the store. A replay with that
 // cache turned off (test fault injection turns it off; the rule here changes
 // nothing else) reads every state from the store and must reproduce the

@@ -166,7 +166,7 @@ BOOST_AUTO_TEST_CASE(destruction_answers_every_submitted_experiment) {
   datasets::unregister_dataset_source("blobs");
 }
 
-// [data] read_ahead reaches the units (issue 13): on partitions larger than
+// [data] read_ahead reaches the units: on partitions larger than
 // [cluster] memory_mb (memory-mapped), read_ahead = true trains through the
 // batch reader (datasets/batch_read_ahead.hpp) and false does not, and both
 // give bit for bit the same losses (one worker: the same visit order).

@@ -211,7 +211,7 @@ BOOST_AUTO_TEST_CASE(peers_leaving_mid_transfer_do_not_end_the_process) {
   ::close(next);
 }
 
-// Issue 11: a relay splices payloads past the reader (skip_payload) and shows
+// A relay splices payloads past the reader (skip_payload) and shows
 // it only the headers; the frame count and the next header's check must be
 // the same as when every byte is fed.
 BOOST_AUTO_TEST_CASE(skipped_payloads_keep_the_frame_boundaries) {

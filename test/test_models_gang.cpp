@@ -1,4 +1,4 @@
-// Data-parallel gangs (issue 14) over c10d ProcessGroupGloo, two ranks on
+// Data-parallel gangs over c10d ProcessGroupGloo, two ranks on
 // threads of this process talking over loopback TCP:
 //  - exactness: a gang whose two ranks hold the same partition with the same
 //    seed takes the steps of one unit at half the batch (each global step

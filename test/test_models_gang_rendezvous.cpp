@@ -1,4 +1,4 @@
-// Issue 14: a gang's ranks meet through the rendezvous board by messages
+// A gang's ranks meet through the rendezvous board by messages
 // (GangSession::open with a RendezvousCall), with no TCPStore: the same
 // training as through TCPStore, the same state on both ranks, and a peer
 // that never arrives fails the attempt. The call here reaches the board

@@ -1,4 +1,4 @@
-// Pipeline stages for big models (issue 14) at the LibTorch level:
+// Pipeline stages for big models at the LibTorch level:
 //  - a 2-stage split gives the same gradients as the whole model within 1e-5
 //    (the issue's criterion), for an mlp, a cnn and a TorchScript chain;
 //  - a pipeline unit (GPipe micro-batches) ends with the parameters and loss

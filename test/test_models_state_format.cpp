@@ -1,5 +1,5 @@
 // The state format of our own (models/state_format.hpp) and the worker's kept
-// models (models/trainee_cache.hpp), issue 11 item 5: a state round-trips bit
+// models (models/trainee_cache.hpp): a state round-trips bit
 // for bit, states written before (LibTorch archives) still load and train to
 // the same result, a damaged state is refused, and a reused model trains
 // exactly as a freshly built one.

@@ -1,5 +1,5 @@
 #define BOOST_TEST_MODULE net_run_file_paths
-// The paths of run files a client accepts from a coordinator (issue 12: the
+// The paths of run files a client accepts from a coordinator (the
 // TensorBoard logs travel in subdirectories): never a path out of the run directory.
 #include <boost/test/unit_test.hpp>
 

@@ -1,4 +1,4 @@
-// Pipeline stages as actors (issue 14): a unit trained through two stage
+// Pipeline stages as actors: a unit trained through two stage
 // actors, its activations and gradients travelling as typed messages, ends
 // bit for bit where the in-process pipeline (models::train_pipeline_unit)
 // ends, in one actor system and across two actor systems talking over

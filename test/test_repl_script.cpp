@@ -135,7 +135,7 @@ BOOST_AUTO_TEST_CASE(every_command_through_a_script) {
   BOOST_TEST(has(replay.text, "was steered by hand (pause in its decision records)"), replay.text);
 }
 
-// Issue 15: with several objectives the front travels with the progress
+// With several objectives the front travels with the progress
 // updates, so `wait` prints it while the run goes (the live front has no
 // inference_ms) and the final one at the end.
 BOOST_AUTO_TEST_CASE(wait_prints_the_pareto_front_as_it_changes) {

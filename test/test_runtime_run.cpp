@@ -353,7 +353,7 @@ BOOST_AUTO_TEST_CASE(recovery_hands_the_stored_cost_priors_to_the_policy) {
   BOOST_TEST(blind.front().unit.config == 0);
 }
 
-// Issue 15: on a coordinator, warm_start entries written as bare names that
+// On a coordinator, warm_start entries written as bare names that
 // are experiment ids become those experiments' run directories; other entries
 // stay directories; an unknown name or an unfinished experiment is refused.
 BOOST_AUTO_TEST_CASE(warm_start_names_a_coordinators_experiments_by_id) {
@@ -388,7 +388,7 @@ BOOST_AUTO_TEST_CASE(warm_start_names_a_coordinators_experiments_by_id) {
   BOOST_TEST(running.message().find("experiment \"exp-4\" has not finished") != std::string::npos, running.message());
 }
 
-// Issue 15: a tpe replay hears the original's epoch ends in commit order:
+// A tpe replay hears the original's epoch ends in commit order:
 // an epoch ends with its last partition's unit, a diverged unit ends its
 // config at once, and each carries the config's training time so far.
 BOOST_AUTO_TEST_CASE(the_epoch_ends_of_a_unit_log_in_commit_order) {

@@ -1,5 +1,5 @@
-// The scheduler's kept durable states (runtime/store/state_cache.hpp, issue 11
-// item 5): a config's entry is its last put state until taken or erased,
+// The scheduler's kept durable states (runtime/store/state_cache.hpp): a
+// config's entry is its last put state until taken or erased,
 // states over the size limit are not kept, and the least recently used go
 // first.
 #include <boost/test/unit_test.hpp>

@@ -92,7 +92,7 @@ BOOST_AUTO_TEST_CASE(log_survives_reopen_and_sequence_continues) {
   BOOST_TEST(!store->get_meta("absent").has_value());
 }
 
-// Issue 14: the meta "pipeline_stages" gains the configs created while the
+// The meta "pipeline_stages" gains the configs created while the
 // run trains, merged with the run's own, and survives a reopen (what a
 // resumed run reads back); a damaged record is an error, not "no stages".
 BOOST_AUTO_TEST_CASE(pipeline_stages_are_merged_into_the_meta_and_read_back) {
@@ -393,7 +393,7 @@ BOOST_AUTO_TEST_CASE(stops_at_sees_the_crash_ahead_without_arriving) {
   BOOST_TEST(!f->stops_at("before_commit", 1));
 }
 
-// Issue 11's group commit: units written in one synced batch keep their
+// The group commit: units written in one synced batch keep their
 // order (sequence numbers, unit log), each config's newest state is the last
 // one written for it, and the two-newest retention counts the batch's states.
 BOOST_AUTO_TEST_CASE(a_group_commit_keeps_order_states_and_retention) {

@@ -1,4 +1,4 @@
-// Issue 14 in real runs, the plain-code half: ExperimentControl with a gang
+// Data-parallel gangs in real runs, the plain-code half: ExperimentControl with a gang
 // planner (dispatch_all, on_gang_committed, on_gang_failed, resume from gang
 // entries), the rendezvous board, the [cluster] keys and summary.json's
 // "training" per config. No actors, no LibTorch.

@@ -1,4 +1,4 @@
-// Issue 14, pipeline configs in the control (plain code): a unit of a config
+// Pipeline configs in the control (plain code): a unit of a config
 // that trains over k stages takes a crew of k idle workers for one attempt,
 // its hosts leave the book until it ends, it commits once or is pending
 // again, and a config waiting for its crew does not block the others.
@@ -217,7 +217,7 @@ BOOST_AUTO_TEST_CASE(dispatch_refuses_a_shell_that_cannot_run_pipelines) {
   BOOST_CHECK_THROW(control.dispatch(), Error);
 }
 
-// Issue 14: a config the search proposes while the run trains gets its
+// A config the search proposes while the run trains gets its
 // stages before it joins the schedule, and every unit of it is a pipeline
 // attempt (before, such a config was refused or trained whole).
 BOOST_AUTO_TEST_CASE(a_config_proposed_mid_run_trains_as_a_pipeline_from_its_first_unit) {
@@ -275,7 +275,7 @@ BOOST_AUTO_TEST_CASE(a_recorded_config_takes_its_stages_before_it_is_proposed_ag
 
 BOOST_AUTO_TEST_SUITE_END()
 
-// Issue 14: a pipeline crew larger than the cluster. The plain rule first,
+// A pipeline crew larger than the cluster. The plain rule first,
 // then the control: a wait is said once (workers may join), a cluster no
 // worker can join fails the config with the reason, and a crew that can
 // form again clears the wait.

@@ -1,4 +1,4 @@
-// Data-parallel gangs (issue 14) in the scheduling core: MopBook's gang
+// Data-parallel gangs in the scheduling core: MopBook's gang
 // bookkeeping, the unit-log check's gang rules, and the gang cost model.
 #include <boost/test/unit_test.hpp>
 

@@ -1,4 +1,4 @@
-// Issue 11: a worker's next unit does not wait for the previous unit's
+// A worker's next unit does not wait for the previous unit's
 // commit. The book and the control hand a unit over for commit when its result
 // arrives: the worker is free, the config stays busy until the commit answers
 // ("durable before acknowledged": nothing counts the unit before), a failed

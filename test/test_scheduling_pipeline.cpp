@@ -1,4 +1,4 @@
-// Pipeline stages for big models (issue 14), the plain part: the training
+// Pipeline stages for big models, the plain part: the training
 // memory estimate, the balanced split of a chain, the decision whether (and
 // into how many stages) a config is split, micro-batch ranges, and the
 // framing of the stages' states as a config's one state.

@@ -1,5 +1,5 @@
-// The simulator with Hyperband's rung barriers and data-parallel gangs
-// (issue 14): the unit log keeps the MOP invariants with gangs (each gang's
+// The simulator with Hyperband's rung barriers and data-parallel gangs:
+// the unit log keeps the MOP invariants with gangs (each gang's
 // units once, one attempt), gangs shorten the tail that MOP leaves to one
 // worker at a time, and `cerebro simulate` reports and validates them.
 #include <boost/test/unit_test.hpp>

@@ -137,7 +137,7 @@ BOOST_AUTO_TEST_CASE(image_data_keys_are_checked_and_belong_to_their_sources) {
   expect_error(kData + "[cluster]\nmodel_memory_mb = -1\n" + kSpace, {"[cluster] model_memory_mb must be an integer >= 0"});
 }
 
-// Issue 13: [data] read_ahead, off by default, turned on by the spec (a
+// [data] read_ahead, off by default, turned on by the spec (a
 // mapped partition's batches gathered on a background thread).
 BOOST_AUTO_TEST_CASE(read_ahead_is_a_data_key_off_by_default) {
   auto off = parse_spec_string(kData + kSpace, "/specs", "r.toml");

@@ -1,4 +1,4 @@
-// Issue 14, steering: configs added while the run trains are planned like the
+// Steering: configs added while the run trains are planned like the
 // run's own. Through the client API on an embedded cluster of 2 workers (the
 // path the REPL and the HTTP API take), a config added with parallelism =
 // "pipeline" trains to the end over 2 stages, a clone of it keeps the split

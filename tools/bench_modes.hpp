@@ -1,5 +1,5 @@
 #pragma once
-// What `cerebro bench` measures besides the reference workload (issue 11):
+// What `cerebro bench` measures besides the reference workload:
 //   --small-units  the fixed cost of a unit whose state is under 1 MB (16
 //                  random small MLPs x 2 partitions x 3 epochs, 20,000
 //                  Fashion-MNIST examples), from each run's unit spans;
@@ -31,8 +31,8 @@ struct UnitOverhead {
   int64_t units = 0;
   double compute_ms_per_unit = 0;
   double overhead_ms_per_unit = 0;
-  double hop_overhead_fraction = 0;  // over the workers' time (issue 11: commits overlap the next unit)
-  double span_overhead_fraction = 0;  // over dispatch-to-durable spans: hop_overhead_fraction before issue 11
+  double hop_overhead_fraction = 0;  // over the workers' time (commits overlap the next unit)
+  double span_overhead_fraction = 0;  // over dispatch-to-durable spans (the commit included)
   double unit_compute_s = 0;
 };
 UnitOverhead unit_overhead(const nlohmann::json& summary);

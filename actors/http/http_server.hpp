@@ -1,5 +1,5 @@
 #pragma once
-// The HTTP API and the dashboard (issue 12; docs/API.md): a thin shell over
+// The HTTP API and the dashboard (docs/API.md): a thin shell over
 // cpp-httplib. Every request is matched against the route table
 // (runtime/api/api_route.hpp), authenticated (runtime/api/api_auth.hpp) and
 // answered by asking the coordinator's gateway through cerebro::Client, the

@@ -46,7 +46,7 @@ void fill_configs(const ExperimentFacts& f, nlohmann::json& view) {
   view["best"] = std::move(best);
 }
 
-// Several objectives (issue 15): the Pareto front (runtime/api/pareto_view.hpp)
+// Several objectives: the Pareto front (runtime/api/pareto_view.hpp)
 // as "pareto": [{"config", "values"}], with "pareto_objectives" and
 // "pareto_final"; an empty front and no objectives for one objective.
 void fill_pareto(const ExperimentFacts& f, nlohmann::json& view) {

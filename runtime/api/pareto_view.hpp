@@ -1,6 +1,6 @@
 #pragma once
-// The Pareto front of an experiment with several objectives (issue 15,
-// `metric = ["val_accuracy", "parameters"]`), read from its state store while
+// The Pareto front of an experiment with several objectives (docs/SEARCH.md,
+// "Several objectives": `metric = ["val_accuracy", "parameters"]`), read from its state store while
 // it runs and after it ends, for the HTTP API's experiment view, the
 // dashboard and the REPL's leaderboard (top).
 //

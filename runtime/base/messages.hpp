@@ -59,9 +59,9 @@ struct unit_result {
   std::map<std::string, double> val_metrics;  // the task's (or template's) named metrics
   double restore_s = 0, train_s = 0, validate_s = 0, save_s = 0;
   // Set by the scheduler: when the result reached it, on the run's clock
-  // (issue 11: the worker is free from then on); -1 until then.
+  // (the worker is free from then on); -1 until then.
   double result_s = -1;
-  // Set by the scheduler for a pipeline attempt's unit (issue 14): its
+  // Set by the scheduler for a pipeline attempt's unit: its
   // crew, the driver (stage 0) then the stages' hosts; empty otherwise.
   std::vector<WorkerId> pipeline_workers;
 };
@@ -84,9 +84,9 @@ struct progress_update {
   std::vector<std::string> running_agents;
   std::vector<std::string> running_units;
   // Failed unit attempts so far (each retried, or failing its config): the
-  // unit log keeps committed units only. For /metrics (issue 12).
+  // unit log keeps committed units only. For /metrics.
   int64_t units_failed = 0;
-  // Several objectives (issue 15): the Pareto front so far, as the JSON text
+  // Several objectives: the Pareto front so far, as the JSON text
   // of runtime/api/pareto_view.hpp's pareto_of ({"objectives", "final",
   // "front"}), filled in by the run's follower; empty for one objective.
   std::string pareto_json;

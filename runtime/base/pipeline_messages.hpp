@@ -1,5 +1,5 @@
 #pragma once
-// What pipeline stage actors exchange (issue 14): a micro-batch's activation,
+// What pipeline stage actors exchange: a micro-batch's activation,
 // the gradient of one, or a micro-batch's targets, as plain bytes. The CAF
 // side (inspect, atoms, registration) is runtime/net/pipeline_messages.hpp;
 // models/pipeline_runner.hpp turns them into tensors and back.

@@ -1,5 +1,5 @@
 #pragma once
-// The messages of a data-parallel gang's rendezvous (issue 14), plain. The
+// The messages of a data-parallel gang's rendezvous, plain. The
 // gang's ranks find each other through a key-value board on the scheduler's
 // side (runtime/cluster/rendezvous_board.hpp) instead of LibTorch's TCPStore,
 // whose server binds every interface: the ranks' Gloo addresses then travel

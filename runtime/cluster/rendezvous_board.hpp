@@ -1,6 +1,6 @@
 #pragma once
-// RendezvousBoard: the key-value board a data-parallel gang's ranks meet on
-// (issue 14), served by the scheduler's side (actors/rendezvous.cpp is its
+// RendezvousBoard: the key-value board a data-parallel gang's ranks meet on,
+// served by the scheduler's side (actors/rendezvous.cpp is its
 // thin actor). Each gang attempt has its own scope, opened on first use and
 // dropped by close() when the attempt ends, so a failed attempt's keys never
 // confuse its retry. Answers at once: a rank waiting for a key asks again

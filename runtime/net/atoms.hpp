@@ -67,14 +67,14 @@ using run_started_atom = caf::atom_constant<caf::atom("runstarted")>;
 // are what its clients receive (files.error says why when it failed).
 using run_ended_atom = caf::atom_constant<caf::atom("runended")>;
 
-// Data-parallel gangs (issue 14): (gang_atom, gang_task) -> gang_result to a
+// Data-parallel gangs: (gang_atom, gang_task) -> gang_result to a
 // member worker; (rendezvous_atom, request) -> reply to the gang's board,
 // (rendezvous_atom, gang id) closes a gang's scope there; (commit_gang_atom,
 // gang_commit) -> the entries to the checkpoint actor.
 using gang_atom = caf::atom_constant<caf::atom("gang")>;
 using rendezvous_atom = caf::atom_constant<caf::atom("rendezvous")>;
 using commit_gang_atom = caf::atom_constant<caf::atom("commitgang")>;
-// Pipeline attempts (issue 14): (stage_host_atom, stage_host_task) ->
+// Pipeline attempts: (stage_host_atom, stage_host_task) ->
 // pipeline_stage_actor to a stage's host worker; (pipeline_atom,
 // pipeline_task) -> unit_result to the attempt's driver.
 using stage_host_atom = caf::atom_constant<caf::atom("stagehost")>;

@@ -1,5 +1,5 @@
 #pragma once
-// The messages of data-parallel gangs (issue 14) between the scheduler, the
+// The messages of data-parallel gangs between the scheduler, the
 // member workers, the rendezvous board and the checkpoint actor, with their
 // inspect functions. A gang task carries the board's handle, so it lives in
 // the networking layer like the cluster messages.

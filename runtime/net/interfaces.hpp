@@ -65,7 +65,7 @@ namespace cerebro {
 // Owns one partition's tensors on a node and lends them.
 using data_partition_actor = caf::typed_actor<caf::replies_to<borrow_atom>::with<partition_lease>>;
 
-// The key-value board a data-parallel gang's ranks meet on (issue 14),
+// The key-value board a data-parallel gang's ranks meet on,
 // served by the scheduler's side: their Gloo addresses travel over the
 // cluster's own channel, not through a TCPStore listening on every interface.
 using rendezvous_actor = caf::typed_actor<
@@ -80,10 +80,10 @@ using worker_actor = caf::typed_actor<
     // answer has the new state and the unit's metrics and timings (status
     // failed, not an error, when training itself failed).
     caf::replies_to<train_atom, unit_task>::with<unit_result>,
-    // Train the task's unit as one rank of a data-parallel gang (issue 14):
+    // Train the task's unit as one rank of a data-parallel gang:
     // blocks until the whole gang is done or has failed.
     caf::replies_to<gang_atom, gang_task>::with<gang_result>,
-    // Host one stage of a pipeline attempt (issue 14): the stage actor is
+    // Host one stage of a pipeline attempt: the stage actor is
     // spawned in this worker's actor system (its node) and answered.
     caf::replies_to<stage_host_atom, stage_host_task>::with<pipeline_stage_actor>,
     // Drive a pipeline attempt's unit: stage 0 here, the others on the

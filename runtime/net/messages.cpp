@@ -15,7 +15,7 @@ void register_message_types(caf::actor_system_config& config) {
   config.add_message_type<state_copy>("state_copy");
   config.add_message_type<UnitLogEntry>("unit_log_entry");
   config.add_message_type<SearchDecision>("search_decision");
-  // Data-parallel gangs (issue 14).
+  // Data-parallel gangs.
   config.add_message_type<rendezvous_request>("rendezvous_request");
   config.add_message_type<rendezvous_reply>("rendezvous_reply");
   config.add_message_type<gang_task>("gang_task");

@@ -1,5 +1,5 @@
 #pragma once
-// The CAF side of pipeline stages (issue 14): the stage_tensor message
+// The CAF side of pipeline stages: the stage_tensor message
 // (runtime/base/pipeline_messages.hpp), its atoms, the stage actor's typed
 // interface and the registration. The actor is actors/pipeline_stage.hpp.
 

@@ -1,5 +1,5 @@
 #pragma once
-// The messages of a pipeline attempt (issue 14) between the scheduler and
+// The messages of a pipeline attempt between the scheduler and
 // its crew's workers, with their inspect functions: a stage host builds its
 // stage and answers the stage actor's handle; the driver trains the unit
 // through the stages and answers one unit_result (the framed pipeline state).

@@ -32,7 +32,7 @@ Result<std::shared_ptr<ExperimentControl>> make_run_control(const ExperimentSpec
                                                             const std::vector<WarmConfig>& warm = {},
                                                             const ParametersOf& parameters_of = nullptr);
 
-// The gang planner's costs from the spec's [cluster] (issue 14): max_gang;
+// The gang planner's costs from the spec's [cluster]: max_gang;
 // the allreduce cost and the steps per unit are learnt from the run's gangs.
 GangCosts gang_costs(const ClusterSpec& cluster);
 // [cluster] max_gang against the workers holding partitions: a gang larger

@@ -40,7 +40,7 @@ struct Dispatch {
   int32_t attempt = 0;
 };
 
-// A data-parallel gang to start now (issue 14): one attempt of one config over
+// A data-parallel gang to start now: one attempt of one config over
 // k >= 2 of its pending partitions at once, members[r] being rank r (each
 // with its unit's own seed, so a rank passes over its partition in the order
 // that unit would have alone). Rank 0's state is the gang's result; the shell
@@ -54,7 +54,7 @@ struct GangDispatch {
   int32_t size() const { return static_cast<int32_t>(members.size()); }
 };
 
-// A pipeline attempt to start now (issue 14): ONE unit of a config whose plan
+// A pipeline attempt to start now: ONE unit of a config whose plan
 // has k >= 2 stages, driven by `driver.worker` (it holds the partition and
 // hosts stage 0) with stages 1..k-1 on `hosts`, which are out of the schedule
 // until the attempt ends. The shell commits the driver's one result (the
@@ -125,7 +125,7 @@ class ExperimentControl {
   // A config that could not start (pilot check failed) is recorded as failed.
   void reject_config(ConfigId c, const std::string& error);
 
-  // Lets the control run configs as data-parallel gangs (issue 14): its
+  // Lets the control run configs as data-parallel gangs: its
   // GangPlanner, next to the policy, turns a picked unit into a gang when the
   // mode says so (data: whenever idle holders can join; auto: when the cost
   // model says it is sooner). Without this call (or with mop) every unit runs
@@ -159,7 +159,7 @@ class ExperimentControl {
   // Each unit's failed attempts count as in on_failed. Unknown gang: no-op
   // (it already failed, e.g. when a member's worker was removed).
   std::string on_gang_failed(int64_t gang, const std::string& error);
-  // A replay (issue 14): the original run's gangs, each its members' units
+  // A replay: the original run's gangs, each its members' units
   // in rank order. A unit the policy picks that belongs to one of them runs
   // in that gang, ranks as recorded, once a worker holding each other
   // member's partition is idle at the same time (until then the picking
@@ -170,7 +170,7 @@ class ExperimentControl {
   std::optional<int64_t> gang_of(WorkerId w) const;
   bool gang_running(int64_t gang) const { return gangs_.count(gang) > 0; }
 
-  // --- Pipeline configs (issue 14, experiment_control_pipeline.cpp).
+  // --- Pipeline configs (experiment_control_pipeline.cpp).
   // Config c trains as a pipeline over `stages` >= 2 stages (its plan): each
   // of its units takes a crew of `stages` idle workers (choose_pipeline_crew)
   // for one attempt. The rule while a crew cannot form: the worker the policy

@@ -1,4 +1,4 @@
-// ExperimentControl's data-parallel gangs (issue 14) and resuming from a
+// ExperimentControl's data-parallel gangs and resuming from a
 // unit log that may hold gang entries. Split from experiment_control.cpp to
 // keep each file readable in one sitting.
 #include <algorithm>

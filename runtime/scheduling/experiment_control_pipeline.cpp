@@ -1,4 +1,4 @@
-// ExperimentControl's pipeline configs (issue 14): a unit of a config whose
+// ExperimentControl's pipeline configs: a unit of a config whose
 // plan has k >= 2 stages takes a crew of k idle workers for one attempt (the
 // driver runs the unit in the book; the k - 1 stage hosts leave the book
 // until the attempt ends), commits once like a unit alone, or fails whole and

@@ -1,6 +1,6 @@
 #pragma once
 // GangPlanner: whether a config trains its next units as a data-parallel gang
-// (issue 14) instead of one unit at a time (MOP), and on which workers.
+// instead of one unit at a time (MOP), and on which workers.
 //
 // A gang of k ranks covers k of the config's pending partitions of its
 // current epoch at once: each rank passes over its own partition with a k-th

@@ -11,7 +11,7 @@
 //  - no preemption: a running unit ends only by complete(), requeue() or the
 //    removal of its worker.
 //
-// A data-parallel gang (issue 14) is one attempt of one config over k >= 2
+// A data-parallel gang is one attempt of one config over k >= 2
 // of its pending partitions of the current epoch at once, each on a
 // different idle worker holding it: start_gang(), complete_gang() (all k
 // units count at once: a gang commits as a whole or not at all) and
@@ -155,7 +155,7 @@ class MopBook {
   // config was stopped or failed meanwhile).
   void requeue(WorkerId w, const Unit& u);
 
-  // Handing over for commit (issue 11): u's result left worker w and is being
+  // Handing over for commit: u's result left worker w and is being
   // made durable. w is idle at once (it may start a unit of another config);
   // u's config stays busy (isolation: none of its units starts) and u is
   // neither pending nor running until complete_handed_over() counts it or

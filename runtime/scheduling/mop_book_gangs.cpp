@@ -1,4 +1,4 @@
-// MopBook's data-parallel gangs (issue 14): one attempt of one config over
+// MopBook's data-parallel gangs: one attempt of one config over
 // k >= 2 of its pending partitions on k workers, committed or requeued whole.
 // Split from mop_book.cpp to keep each file readable in one sitting.
 #include <set>

@@ -1,4 +1,4 @@
-// MopBook's units handed over for commit (issue 11): the worker is free once
+// MopBook's units handed over for commit: the worker is free once
 // its unit's result arrives, the unit's config stays busy until its commit
 // answers. Split from mop_book.cpp to keep each file readable in one sitting.
 #include <string>

@@ -1,5 +1,5 @@
 #pragma once
-// Pipeline units on k workers (issue 14), the plain part of dispatching them:
+// Pipeline units on k workers, the plain part of dispatching them:
 // which workers one pipeline attempt takes, and the attempts that run.
 //
 // A config whose plan (pipeline_plan.hpp) has k >= 2 stages trains each unit

@@ -1,5 +1,5 @@
 #pragma once
-// Pipeline stages for big models (issue 14), the plain part: how much memory
+// Pipeline stages for big models, the plain part: how much memory
 // a config's training state takes, how a chain of layers splits into k
 // consecutive stages balanced by that memory, and whether a config must (or
 // asked to) train as a pipeline at all. No LibTorch: models/pipeline measures

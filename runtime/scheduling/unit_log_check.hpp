@@ -27,11 +27,11 @@ struct UnitRecord {
   // alone (MOP).
   int64_t gang = 0;
   int32_t gang_size = 0;
-  // When the worker was freed (issue 11: on the result's arrival, before the
+  // When the worker was freed (on the result's arrival, before the
   // commit at end_s); < 0: at end_s. Between start_s and end_s.
   double worker_end_s = -1;
   double worker_end() const { return worker_end_s < 0 ? end_s : worker_end_s; }
-  // A pipeline unit (issue 14): the workers that hosted its stages 1..k-1
+  // A pipeline unit: the workers that hosted its stages 1..k-1
   // (`worker` drove it and hosted stage 0); busy from start_s to
   // worker_end() like the driver. Empty for any other unit.
   std::vector<WorkerId> pipeline_hosts;

@@ -28,7 +28,7 @@ Result<RunWorkload> workload_from_log(const std::vector<UnitLogEntry>& log, cons
     if (counted == 0 || e.start_s < first) first = e.start_s;
     if (counted == 0 || e.end_s > last) last = e.end_s;
     auto& [sum, n] = spans[e.config];
-    // The worker's time (issue 11): its commit runs while the worker trains on.
+    // The worker's time: its commit runs while the worker trains on.
     sum += std::max(0.0, e.worker_end_s() - e.start_s);
     ++n;
     units[e.config].insert({e.epoch, e.partition});

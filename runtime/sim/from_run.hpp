@@ -4,7 +4,7 @@
 //
 // The run's unit log becomes the workload: each config's units take its mean
 // measured worker time (dispatch to the result's arrival, so the hop overhead
-// is in it; the commit runs while the worker trains on, issue 11),
+// is in it; the commit runs while the worker trains on),
 // every worker is equally fast and holds the partitions it ran units on, and
 // every config trains the epochs it trained. The policy gets the cost priors
 // the run started with (its store's meta "cost_priors"), as the real policy

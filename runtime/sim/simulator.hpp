@@ -18,7 +18,7 @@
 // until every config of its bracket reached that rung. Which configs are
 // promoted is drawn from the seed (a hidden quality per config).
 //
-// Gangs (issue 14, --parallelism auto|data): when the policy picks unit u for
+// Gangs (--parallelism auto|data): when the policy picks unit u for
 // a worker, a GangPlanner (runtime/scheduling/gang_planner.hpp) may add idle
 // workers (ones that asked and got nothing) holding other pending partitions
 // of u's config. A gang of k lasts its slowest member's unit time plus
@@ -78,7 +78,7 @@ struct SimulationOptions {
   // up to whole Hyperband iterations: hyperband_configs(epochs, eta) each).
   SimulatedSearch search = SimulatedSearch::fixed;
   int32_t eta = 3;
-  // Data-parallel gangs (issue 14).
+  // Data-parallel gangs.
   Parallelism parallelism = Parallelism::mop;
   double allreduce_s = 0.08;        // one allreduce between 2 ranks (100 MB of gradients at 10 Gb/s)
   double gang_setup_s = 1;          // forming a gang, per attempt

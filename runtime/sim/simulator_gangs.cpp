@@ -1,4 +1,4 @@
-// The simulator's data-parallel gangs (issue 14, --parallelism auto|data):
+// The simulator's data-parallel gangs (--parallelism auto|data):
 // the planner (runtime/scheduling/gang_planner.hpp) may turn a unit a worker
 // chose into a gang of waiting holders; a gang ends or fails as one.
 #include <algorithm>

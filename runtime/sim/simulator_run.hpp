@@ -2,7 +2,7 @@
 // The simulator's run (runtime/sim/simulator.hpp): one Simulator::run(), its
 // state and its handlers. Private to runtime/sim, split along the seams the
 // code names: the event loop, the MOP dispatch and the Hyperband rung
-// barriers in simulator_run.cpp; data-parallel gangs (issue 14) in
+// barriers in simulator_run.cpp; data-parallel gangs in
 // simulator_gangs.cpp; the decision-latency clock in latency_histogram.hpp;
 // the public entry points in simulator.cpp.
 

@@ -1,5 +1,5 @@
 #pragma once
-// Several objectives (issue 15): `[experiment] metric = ["val_accuracy",
+// Several objectives: `[experiment] metric = ["val_accuracy",
 // "parameters"]`. An objective is a task metric (runtime/spec/metric.hpp, its
 // direction is the metric's) or a built-in cost, always minimised:
 //   parameters     the model's trainable parameters (a count)

@@ -1,5 +1,5 @@
 #pragma once
-// How one objective's column of a Pareto table is printed (issue 15: the
+// How one objective's column of a Pareto table is printed (the
 // dashboard, the REPL's top and the table after a run printed 0.690000 beside
 // 50890.0 beside 0.00121062): every value of the column with the same number
 // of decimals, enough for 4 significant digits of its largest magnitude

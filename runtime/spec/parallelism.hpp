@@ -1,5 +1,5 @@
 #pragma once
-// How configs may train (issue 14): MOP only, data-parallel gangs whenever
+// How configs may train: MOP only, data-parallel gangs whenever
 // workers are free for one, or a cost model choosing per decision. One table,
 // read by `cerebro simulate --parallelism` and the gang planner
 // (runtime/scheduling/gang_planner.hpp).

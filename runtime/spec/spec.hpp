@@ -63,13 +63,13 @@ struct ClusterSpec {
   // Memory in MB for the partitions an embedded run's agent holds (0: no
   // limit); partitions beyond it are memory-mapped from disk (out of core).
   int64_t memory_mb = 0;
-  // Issue 14: memory in MB one worker may give a config's training state
+  // Memory in MB one worker may give a config's training state
   // (parameters, gradients, buffers, optimizer state; 0: no limit). A config
   // over it trains as a pipeline over as few stages as fit. Separate from
   // memory_mb (the partitions' budget), so runs that map their data with a
   // small memory_mb keep training their models whole.
   int64_t model_memory_mb = 0;
-  // Issue 14: how configs may train (MOP only, data-parallel gangs, or the
+  // How configs may train (MOP only, data-parallel gangs, or the
   // cost model's choice) and the most workers in one gang (0: as many as
   // hold partitions; else 2 .. the workers holding partitions).
   Parallelism parallelism = Parallelism::automatic;

@@ -16,7 +16,7 @@ void parse_cluster(Section s, ClusterSpec& cluster) {
   s.read_kind("scheduler", cluster.scheduler, scheduler_names(), parse_scheduler_kind);
   s.read_int("memory_mb", cluster.memory_mb, 0, int64_t{1} << 40);
   s.read_int("model_memory_mb", cluster.model_memory_mb, 0, int64_t{1} << 40);
-  // Issue 14 (gangs).
+  // Data-parallel gangs and pipeline stages (docs/CLUSTER.md).
   s.read_kind("parallelism", cluster.parallelism, parallelism_names(), parse_parallelism);
   s.read_int("max_gang", cluster.max_gang, 0, 1 << 20);
   if (cluster.max_gang == 1) s.report("max_gang", "must be 0 (as many as hold partitions) or >= 2, got 1");

@@ -43,7 +43,7 @@ const std::vector<SteeringCommandInfo>& steering_commands() {
        SteeringTarget::config, true, false},
       {SteeringCommand::configs, "configs", "", "the ids of the experiment's configs", "", SteeringTarget::none, true,
        true},
-      // The HTTP API's views (issue 12): the whole experiment, and its unit log.
+      // The HTTP API's views: the whole experiment, and its unit log.
       {SteeringCommand::detail, "detail", "", "the experiment's configs, metrics, best and spec (JSON)", "",
        SteeringTarget::none, true, true},
       {SteeringCommand::units, "units", "", "the experiment's unit log (JSON)", "", SteeringTarget::none, true, true},

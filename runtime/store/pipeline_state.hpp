@@ -1,5 +1,5 @@
 #pragma once
-// The state of a config that trains as a pipeline (issue 14): its stages'
+// The state of a config that trains as a pipeline: its stages'
 // states, each serialised on its own (parameters, buffers and optimizer state
 // of that stage's links, models/pipeline.hpp), framed into the one state the
 // checkpoint store holds for the config, so a pipeline config commits, hops

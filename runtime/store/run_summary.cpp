@@ -143,7 +143,7 @@ nlohmann::json how_trained(const std::vector<UnitLogEntry>& log, ConfigId config
     gang_units += static_cast<int64_t>(size) * static_cast<int64_t>(ids.size());
   }
   nlohmann::json out{{"units_alone", alone}, {"gang_units", gang_units}, {"gangs", by_size}};
-  if (pipeline_units > 0) {  // issue 14: only configs that trained as a pipeline carry the keys
+  if (pipeline_units > 0) {  // Only configs that trained as a pipeline carry the keys
     out["pipeline_units"] = pipeline_units;
     out["pipeline_stages"] = stages;
     out["pipeline"] = fmt::format("pipeline over {} stages", stages);
@@ -172,7 +172,7 @@ nlohmann::json build_summary(const RunFacts& f, const std::vector<Standing>& ran
     nlohmann::json entry{{"id", s.id}, {"params", s.params}, {"status", to_string(s.status)}, {"epochs", epochs},
                          {"metric", s.metric ? nlohmann::json(*s.metric) : nlohmann::json(nullptr)}};
     if (!s.error.empty()) entry["error"] = s.error;
-    entry["training"] = how_trained(log, s.id);  // issue 14: MOP units, data-parallel gangs
+    entry["training"] = how_trained(log, s.id);  // MOP units, data-parallel gangs
     configs.push_back(std::move(entry));
   }
   return {{"experiment", f.experiment},

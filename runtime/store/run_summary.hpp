@@ -56,7 +56,7 @@ std::vector<std::pair<std::string, double>> named_values(const EpochMetrics& epo
 
 // unit_compute_s: seconds of training and validation. The units keep their
 // workers from the dispatch (start_s) to the result's arrival (result_s),
-// then their commit runs while the worker trains its next unit (issue 11):
+// then their commit runs while the worker trains its next unit:
 //  - unit_occupied_s: the sum of the units' start_s .. result_s;
 //  - hop_overhead_fraction: 1 - unit_compute_s / unit_occupied_s, the share
 //    of the workers' occupied time spent on anything but computing (state
@@ -64,7 +64,8 @@ std::vector<std::pair<std::string, double>> named_values(const EpochMetrics& epo
 //  - unit_span_s: the sum of the units' dispatch-to-durable-acknowledgement
 //    times the scheduler measured, and span_overhead_fraction: 1 -
 //    unit_compute_s / unit_span_s, the figure hop_overhead_fraction was before
-//    issue 11 (it includes the commit), kept so runs stay comparable.
+//    commits overlapped the next unit (it includes the commit), kept so runs
+//    stay comparable.
 struct UnitTimes {
   double unit_compute_s = 0;
   double unit_span_s = 0;
@@ -100,7 +101,7 @@ ScheduleTail schedule_tail(const std::vector<UnitLogEntry>& log, int workers);
 // wall / (unit compute / workers): 1 when the workers computed all the time.
 double makespan_over_compute(double wall_s, double unit_compute_s, int workers);
 
-// How config trained, for summary.json (issue 14): {"units_alone": n,
+// How config trained, for summary.json: {"units_alone": n,
 // "gang_units": m, "gangs": {"<k>": gangs of k members}}, rolled-back units
 // excluded; a config with pipeline units also has "pipeline_units": p and
 // "pipeline": "pipeline over k stages" (its stage count; pipeline_stages: k).

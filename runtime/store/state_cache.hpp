@@ -1,6 +1,6 @@
 #pragma once
 // The durable states of recently committed configs, kept in memory by the
-// scheduler (issue 11 item 5). A config's next unit needs exactly the state
+// scheduler. A config's next unit needs exactly the state
 // its last unit produced; once that unit's commit has answered (the state is
 // durable), the scheduler can hand the state to the next unit itself instead
 // of asking the checkpoint actor to read it back from RocksDB: that read was a

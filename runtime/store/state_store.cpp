@@ -90,12 +90,12 @@ nlohmann::json to_json(const UnitLogEntry& e) {
           {"val_metrics", e.val_metrics},  {"start_s", e.start_s},   {"end_s", e.end_s},       {"train_s", e.train_s},
           {"validate_s", e.validate_s}, {"restore_s", e.restore_s}, {"save_s", e.save_s},
           {"state_checksum", e.state_checksum}, {"state_bytes", e.state_bytes}, {"rolled_back", e.rolled_back}};
-  if (e.result_s >= 0) j["result_s"] = e.result_s;  // issue 11: older logs have none
+  if (e.result_s >= 0) j["result_s"] = e.result_s;  // Older logs have none
   if (e.gang > 0) {  // only gang entries carry the keys: logs of MOP runs read as before
     j["gang"] = e.gang;
     j["gang_size"] = e.gang_size;
   }
-  if (!e.pipeline_workers.empty()) {  // issue 14: pipeline units only
+  if (!e.pipeline_workers.empty()) {  // Pipeline units only
     j["pipeline_workers"] = e.pipeline_workers;
     j["trained_as"] = trained_as(e);
   }

@@ -59,11 +59,11 @@ struct UnitLogEntry {
   // The unit's state was lost (corrupt or missing in the store) and the unit
   // ran again: the entry stays as history but no longer counts.
   bool rolled_back = false;
-  // Trained in a data-parallel gang (issue 14): the gang's id (the seq of its
+  // Trained in a data-parallel gang: the gang's id (the seq of its
   // first entry) and its size; 0 and 0 for a unit trained alone.
   int64_t gang = 0;
   int32_t gang_size = 0;
-  // Trained as a pipeline over k stages on k workers at once (issue 14): the
+  // Trained as a pipeline over k stages on k workers at once: the
   // crew, the driver (stage 0, `worker`) then the stages' hosts; empty for a
   // unit alone or in a gang.
   std::vector<WorkerId> pipeline_workers;

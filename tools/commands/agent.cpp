@@ -36,7 +36,7 @@ struct AgentOptions {
   std::string name;
   int threads_per_worker = 1;
   int64_t memory_mb = 0;  // 0: hold every partition in memory
-  std::string gang_address = "127.0.0.1";  // issue 14: where gang sockets bind
+  std::string gang_address = "127.0.0.1";  // Where gang sockets bind
   tls_options tls;
 };
 

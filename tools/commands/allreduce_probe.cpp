@@ -1,4 +1,4 @@
-// `cerebro allreduce-probe`: what a data-parallel gang (issue 14) pays per
+// `cerebro allreduce-probe`: what a data-parallel gang pays per
 // step: the allreduce of a config's gradients over c10d ProcessGroupGloo,
 // `--ranks` ranks as threads of this process on one address (loopback by
 // default), each its own Gloo endpoint over TCP, meeting through an
@@ -9,7 +9,7 @@
 // rank r > 0 joins with --store-port N. That store is a c10d TCPStore, whose
 // server binds every interface: --rank is for measurements on one machine.
 // With --train N: where a gang rank's time goes against MOP (see
-// profile_gang below; docs/BENCHMARKS.md, issue 14 (a)).
+// profile_gang below; docs/BENCHMARKS.md, "`cerebro allreduce-probe`: the sum and the gang step").
 #include <algorithm>
 #include <chrono>
 #include <cstdio>

@@ -42,7 +42,7 @@ struct BenchOptions {
   int workers = 2;
   std::string json_path;
   bool cluster = false;  // also run it on a coordinator + `workers` agent processes
-  // Issue 11's modes instead of the reference workload (tools/bench_modes.hpp).
+  // modes instead of the reference workload (tools/bench_modes.hpp).
   bool small_units = false;
   bool parity = false;
   std::vector<std::string> phases_of;

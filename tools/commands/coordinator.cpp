@@ -32,7 +32,7 @@ struct CoordinatorOptions {
   // Without TLS, the largest message a peer may send (the frame guard's limit).
   int max_message_mb = 1024;
   tls_options tls;
-  std::string http;  // host:port of the HTTP API and dashboard (issue 12); empty: none
+  std::string http;  // host:port of the HTTP API and dashboard; empty: none
 };
 
 // What the coordinator listens through: the guard when TLS is off (kept alive

@@ -27,7 +27,7 @@ struct ShowOptions {
 void print_units(const std::vector<UnitLogEntry>& log) {
   fmt::print("{:>5} {:>6} {:>4} {:>5} {:>6} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8}  {}\n", "seq", "config", "part",
              "epoch", "worker", "start_s", "end_s", "train_s", "valid_s", "restore", "save", "status");
-  // A pipeline unit (issue 14) says so after its status, with its crew.
+  // A pipeline unit says so after its status, with its crew.
   for (const auto& e : log)
     fmt::print("{:>5} {:>6} {:>4} {:>5} {:>6} {:>9.3f} {:>9.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f}  {}{}\n", e.seq,
                e.config, e.partition, e.epoch, e.worker, e.start_s, e.end_s, e.train_s, e.validate_s, e.restore_s,

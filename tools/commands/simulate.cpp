@@ -51,7 +51,7 @@ std::unique_ptr<SimulateCommand> add_simulate_options(CLI::App& simulate) {
                   "and partitions, its cost priors) with its scheduler (or --policy) and print the simulated "
                   "against the real makespan; --configs, --workers, --epochs, --examples, --heterogeneity, "
                   "--replicas and --priors do not apply");
-  // Issue 14: searches with few configs at the end, and data-parallel gangs.
+  // Searches with few configs at the end, and data-parallel gangs.
   sub->add_option("--search", cmd->search,
                   "fixed (every config all epochs) or hyperband (brackets with rung barriers, max epochs = "
                   "--epochs; --configs rounds up to whole Hyperband iterations)")

@@ -155,7 +155,7 @@ function renderExperiment() {
   drawCharts();
 }
 
-// Several objectives (issue 15): the experiment view's Pareto front, one row
+// Several objectives: the experiment view's Pareto front, one row
 // per config on it, one column per objective measured so far.
 function renderPareto(e) {
   const objectives = (e.pareto_objectives || []).filter((o) => o.live);
