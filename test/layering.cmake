@@ -24,3 +24,16 @@ add_test(NAME test_layering_core_check_finds_a_throw
     ${PROJECT_SOURCE_DIR} test/core_throw_probe)
 set_tests_properties(test_layering_core_never_throws test_layering_core_check_finds_a_throw PROPERTIES
   TIMEOUT 60 LABELS layering)
+# Every actor is typed (docs/ARCHITECTURE.md, "Actors have typed interfaces"):
+# no untyped behavior, event-based actor or caf::actor handle in the shells,
+# the network layer or the embedding example; the second test proves the
+# check finds them (a probe among look-alikes).
+set(CEREBRO_TYPED_CHECK ${CMAKE_CURRENT_LIST_DIR}/scripts/check_typed_actors.py)
+add_test(NAME test_layering_actors_are_typed
+  COMMAND ${CEREBRO_CHECK_PYTHON} ${CEREBRO_TYPED_CHECK} ${PROJECT_SOURCE_DIR} actors tools runtime/net examples/embed)
+add_test(NAME test_layering_typed_actor_check_finds_untyped
+  COMMAND ${CEREBRO_CHECK_PYTHON} ${CEREBRO_TYPED_CHECK}
+    --expect test/typed_actor_probe/probe.cpp:9,test/typed_actor_probe/probe.cpp:10,test/typed_actor_probe/probe.cpp:12
+    ${PROJECT_SOURCE_DIR} test/typed_actor_probe)
+set_tests_properties(test_layering_actors_are_typed test_layering_typed_actor_check_finds_untyped PROPERTIES
+  TIMEOUT 60 LABELS layering)

@@ -13,7 +13,6 @@ void register_cluster_message_types(caf::actor_system_config& config) {
   config.add_message_type<run_files>("run_files");
   config.add_message_type<control_request>("control_request");
   config.add_message_type<control_reply>("control_reply");
-  config.add_message_type<std::vector<caf::actor>>("std::vector<caf::actor>");
   // Typed handles sent on their own (a respawned worker crosses the network
   // in the agent's answer); inside the structs above they need no entry.
   config.add_message_type<worker_actor>("cerebro::worker_actor");

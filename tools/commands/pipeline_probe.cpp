@@ -1,4 +1,4 @@
-// `cerebro pipeline-probe`: what pipeline stages (issue 14) cost against
+// `cerebro pipeline-probe`: what pipeline stages cost against
 // training the model whole, on synthetic data of a given shape. Per round, in
 // turn (A B C D A B C D ...): (whole) one unit of the config trained whole;
 // (in-process) the same unit as a pipeline of --stages stages in this thread;
@@ -74,7 +74,7 @@ struct StageSystems {
 Result<std::vector<pipeline_stage_actor>> spawn_stages(caf::actor_system& first, caf::actor_system& rest,
                                                       const nlohmann::json& params, const models::ShapeInfo& shape,
                                                       const std::vector<std::string>& parts, uint64_t seed,
-                                                      std::vector<caf::actor>& to_stop) {
+                                                      std::vector<pipeline_stage_actor>& to_stop) {
   const bool remote = &first != &rest;
   std::vector<pipeline_stage_actor> stages;
   for (int s = 0; s < static_cast<int>(parts.size()); ++s) {
@@ -82,7 +82,7 @@ Result<std::vector<pipeline_stage_actor>> spawn_stages(caf::actor_system& first,
     auto stage = spawn_pipeline_stage(system, stage_setup{params, shape, static_cast<int>(parts.size()), s,
                                                           parts[static_cast<size_t>(s)], seed});
     if (!stage.ok()) return stage.status();
-    to_stop.push_back(caf::actor_cast<caf::actor>(*stage));
+    to_stop.push_back(*stage);
     if (s == 0 || !remote) {
       stages.push_back(*stage);
       continue;
@@ -142,7 +142,7 @@ int probe(const PipelineProbeOptions& o, StageSystems& systems) {
     pipeline_loss = piped->train_loss;
 
     for (bool remote : {false, true}) {
-      std::vector<caf::actor> to_stop;
+      std::vector<pipeline_stage_actor> to_stop;
       auto stages = spawn_stages(systems.driver, remote ? systems.host : systems.driver, params, shape, *parts,
                                  in.seed, to_stop);
       if (!stages.ok()) return fail(stages.error());
@@ -202,7 +202,7 @@ CommandAction setup(CLI::App& command) {
 }
 
 const CommandRegistrar registrar{
-    {"pipeline-probe", "Measure pipeline stages (issue 14) against training a model whole", 96, setup}};
+    {"pipeline-probe", "Measure pipeline stages against training a model whole", 96, setup}};
 
 }  // namespace
 
