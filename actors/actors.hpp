@@ -57,7 +57,7 @@ checkpoint_actor spawn_checkpoint(caf::actor_system& system, std::shared_ptr<Sta
 // actors.
 struct agent_config {
   std::string name;
-  std::string data_dir;            // shard cache: <data_dir>/<experiment>/<file>
+  std::string data_dir;  // shard cache: <data_dir>/<experiment>/<file>
   int workers = 1;
   bool shared_filesystem = false;  // may read placement.local_path directly
   // Memory budget for the shards this node holds (0: no limit). Shards are
@@ -81,7 +81,7 @@ agent_handles spawn_agent(caf::actor_system& system, agent_config config);
 // capped at max_chunk_bytes.
 constexpr int64_t max_chunk_bytes = 1 << 20;
 shard_server_actor spawn_shard_server(caf::actor_system& system, std::string experiment, std::string data_dir,
-                              std::vector<std::string> files);
+                                      std::vector<std::string> files);
 
 struct scheduler_config {
   std::shared_ptr<ExperimentControl> control;

@@ -95,8 +95,9 @@ void fetch(agent_ptr self, shard_placement p, caf::typed_response_promise<bool> 
             if (!has_checksum(tmp, p.checksum)) {
               std::error_code ec;
               fs::remove(tmp, ec);
-              promise.deliver(make_error(
-                  StatusCode::corruption, fmt::format("{}: received shard does not match checksum {}", p.file, p.checksum)));
+              promise.deliver(
+                  make_error(StatusCode::corruption,
+                             fmt::format("{}: received shard does not match checksum {}", p.file, p.checksum)));
               return;
             }
             std::error_code ec;
@@ -119,8 +120,8 @@ agent_actor::behavior_type agent_behavior(agent_ptr self, agent_config config) {
       [self](borrow_atom, const std::string& experiment, PartitionId id) -> caf::result<partition_lease> {
         auto it = self->state.partitions.find({experiment, id});
         if (it == self->state.partitions.end())
-          return make_error(StatusCode::not_found,
-                            fmt::format("node {} holds no partition {} of {}", self->state.config.name, id, experiment));
+          return make_error(StatusCode::not_found, fmt::format("node {} holds no partition {} of {}",
+                                                               self->state.config.name, id, experiment));
         return self->delegate(it->second, borrow_atom::value);
       },
       [self](place_atom, shard_placement p) -> caf::result<bool> {
@@ -177,8 +178,8 @@ agent_actor::behavior_type agent_behavior(agent_ptr self, agent_config config) {
         if (it == workers.end())
           return make_error(StatusCode::not_found, fmt::format("node {} has no such worker", self->state.config.name));
         auto index = static_cast<WorkerId>(it - workers.begin());
-        *it = spawn_worker(self->system(), worker_config{index, caf::actor_cast<agent_actor>(self),
-                                                         self->state.config.gang_address});
+        *it = spawn_worker(self->system(),
+                           worker_config{index, caf::actor_cast<agent_actor>(self), self->state.config.gang_address});
         emit_log_line(fmt::format("agent {}: worker {} died; respawned it", self->state.config.name, index));
         return *it;
       },

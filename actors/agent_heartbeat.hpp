@@ -51,7 +51,7 @@ struct agent_heartbeat_config {
   std::chrono::milliseconds interval{2000};        // between an answer and the next heartbeat
   std::chrono::milliseconds answer_timeout{8000};  // a heartbeat unanswered for this long: lost
   std::chrono::milliseconds join_timeout{10000};
-  std::chrono::milliseconds retry_delay{1000};     // after a join that got no answer
+  std::chrono::milliseconds retry_delay{1000};  // after a join that got no answer
 };
 
 agent_heartbeat_actor spawn_agent_heartbeat(caf::actor_system& system, agent_heartbeat_config config);

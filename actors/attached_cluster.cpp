@@ -76,8 +76,8 @@ Result<std::unique_ptr<AttachedCluster>> AttachedCluster::connect(caf::actor_sys
   // the first submission.
   auto status = (*client)->status();
   if (!status.ok())
-    return Status::of(status.code(), fmt::format("the coordinator at {} refused the connection: {}",
-                                                 (*client)->where(), status.error()));
+    return Status::of(status.code(), fmt::format("the coordinator at {} refused the connection: {}", (*client)->where(),
+                                                 status.error()));
   return std::unique_ptr<AttachedCluster>(new AttachedCluster(system, std::move(options)));
 }
 
@@ -91,11 +91,11 @@ Result<experiment_result> AttachedCluster::run(const ExperimentRequest& request,
 }
 
 void AttachedCluster::submit(ExperimentRequest request, experiment_listener_actor listener) {
-  submit_detached(system_, std::move(request), std::move(listener),
-                  [options = options_](caf::actor_system& system, const ExperimentRequest& r,
-                                       const experiment_listener_actor& l) {
-                    return run_attached(system, options, r, l);
-                  });
+  submit_detached(
+      system_, std::move(request), std::move(listener),
+      [options = options_](caf::actor_system& system, const ExperimentRequest& r, const experiment_listener_actor& l) {
+        return run_attached(system, options, r, l);
+      });
 }
 
 }  // namespace cerebro

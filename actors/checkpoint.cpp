@@ -100,8 +100,7 @@ checkpoint_actor::behavior_type checkpoint_behavior(checkpoint_ptr self, std::sh
       // Not written at once: the commit waits in `pending` for the flush this
       // actor sends itself behind the messages already in its mailbox, so the
       // commits that arrived together share one synced write.
-      [self](commit_atom, unit_result& r, uint64_t seed, double start_s,
-             double end_s) -> caf::result<UnitLogEntry> {
+      [self](commit_atom, unit_result& r, uint64_t seed, double start_s, double end_s) -> caf::result<UnitLogEntry> {
         if (auto thrown = FaultInjection::instance().crash_point("before_commit"); !thrown.ok()) throw Error(thrown);
         // Counted per process: a run that recovers in place spawns a new
         // checkpoint actor and must not be damaged again at the same count.
@@ -117,9 +116,8 @@ checkpoint_actor::behavior_type checkpoint_behavior(checkpoint_ptr self, std::sh
       [self, store](commit_gang_atom, gang_commit& g) -> caf::result<std::vector<UnitLogEntry>> {
         flush_commits(self);
         if (g.members.size() != g.seeds.size() || g.members.size() < 2)
-          return to_error(Status::invalid_argument(
-              fmt::format("a gang commit needs >= 2 members with one seed each, got {} and {}", g.members.size(),
-                          g.seeds.size())));
+          return to_error(Status::invalid_argument(fmt::format(
+              "a gang commit needs >= 2 members with one seed each, got {} and {}", g.members.size(), g.seeds.size())));
         if (auto thrown = FaultInjection::instance().crash_point("before_commit"); !thrown.ok()) throw Error(thrown);
         std::vector<UnitLogEntry> entries;
         for (size_t r = 0; r < g.members.size(); ++r)
@@ -136,8 +134,8 @@ checkpoint_actor::behavior_type checkpoint_behavior(checkpoint_ptr self, std::sh
         flush_commits(self);
         auto params = nlohmann::json::parse(copy.params_json, nullptr, false);
         if (params.is_discarded())
-          return to_error(Status::invalid_argument(
-              fmt::format("config {}: the copy's hyper-parameters are not JSON", copy.to)));
+          return to_error(
+              Status::invalid_argument(fmt::format("config {}: the copy's hyper-parameters are not JSON", copy.to)));
         auto copied = store->copy_epoch_state(copy.from, copy.from_epoch, copy.to, params);
         if (!copied.ok()) return to_error(copied);
         return true;

@@ -19,9 +19,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 std::chrono::milliseconds millis(double seconds) {
   return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
@@ -73,7 +71,7 @@ Result<std::unique_ptr<Client>> Client::connect(caf::actor_system& system, const
   auto gateway = find_gateway(system, address, timeout_s);
   if (!gateway)
     return Status::unavailable(fmt::format("cannot reach the coordinator at {}:{} after {:.0f} s: {}", address.host,
-                                     address.port, timeout_s, system.render(gateway.error())));
+                                           address.port, timeout_s, system.render(gateway.error())));
   auto client = std::make_unique<Client>(system, *gateway, std::move(token));
   client->address_ = address;
   client->remote_ = true;
@@ -94,7 +92,7 @@ Status Client::reconnect(double timeout_s) {
   auto gateway = find_gateway(system_, address_, timeout_s);
   if (!gateway)
     return Status::unavailable(fmt::format("cannot reach the coordinator at {} after {:.0f} s: {}", where(), timeout_s,
-                                     system_.render(gateway.error())));
+                                           system_.render(gateway.error())));
   gateway_ = *gateway;
   lost_ = false;
   return Status::ok_status();
@@ -147,8 +145,7 @@ Result<run_files> Client::run(const std::string& spec_text, const std::string& s
 }
 
 Result<run_files> Client::attach(const std::string& experiment,
-                                 const std::function<void(const nlohmann::json&)>& attached,
-                                 const Progress& progress) {
+                                 const std::function<void(const nlohmann::json&)>& attached, const Progress& progress) {
   caf::scoped_actor self(system_);  // receives the run's progress and files
   auto reply = attach_as(self, experiment, request_timeout_s);
   if (!reply.ok()) return reply.status();
@@ -209,9 +206,10 @@ Result<run_files> Client::follow(caf::scoped_actor& self, const std::string& exp
           }
           if (seconds_since(start) > reconnect_timeout_s) {
             lost_ = true;
-            out = Status::unavailable(fmt::format("lost the coordinator and could not reconnect within {:.0f} s; "
-                                                  "follow the experiment later with: cerebro attach --cluster {} {}",
-                                                  reconnect_timeout_s, where(), experiment));
+            out =
+                Status::unavailable(fmt::format("lost the coordinator and could not reconnect within {:.0f} s; "
+                                                "follow the experiment later with: cerebro attach --cluster {} {}",
+                                                reconnect_timeout_s, where(), experiment));
             running = false;
             return;
           }
@@ -254,11 +252,10 @@ Result<control_reply> Client::control(control_request request, double timeout_s)
   auto start = Clock::now();
   for (;;) {
     lost_ = false;
-  caf::scoped_actor self(system_);
+    caf::scoped_actor self(system_);
     Result<control_reply> out = Status::internal("no answer");
     self->request(gateway_, millis(timeout_s), control_atom::value, request)
-        .receive([&](control_reply& reply) { out = std::move(reply); },
-                 [&](const caf::error& e) { out = failed(e); });
+        .receive([&](control_reply& reply) { out = std::move(reply); }, [&](const caf::error& e) { out = failed(e); });
     // An experiment still preparing its data or just finishing: ask again
     // in a moment (soon: a pause should land right after training starts).
     // A lost coordinator is unavailable too, but asking the same handle
@@ -312,7 +309,8 @@ Result<nlohmann::json> Client::units(const std::string& experiment, int64_t sinc
 }
 
 Result<nlohmann::json> Client::export_model(const std::string& experiment, ConfigId config, const std::string& path) {
-  auto reply = control({"", experiment, SteeringCommand::export_model, config, {}, 0}, std::max(request_timeout_s, 120.0));
+  auto reply =
+      control({"", experiment, SteeringCommand::export_model, config, {}, 0}, std::max(request_timeout_s, 120.0));
   if (!reply.ok()) return reply.status();
   if (auto written = write_file_atomically(path, reply->file); !written.ok())
     return written.with_context("cannot write the model file");

@@ -25,8 +25,8 @@ struct coordinator_state {
   coordinator_config config;
   std::optional<CoordinatorCore> core;  // every decision; the rest of this state is handles
   std::map<AgentId, agent_handles> agents;
-  std::map<std::string, run_follower_actor> followers;        // by experiment, once its training started
-  std::map<std::string, std::vector<client_actor>> clients;   // by experiment: submitter and attached clients
+  std::map<std::string, run_follower_actor> followers;       // by experiment, once its training started
+  std::map<std::string, std::vector<client_actor>> clients;  // by experiment: submitter and attached clients
   // Answers reads of experiments that do not run (actors/finished_run_reader.hpp).
   finished_run_reader_actor reader;
   static inline const char* name = "cerebro.coordinator";
@@ -106,8 +106,8 @@ join_reply join(coordinator_ptr self, join_request r) {
     return join_reply{false, joined.decision.reason, -1, coordinator_actor{}};
   }
   const auto& res = r.resources;
-  log_line(fmt::format("agent {} joined: {} workers, {} cores, speed {:.1f}", res.name, res.workers, res.cores,
-                       res.speed));
+  log_line(
+      fmt::format("agent {} joined: {} workers, {} cores, speed {:.1f}", res.name, res.workers, res.cores, res.speed));
   self->monitor(r.agent);
   for (const auto& experiment : joined.tell_followers)
     self->send(self->state.followers[experiment], join_atom::value, res.name, r.agent, r.workers);
@@ -184,8 +184,7 @@ caf::result<std::string> attach(coordinator_ptr self, const std::string& token, 
   if (!answer->ended) {
     add_client(self, experiment);
   } else if (auto client = caf::actor_cast<client_actor>(self->current_sender())) {
-    auto outcome = answer->files_error.empty() ? Status::ok_status()
-                                               : Status::failed_precondition(answer->files_error);
+    auto outcome = answer->files_error.empty() ? Status::ok_status() : Status::failed_precondition(answer->files_error);
     self->send(client, files_atom::value, run_files_of(experiment, answer->run_dir, outcome));
   }
   return answer->json;

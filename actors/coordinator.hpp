@@ -27,7 +27,7 @@
 
 namespace cerebro {
 
-struct RunOptions;   // actors/experiment_runner.hpp
+struct RunOptions;  // actors/experiment_runner.hpp
 struct ClusterView;
 
 // An unfinished run in the state directory (the coordinator was stopped or

@@ -22,7 +22,8 @@ caf::result<control_reply> handle_control(coordinator_actor::pointer self, const
   if (!tokens_equal(request.token, view.token)) return make_error(StatusCode::invalid_argument, "wrong token");
   const SteeringCommandInfo* command = find_steering_command(request.command);
   if (!command)
-    return make_error(StatusCode::invalid_argument, fmt::format("unknown command {}", static_cast<int>(request.command)));
+    return make_error(StatusCode::invalid_argument,
+                      fmt::format("unknown command {}", static_cast<int>(request.command)));
   if (request.settings.size() > 64) return make_error(StatusCode::invalid_argument, "too many settings");
   auto found = view.find(request.experiment);
   if (!found)

@@ -18,12 +18,11 @@ void start_run_thread(caf::local_actor* gateway, const RunOptions& options, cons
   auto reports_to = caf::actor_cast<coordinator_actor>(gateway);
   gateway->spawn<caf::detached>([options, cluster, reports_to](caf::blocking_actor* runner) {
     const auto& id = options.experiment_id;
-    RunObserver observer{
-        [&](const std::string& line) { runner->send(reports_to, run_line_atom::value, id, line); },
-        [&](const progress_update& p) { runner->send(reports_to, progress_atom::value, id, p); },
-        [&](run_follower_actor follower) {
-          runner->send(reports_to, run_started_atom::value, id, std::move(follower));
-        }};
+    RunObserver observer{[&](const std::string& line) { runner->send(reports_to, run_line_atom::value, id, line); },
+                         [&](const progress_update& p) { runner->send(reports_to, progress_atom::value, id, p); },
+                         [&](run_follower_actor follower) {
+                           runner->send(reports_to, run_started_atom::value, id, std::move(follower));
+                         }};
     auto summary = run_experiment(runner->system(), options, cluster, observer);
     // The files are read here, in the runner's thread, not in the gateway.
     runner->send(reports_to, run_ended_atom::value, id, summary.ok(),

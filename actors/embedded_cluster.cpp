@@ -40,8 +40,8 @@ Result<EmbeddedCluster> EmbeddedCluster::start(caf::actor_system& system, const 
   coordinator_config gateway{cluster.token_, options.state_dir, "embedded"};
   gateway.fixed_agents = true;  // not published: no other agent can join
   cluster.gateway_ = spawn_coordinator(system, gateway);
-  auto local = spawn_agent(system, agent_config{"local", (fs::path(options.state_dir) / "agent").string(),
-                                                cluster.workers_, true});
+  auto local = spawn_agent(
+      system, agent_config{"local", (fs::path(options.state_dir) / "agent").string(), cluster.workers_, true});
   cluster.agent_ = local.agent;
   cluster.workers_list_ = local.workers;
   agent_resources resources{"local", cluster.workers_, static_cast<int32_t>(std::thread::hardware_concurrency()),

@@ -38,8 +38,7 @@ namespace {
 Result<experiment_result> run_one(caf::actor_system& system, LocalCluster::Shared& shared,
                                   const ExperimentRequest& request, const experiment_listener_actor& listener) {
   std::lock_guard<std::mutex> lock(shared.run_mutex);
-  if (shared.stopped)
-    return Status::failed_precondition("the local cluster was stopped before the experiment started");
+  if (shared.stopped) return Status::failed_precondition("the local cluster was stopped before the experiment started");
   RunOptions options;
   options.spec = request.spec;
   options.experiment_id = request.experiment_id;
@@ -93,9 +92,7 @@ Result<experiment_result> LocalCluster::run(const ExperimentRequest& request,
 void LocalCluster::submit(ExperimentRequest request, experiment_listener_actor listener) {
   submit_detached(system_, std::move(request), std::move(listener),
                   [shared = shared_](caf::actor_system& system, const ExperimentRequest& r,
-                                     const experiment_listener_actor& l) {
-                    return run_one(system, *shared, r, l);
-                  });
+                                     const experiment_listener_actor& l) { return run_one(system, *shared, r, l); });
 }
 
 }  // namespace cerebro

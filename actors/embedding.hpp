@@ -113,8 +113,8 @@ class LocalCluster : public ExperimentCluster {
 };
 
 struct AttachedClusterOptions {
-  GatewayAddress coordinator;   // where `cerebro coordinator --listen` listens
-  std::string token;            // the cluster's token (the token file's text, without the newline)
+  GatewayAddress coordinator;     // where `cerebro coordinator --listen` listens
+  std::string token;              // the cluster's token (the token file's text, without the newline)
   double connect_timeout_s = 30;  // how long to retry an unreachable coordinator
 };
 

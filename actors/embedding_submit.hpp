@@ -15,13 +15,13 @@ namespace cerebro {
 template <class Run>
 inline void submit_detached(caf::actor_system& system, ExperimentRequest request, experiment_listener_actor listener,
                             Run run) {
-  system.spawn<caf::detached>([request = std::move(request), listener = std::move(listener),
-                               run = std::move(run)](caf::blocking_actor* self) {
-    auto result = run(self->system(), request, listener);
-    if (!listener) return;  // nobody to tell: the run directory holds the outcome
-    self->send(listener, done_atom::value, request.experiment_id,
-               result.ok() ? *result : failed_result(request.experiment_id, request.run_dir, result.error()));
-  });
+  system.spawn<caf::detached>(
+      [request = std::move(request), listener = std::move(listener), run = std::move(run)](caf::blocking_actor* self) {
+        auto result = run(self->system(), request, listener);
+        if (!listener) return;  // nobody to tell: the run directory holds the outcome
+        self->send(listener, done_atom::value, request.experiment_id,
+                   result.ok() ? *result : failed_result(request.experiment_id, request.run_dir, result.error()));
+      });
 }
 
 }  // namespace cerebro

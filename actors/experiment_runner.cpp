@@ -20,8 +20,8 @@ namespace cerebro {
 // A run's life: opened (set up, or reopened and recovered: run_setup.cpp),
 // trained (run_follower.cpp), finished (runtime/run/run_finisher.hpp); a
 // damaged checkpoint found while training sends it back to recovery.
-Result<nlohmann::json> run_experiment(caf::actor_system& system, const RunOptions& options,
-                                      const ClusterView& cluster, const RunObserver& observer) {
+Result<nlohmann::json> run_experiment(caf::actor_system& system, const RunOptions& options, const ClusterView& cluster,
+                                      const RunObserver& observer) {
   Say say = [&](const std::string& line) {
     if (observer.line) observer.line(line);
   };
@@ -39,8 +39,7 @@ Result<nlohmann::json> run_experiment(caf::actor_system& system, const RunOption
       return Status::failed_precondition(
           fmt::format("{}: the run directory already exists and is not empty", dir.string()));
     fs::create_directories(dir, ec);
-    if (ec)
-      return Status::io_error(fmt::format("{}: cannot create the run directory: {}", dir.string(), ec.message()));
+    if (ec) return Status::io_error(fmt::format("{}: cannot create the run directory: {}", dir.string(), ec.message()));
     RunDirGuard guard(dir);  // ours from here: removed if the setup fails
     prepared = start_new(options, cluster, dir, observer, guard, say);
   }
@@ -54,8 +53,8 @@ Result<nlohmann::json> run_experiment(caf::actor_system& system, const RunOption
     if (!done->damaged_state) {
       const auto& s = prepared->setup;
       models::TorchTrainedModels models(s.shape, s.data.test, models::model_info(s.data.manifest));
-      FinishedTraining training{s.workers, s.partitions, done->wall_s, done->unit_span_s, options.replay_of,
-                                prepared->tensorboard.get()};
+      FinishedTraining training{s.workers,         s.partitions,      done->wall_s,
+                                done->unit_span_s, options.replay_of, prepared->tensorboard.get()};
       return finish_run(*prepared->store, *prepared->control, prepared->spec, training, models, dir.string(), say);
     }
     if (recoveries == kMaxRecoveries)
@@ -70,7 +69,7 @@ Result<nlohmann::json> run_experiment(caf::actor_system& system, const RunOption
 }
 
 Result<nlohmann::json> run_embedded(const RunOptions& options, const RunObserver& observer) {
-  int workers = options.workers > 0               ? options.workers
+  int workers = options.workers > 0                ? options.workers
                 : options.spec.cluster.workers > 0 ? options.spec.cluster.workers
                                                    : default_workers();
   // Before anything is written (train() checks again on a cluster).

@@ -28,10 +28,10 @@ namespace cerebro {
 struct RunOptions {
   ExperimentSpec spec;
   std::string experiment_id = "run";  // names the experiment's partitions on the agents
-  std::string out_dir;            // must not exist or be empty
-  int workers = 0;                // 0: spec's [cluster] workers, else one per core
-  std::string prepared_data_dir;  // reuse prepared partitions (replay) instead of preparing
-  std::string replay_of;          // a finished run directory whose visit order to re-execute
+  std::string out_dir;                // must not exist or be empty
+  int workers = 0;                    // 0: spec's [cluster] workers, else one per core
+  std::string prepared_data_dir;      // reuse prepared partitions (replay) instead of preparing
+  std::string replay_of;              // a finished run directory whose visit order to re-execute
   // Resume the unfinished run in out_dir (its spec, data and configs come
   // from there; `spec` is ignored).
   bool resume = false;
@@ -68,8 +68,8 @@ struct ClusterView {
 
 // Runs the experiment on `cluster` inside `system` (blocking the calling
 // thread); returns the summary (also written as summary.json).
-Result<nlohmann::json> run_experiment(caf::actor_system& system, const RunOptions& options,
-                                      const ClusterView& cluster, const RunObserver& observer);
+Result<nlohmann::json> run_experiment(caf::actor_system& system, const RunOptions& options, const ClusterView& cluster,
+                                      const RunObserver& observer);
 
 // Runs the experiment on an embedded cluster: one agent with the workers,
 // inside a fresh actor system in this process.
@@ -84,7 +84,7 @@ Result<datasets::Manifest> prepare_dataset(const ExperimentSpec& spec, const std
 // (datasets/prepared_cache.hpp, at default_cache_dir()) or prepares it there:
 // what a run, the REPL, the coordinator and `cerebro prepare` without --out do.
 Result<datasets::CachedData> prepare_into_cache(const ExperimentSpec& spec, int partitions,
-                                               const std::function<void(const std::string&)>& line = {});
+                                                const std::function<void(const std::string&)>& line = {});
 
 // The number of workers a run uses when neither flag nor spec says.
 int default_workers();

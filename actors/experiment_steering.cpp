@@ -38,8 +38,8 @@ Result<ConfigRecord> find_config(const StateStore& store, ConfigId id) {
   for (auto& c : configs)
     if (c.id == id) return c;
   if (configs.empty()) return Status::not_found(fmt::format("the experiment has no config {} (it has none yet)", id));
-  return Status::not_found(fmt::format("the experiment has no config {} (configs: {}..{})", id, configs.front().id,
-                                       configs.back().id));
+  return Status::not_found(
+      fmt::format("the experiment has no config {} (configs: {}..{})", id, configs.front().id, configs.back().id));
 }
 
 Result<models::ShapeInfo> stored_shape(const StateStore& store) {
@@ -63,7 +63,8 @@ nlohmann::json show_json(const StateStore& store, const ConfigRecord& record) {
   nlohmann::json epochs = nlohmann::json::array();
   for (const auto& m : epoch_metrics(log, record.id)) {
     if (!validated.count(m.epoch)) continue;
-    nlohmann::json epoch{{"epoch", m.epoch}, {"train_loss", m.train_loss}, {"val_loss", m.val_loss}, {"seconds", m.seconds}};
+    nlohmann::json epoch{
+        {"epoch", m.epoch}, {"train_loss", m.train_loss}, {"val_loss", m.val_loss}, {"seconds", m.seconds}};
     for (const auto& [name, value] : named_values(m)) epoch[name] = value;
     epochs.push_back(std::move(epoch));
   }
@@ -95,7 +96,10 @@ nlohmann::json top_json(const StateStore& store, int32_t rows, bool paused) {
                    {"params", s.params}});
   }
   // Several objectives: the Pareto front beside the ranking (null for one).
-  return {{"metric", metric}, {"paused", paused}, {"configs", ranked.size()}, {"rows", out},
+  return {{"metric", metric},
+          {"paused", paused},
+          {"configs", ranked.size()},
+          {"rows", out},
           {"pareto", api::pareto_of(store)}};
 }
 
@@ -105,15 +109,16 @@ Result<control_reply> export_config(const StateStore& store, const ConfigRecord&
   if (!shape.ok()) return shape.status();
   auto state = store.latest_state(record.id);
   if (!state.ok()) return state.status();
-  auto tmp = fs::path(scratch_dir) / fmt::format(".export-{}-{}.pt", record.id,
-                                                 std::chrono::steady_clock::now().time_since_epoch().count());
+  auto tmp = fs::path(scratch_dir) /
+             fmt::format(".export-{}-{}.pt", record.id, std::chrono::steady_clock::now().time_since_epoch().count());
   // A pipeline config's state is exported as the whole model's.
   auto whole = models::whole_model_state(record.params, *shape, *state);
   if (!whole.ok()) return whole.status();
   auto exported = models::export_model(record.params, *shape, *whole, tmp.string());
   if (exported.ok()) {
     // What `predict` needs travels inside the file (models/predict.hpp).
-    if (auto info = store.get_meta("model_info")) exported = models::attach_model_info(tmp.string(), nlohmann::json::parse(*info));
+    if (auto info = store.get_meta("model_info"))
+      exported = models::attach_model_info(tmp.string(), nlohmann::json::parse(*info));
   }
   if (!exported.ok()) {
     std::error_code ec;
@@ -234,8 +239,9 @@ Result<control_reply> ExperimentSteering::finish(const ScheduleChange& change, c
 // state) instead of a fresh initialisation.
 Result<SteeringPlan> ExperimentSteering::add(const control_request& r) {
   if (!context_.can_add)
-    return Status::failed_precondition("configs can be added to grid and random searches only; this experiment's "
-                                       "search procedure plans its configs up front");
+    return Status::failed_precondition(
+        "configs can be added to grid and random searches only; this experiment's "
+        "search procedure plans its configs up front");
   const bool clone = r.command == SteeringCommand::clone;
   auto configs = context_.store->configs();
   if (configs.empty()) return Status::failed_precondition("the experiment has no config to start from");
@@ -265,8 +271,8 @@ Result<SteeringPlan> ExperimentSteering::add(const control_request& r) {
   ++context_.next_config;
   // A clone is an add for the scheduler: it starts from the state stored above.
   SteeringPlan plan;
-  plan.change = ScheduleChange{SteeringCommand::add, id, params->dump(), context_.epochs, clone ? base.id : -1,
-                               *stages};
+  plan.change =
+      ScheduleChange{SteeringCommand::add, id, params->dump(), context_.epochs, clone ? base.id : -1, *stages};
   return plan;
 }
 
@@ -292,9 +298,10 @@ Result<std::string> ExperimentSteering::initial_state_of(bool clone, const Confi
                     ? models::evaluate_pipeline_state(params, context_.shape, *state, *context_.validation)
                     : models::evaluate_state(params, context_.shape, *state, *context_.validation);
     if (!fits.ok())
-      return Status::invalid_argument(fmt::format("config {}'s state does not fit the new parameters (change only "
-                                                  "training hyper-parameters such as lr when cloning): {}",
-                                                  base.id, fits.error()));
+      return Status::invalid_argument(
+          fmt::format("config {}'s state does not fit the new parameters (change only "
+                      "training hyper-parameters such as lr when cloning): {}",
+                      base.id, fits.error()));
     return state;
   }
   if (stages >= 2) {

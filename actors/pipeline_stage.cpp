@@ -58,8 +58,8 @@ pipeline_stage_actor::behavior_type stage_behavior(stage_ptr self, std::shared_p
 }  // namespace
 
 Result<pipeline_stage_actor> spawn_pipeline_stage(caf::actor_system& system, const stage_setup& setup) {
-  auto runner = models::StageRunner::create(setup.params, setup.shape, setup.stages, setup.index, setup.state,
-                                            setup.seed);
+  auto runner =
+      models::StageRunner::create(setup.params, setup.shape, setup.stages, setup.index, setup.state, setup.seed);
   if (!runner.ok()) return runner.status();
   std::shared_ptr<models::StageRunner> shared = std::move(runner).value();
   return system.spawn<caf::detached>(stage_behavior, std::move(shared));
@@ -99,8 +99,7 @@ Result<pipeline_unit_result> train_unit_through_stages(caf::actor_system& system
     return out;
   };
   auto on_every_stage = [&](auto atom) {
-    for (const auto& stage : stages)
-      self->request(stage, timeout, atom).receive([](bool) {}, fail);
+    for (const auto& stage : stages) self->request(stage, timeout, atom).receive([](bool) {}, fail);
   };
 
   pipeline_unit_result result;

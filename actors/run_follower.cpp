@@ -142,9 +142,8 @@ run_follower_actor::behavior_type run_follower(follower_detail::follower_ptr sel
         begin_change(self, [self, joining](Then then) { join_agent(self, joining, then); });
       },
       [self](agent_lost_atom, const std::string& name) {
-        begin_change(self, [self, name](Then then) {
-          lose_agent(self, name, "it is dead or stopped answering", then);
-        });
+        begin_change(self,
+                     [self, name](Then then) { lose_agent(self, name, "it is dead or stopped answering", then); });
       },
       [self](worker_lost_atom, WorkerId id, const worker_actor& worker) {
         begin_change(self, [self, id, worker](Then then) { respawn(self, id, worker, then); });
@@ -152,7 +151,6 @@ run_follower_actor::behavior_type run_follower(follower_detail::follower_ptr sel
       [self](control_atom, const control_request& request) { return steer(self, request); },
   };
 }
-
 
 // Trains until every config is done: the follower places the shards, starts
 // the scheduler and follows it, on its own thread; this one waits for it.
@@ -189,8 +187,10 @@ Result<experiment_done> train(caf::actor_system& system, const RunOptions& optio
   double now_s = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   auto tensorboard = LiveTensorBoard::start(options.out_dir, TensorBoardClock{now_s - sc.clock_offset_s, host_name()});
   r.tensorboard = nullptr;
-  if (tensorboard.ok()) r.tensorboard = std::move(tensorboard).value();
-  else say("the TensorBoard logs will be written at the end only: " + tensorboard.error());
+  if (tensorboard.ok())
+    r.tensorboard = std::move(tensorboard).value();
+  else
+    say("the TensorBoard logs will be written at the end only: " + tensorboard.error());
   auto log_to_tensorboard = [&r, say] {
     if (!r.tensorboard || r.tensorboard->failed()) return;
     if (auto st = r.tensorboard->update(*r.store); !st.ok())

@@ -106,9 +106,8 @@ void join_agent(follower_ptr self, const ClusterView::Agent& agent, Then then) {
       live.join_failed(agent.name);
       self->state.agents.erase(agent.name);
       self->demonitor(agent.agent.address());
-      self->state.say(fmt::format(
-          "agent {} joined but could not take partitions, so it takes no part in this run: {}", agent.name,
-          placed.message()));
+      self->state.say(fmt::format("agent {} joined but could not take partitions, so it takes no part in this run: {}",
+                                  agent.name, placed.message()));
       return then();
     }
     auto ids = live.joined(agent.name);

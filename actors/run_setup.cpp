@@ -85,10 +85,11 @@ models::ShapeInfo shape_of(const datasets::Manifest& m) {
 Status check_task(const ExperimentSpec& spec, const Setup& s) {
   if (spec.task != s.data.manifest.task)
     return Status::invalid_argument(fmt::format("the prepared data is for task {}, the spec's task is {}",
-                                                datasets::to_string(s.data.manifest.task), datasets::to_string(spec.task)));
+                                                datasets::to_string(s.data.manifest.task),
+                                                datasets::to_string(spec.task)));
   if (spec.metric.quantity() == "top5_accuracy" && s.shape.num_classes <= 5)
-    return Status::invalid_argument(fmt::format("[experiment] metric val_top5_accuracy needs more than 5 classes; the data has {}",
-                                                s.shape.num_classes));
+    return Status::invalid_argument(fmt::format(
+        "[experiment] metric val_top5_accuracy needs more than 5 classes; the data has {}", s.shape.num_classes));
   for (const auto& c : s.configs) {
     auto ok = models::check_template(c.params, s.shape, *s.data.partitions.at(0), spec.metric.quantity(),
                                      spec.metric.builtin());
@@ -112,8 +113,10 @@ Result<datasets::Augmentation> augmentation_for(const DataSpec& d, const std::ve
   a.hflip = has("hflip");
   a.crop_padding = d.crop_padding;
   if (a.any() && shape.size() != 3)
-    return Status::invalid_argument(fmt::format("[data] augment needs image samples (channels, height, width), "
-                                                "but the data's samples have shape [{}]", fmt::join(shape, ",")));
+    return Status::invalid_argument(
+        fmt::format("[data] augment needs image samples (channels, height, width), "
+                    "but the data's samples have shape [{}]",
+                    fmt::join(shape, ",")));
   return a;
 }
 
@@ -133,9 +136,10 @@ Status relink_cached_data(const StateStore& store, const ExperimentSpec& spec, c
   auto cached = prepare_into_cache(spec, std::stoi(*partitions), say);
   if (!cached.ok()) return cached.status();
   if (fs::path(cached->dir).filename() != target.filename())
-    return Status::failed_precondition(fmt::format(
-        "{}: the source data or its preparation changed since the run started (cache entry {}, was {}): "
-        "the run cannot resume on other data", dir.string(), cached->name, target.filename().string()));
+    return Status::failed_precondition(
+        fmt::format("{}: the source data or its preparation changed since the run started (cache entry {}, was {}): "
+                    "the run cannot resume on other data",
+                    dir.string(), cached->name, target.filename().string()));
   fs::remove(link, ec);
   fs::create_directory_symlink(cached->dir, link, ec);
   if (ec) return Status::io_error(fmt::format("{}: cannot link the prepared data: {}", link.string(), ec.message()));
@@ -198,14 +202,13 @@ Result<Setup> set_up(const RunOptions& options, int workers, const fs::path& dir
     if (plan->stages >= 2) {
       s.pipeline_stages[c.id] = plan->stages;
       if (observer.line)
-        observer.line(fmt::format("config {} trains as a pipeline over {} stages: {}", c.id, plan->stages,
-                                  plan->reason));
+        observer.line(
+            fmt::format("config {} trains as a pipeline over {} stages: {}", c.id, plan->stages, plan->reason));
     }
   }
   if (auto ok = check_task(spec, s); !ok.ok()) return ok;
   return s;
 }
-
 
 // The initial state of config `id` that trains over `stages` stages: the
 // warm-start checkpoint when asked for and one matches, else a fresh
@@ -221,11 +224,13 @@ Result<std::string> initial_state_of(const Prepared& r, ConfigId id, const nlohm
       if (!earlier.ok()) return earlier.status().with_context("[experiment] from_checkpoint: " + w->run_dir);
       auto state = (*earlier)->latest_state(w->id);
       if (!state.ok())
-        return state.status().with_context(fmt::format("[experiment] from_checkpoint: {} config {}", w->run_dir, w->id));
+        return state.status().with_context(
+            fmt::format("[experiment] from_checkpoint: {} config {}", w->run_dir, w->id));
       return state;
     }
   }
-  return models::initial_state(params, r.setup.shape, *r.setup.data.partitions.at(0), unit_seed(r.spec.seed, {id, -1, -1}));
+  return models::initial_state(params, r.setup.shape, *r.setup.data.partitions.at(0),
+                               unit_seed(r.spec.seed, {id, -1, -1}));
 }
 
 // The trainable parameters of a config's model, built on the run's data shape.
@@ -265,13 +270,17 @@ std::optional<int64_t> parameters_to_keep(bool count, const nlohmann::json& para
 
 Result<int32_t> create_config(const Prepared& r, ConfigId id, const nlohmann::json& params) {
   auto stages = stages_of(r, id, params);
-  Result<std::string> init = stages.ok() ? initial_state_of(r, id, params, *stages) : Result<std::string>(stages.status());
+  Result<std::string> init =
+      stages.ok() ? initial_state_of(r, id, params, *stages) : Result<std::string>(stages.status());
   if (!init.ok()) {
     // Kept as failed, with why: the leaderboard and a resumed run show it.
     if (auto st = r.store->put_config({id, params, ConfigStatus::failed, init.error()}); !st.ok()) return st;
     return init.status();
   }
-  NewConfig config{id, params, *stages, std::move(init).value(),
+  NewConfig config{id,
+                   params,
+                   *stages,
+                   std::move(init).value(),
                    parameters_to_keep(has_objective(r.spec, BuiltinObjective::parameters), params, r.setup.shape),
                    r.setup.pipeline_stages.count(id) > 0};
   if (auto st = store_new_config(*r.store, config); !st.ok()) return st;
@@ -280,17 +289,21 @@ Result<int32_t> create_config(const Prepared& r, ConfigId id, const nlohmann::js
 
 Result<datasets::Manifest> prepare_dataset(const ExperimentSpec& spec, const std::string& out_dir, int partitions,
                                            const std::function<void(const std::string&)>& line) {
-  if (partitions <= 0) partitions = spec.data.partitions > 0 ? spec.data.partitions
-                                    : spec.cluster.workers > 0 ? spec.cluster.workers : default_workers();
+  if (partitions <= 0)
+    partitions = spec.data.partitions > 0   ? spec.data.partitions
+                 : spec.cluster.workers > 0 ? spec.cluster.workers
+                                            : default_workers();
   auto options = prepare_options(spec, partitions);
   if (!options.ok()) return options.status();
   return datasets::prepare(*options, out_dir, line);
 }
 
 Result<datasets::CachedData> prepare_into_cache(const ExperimentSpec& spec, int partitions,
-                                               const std::function<void(const std::string&)>& line) {
-  if (partitions <= 0) partitions = spec.data.partitions > 0 ? spec.data.partitions
-                                    : spec.cluster.workers > 0 ? spec.cluster.workers : default_workers();
+                                                const std::function<void(const std::string&)>& line) {
+  if (partitions <= 0)
+    partitions = spec.data.partitions > 0   ? spec.data.partitions
+                 : spec.cluster.workers > 0 ? spec.cluster.workers
+                                            : default_workers();
   auto options = prepare_options(spec, partitions);
   if (!options.ok()) return options.status();
   datasets::PreparedCache cache(datasets::default_cache_dir());
@@ -353,7 +366,8 @@ Result<Prepared> start_new(const RunOptions& options, const ClusterView& cluster
   // What `predict` needs of this run's data, for exports (models/predict.hpp).
   const auto info = models::model_info(s.data.manifest);
   r.store->put_meta("model_info", info.dump());
-  if (auto st = write_file_atomically((dir / models::kModelInfoFile).string(), info.dump(2) + "\n"); !st.ok()) return st;
+  if (auto st = write_file_atomically((dir / models::kModelInfoFile).string(), info.dump(2) + "\n"); !st.ok())
+    return st;
   r.store->put_meta("experiment_id", options.experiment_id);
   r.store->put_meta("data_partitions", std::to_string(s.partitions));
   r.store->set_keep_epoch_states(spec.search == SearchKind::pbt);
@@ -361,10 +375,11 @@ Result<Prepared> start_new(const RunOptions& options, const ClusterView& cluster
     r.store->put_meta("warm_start", to_json(r.warm).dump());
     if (spec.search != SearchKind::tpe) {
       for (const auto& [id, w] : seed_configs(s.configs, r.warm))
-        say(fmt::format("config {} is config {} of {} (warm start, {} {})", id, w.id, w.run_dir,
-                        to_string(spec.metric), spec.metric.higher_is_better() ? w.score : -w.score));
+        say(fmt::format("config {} is config {} of {} (warm start, {} {})", id, w.id, w.run_dir, to_string(spec.metric),
+                        spec.metric.higher_is_better() ? w.score : -w.score));
     } else {
-      say(fmt::format("tpe starts with {} finished configs of {} earlier run(s)", r.warm.size(), spec.warm_start.size()));
+      say(fmt::format("tpe starts with {} finished configs of {} earlier run(s)", r.warm.size(),
+                      spec.warm_start.size()));
     }
   }
   auto control = make_run_control(spec, options.replay_of, s.configs, s.partitions, r.warm, parameters_of(s.shape));
@@ -407,8 +422,8 @@ Result<Prepared> start_new(const RunOptions& options, const ClusterView& cluster
     say(fmt::format("tpe: {} configs, proposed as workers free, x {} partitions x {} epochs on {} workers",
                     spec.samples, s.partitions, spec.epochs, s.workers));
   } else {
-    say(fmt::format("training {} configs x {} partitions x {} epochs on {} workers", r.params_json.size(),
-                    s.partitions, spec.epochs, s.workers));
+    say(fmt::format("training {} configs x {} partitions x {} epochs on {} workers", r.params_json.size(), s.partitions,
+                    spec.epochs, s.workers));
   }
   return r;
 }
@@ -447,8 +462,8 @@ Result<Prepared> reopen(const RunOptions& options, const ClusterView& cluster, c
     if (!stored.ok()) return stored.status().with_context(dir.string());
     r.warm = std::move(stored).value();
   }
-  auto recovered = recover_run(*r.store, r.spec, options.replay_of, s.partitions, dir.string(), say,
-                               parameters_of(s.shape));
+  auto recovered =
+      recover_run(*r.store, r.spec, options.replay_of, s.partitions, dir.string(), say, parameters_of(s.shape));
   if (!recovered.ok()) return recovered.status();
   s.configs = std::move(recovered->configs);
   r.control = recovered->control;

@@ -27,7 +27,7 @@ namespace cerebro {
 // A run's data and configs.
 struct Setup {
   std::vector<ConfigParams> configs;
-  std::string data_dir;  // the prepared partitions (this run's, or reused)
+  std::string data_dir;         // the prepared partitions (this run's, or reused)
   datasets::PreparedData data;  // memory-mapped; of the partitions only partition 0 (the pilot) is loaded
   models::ShapeInfo shape;
   datasets::Augmentation augmentation;  // from the spec's [data] augment

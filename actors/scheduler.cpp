@@ -110,8 +110,7 @@ void on_worker_down(scheduler_ptr self, const caf::down_msg& msg) {
   // ours precedes this message, and messages between two actors keep their
   // order: the respawn is handled before the run ends. A lost node's agent
   // is gone too: the listener hears of that by its own monitor.
-  if (!node_lost && !self->state.finished)
-    self->send(self->state.config.listener, worker_lost_atom::value, id, worker);
+  if (!node_lost && !self->state.finished) self->send(self->state.config.listener, worker_lost_atom::value, id, worker);
 }
 
 void start(scheduler_ptr self) {
@@ -150,8 +149,8 @@ scheduler_actor::behavior_type scheduler_behavior(scheduler_ptr self, scheduler_
         if (self->state.roster->holds(id, std::move(holds))) dispatch(self);
       },
       [self](start_atom) { start(self); },
-      [self](control_atom, SteeringCommand command, ConfigId target, const std::string& params_json,
-             int32_t epochs, ConfigId cloned_from, int32_t stages) -> caf::result<bool> {
+      [self](control_atom, SteeringCommand command, ConfigId target, const std::string& params_json, int32_t epochs,
+             ConfigId cloned_from, int32_t stages) -> caf::result<bool> {
         if (self->state.finished) return make_error(StatusCode::failed_precondition, "the experiment has finished");
         return steer(self, command, target, params_json, epochs, cloned_from, stages);
       },

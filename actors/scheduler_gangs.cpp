@@ -67,9 +67,7 @@ void on_gang_reply(scheduler_ptr self, const GangDispatch& g, size_t rank, gang_
     case Step::fail:
       return gang_failed(self, g, fmt::format("rank {} (worker {}): {}", rank, g.members[rank].worker, r.unit.error));
     case Step::wait: self->state.gangs.at(g.id).results[rank] = std::move(r); return;
-    case Step::commit:
-      self->state.gangs.at(g.id).results[rank] = std::move(r);
-      return commit_gang(self, g);
+    case Step::commit: self->state.gangs.at(g.id).results[rank] = std::move(r); return commit_gang(self, g);
   }
 }
 

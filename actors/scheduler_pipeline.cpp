@@ -65,8 +65,8 @@ void commit_pipeline(scheduler_ptr self, const SharedRun& run, unit_result r) {
           },
           [self, run, driver](const caf::error& e) {
             // Not durable, so not done: the unit runs again.
-            report(self, self->state.config.control->on_pipeline_failed(
-                             run->p.id, "commit failed: " + to_status(e).message()));
+            report(self, self->state.config.control->on_pipeline_failed(run->p.id,
+                                                                        "commit failed: " + to_status(e).message()));
             apply_search(self);
             if (!leave_after_commit(self, {driver})) dispatch(self);
           });
@@ -111,8 +111,8 @@ void drive(scheduler_ptr self, const SharedRun& run) {
 void host_stages(scheduler_ptr self, const SharedRun& run, std::vector<std::string> parts) {
   const int32_t k = run->p.stages();
   run->stages.resize(static_cast<size_t>(k - 1));
-  const auto wait = std::chrono::milliseconds(
-      static_cast<int64_t>(std::max(1.0, self->state.config.gang_timeout_s) * 1000));
+  const auto wait =
+      std::chrono::milliseconds(static_cast<int64_t>(std::max(1.0, self->state.config.gang_timeout_s) * 1000));
   for (int32_t s = 1; s < k; ++s) {
     const WorkerId host = run->p.hosts[static_cast<size_t>(s - 1)];
     auto worker = self->state.workers.find(host);
@@ -152,8 +152,9 @@ void run_pipeline(scheduler_ptr self, const PipelineDispatch& p) {
             auto parts = unpack_stage_states(state);
             if (!parts.ok()) return pipeline_failed(self, run, "the config's state: " + parts.error());
             if (static_cast<int32_t>(parts->size()) != run->p.stages())
-              return pipeline_failed(self, run, fmt::format("the config's state has {} stages, its plan {}",
-                                                            parts->size(), run->p.stages()));
+              return pipeline_failed(
+                  self, run,
+                  fmt::format("the config's state has {} stages, its plan {}", parts->size(), run->p.stages()));
             run->state = std::move(state);
             host_stages(self, run, std::move(parts).value());
           },

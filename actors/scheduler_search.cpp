@@ -43,7 +43,8 @@ void apply_search(scheduler_ptr self) {
   make_proposals(self);
   for (const auto& d : control.take_decisions())
     self->request(self->state.config.checkpoint, caf::infinite, decision_atom::value, d)
-        .then([](bool) {}, [self](const caf::error& e) { report(self, "cannot record a decision: " + caf::to_string(e)); });
+        .then([](bool) {},
+              [self](const caf::error& e) { report(self, "cannot record a decision: " + caf::to_string(e)); });
   for (const auto& copy : control.take_state_copies()) {
     self->state.states->forget(copy.to);  // written by the copy now: read it back from the store
     auto params = copy.params.dump();
@@ -70,8 +71,7 @@ void apply_search(scheduler_ptr self) {
 caf::result<bool> steer(scheduler_ptr self, SteeringCommand command, ConfigId config, const std::string& params_json,
                         int32_t epochs, ConfigId cloned_from, int32_t stages) {
   auto& control = *self->state.config.control;
-  Status applied =
-      Status::invalid_argument(fmt::format("\"{}\" does not change the schedule", to_string(command)));
+  Status applied = Status::invalid_argument(fmt::format("\"{}\" does not change the schedule", to_string(command)));
   switch (command) {
     case SteeringCommand::pause: applied = control.pause(); break;
     case SteeringCommand::resume: applied = control.resume(); break;
@@ -87,7 +87,8 @@ caf::result<bool> steer(scheduler_ptr self, SteeringCommand command, ConfigId co
   if (!applied.ok()) return to_error(applied);
   for (const auto& record : control.take_user_actions())
     self->request(self->state.config.checkpoint, caf::infinite, decision_atom::value, record.dump())
-        .then([](bool) {}, [self](const caf::error& e) { report(self, "cannot record a user action: " + caf::to_string(e)); });
+        .then([](bool) {},
+              [self](const caf::error& e) { report(self, "cannot record a user action: " + caf::to_string(e)); });
   report(self, command == SteeringCommand::stop ? fmt::format("config {} stopped by the user", config)
                : command == SteeringCommand::add
                    ? fmt::format("config {} added by the user{}", config,

@@ -105,8 +105,8 @@ void on_result(scheduler_ptr self, const Dispatch& d, double start_s, unit_resul
           [self, d](const caf::error& e) {
             // Not durable, so not done: the unit runs again, from what the store holds.
             self->state.states->forget(d.unit.config);
-            report(self, self->state.config.control->on_commit_failed(d.unit, "commit failed: " +
-                                                                                  to_status(e).message()));
+            report(self,
+                   self->state.config.control->on_commit_failed(d.unit, "commit failed: " + to_status(e).message()));
             apply_search(self);
             if (!end_without_workers(self)) dispatch(self);
           });

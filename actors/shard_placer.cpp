@@ -25,8 +25,8 @@ void place_next(run_follower_actor::pointer self, agent_actor agent, std::string
             [self, name, todo, next, done](const caf::error& e) {
               auto code = to_status(e).code();
               if (code == StatusCode::unknown) code = StatusCode::unavailable;
-              done(Status::of(code, fmt::format("placing {} on {}: {}", (*todo)[next].file, name,
-                                                self->system().render(e))));
+              done(Status::of(code,
+                              fmt::format("placing {} on {}: {}", (*todo)[next].file, name, self->system().render(e))));
             });
 }
 
@@ -47,8 +47,8 @@ std::vector<std::string> ShardPlacer::files_of(const datasets::Manifest& manifes
 }
 
 shard_placement ShardPlacer::placement(PartitionId id, const datasets::ShardInfo& shard) const {
-  return shard_placement{experiment_, id, shard.file, shard.bytes, shard.checksum,
-                         (fs::path(data_dir_) / shard.file).string(), source_};
+  return shard_placement{
+      experiment_, id, shard.file, shard.bytes, shard.checksum, (fs::path(data_dir_) / shard.file).string(), source_};
 }
 
 void ShardPlacer::place(run_follower_actor::pointer self, const ClusterView::Agent& agent,

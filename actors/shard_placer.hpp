@@ -31,8 +31,7 @@ class ShardPlacer {
   // first failure ("placing <file> on <agent>: ...", with the agent's code,
   // unavailable when the agent gave none).
   void place(run_follower_actor::pointer self, const ClusterView::Agent& agent,
-             const std::vector<PartitionId>& partitions, bool with_validation,
-             std::function<void(Status)> done) const;
+             const std::vector<PartitionId>& partitions, bool with_validation, std::function<void(Status)> done) const;
 
   // The files the shard server may serve: the partitions and the validation set.
   static std::vector<std::string> files_of(const datasets::Manifest& manifest);

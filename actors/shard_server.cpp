@@ -17,8 +17,7 @@ shard_server_actor spawn_shard_server(caf::actor_system& system, std::string exp
             int64_t length) -> caf::result<std::string> {
           if (exp != experiment || !allowed.count(file))
             return make_error(StatusCode::not_found, fmt::format("no shard {} in {}", file, exp));
-          if (offset < 0 || length <= 0)
-            return make_error(StatusCode::invalid_argument, "bad chunk range");
+          if (offset < 0 || length <= 0) return make_error(StatusCode::invalid_argument, "bad chunk range");
           length = std::min(length, max_chunk_bytes);
           std::ifstream in(data_dir + "/" + file, std::ios::binary);
           if (!in) return make_error(StatusCode::not_found, fmt::format("{}: cannot open it in {}", file, data_dir));
@@ -27,7 +26,8 @@ shard_server_actor spawn_shard_server(caf::actor_system& system, std::string exp
           in.read(chunk.data(), length);
           chunk.resize(static_cast<size_t>(in.gcount()));
           // The file is shorter than its placement says: this copy is not the shard it names.
-          if (chunk.empty()) return make_error(StatusCode::corruption, fmt::format("{}: nothing at offset {}", file, offset));
+          if (chunk.empty())
+            return make_error(StatusCode::corruption, fmt::format("{}: nothing at offset {}", file, offset));
           return chunk;
         },
     };

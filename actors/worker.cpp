@@ -200,8 +200,8 @@ unit_result run_pipeline_unit(caf::actor_system& system, const worker_state& st,
   if (parts->size() != k)
     return fail(fmt::format("the config's state has {} stages, the attempt {}", parts->size(), k));
   const auto started = std::chrono::steady_clock::now();
-  auto first = spawn_pipeline_stage(
-      system, stage_setup{params, in.shape, static_cast<int>(k), 0, (*parts)[0], task.unit.seed});
+  auto first =
+      spawn_pipeline_stage(system, stage_setup{params, in.shape, static_cast<int>(k), 0, (*parts)[0], task.unit.seed});
   if (!first.ok()) return fail("stage 0: " + first.error());
   std::vector<pipeline_stage_actor> stages{*first};
   stages.insert(stages.end(), task.hosts.begin(), task.hosts.end());

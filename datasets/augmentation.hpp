@@ -9,7 +9,7 @@ namespace cerebro::datasets {
 struct Augmentation {
   bool random_crop = false;  // pad by crop_padding zeros on each side, crop back to the size at random
   int crop_padding = 4;
-  bool hflip = false;        // mirror left-right with probability 1/2
+  bool hflip = false;  // mirror left-right with probability 1/2
   bool any() const { return random_crop || hflip; }
 };
 

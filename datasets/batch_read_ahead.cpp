@@ -47,7 +47,8 @@ class BatchReadAhead::BufferPool : public std::enable_shared_from_this<BufferPoo
       p = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
       if (p == MAP_FAILED) return nullptr;
     }
-    return std::shared_ptr<float>(static_cast<float*>(p), [pool = shared_from_this()](float* q) { pool->give_back(q); });
+    return std::shared_ptr<float>(static_cast<float*>(p),
+                                  [pool = shared_from_this()](float* q) { pool->give_back(q); });
   }
 
  private:
@@ -81,13 +82,14 @@ BatchReadAhead::BatchReadAhead(const Dataset& data, const int64_t* order, int64_
       row_floats_(static_cast<size_t>(data.sample_numel())),
       limits_(limits),
       // Enough to recycle every buffer in flight: the waiting batches, the one being gathered, the trainer's.
-      pool_(std::make_shared<BufferPool>(static_cast<size_t>(batch_size > 0 ? batch_size : 1) * row_floats_ * sizeof(float),
-                                         static_cast<size_t>(std::max(limits.depth, 1)) + 2)) {
+      pool_(std::make_shared<BufferPool>(
+          static_cast<size_t>(batch_size > 0 ? batch_size : 1) * row_floats_ * sizeof(float),
+          static_cast<size_t>(std::max(limits.depth, 1)) + 2)) {
   if (batch_size < 1) contract_violation("BatchReadAhead", fmt::format("batch size {} < 1", batch_size));
   for (int64_t i = 0; i < count_; ++i) {
     if (order[i] < 0 || order[i] >= data.size()) {
-      contract_violation("BatchReadAhead", fmt::format("index {} is outside a dataset of {} examples", order[i],
-                                                       data.size()));
+      contract_violation("BatchReadAhead",
+                         fmt::format("index {} is outside a dataset of {} examples", order[i], data.size()));
     }
   }
   started_readers.fetch_add(1, std::memory_order_relaxed);
@@ -115,8 +117,8 @@ Result<GatheredBatch> BatchReadAhead::gather_batch(int64_t b) const {
   batch.features = pool_->take();
   if (!batch.features) {
     // Memory the system may give back in a moment: the unit fails and runs again.
-    return Status::unavailable(fmt::format("read-ahead: cannot map {} bytes for a batch: {}", batch_bytes(b),
-                                           std::strerror(errno)));
+    return Status::unavailable(
+        fmt::format("read-ahead: cannot map {} bytes for a batch: {}", batch_bytes(b), std::strerror(errno)));
   }
   const float* from = data_.feature_data();
   float* to = batch.features.get();

@@ -27,9 +27,9 @@
 namespace cerebro::datasets {
 
 struct ReadAheadLimits {
-  int depth = 4;                             // batches gathered ahead of the trainer
-  int64_t max_bytes = int64_t{16} << 20;     // features of the waiting batches, together
-  int advise_ahead = 2;                      // mapped data: batches beyond the gathering one whose pages are requested
+  int depth = 4;                          // batches gathered ahead of the trainer
+  int64_t max_bytes = int64_t{16} << 20;  // features of the waiting batches, together
+  int advise_ahead = 2;                   // mapped data: batches beyond the gathering one whose pages are requested
 };
 
 struct GatheredBatch {

@@ -114,7 +114,8 @@ struct Table {
 Result<Table> read_table(const std::string& path, const std::vector<std::string>& label_columns) {
   auto text = read_whole_file(path);
   if (!text) return text.status();
-  if (trim(*text).find_first_not_of("\r\n") == std::string_view::npos) return Status::invalid_argument(path + ": file is empty");
+  if (trim(*text).find_first_not_of("\r\n") == std::string_view::npos)
+    return Status::invalid_argument(path + ": file is empty");
 
   LineReader lines(*text);
   std::string_view line;
@@ -123,7 +124,8 @@ Result<Table> read_table(const std::string& path, const std::vector<std::string>
   if (trim(line).empty()) return Status::invalid_argument(path + ": no header row: line 1 is blank");
   Table t;
   std::vector<std::string>& header = t.header;
-  if (Status s = split_cells(line, header); !s.ok()) return Status::invalid_argument(fmt::format("{}: line 1: {}", path, s.message()));
+  if (Status s = split_cells(line, header); !s.ok())
+    return Status::invalid_argument(fmt::format("{}: line 1: {}", path, s.message()));
 
   std::vector<size_t> label_index;
   for (const auto& label_column : label_columns) {
@@ -133,13 +135,15 @@ Result<Table> read_table(const std::string& path, const std::vector<std::string>
       const bool looks_like_data =
           std::all_of(header.begin(), header.end(), [&](const std::string& c) { return parse_float(c, unused); });
       if (looks_like_data) {
-        return Status::invalid_argument(fmt::format("{}: no header row: line 1 holds numbers, the first line must name the columns", path));
+        return Status::invalid_argument(
+            fmt::format("{}: no header row: line 1 holds numbers, the first line must name the columns", path));
       }
-      return Status::invalid_argument(fmt::format("{}: label column '{}' not found; the header has columns: {}", path, label_column,
-                                                  fmt::join(header, ", ")));
+      return Status::invalid_argument(fmt::format("{}: label column '{}' not found; the header has columns: {}", path,
+                                                  label_column, fmt::join(header, ", ")));
     }
     if (std::count(header.begin(), header.end(), label_column) > 1) {
-      return Status::invalid_argument(fmt::format("{}: label column '{}' appears more than once in the header", path, label_column));
+      return Status::invalid_argument(
+          fmt::format("{}: label column '{}' appears more than once in the header", path, label_column));
     }
     if (std::count(label_columns.begin(), label_columns.end(), label_column) > 1) {
       return Status::invalid_argument(fmt::format("label column '{}' is named more than once", label_column));
@@ -161,14 +165,15 @@ Result<Table> read_table(const std::string& path, const std::vector<std::string>
       return Status::invalid_argument(fmt::format("{}: line {}: {}", path, line_no, s.message()));
     }
     if (cells.size() != header.size()) {
-      return Status::invalid_argument(fmt::format("{}: line {}: expected {} cells as in the header, found {}", path, line_no,
-                                                  header.size(), cells.size()));
+      return Status::invalid_argument(fmt::format("{}: line {}: expected {} cells as in the header, found {}", path,
+                                                  line_no, header.size(), cells.size()));
     }
     for (size_t c = 0; c < cells.size(); ++c) {
       if (is_label[c]) continue;
       float value = 0;
       if (!parse_float(cells[c], value)) {
-        return Status::invalid_argument(fmt::format("{}: line {}, column '{}': '{}' is not a number", path, line_no, header[c], cells[c]));
+        return Status::invalid_argument(
+            fmt::format("{}: line {}, column '{}': '{}' is not a number", path, line_no, header[c], cells[c]));
       }
       data.features.push_back(value);
     }
@@ -180,7 +185,6 @@ Result<Table> read_table(const std::string& path, const std::vector<std::string>
   return t;
 }
 
-
 }  // namespace
 
 Result<Dataset> load_csv(const std::string& path, const std::string& label_column,
@@ -191,8 +195,8 @@ Result<Dataset> load_csv(const std::string& path, const std::string& label_colum
   std::vector<std::string>& raw_labels = table->label_cells;
   for (size_t i = 0; i < raw_labels.size(); ++i) {
     if (raw_labels[i].empty()) {
-      return Status::invalid_argument(fmt::format("{}: line {}, column '{}': empty label", path, table->line_of_row[i],
-                                                  label_column));
+      return Status::invalid_argument(
+          fmt::format("{}: line {}, column '{}': empty label", path, table->line_of_row[i], label_column));
     }
   }
 
@@ -224,8 +228,8 @@ Result<Dataset> load_csv_targets(const std::string& path, TaskKind task, const s
   }
   if (label_columns.empty()) return Status::invalid_argument("no label column given");
   if (task == TaskKind::multilabel && label_columns.size() != 1) {
-    return Status::invalid_argument(fmt::format("multilabel takes one label column of ';'-separated labels, not {}",
-                                                label_columns.size()));
+    return Status::invalid_argument(
+        fmt::format("multilabel takes one label column of ';'-separated labels, not {}", label_columns.size()));
   }
   auto table = read_table(path, label_columns);
   if (!table) return table.status();
@@ -238,9 +242,9 @@ Result<Dataset> load_csv_targets(const std::string& path, TaskKind task, const s
     for (size_t i = 0; i < cells.size(); ++i) {
       const size_t column = i % label_columns.size();
       if (!parse_float(cells[i], data.targets[i])) {
-        return Status::invalid_argument(fmt::format(
-            "{}: line {}, column '{}': '{}' is not a number (a regression target must be numeric)", path,
-            table->line_of_row[i / label_columns.size()], label_columns[column], cells[i]));
+        return Status::invalid_argument(
+            fmt::format("{}: line {}, column '{}': '{}' is not a number (a regression target must be numeric)", path,
+                        table->line_of_row[i / label_columns.size()], label_columns[column], cells[i]));
       }
     }
     if (label_names) *label_names = label_columns;
@@ -282,14 +286,16 @@ Result<Dataset> load_csv_targets(const std::string& path, TaskKind task, const s
   return data;
 }
 
-Result<std::vector<std::string>> csv_feature_columns(const std::string& path, const std::vector<std::string>& label_columns) {
+Result<std::vector<std::string>> csv_feature_columns(const std::string& path,
+                                                     const std::vector<std::string>& label_columns) {
   auto text = read_whole_file(path);
   if (!text) return text.status();
   LineReader lines(*text);
   std::string_view line;
   int64_t line_no = 0;
   std::vector<std::string> header;
-  if (!lines.next(line, line_no) || !split_cells(line, header).ok()) return Status::invalid_argument(path + ": no header row");
+  if (!lines.next(line, line_no) || !split_cells(line, header).ok())
+    return Status::invalid_argument(path + ": no header row");
   std::vector<std::string> out;
   for (auto& column : header)
     if (std::find(label_columns.begin(), label_columns.end(), column) == label_columns.end()) out.push_back(column);
@@ -304,13 +310,15 @@ Result<Dataset> load_csv_features(const std::string& path, const std::vector<std
   int64_t line_no = 0;
   std::vector<std::string> header, cells;
   if (!lines.next(line, line_no) || trim(line).empty()) return Status::invalid_argument(path + ": no header row");
-  if (Status s = split_cells(line, header); !s.ok()) return Status::invalid_argument(fmt::format("{}: line 1: {}", path, s.message()));
+  if (Status s = split_cells(line, header); !s.ok())
+    return Status::invalid_argument(fmt::format("{}: line 1: {}", path, s.message()));
   std::vector<size_t> index;
   for (const auto& column : feature_columns) {
     auto at = std::find(header.begin(), header.end(), column);
     if (at == header.end()) {
-      return Status::invalid_argument(fmt::format("{}: feature column '{}' the model was trained on is missing; the header has: {}",
-                                                  path, column, fmt::join(header, ", ")));
+      return Status::invalid_argument(
+          fmt::format("{}: feature column '{}' the model was trained on is missing; the header has: {}", path, column,
+                      fmt::join(header, ", ")));
     }
     index.push_back(static_cast<size_t>(at - header.begin()));
   }
@@ -318,15 +326,17 @@ Result<Dataset> load_csv_features(const std::string& path, const std::vector<std
   data.sample_shape = {static_cast<int64_t>(feature_columns.size())};
   while (lines.next(line, line_no)) {
     if (trim(line).empty()) continue;
-    if (Status s = split_cells(line, cells); !s.ok()) return Status::invalid_argument(fmt::format("{}: line {}: {}", path, line_no, s.message()));
+    if (Status s = split_cells(line, cells); !s.ok())
+      return Status::invalid_argument(fmt::format("{}: line {}: {}", path, line_no, s.message()));
     if (cells.size() != header.size()) {
-      return Status::invalid_argument(fmt::format("{}: line {}: expected {} cells as in the header, found {}", path, line_no,
-                                                  header.size(), cells.size()));
+      return Status::invalid_argument(fmt::format("{}: line {}: expected {} cells as in the header, found {}", path,
+                                                  line_no, header.size(), cells.size()));
     }
     for (size_t i : index) {
       float value = 0;
       if (!parse_float(cells[i], value)) {
-        return Status::invalid_argument(fmt::format("{}: line {}, column '{}': '{}' is not a number", path, line_no, header[i], cells[i]));
+        return Status::invalid_argument(
+            fmt::format("{}: line {}, column '{}': '{}' is not a number", path, line_no, header[i], cells[i]));
       }
       data.features.push_back(value);
     }

@@ -30,7 +30,8 @@ Result<Dataset> load_csv_targets(const std::string& path, TaskKind task, const s
                                  std::vector<std::string>* label_names);
 
 // The feature columns of a CSV file, in order: every column except `label_columns`.
-Result<std::vector<std::string>> csv_feature_columns(const std::string& path, const std::vector<std::string>& label_columns);
+Result<std::vector<std::string>> csv_feature_columns(const std::string& path,
+                                                     const std::vector<std::string>& label_columns);
 
 // The columns `feature_columns` of a CSV file as features, in that order (other columns, such as a label,
 // are ignored), for predicting with a trained model; labels are all 0. Errors name the file and the

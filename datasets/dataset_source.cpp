@@ -31,15 +31,17 @@ Status check_dataset(const Dataset& d, const char* which) {
   if (d.sample_shape.empty()) return Status::invalid_argument(fmt::format("the {} set has no sample_shape", which));
   for (auto size : d.sample_shape)
     if (size <= 0)
-      return Status::invalid_argument(fmt::format("the {} set's sample_shape [{}] has a size that is not positive", which,
-                                                  fmt::join(d.sample_shape, ",")));
+      return Status::invalid_argument(fmt::format("the {} set's sample_shape [{}] has a size that is not positive",
+                                                  which, fmt::join(d.sample_shape, ",")));
   if (d.has_targets() && d.targets.size() % static_cast<size_t>(d.target_width) != 0)
-    return Status::invalid_argument(fmt::format("the {} set has {} target values, not a multiple of its target width {}",
-                                                which, d.targets.size(), d.target_width));
+    return Status::invalid_argument(
+        fmt::format("the {} set has {} target values, not a multiple of its target width {}", which, d.targets.size(),
+                    d.target_width));
   auto expected = static_cast<size_t>(d.size() * d.sample_numel());
   if (d.features.size() != expected)
-    return Status::invalid_argument(fmt::format("the {} set has {} features for {} labels of shape [{}]: expected {}", which,
-                                                d.features.size(), d.size(), fmt::join(d.sample_shape, ","), expected));
+    return Status::invalid_argument(fmt::format("the {} set has {} features for {} labels of shape [{}]: expected {}",
+                                                which, d.features.size(), d.size(), fmt::join(d.sample_shape, ","),
+                                                expected));
   return Status::ok_status();
 }
 
@@ -50,7 +52,8 @@ Status check_source_data(const SourceData& data) {
     if (auto s = check_dataset(*data.test, "test"); !s.ok()) return s;
     if (data.test->sample_shape != data.train.sample_shape)
       return Status::invalid_argument(fmt::format("test examples have shape [{}] but training examples have shape [{}]",
-                                                  fmt::join(data.test->sample_shape, ","), fmt::join(data.train.sample_shape, ",")));
+                                                  fmt::join(data.test->sample_shape, ","),
+                                                  fmt::join(data.train.sample_shape, ",")));
   }
   return Status::ok_status();
 }
@@ -85,11 +88,13 @@ std::optional<BuiltinSource> parse_builtin_source(const std::string& name) {
 
 Status register_dataset_source(const std::string& name, DatasetLoader loader) {
   for (const auto& builtin : builtin_dataset_sources())
-    if (name == builtin) return Status::invalid_argument(fmt::format("dataset source '{}' is built in and cannot be replaced", name));
+    if (name == builtin)
+      return Status::invalid_argument(fmt::format("dataset source '{}' is built in and cannot be replaced", name));
   if (!valid_name(name))
-    return Status::invalid_argument(fmt::format("dataset source name '{}' must start with a lower-case letter and hold only "
-                                                "lower-case letters, digits, '_' and '-'",
-                                                name));
+    return Status::invalid_argument(
+        fmt::format("dataset source name '{}' must start with a lower-case letter and hold only "
+                    "lower-case letters, digits, '_' and '-'",
+                    name));
   if (!loader) return Status::invalid_argument(fmt::format("dataset source '{}': the loader is empty", name));
   std::lock_guard<std::mutex> lock(registry_mutex());
   registry()[name] = std::move(loader);

@@ -16,7 +16,7 @@ namespace {
 
 constexpr uint32_t kImagesMagic = 0x00000803;  // uint8 data, 3 dimensions
 constexpr uint32_t kLabelsMagic = 0x00000801;  // uint8 data, 1 dimension
-constexpr unsigned kGzBufferBytes = 1u << 20;   // large zlib buffer: inflating in big steps is what makes it fast
+constexpr unsigned kGzBufferBytes = 1u << 20;  // large zlib buffer: inflating in big steps is what makes it fast
 constexpr size_t kReadChunkBytes = 4u << 20;
 
 struct GzCloser {
@@ -27,7 +27,8 @@ using GzFile = std::unique_ptr<gzFile_s, GzCloser>;
 Result<GzFile> open_gz(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return Status::not_found(path + ": no such file");
-  if (std::filesystem::is_directory(path, ec)) return Status::invalid_argument(path + ": is a directory, expected a file");
+  if (std::filesystem::is_directory(path, ec))
+    return Status::invalid_argument(path + ": is a directory, expected a file");
   GzFile f(gzopen(path.c_str(), "rb"));
   if (!f) return Status::io_error(path + ": cannot open for reading");
   gzbuffer(f.get(), kGzBufferBytes);
@@ -61,11 +62,14 @@ Result<IdxHeader> read_header(gzFile f, const std::string& path, uint32_t expect
   unsigned char magic_bytes[4];
   auto got = read_up_to(f, path, magic_bytes, 4);
   if (!got) return got.status();
-  if (*got < 4) return Status::invalid_argument(fmt::format("{}: truncated: expected a 4-byte IDX magic, got {} bytes", path, *got));
+  if (*got < 4)
+    return Status::invalid_argument(
+        fmt::format("{}: truncated: expected a 4-byte IDX magic, got {} bytes", path, *got));
   const uint32_t magic = (uint32_t{magic_bytes[0]} << 24) | (uint32_t{magic_bytes[1]} << 16) |
                          (uint32_t{magic_bytes[2]} << 8) | uint32_t{magic_bytes[3]};
   if (magic != expected) {
-    return Status::invalid_argument(fmt::format("{}: wrong magic 0x{:08x}, expected 0x{:08x} for {}", path, magic, expected, what));
+    return Status::invalid_argument(
+        fmt::format("{}: wrong magic 0x{:08x}, expected 0x{:08x} for {}", path, magic, expected, what));
   }
   IdxHeader header;
   const unsigned ndims = expected & 0xff;
@@ -73,7 +77,8 @@ Result<IdxHeader> read_header(gzFile f, const std::string& path, uint32_t expect
   got = read_up_to(f, path, raw.data(), raw.size());
   if (!got) return got.status();
   if (*got < raw.size()) {
-    return Status::invalid_argument(fmt::format("{}: truncated: expected {} bytes of header dimensions, got {}", path, raw.size(), *got));
+    return Status::invalid_argument(
+        fmt::format("{}: truncated: expected {} bytes of header dimensions, got {}", path, raw.size(), *got));
   }
   for (unsigned d = 0; d < ndims; ++d) {
     const unsigned char* b = raw.data() + 4 * d;
@@ -95,7 +100,8 @@ Status read_payload(gzFile f, const std::string& path, size_t expected_bytes, co
     sink(chunk.data(), *got);
     total += *got;
     if (*got < want) {
-      return Status::invalid_argument(fmt::format("{}: truncated: expected {} bytes of {}, got {}", path, expected_bytes, what, total));
+      return Status::invalid_argument(
+          fmt::format("{}: truncated: expected {} bytes of {}, got {}", path, expected_bytes, what, total));
     }
   }
   return Status::ok_status();
@@ -117,7 +123,8 @@ Result<Dataset> load_idx(const std::string& images_path, const std::string& labe
   const uint64_t n = image_header->dims[0], rows = image_header->dims[1], cols = image_header->dims[2];
   const uint64_t n_labels = label_header->dims[0];
   if (n != n_labels) {
-    return Status::invalid_argument(fmt::format("{}: has {} images but {} has {} labels", images_path, n, labels_path, n_labels));
+    return Status::invalid_argument(
+        fmt::format("{}: has {} images but {} has {} labels", images_path, n, labels_path, n_labels));
   }
   if (n == 0) return Status::invalid_argument(images_path + ": contains zero examples");
   if (rows == 0 || cols == 0) {
@@ -132,13 +139,13 @@ Result<Dataset> load_idx(const std::string& images_path, const std::string& labe
   // A table gives the correctly rounded p / 255 for every byte at lookup speed.
   float scaled[256];
   for (int v = 0; v < 256; ++v) scaled[v] = static_cast<float>(v) / 255.0f;
-  Status s = read_payload(images->get(), images_path, pixel_bytes, "pixel data",
-                          [&](const unsigned char* p, size_t count) {
-                            const size_t start = data.features.size();
-                            data.features.resize(start + count);
-                            float* out = data.features.data() + start;
-                            for (size_t i = 0; i < count; ++i) out[i] = scaled[p[i]];
-                          });
+  Status s =
+      read_payload(images->get(), images_path, pixel_bytes, "pixel data", [&](const unsigned char* p, size_t count) {
+        const size_t start = data.features.size();
+        data.features.resize(start + count);
+        float* out = data.features.data() + start;
+        for (size_t i = 0; i < count; ++i) out[i] = scaled[p[i]];
+      });
   if (!s.ok()) return s;
 
   data.labels.reserve(static_cast<size_t>(n));

@@ -46,7 +46,8 @@ Result<std::vector<fs::path>> images_in(const fs::path& folder) {
     if (it->is_regular_file(ec) && !hidden(it->path()) && is_image_file(it->path())) out.push_back(it->path());
   if (ec) return Status::io_error(fmt::format("{}: cannot list: {}", folder.string(), ec.message()));
   if (out.empty())
-    return Status::invalid_argument(fmt::format("{}: class folder holds no images (.png, .jpg or .jpeg)", folder.string()));
+    return Status::invalid_argument(
+        fmt::format("{}: class folder holds no images (.png, .jpg or .jpeg)", folder.string()));
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -56,11 +57,13 @@ Result<ImageListing> list_tree(const fs::path& root) {
   const fs::path train_dir = root / "train";
   std::error_code ec;
   if (!fs::is_directory(train_dir, ec))
-    return Status::invalid_argument(fmt::format("{}: no train/ folder (expected train/<class>/*.png|jpg)", root.string()));
+    return Status::invalid_argument(
+        fmt::format("{}: no train/ folder (expected train/<class>/*.png|jpg)", root.string()));
   auto classes = class_folders(train_dir);
   if (!classes) return classes.status();
   if (classes->empty())
-    return Status::invalid_argument(fmt::format("{}: no class folders (expected train/<class>/*.png|jpg)", train_dir.string()));
+    return Status::invalid_argument(
+        fmt::format("{}: no class folders (expected train/<class>/*.png|jpg)", train_dir.string()));
   std::map<std::string, int64_t> index_of;
   for (const auto& folder : *classes) {
     const int64_t label = static_cast<int64_t>(listing.class_names.size());
@@ -75,8 +78,7 @@ Result<ImageListing> list_tree(const fs::path& root) {
     listing.has_test = true;
     auto test_classes = class_folders(test_dir);
     if (!test_classes) return test_classes.status();
-    if (test_classes->empty())
-      return Status::invalid_argument(fmt::format("{}: no class folders", test_dir.string()));
+    if (test_classes->empty()) return Status::invalid_argument(fmt::format("{}: no class folders", test_dir.string()));
     for (const auto& folder : *test_classes) {
       auto it = index_of.find(folder.filename().string());
       if (it == index_of.end())
@@ -97,9 +99,12 @@ std::vector<std::string> cells_of(const std::string& line) {
   for (size_t i = 0; i < line.size(); ++i) {
     const char c = line[i];
     if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') cells.back() += '"', ++i;
-      else if (c == '"') quoted = false;
-      else cells.back() += c;
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"')
+        cells.back() += '"', ++i;
+      else if (c == '"')
+        quoted = false;
+      else
+        cells.back() += c;
     } else if (c == '"') {
       quoted = true;
     } else if (c == ',') {
@@ -145,10 +150,11 @@ Result<ImageListing> list_manifest(const fs::path& manifest) {
   for (size_t r = 1; r < rows.size(); ++r) {
     const auto& row = rows[r];
     if (row.size() != header.size())
-      return Status::invalid_argument(fmt::format("{}: line {}: expected {} cells as in the header, found {}", manifest.string(),
-                                                  line_numbers[r], header.size(), row.size()));
+      return Status::invalid_argument(fmt::format("{}: line {}: expected {} cells as in the header, found {}",
+                                                  manifest.string(), line_numbers[r], header.size(), row.size()));
     if (row[path_col].empty() || row[label_col].empty())
-      return Status::invalid_argument(fmt::format("{}: line {}: empty path or label", manifest.string(), line_numbers[r]));
+      return Status::invalid_argument(
+          fmt::format("{}: line {}: empty path or label", manifest.string(), line_numbers[r]));
     fs::path image = row[path_col];
     if (image.is_relative()) image = base / image;
     std::error_code ec;
@@ -189,9 +195,9 @@ Status decode_one(const ImageFile& file, const ImageOptions& o, int64_t height, 
   auto bytes = read_whole_file(file.path);
   if (!bytes) return Status::corruption(bytes.status().message());
   int w = 0, h = 0, channels_in_file = 0;
-  std::unique_ptr<unsigned char, StbiFree> pixels(
-      stbi_load_from_memory(reinterpret_cast<const stbi_uc*>(bytes->data()), static_cast<int>(bytes->size()), &w, &h,
-                            &channels_in_file, o.channels));
+  std::unique_ptr<unsigned char, StbiFree> pixels(stbi_load_from_memory(reinterpret_cast<const stbi_uc*>(bytes->data()),
+                                                                        static_cast<int>(bytes->size()), &w, &h,
+                                                                        &channels_in_file, o.channels));
   if (!pixels) {
     const char* why = stbi_failure_reason();
     return Status::corruption(fmt::format("{}: cannot decode the image: {}", file.path, why ? why : "unknown reason"));
@@ -201,14 +207,15 @@ Status decode_one(const ImageFile& file, const ImageOptions& o, int64_t height, 
   const unsigned char* src = pixels.get();
   if (h != height || w != width) {
     if (!o.resize)
-      return Status::invalid_argument(fmt::format("{}: the image is {}x{} (height x width), expected {}x{}; {}", file.path,
-                                                  h, w, height, width, wrong_size_advice));
+      return Status::invalid_argument(fmt::format("{}: the image is {}x{} (height x width), expected {}x{}; {}",
+                                                  file.path, h, w, height, width, wrong_size_advice));
     resized.resize(static_cast<size_t>(height * width * c));
     if (!stbir_resize_uint8(src, w, h, 0, resized.data(), static_cast<int>(width), static_cast<int>(height), 0, c))
       return Status::corruption(fmt::format("{}: cannot resize the image from {}x{}", file.path, h, w));
     src = resized.data();
   }
-  // stb gives rows of interleaved channels (HWC); samples are channels first (CHW), as LibTorch's convolutions take them.
+  // stb gives rows of interleaved channels (HWC); samples are channels first (CHW), as LibTorch's convolutions take
+  // them.
   const size_t plane = static_cast<size_t>(height * width);
   const size_t start = out.size();
   out.resize(start + plane * static_cast<size_t>(c));
@@ -220,7 +227,8 @@ Status decode_one(const ImageFile& file, const ImageOptions& o, int64_t height, 
 }  // namespace
 
 Result<ImageListing> list_images(const ImageOptions& o) {
-  if (o.channels != 1 && o.channels != 3) return Status::invalid_argument(fmt::format("images: {} channels, expected 1 or 3", o.channels));
+  if (o.channels != 1 && o.channels != 3)
+    return Status::invalid_argument(fmt::format("images: {} channels, expected 1 or 3", o.channels));
   std::error_code ec;
   const fs::path path(o.path);
   if (fs::is_directory(path, ec)) return list_tree(path);
@@ -244,7 +252,8 @@ Result<DecodedImages> decode_images(const ImageOptions& o, const ImageListing& l
         height = h, width = w;
         break;
       }
-      if (!o.skip_bad) return Status::corruption(fmt::format("{}: cannot decode the image: {}", f.path, stbi_failure_reason()));
+      if (!o.skip_bad)
+        return Status::corruption(fmt::format("{}: cannot decode the image: {}", f.path, stbi_failure_reason()));
     }
     if (height == 0) return Status::invalid_argument(fmt::format("{}: none of the images can be decoded", o.path));
   }
@@ -263,7 +272,8 @@ Result<DecodedImages> decode_images(const ImageOptions& o, const ImageListing& l
       d.labels.push_back(f.label);
       ++per_class[f.label];
     }
-    if (d.labels.empty()) return Status::invalid_argument(fmt::format("{}: no {} image could be decoded", o.path, which));
+    if (d.labels.empty())
+      return Status::invalid_argument(fmt::format("{}: no {} image could be decoded", o.path, which));
     // A class folder whose every image was skipped would silently vanish from training.
     std::map<int64_t, int64_t> listed;
     for (const auto& f : files) ++listed[f.label];
@@ -283,9 +293,9 @@ Result<DecodedImages> decode_images(const ImageOptions& o, const ImageListing& l
     if (Status s = decode_all(listing.test, out.test, "test"); !s.ok()) return s;
   }
   if (progress) {
-    progress(fmt::format("decoded {} images to {}x{}x{}{}", out.train.size() + out.test.size(), o.channels, height, width,
-                         out.skipped ? fmt::format(", skipped {} that could not be decoded (skip_bad)", out.skipped)
-                                     : std::string()));
+    progress(fmt::format(
+        "decoded {} images to {}x{}x{}{}", out.train.size() + out.test.size(), o.channels, height, width,
+        out.skipped ? fmt::format(", skipped {} that could not be decoded (skip_bad)", out.skipped) : std::string()));
   }
   return out;
 }
@@ -296,7 +306,8 @@ Result<std::vector<std::string>> list_image_folder(const std::string& dir) {
   std::vector<std::string> files;
   auto add_images_of = [&](const fs::path& folder) -> Status {
     for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec))
-      if (it->is_regular_file(ec) && !hidden(it->path()) && is_image_file(it->path())) files.push_back(it->path().string());
+      if (it->is_regular_file(ec) && !hidden(it->path()) && is_image_file(it->path()))
+        files.push_back(it->path().string());
     if (ec) return Status::io_error(fmt::format("{}: cannot list: {}", folder.string(), ec.message()));
     return Status::ok_status();
   };
@@ -306,17 +317,21 @@ Result<std::vector<std::string>> list_image_folder(const std::string& dir) {
   for (const auto& folder : *subfolders)
     if (Status s = add_images_of(folder); !s.ok()) return s;
   if (files.empty())
-    return Status::invalid_argument(fmt::format("{}: the folder holds no images (.png, .jpg or .jpeg), neither in it nor "
-                                                "in its subfolders (<class>/*.png|jpg)", dir));
+    return Status::invalid_argument(
+        fmt::format("{}: the folder holds no images (.png, .jpg or .jpeg), neither in it nor "
+                    "in its subfolders (<class>/*.png|jpg)",
+                    dir));
   std::sort(files.begin(), files.end());
   return files;
 }
 
 Result<Dataset> decode_image_files(const std::vector<std::string>& files, const ImageOptions& o,
                                    const std::string& wrong_size_advice) {
-  if (o.channels != 1 && o.channels != 3) return Status::invalid_argument(fmt::format("images: {} channels, expected 1 or 3", o.channels));
+  if (o.channels != 1 && o.channels != 3)
+    return Status::invalid_argument(fmt::format("images: {} channels, expected 1 or 3", o.channels));
   if (o.height <= 0 || o.width <= 0)
-    return Status::invalid_argument(fmt::format("images: size {}x{}, expected a positive height and width", o.height, o.width));
+    return Status::invalid_argument(
+        fmt::format("images: size {}x{}, expected a positive height and width", o.height, o.width));
   Dataset d;
   d.sample_shape = {o.channels, o.height, o.width};
   d.features.reserve(files.size() * static_cast<size_t>(o.channels * o.height * o.width));

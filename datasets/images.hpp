@@ -21,11 +21,11 @@
 namespace cerebro::datasets {
 
 struct ImageOptions {
-  std::string path;                // a folder tree or a CSV manifest
-  int64_t height = 0, width = 0;   // 0: the first training image's size
-  int channels = 1;                // 1 (grayscale) or 3 (rgb)
-  bool resize = true;              // false: an image of another size is an error naming it
-  bool skip_bad = false;           // true: undecodable images are skipped and counted, not an error
+  std::string path;               // a folder tree or a CSV manifest
+  int64_t height = 0, width = 0;  // 0: the first training image's size
+  int channels = 1;               // 1 (grayscale) or 3 (rgb)
+  bool resize = true;             // false: an image of another size is an error naming it
+  bool skip_bad = false;          // true: undecodable images are skipped and counted, not an error
 };
 
 struct ImageFile {

@@ -44,8 +44,10 @@ class Reader {
     if constexpr (std::is_same_v<T, bool>) {
       if (!value->is_boolean()) wrong = "not a boolean";
     } else if constexpr (std::is_integral_v<T>) {
-      if (!value->is_number_integer()) wrong = "not an integer";
-      else if (std::is_unsigned_v<T> && !value->is_number_unsigned()) wrong = "negative";
+      if (!value->is_number_integer())
+        wrong = "not an integer";
+      else if (std::is_unsigned_v<T> && !value->is_number_unsigned())
+        wrong = "negative";
     }
     if constexpr (std::is_floating_point_v<T>) {
       if (!value->is_number()) wrong = "not a number";
@@ -141,9 +143,8 @@ Status write_manifest(const std::string& dir, const Manifest& m) {
   if (!m.feature_names.empty()) doc["feature_names"] = m.feature_names;
   if (m.source == "images") doc["images"] = {{"resize", m.images_resized}};
   if (!m.target_mean.empty()) doc["targets"] = {{"mean", m.target_mean}, {"stddev", m.target_stddev}};
-  doc["normalization"] = {{"mode", m.normalization_mode},
-                          {"mean", m.normalization.mean},
-                          {"stddev", m.normalization.stddev}};
+  doc["normalization"] = {
+      {"mode", m.normalization_mode}, {"mean", m.normalization.mean}, {"stddev", m.normalization.stddev}};
   json parts = json::array();
   for (const auto& p : m.partitions) parts.push_back(shard_to_json(p));
   doc["partitions"] = parts;

@@ -18,13 +18,13 @@ inline constexpr int kManifestFormatVersion = 1;
 
 struct Manifest {
   int format_version = kManifestFormatVersion;
-  std::string source;                    // "idx" | "csv"
-  std::vector<std::string> inputs;       // the source files read
+  std::string source;               // "idx" | "csv"
+  std::vector<std::string> inputs;  // the source files read
   uint64_t seed = 0;
-  int64_t train_examples = 0;            // in partitions (after the validation split)
+  int64_t train_examples = 0;  // in partitions (after the validation split)
   std::vector<int64_t> sample_shape;
-  int64_t num_classes = 0;                // classes; for regression and multilabel the target width
-  std::vector<std::string> class_names;  // may be empty; regression: the target columns, multilabel: the labels
+  int64_t num_classes = 0;                   // classes; for regression and multilabel the target width
+  std::vector<std::string> class_names;      // may be empty; regression: the target columns, multilabel: the labels
   TaskKind task = TaskKind::classification;  // absent in older manifests: classification
   // Regression: the training targets' mean and stddev per target; the shards hold (y - mean) / stddev
   // (stddev 0 -> 1), so a prediction is output * stddev + mean. Empty for the other tasks.
@@ -33,11 +33,11 @@ struct Manifest {
   // images: whether images of another size were resized to sample_shape (predict does the same); absent in
   // manifests of other sources and of older builds (cache format < 3).
   bool images_resized = true;
-  std::string normalization_mode;        // "none" | "global" | "per_feature"
+  std::string normalization_mode;  // "none" | "global" | "per_feature"
   Normalization normalization;
-  std::vector<ShardInfo> partitions;     // part-0000.bin ...
-  ShardInfo validation;                  // validation.bin
-  ShardInfo test;                        // test.bin
+  std::vector<ShardInfo> partitions;  // part-0000.bin ...
+  ShardInfo validation;               // validation.bin
+  ShardInfo test;                     // test.bin
 };
 
 // Writes dir/manifest.json atomically (tmp + fsync + rename).

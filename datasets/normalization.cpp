@@ -8,7 +8,9 @@ namespace cerebro::datasets {
 
 namespace {
 const std::pair<NormalizationMode, const char*> normalization_mode_names[] = {
-    {NormalizationMode::none, "none"}, {NormalizationMode::global, "global"}, {NormalizationMode::per_feature, "per_feature"}};
+    {NormalizationMode::none, "none"},
+    {NormalizationMode::global, "global"},
+    {NormalizationMode::per_feature, "per_feature"}};
 }  // namespace
 
 Result<NormalizationMode> parse_normalization_mode(const std::string& text) {

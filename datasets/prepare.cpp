@@ -36,9 +36,11 @@ struct Loaded {
 Status validate(const PrepareOptions& o, const std::string& out_dir) {
   if (!is_known_dataset_source(o.source)) {
     auto registered = registered_dataset_sources();
-    if (registered.empty()) return Status::invalid_argument("source '" + o.source + "' is not supported, expected idx, csv or images");
-    return Status::invalid_argument(fmt::format("source '{}' is not supported, expected idx, csv, images or a registered source ({})",
-                                                o.source, fmt::join(registered, ", ")));
+    if (registered.empty())
+      return Status::invalid_argument("source '" + o.source + "' is not supported, expected idx, csv or images");
+    return Status::invalid_argument(
+        fmt::format("source '{}' is not supported, expected idx, csv, images or a registered source ({})", o.source,
+                    fmt::join(registered, ", ")));
   }
   const auto builtin = parse_builtin_source(o.source);
   if (builtin == BuiltinSource::idx &&
@@ -49,8 +51,8 @@ Status validate(const PrepareOptions& o, const std::string& out_dir) {
     return Status::invalid_argument("source csv needs train_csv and label_column");
   }
   if (builtin == BuiltinSource::idx && o.task != TaskKind::classification) {
-    return Status::invalid_argument(fmt::format("source idx holds class labels; task {} needs csv or a registered source",
-                                                to_string(o.task)));
+    return Status::invalid_argument(
+        fmt::format("source idx holds class labels; task {} needs csv or a registered source", to_string(o.task)));
   }
   if (builtin == BuiltinSource::images && o.images.path.empty()) {
     return Status::invalid_argument("source images needs a path (a folder tree or a CSV manifest)");
@@ -59,7 +61,8 @@ Status validate(const PrepareOptions& o, const std::string& out_dir) {
   if (!in_range(o.validation_fraction)) {
     return Status::invalid_argument(fmt::format("validation_fraction {} is outside [0, 1)", o.validation_fraction));
   }
-  if (!in_range(o.test_fraction)) return Status::invalid_argument(fmt::format("test_fraction {} is outside [0, 1)", o.test_fraction));
+  if (!in_range(o.test_fraction))
+    return Status::invalid_argument(fmt::format("test_fraction {} is outside [0, 1)", o.test_fraction));
   if (o.partitions < 1) return Status::invalid_argument(fmt::format("partitions {} must be at least 1", o.partitions));
   if (o.limit < 0) return Status::invalid_argument(fmt::format("limit {} must be 0 (all) or positive", o.limit));
   if (out_dir.empty()) return Status::invalid_argument("no output directory given");
@@ -67,7 +70,8 @@ Status validate(const PrepareOptions& o, const std::string& out_dir) {
   if (fs::exists(out_dir, ec)) {
     if (!fs::is_directory(out_dir, ec)) return Status::invalid_argument(out_dir + ": exists and is not a directory");
     if (!fs::is_empty(out_dir, ec)) {
-      return Status::invalid_argument(out_dir + ": output directory exists and is not empty; remove it or choose another");
+      return Status::invalid_argument(out_dir +
+                                      ": output directory exists and is not empty; remove it or choose another");
     }
   }
   return Status::ok_status();
@@ -76,9 +80,9 @@ Status validate(const PrepareOptions& o, const std::string& out_dir) {
 // Gives string classes from two CSV files one shared index: the union of names, sorted.
 Status merge_class_names(Loaded& l, const std::vector<std::string>& test_names, const PrepareOptions& o) {
   if (l.class_names.empty() != test_names.empty()) {
-    return Status::invalid_argument(fmt::format("{} has {} labels but {} has {} labels: both must be class indices or both names",
-                                                o.train_csv, l.class_names.empty() ? "integer" : "string", o.test_csv,
-                                                test_names.empty() ? "integer" : "string"));
+    return Status::invalid_argument(fmt::format(
+        "{} has {} labels but {} has {} labels: both must be class indices or both names", o.train_csv,
+        l.class_names.empty() ? "integer" : "string", o.test_csv, test_names.empty() ? "integer" : "string"));
   }
   if (test_names.empty()) return Status::ok_status();
   std::map<std::string, int64_t> index_of;
@@ -163,7 +167,8 @@ Result<Loaded> load_sources(const PrepareOptions& o, const std::function<void(co
     l.has_test = true;
     l.inputs = {o.train_images, o.train_labels, o.test_images, o.test_labels};
   } else {
-    const std::vector<std::string> columns = o.label_columns.empty() ? std::vector<std::string>{o.label_column} : o.label_columns;
+    const std::vector<std::string> columns =
+        o.label_columns.empty() ? std::vector<std::string>{o.label_column} : o.label_columns;
     auto train = load_csv_targets(o.train_csv, o.task, columns, &l.class_names);
     if (!train) return train.status();
     l.train = std::move(*train);
@@ -185,10 +190,12 @@ Result<Loaded> load_sources(const PrepareOptions& o, const std::function<void(co
     }
   }
   if (o.task != TaskKind::classification && !l.train.has_targets()) {
-    return Status::invalid_argument(fmt::format("task {} needs targets, but source '{}' gave class labels", to_string(o.task), o.source));
+    return Status::invalid_argument(
+        fmt::format("task {} needs targets, but source '{}' gave class labels", to_string(o.task), o.source));
   }
   if (o.task == TaskKind::classification && l.train.has_targets()) {
-    return Status::invalid_argument(fmt::format("source '{}' gave float targets: set task to regression or multilabel", o.source));
+    return Status::invalid_argument(
+        fmt::format("source '{}' gave float targets: set task to regression or multilabel", o.source));
   }
   if (l.has_test && l.test.target_width != l.train.target_width) {
     return Status::invalid_argument(fmt::format("test examples have {} targets but training examples have {}",
@@ -196,7 +203,8 @@ Result<Loaded> load_sources(const PrepareOptions& o, const std::function<void(co
   }
   if (l.has_test && l.test.sample_shape != l.train.sample_shape) {
     return Status::invalid_argument(fmt::format("test examples have shape [{}] but training examples have shape [{}]",
-                                                fmt::join(l.test.sample_shape, ","), fmt::join(l.train.sample_shape, ",")));
+                                                fmt::join(l.test.sample_shape, ","),
+                                                fmt::join(l.train.sample_shape, ",")));
   }
   return l;
 }
@@ -316,10 +324,12 @@ Result<Manifest> prepare(const PrepareOptions& options, const std::string& out_d
   const int64_t n_validation = round_fraction(options.validation_fraction, pool);
   const int64_t n_train = pool - n_validation;
   if (n_train <= 0) {
-    return Status::invalid_argument(fmt::format("no training examples left: {} examples, {} go to validation", pool, n_validation));
+    return Status::invalid_argument(
+        fmt::format("no training examples left: {} examples, {} go to validation", pool, n_validation));
   }
   if (options.partitions > n_train) {
-    return Status::invalid_argument(fmt::format("{} partitions is more than the {} training examples", options.partitions, n_train));
+    return Status::invalid_argument(
+        fmt::format("{} partitions is more than the {} training examples", options.partitions, n_train));
   }
   Dataset train = gather(l.train, order, 0, n_train);
   Dataset validation = gather(l.train, order, n_train, pool);
@@ -331,8 +341,8 @@ Result<Manifest> prepare(const PrepareOptions& options, const std::string& out_d
   for (const Dataset* d : {&train, &validation, &l.test}) {
     for (int64_t label : d->labels) {
       if (label < 0 || label >= kMaxClasses) {
-        return Status::invalid_argument(fmt::format("label {} is out of range [0, {}): labels must be class indices", label,
-                                                    kMaxClasses));
+        return Status::invalid_argument(
+            fmt::format("label {} is out of range [0, {}): labels must be class indices", label, kMaxClasses));
       }
       max_label = std::max(max_label, label);
     }
@@ -370,8 +380,8 @@ Result<Manifest> prepare(const PrepareOptions& options, const std::string& out_d
   fs::create_directories(final_dir.parent_path(), ec);
   if (ec) return Status::io_error(final_dir.parent_path().string() + ": cannot create directory: " + ec.message());
   static std::atomic<int> counter{0};
-  const fs::path tmp_dir = final_dir.parent_path() / fmt::format(".{}.tmp-{}-{}", final_dir.filename().string(),
-                                                                  ::getpid(), counter++);
+  const fs::path tmp_dir =
+      final_dir.parent_path() / fmt::format(".{}.tmp-{}-{}", final_dir.filename().string(), ::getpid(), counter++);
   fs::remove_all(tmp_dir, ec);
   if (!fs::create_directory(tmp_dir, ec)) {
     return Status::io_error(tmp_dir.string() + ": cannot create temporary directory: " + ec.message());
@@ -398,7 +408,9 @@ Result<Manifest> prepare(const PrepareOptions& options, const std::string& out_d
 
   // rename(2) replaces an empty directory, which validate() allowed.
   fs::rename(tmp_dir, final_dir, ec);
-  if (ec) return Status::io_error(fmt::format("{}: cannot move the prepared data into place: {}", final_dir.string(), ec.message()));
+  if (ec)
+    return Status::io_error(
+        fmt::format("{}: cannot move the prepared data into place: {}", final_dir.string(), ec.message()));
   guard.release();
   if (Status s = fsync_directory(final_dir.parent_path().string()); !s.ok()) return s;
   say(fmt::format("wrote {} partitions and {} to {}", options.partitions, kManifestFileName, final_dir.string()));
@@ -411,7 +423,8 @@ Result<Dataset> load_shard(const std::string& dir, const Manifest& manifest, con
   auto data = storage == ShardStorage::mapped ? map_shard(path, shard.checksum) : read_shard(path, shard.checksum);
   if (!data) return data.status();
   if (data->size() != shard.count) {
-    return Status::corruption(fmt::format("{}: holds {} examples, the manifest says {}", path, data->size(), shard.count));
+    return Status::corruption(
+        fmt::format("{}: holds {} examples, the manifest says {}", path, data->size(), shard.count));
   }
   if (data->sample_shape != manifest.sample_shape) {
     return Status::corruption(fmt::format("{}: sample shape [{}] differs from the manifest's [{}]", path,
@@ -424,8 +437,8 @@ Result<Dataset> load_shard(const std::string& dir, const Manifest& manifest, con
   }
   for (size_t i = 0; i < data->labels.size(); ++i) {
     if (data->labels[i] < 0 || data->labels[i] >= manifest.num_classes) {
-      return Status::corruption(fmt::format("{}: example {} has label {}, outside [0, {})", path, i, data->labels[i],
-                                            manifest.num_classes));
+      return Status::corruption(
+          fmt::format("{}: example {} has label {}, outside [0, {})", path, i, data->labels[i], manifest.num_classes));
     }
   }
   return data;
@@ -443,7 +456,8 @@ Status verify_prepared(const std::string& dir) {
     auto sum = file_checksum(path);
     if (!sum) return sum.status();
     if (*sum != shard->checksum)
-      return Status::corruption(fmt::format("{}: checksum {} does not match the manifest's {}", path, *sum, shard->checksum));
+      return Status::corruption(
+          fmt::format("{}: checksum {} does not match the manifest's {}", path, *sum, shard->checksum));
   }
   return Status::ok_status();
 }

@@ -16,18 +16,19 @@
 namespace cerebro::datasets {
 
 struct PrepareOptions {
-  std::string source;                                                  // "idx" | "csv" | "images" | registered
+  std::string source;                                                // "idx" | "csv" | "images" | registered
   std::string train_images, train_labels, test_images, test_labels;  // idx
-  std::string train_csv, test_csv, label_column;                      // csv; test_csv may be empty
+  std::string train_csv, test_csv, label_column;                     // csv; test_csv may be empty
   // What the labels are (datasets/task_kind.hpp). Regression may name several target columns in
   // label_columns (then label_column is ignored); csv only, or a registered source that returns targets.
   TaskKind task = TaskKind::classification;
   std::vector<std::string> label_columns;
-  ImageOptions images;                                                 // images
+  ImageOptions images;               // images
   double validation_fraction = 0.1;  // of the (limited) training set, in [0, 1)
-  double test_fraction = 0.1;        // csv without test_csv, images without test/: carved off BEFORE the validation split, in [0, 1)
-  int partitions = 1;                // >= 1
-  int64_t limit = 0;                 // 0 = all; else only the first N training examples
+  double test_fraction =
+      0.1;             // csv without test_csv, images without test/: carved off BEFORE the validation split, in [0, 1)
+  int partitions = 1;  // >= 1
+  int64_t limit = 0;   // 0 = all; else only the first N training examples
   uint64_t seed = 42;
   NormalizationMode normalization = NormalizationMode::global;
 };

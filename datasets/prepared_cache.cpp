@@ -100,7 +100,8 @@ bool process_alive(pid_t pid) { return pid > 0 && (::kill(pid, 0) == 0 || errno 
 
 std::string default_cache_dir() {
   if (const char* dir = std::getenv("CEREBRO_CACHE_DIR"); dir && *dir) return dir;
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return (fs::path(xdg) / "cerebro" / "prepared").string();
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    return (fs::path(xdg) / "cerebro" / "prepared").string();
   if (const char* home = std::getenv("HOME"); home && *home)
     return (fs::path(home) / ".cache" / "cerebro" / "prepared").string();
   std::error_code ec;
@@ -111,7 +112,8 @@ bool is_cacheable(const PrepareOptions& options) { return parse_builtin_source(o
 
 Result<json> cache_key(const PrepareOptions& o) {
   const auto builtin = parse_builtin_source(o.source);
-  if (!builtin) return Status::invalid_argument(fmt::format("source '{}' is registered by a program and is not cached", o.source));
+  if (!builtin)
+    return Status::invalid_argument(fmt::format("source '{}' is registered by a program and is not cached", o.source));
   json inputs = json::array();
   auto add = [&](const std::string& role, const std::string& path) -> Status {
     auto entry = input_entry(role, path);
@@ -122,8 +124,10 @@ Result<json> cache_key(const PrepareOptions& o) {
   json image = nullptr;
   switch (*builtin) {
     case BuiltinSource::idx:
-      for (const auto& [role, path] : {std::pair{"train_images", o.train_images}, {"train_labels", o.train_labels},
-                                       {"test_images", o.test_images}, {"test_labels", o.test_labels}})
+      for (const auto& [role, path] : {std::pair{"train_images", o.train_images},
+                                       {"train_labels", o.train_labels},
+                                       {"test_images", o.test_images},
+                                       {"test_labels", o.test_labels}})
         if (Status s = add(role, path); !s.ok()) return s;
       break;
     case BuiltinSource::csv:
@@ -144,8 +148,11 @@ Result<json> cache_key(const PrepareOptions& o) {
       for (const auto* files : {&listing->train, &listing->test})
         for (const auto& f : *files)
           if (Status s = add(fs::path(f.path).lexically_relative(base).string(), f.path); !s.ok()) return s;
-      image = {{"height", o.images.height}, {"width", o.images.width}, {"channels", o.images.channels},
-               {"resize", o.images.resize}, {"skip_bad", o.images.skip_bad}};
+      image = {{"height", o.images.height},
+               {"width", o.images.width},
+               {"channels", o.images.channels},
+               {"resize", o.images.resize},
+               {"skip_bad", o.images.skip_bad}};
       break;
     }
   }
@@ -192,7 +199,8 @@ Result<CachedData> PreparedCache::find_or_prepare(const PrepareOptions& options,
   auto check = [&]() -> Status {
     auto stored = read_key(dir);
     if (!stored) return stored.status();
-    if (*stored != *key) return Status::corruption(fmt::format("{}: holds another key", (dir / kCacheKeyFileName).string()));
+    if (*stored != *key)
+      return Status::corruption(fmt::format("{}: holds another key", (dir / kCacheKeyFileName).string()));
     return verify_prepared(dir.string());
   };
   auto use = [&]() -> Result<CachedData> {
@@ -231,7 +239,8 @@ Result<CachedData> PreparedCache::find_or_prepare(const PrepareOptions& options,
   if (ec) {
     // Another process prepared the same entry meanwhile: use theirs when it is intact.
     if (fs::exists(dir, ec) && check().ok()) return use();
-    return Status::io_error(fmt::format("{}: cannot move the prepared data into the cache: {}", dir.string(), ec.message()));
+    return Status::io_error(
+        fmt::format("{}: cannot move the prepared data into the cache: {}", dir.string(), ec.message()));
   }
   if (Status s = fsync_directory(root_); !s.ok()) return s;
   say(fmt::format("prepared into the cache: {}", dir.string()));
@@ -253,9 +262,12 @@ Result<std::vector<CacheEntry>> PreparedCache::list() const {
     e.last_used_unix = mtime_unix(it->path() / kCacheKeyFileName);
     auto manifest = read_manifest(e.dir);
     auto key = read_key(it->path());
-    if (!manifest) e.problem = manifest.status().message();
-    else if (!key) e.problem = key.status().message();
-    else if (cache_key_name(*key) != name) e.problem = "its key does not match its name";
+    if (!manifest)
+      e.problem = manifest.status().message();
+    else if (!key)
+      e.problem = key.status().message();
+    else if (cache_key_name(*key) != name)
+      e.problem = "its key does not match its name";
     if (manifest) {
       e.source = manifest->source;
       e.inputs = manifest->inputs;

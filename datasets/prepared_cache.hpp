@@ -42,8 +42,8 @@ Result<nlohmann::json> cache_key(const PrepareOptions& options);
 std::string cache_key_name(const nlohmann::json& key);
 
 struct CachedData {
-  std::string dir;    // the entry's directory
-  std::string name;   // its key name
+  std::string dir;   // the entry's directory
+  std::string name;  // its key name
   Manifest manifest;
   bool prepared = false;  // false: found ready and intact in the cache
   bool repaired = false;  // a damaged entry was found and prepared again
@@ -53,11 +53,11 @@ struct CacheEntry {
   std::string name, dir;
   std::string source;
   std::vector<std::string> inputs;
-  int64_t bytes = 0;             // on disk
+  int64_t bytes = 0;  // on disk
   int partitions = 0;
   int64_t train_examples = 0;
-  int64_t last_used_unix = 0;    // seconds since the epoch
-  std::string problem;           // non-empty: unreadable (its manifest or key), to be pruned
+  int64_t last_used_unix = 0;  // seconds since the epoch
+  std::string problem;         // non-empty: unreadable (its manifest or key), to be pruned
 };
 
 struct PruneRule {

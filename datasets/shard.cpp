@@ -66,13 +66,11 @@ class Cursor {
 Result<ShardInfo> write_shard(const std::string& path, const Dataset& data) {
   const int64_t numel = data.sample_numel();
   if (data.features.size() != static_cast<size_t>(data.size() * numel)) {
-    return Status::invalid_argument(fmt::format("{}: dataset has {} feature values, expected {} examples x {} = {}", path,
-                                                data.features.size(), data.size(), numel, data.size() * numel));
+    return Status::invalid_argument(fmt::format("{}: dataset has {} feature values, expected {} examples x {} = {}",
+                                                path, data.features.size(), data.size(), numel, data.size() * numel));
   }
   std::string header(kMagic, sizeof(kMagic));
-  auto append = [&header](const auto& value) {
-    header.append(reinterpret_cast<const char*>(&value), sizeof(value));
-  };
+  auto append = [&header](const auto& value) { header.append(reinterpret_cast<const char*>(&value), sizeof(value)); };
   if (data.has_targets() && data.targets.size() != static_cast<size_t>(data.size() * data.target_width)) {
     return Status::invalid_argument(fmt::format("{}: dataset has {} target values, not a multiple of {}", path,
                                                 data.targets.size(), data.target_width));
@@ -116,7 +114,7 @@ struct ShardLayout {
   std::vector<int64_t> sample_shape;
   int64_t count = 0;
   size_t features_offset = 0, labels_offset = 0;  // labels_offset: where the labels or the targets start
-  int64_t target_width = 0;                        // version 2: float targets per example; 0 = class labels
+  int64_t target_width = 0;                       // version 2: float targets per example; 0 = class labels
 };
 
 Status checksum_matches(const std::string& path, std::string_view file, const std::string& expected_checksum) {
@@ -130,7 +128,8 @@ Status checksum_matches(const std::string& path, std::string_view file, const st
 // are exactly the file's.
 Result<ShardLayout> parse_layout(const std::string& path, std::string_view file) {
   auto truncated = [&](const std::string& what) {
-    return Status::corruption(fmt::format("{}: truncated: the file ends ({} bytes) inside the {}", path, file.size(), what));
+    return Status::corruption(
+        fmt::format("{}: truncated: the file ends ({} bytes) inside the {}", path, file.size(), what));
   };
   Cursor cursor(file);
   char magic[sizeof(kMagic)];
@@ -144,10 +143,12 @@ Result<ShardLayout> parse_layout(const std::string& path, std::string_view file)
   uint32_t version = 0, rank = 0;
   if (!cursor.read(version) || !cursor.read(rank)) return truncated("header");
   if (version != kFormatVersion && version != kTargetsFormatVersion) {
-    return Status::invalid_argument(fmt::format("{}: shard format version {} is not supported (this build reads {} and {})",
-                                                path, version, kFormatVersion, kTargetsFormatVersion));
+    return Status::invalid_argument(
+        fmt::format("{}: shard format version {} is not supported (this build reads {} and {})", path, version,
+                    kFormatVersion, kTargetsFormatVersion));
   }
-  if (rank > kMaxRank) return Status::corruption(fmt::format("{}: corrupt header: sample rank {} exceeds {}", path, rank, kMaxRank));
+  if (rank > kMaxRank)
+    return Status::corruption(fmt::format("{}: corrupt header: sample rank {} exceeds {}", path, rank, kMaxRank));
   ShardLayout layout;
   layout.sample_shape.resize(rank);
   for (auto& dim : layout.sample_shape) {
@@ -181,12 +182,13 @@ Result<ShardLayout> parse_layout(const std::string& path, std::string_view file)
     if (!numel_exceeds_file) numel *= d;
   }
   const auto n = static_cast<uint64_t>(count);
-  const uint64_t per_example = numel * sizeof(float) +
-                               (target_width > 0 ? static_cast<uint64_t>(target_width) * sizeof(float) : sizeof(int64_t));
+  const uint64_t per_example =
+      numel * sizeof(float) +
+      (target_width > 0 ? static_cast<uint64_t>(target_width) * sizeof(float) : sizeof(int64_t));
   const bool fits = n == 0 || (!numel_exceeds_file && n <= available / per_example);
   if (!fits) {
-    return Status::corruption(fmt::format("{}: truncated: {} examples need more than the {} bytes in the file", path,
-                                          count, file_size));
+    return Status::corruption(
+        fmt::format("{}: truncated: {} examples need more than the {} bytes in the file", path, count, file_size));
   }
   if (n * per_example < available) {
     return Status::corruption(fmt::format("{}: corrupt: {} unexpected bytes after the {} examples", path,
@@ -209,7 +211,8 @@ void copy_labels(Dataset& data, std::string_view file, const ShardLayout& layout
     return;
   }
   data.labels.resize(static_cast<size_t>(layout.count));
-  std::memcpy(data.labels.data(), file.data() + layout.labels_offset, static_cast<size_t>(layout.count) * sizeof(int64_t));
+  std::memcpy(data.labels.data(), file.data() + layout.labels_offset,
+              static_cast<size_t>(layout.count) * sizeof(int64_t));
 }
 
 // A read-only mapping of a whole file, unmapped when the last Dataset using it goes.

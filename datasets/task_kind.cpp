@@ -3,8 +3,9 @@
 namespace cerebro::datasets {
 
 namespace {
-const std::pair<TaskKind, const char*> kTaskNames[] = {
-    {TaskKind::classification, "classification"}, {TaskKind::regression, "regression"}, {TaskKind::multilabel, "multilabel"}};
+const std::pair<TaskKind, const char*> kTaskNames[] = {{TaskKind::classification, "classification"},
+                                                       {TaskKind::regression, "regression"},
+                                                       {TaskKind::multilabel, "multilabel"}};
 }  // namespace
 
 std::string to_string(TaskKind task) {

@@ -10,7 +10,7 @@ namespace cerebro::models {
 
 #ifdef CEREBRO_HAS_MXCSR
 namespace {
-constexpr unsigned kFlushToZero = 0x8000;      // FTZ: denormal results become zero
+constexpr unsigned kFlushToZero = 0x8000;       // FTZ: denormal results become zero
 constexpr unsigned kDenormalsAreZero = 0x0040;  // DAZ: denormal inputs read as zero
 }  // namespace
 

@@ -80,8 +80,8 @@ torch::Tensor fused_step(torch::optim::Optimizer& optimizer, const torch::optim:
         continue;
       }
       const auto [beta1, beta2] = options.betas();
-      const AdamCoefficients c = adam_coefficients(options.lr(), beta1, beta2, options.eps(), options.weight_decay(),
-                                                   decoupled, state.step());
+      const AdamCoefficients c =
+          adam_coefficients(options.lr(), beta1, beta2, options.eps(), options.weight_decay(), decoupled, state.step());
       float* param = p.data_ptr<float>();
       const float* g = grad.data_ptr<float>();
       float* m = state.exp_avg().template data_ptr<float>();

@@ -169,28 +169,34 @@ Result<std::unique_ptr<GangSession>> GangSession::open(RendezvousCall call, int6
         fmt::format("gang rank {} outside 0..{} (a gang has at least 2 ranks)", rank, size - 1));
   }
   if (!call) return Status::invalid_argument("gang rendezvous: no way to reach the board");
-  return guarded<std::unique_ptr<GangSession>>(fmt::format("gang rendezvous (rank {})", rank), [&] {
-    auto impl = new_impl(rank, size, own_address, timeout_s);
-    impl->store = c10::make_intrusive<MessageStore>(std::move(call), gang, impl->timeout);
-    return std::unique_ptr<GangSession>(new GangSession(std::move(impl)));
-  }, StatusCode::unavailable);  // peers that do not arrive, a store that cannot be reached
+  return guarded<std::unique_ptr<GangSession>>(
+      fmt::format("gang rendezvous (rank {})", rank),
+      [&] {
+        auto impl = new_impl(rank, size, own_address, timeout_s);
+        impl->store = c10::make_intrusive<MessageStore>(std::move(call), gang, impl->timeout);
+        return std::unique_ptr<GangSession>(new GangSession(std::move(impl)));
+      },
+      StatusCode::unavailable);  // peers that do not arrive, a store that cannot be reached
 }
 
 Result<std::unique_ptr<GangSession>> GangSession::host(const std::string& address, int size, double timeout_s) {
   if (size < 2) return Status::invalid_argument(fmt::format("a gang needs at least 2 ranks, got {}", size));
-  return guarded<std::unique_ptr<GangSession>>("gang rendezvous (rank 0)", [&] {
-    auto impl = new_impl(0, size, address, timeout_s);
-    c10d::TCPStoreOptions options;
-    options.port = 0;  // a free port, reported through the coordinator
-    options.isServer = true;
-    options.numWorkers = static_cast<size_t>(size);
-    options.waitWorkers = false;  // the others join after they learn the port
-    options.timeout = impl->timeout;
-    auto store = c10::make_intrusive<c10d::TCPStore>(address, options);
-    impl->tcp_port = store->getPort();
-    impl->store = std::move(store);
-    return std::unique_ptr<GangSession>(new GangSession(std::move(impl)));
-  }, StatusCode::unavailable);  // peers that do not arrive, a store that cannot be reached
+  return guarded<std::unique_ptr<GangSession>>(
+      "gang rendezvous (rank 0)",
+      [&] {
+        auto impl = new_impl(0, size, address, timeout_s);
+        c10d::TCPStoreOptions options;
+        options.port = 0;  // a free port, reported through the coordinator
+        options.isServer = true;
+        options.numWorkers = static_cast<size_t>(size);
+        options.waitWorkers = false;  // the others join after they learn the port
+        options.timeout = impl->timeout;
+        auto store = c10::make_intrusive<c10d::TCPStore>(address, options);
+        impl->tcp_port = store->getPort();
+        impl->store = std::move(store);
+        return std::unique_ptr<GangSession>(new GangSession(std::move(impl)));
+      },
+      StatusCode::unavailable);  // peers that do not arrive, a store that cannot be reached
 }
 
 Result<std::unique_ptr<GangSession>> GangSession::join(const std::string& store_address, int port,
@@ -201,18 +207,21 @@ Result<std::unique_ptr<GangSession>> GangSession::join(const std::string& store_
   }
   if (port < 1 || port > 65535)
     return Status::invalid_argument(fmt::format("gang store port {} outside 1..65535", port));
-  return guarded<std::unique_ptr<GangSession>>(fmt::format("gang rendezvous (rank {})", rank), [&] {
-    auto impl = new_impl(rank, size, own_address, timeout_s);
-    c10d::TCPStoreOptions options;
-    options.port = static_cast<uint16_t>(port);
-    options.isServer = false;
-    options.numWorkers = static_cast<size_t>(size);
-    options.waitWorkers = false;
-    options.timeout = impl->timeout;
-    impl->store = c10::make_intrusive<c10d::TCPStore>(store_address, options);
-    impl->tcp_port = port;
-    return std::unique_ptr<GangSession>(new GangSession(std::move(impl)));
-  }, StatusCode::unavailable);  // peers that do not arrive, a store that cannot be reached
+  return guarded<std::unique_ptr<GangSession>>(
+      fmt::format("gang rendezvous (rank {})", rank),
+      [&] {
+        auto impl = new_impl(rank, size, own_address, timeout_s);
+        c10d::TCPStoreOptions options;
+        options.port = static_cast<uint16_t>(port);
+        options.isServer = false;
+        options.numWorkers = static_cast<size_t>(size);
+        options.waitWorkers = false;
+        options.timeout = impl->timeout;
+        impl->store = c10::make_intrusive<c10d::TCPStore>(store_address, options);
+        impl->tcp_port = port;
+        return std::unique_ptr<GangSession>(new GangSession(std::move(impl)));
+      },
+      StatusCode::unavailable);  // peers that do not arrive, a store that cannot be reached
 }
 
 Result<std::vector<std::unique_ptr<GangSession>>> local_gang(int ranks, double timeout_s, const std::string& address) {

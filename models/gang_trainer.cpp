@@ -139,7 +139,7 @@ class GangSum {
   int tag_;  // the exchange's Gloo slot: one per sum alive at once
   torch::Tensor t_;
   c10::intrusive_ptr<c10d::Work> work_;  // allreduce
-  std::vector<torch::Tensor> from_;       // exchange: what each other rank sent (own rank's undefined)
+  std::vector<torch::Tensor> from_;      // exchange: what each other rank sent (own rank's undefined)
   std::vector<std::unique_ptr<::gloo::transport::Buffer>> send_, receive_;
   const void* bound_to_ = nullptr;
 };
@@ -183,8 +183,7 @@ class FlatGradients {
     // Buckets from the last parameter backwards; each a contiguous range.
     bucket_of_.assign(params_.size(), 0);
     for (size_t i = params_.size(); i-- > 0;) {
-      if (buckets_.empty() ||
-          buckets_.back().end - buckets_.back().begin >= kBucketFloats) {
+      if (buckets_.empty() || buckets_.back().end - buckets_.back().begin >= kBucketFloats) {
         // The first bucket also carries the step's counts (set before backward).
         int64_t end = buckets_.empty() ? numel_ + 2 : offsets[i] + params_[i].numel();
         buckets_.push_back({end, end, 0, 0});
@@ -344,138 +343,143 @@ std::optional<Evaluation> evaluate_split(GangSession::Impl& gang, Model& model, 
 
 Result<GangUnitOutput> train_gang_unit(GangSession& session, const UnitInput& in) {
   GangSession::Impl& gang = session.impl();
-  return guarded<GangUnitOutput>(fmt::format("gang training failed (rank {} of {})", gang.rank, gang.size), [&] {
-    const BlockCacheScope buffers_stay_on_this_thread;
-    const ComputingThread computing;
-    const FlushDenormalsScope no_denormals;
-    GangUnitOutput out;
-    auto t0 = Clock::now();
-    Trainee t = build(*in.params, in.shape);
-    restore_state(t, *in.state);
-    out.unit.restore_s = since(t0);
+  return guarded<GangUnitOutput>(
+      fmt::format("gang training failed (rank {} of {})", gang.rank, gang.size),
+      [&] {
+        const BlockCacheScope buffers_stay_on_this_thread;
+        const ComputingThread computing;
+        const FlushDenormalsScope no_denormals;
+        GangUnitOutput out;
+        auto t0 = Clock::now();
+        Trainee t = build(*in.params, in.shape);
+        restore_state(t, *in.state);
+        out.unit.restore_s = since(t0);
 
-    auto t1 = Clock::now();
-    const int64_t k = gang.size;
-    // Checked on every rank alike, before any communication: all fail together.
-    if (t.training.batch_size < k) {
-      throw Error(fmt::format("batch_size {} is smaller than the gang's {} ranks", t.training.batch_size, k),
-                  StatusCode::invalid_argument);
-    }
-    const int64_t share = t.training.batch_size / k + (gang.rank < t.training.batch_size % k ? 1 : 0);
-    auto generator = at::make_generator<at::CPUGeneratorImpl>(in.seed);
-    t.model->set_generator(generator);
-    t.model->set_training(true);
-    const datasets::Dataset& data = *in.partition;
-    auto x = features_of(data);
-    auto y = targets_of(data);
-    const Objective objective(in.shape, *t.model);
-    auto order = torch::randperm(data.size(), generator, torch::kInt64);
-    // Every rank takes as many steps as the rank with the most.
-    auto steps_tensor = torch::tensor({static_cast<double>((data.size() + share - 1) / share)}, torch::kFloat64);
-    gang.allreduce(steps_tensor, c10d::ReduceOp::MAX);
-    const auto steps = static_cast<int64_t>(steps_tensor.item<double>());
+        auto t1 = Clock::now();
+        const int64_t k = gang.size;
+        // Checked on every rank alike, before any communication: all fail together.
+        if (t.training.batch_size < k) {
+          throw Error(fmt::format("batch_size {} is smaller than the gang's {} ranks", t.training.batch_size, k),
+                      StatusCode::invalid_argument);
+        }
+        const int64_t share = t.training.batch_size / k + (gang.rank < t.training.batch_size % k ? 1 : 0);
+        auto generator = at::make_generator<at::CPUGeneratorImpl>(in.seed);
+        t.model->set_generator(generator);
+        t.model->set_training(true);
+        const datasets::Dataset& data = *in.partition;
+        auto x = features_of(data);
+        auto y = targets_of(data);
+        const Objective objective(in.shape, *t.model);
+        auto order = torch::randperm(data.size(), generator, torch::kInt64);
+        // Every rank takes as many steps as the rank with the most.
+        auto steps_tensor = torch::tensor({static_cast<double>((data.size() + share - 1) / share)}, torch::kFloat64);
+        gang.allreduce(steps_tensor, c10d::ReduceOp::MAX);
+        const auto steps = static_cast<int64_t>(steps_tensor.item<double>());
 
-    std::vector<torch::Tensor> params = t.model->parameters();
-    // Declared after the model, destroyed before it: its hooks point here.
-    FlatGradients gradients(gang, params);
-    const int64_t numel = gradients.numel();
-    torch::Tensor& buffer = gradients.flat();
-    const auto& faults = FaultInjection::instance();
-    double loss_sum = 0;
-    int64_t examples = 0;
-    for (int64_t step = 0; step < steps; ++step) {
-      // A test's rank that dies or hangs mid-attempt.
-      if (auto thrown = faults.crash_point("gang_step"); !thrown.ok())
-        throw Error(thrown);
-      int64_t begin = step * share;
-      int64_t end = std::min(begin + share, data.size());
-      gradients.begin_step();
-      if (begin < end) {
-        auto idx = order.slice(0, begin, end);
-        // The task's (or the template's) loss, summed over this rank's share.
-        auto loss = objective.summed_loss_tensor(t.model->forward(x.index_select(0, idx)), y.index_select(0, idx));
-        gradients.set_counts(static_cast<double>(end - begin), loss.item<double>());
-        loss.backward();  // starts the buckets' allreduces as they fill
-        out.rank_examples += end - begin;
-      }
-      // What the sums cost beyond backward: the buckets still open and
-      // waiting for all of them (and for the slower rank).
-      auto a0 = Clock::now();
-      gradients.flush();
-      gradients.wait();
-      out.allreduce_s += since(a0);
-      double global_examples = buffer[numel].item<double>();
-      double global_loss = buffer[numel + 1].item<double>();
-      if (!std::isfinite(global_loss)) {
-        out.unit.diverged = true;  // every rank sees the same sum: all stop here
-        break;
-      }
-      buffer.slice(0, 0, numel).div_(global_examples);
-      t.optimizer->step();
-      loss_sum += global_loss;
-      examples += static_cast<int64_t>(global_examples);
-      ++out.steps;
-    }
-    // One state: average the buffers (BatchNorm statistics) each rank kept from its own batches.
-    {
-      torch::NoGradGuard no_grad;
-      std::vector<const void*> parameter_data;
-      for (const auto& p : params) parameter_data.push_back(p.data_ptr());
-      for (auto& [name, tensor] : t.model->named_state()) {
-        bool is_parameter = std::find(parameter_data.begin(), parameter_data.end(), tensor.data_ptr()) !=
-                            parameter_data.end();
-        if (is_parameter || !tensor.is_floating_point()) continue;
-        auto sum = tensor.clone();
-        gang.allreduce(sum);
-        tensor.copy_(sum / static_cast<double>(k));
-      }
-    }
-    out.unit.train_s = since(t1);
-    out.unit.train_loss = examples ? loss_sum / static_cast<double>(examples) : 0;
-    out.unit.examples = examples;
-    // Validation: split over the ranks when every rank was given it (the
-    // scheduler gives it to all of a gang that ends an epoch), else by each
-    // rank that was, over the whole set. All ranks agree on `diverged`.
-    if (!out.unit.diverged) {
-      auto t2 = Clock::now();
-      torch::Tensor given = torch::tensor({in.validation ? 1.0f : 0.0f});
-      GangSum count(gang, kValidationTag + 2, 1);
-      count.start(given);
-      count.finish();
-      if (given.item<float>() == static_cast<float>(k)) {
-        if (auto e = evaluate_split(gang, *t.model, in.shape, *in.validation)) out.unit.validation = std::move(*e);
-        out.unit.validate_s = since(t2);
-      } else if (in.validation) {
-        out.unit.validation = evaluate_model(*t.model, in.shape, *in.validation);
-        out.unit.validate_s = since(t2);
-      }
-    }
-    auto t3 = Clock::now();
-    out.unit.state = save_state(t);
-    out.unit.save_s = since(t3);
-    return out;
-  }, StatusCode::unavailable);  // a peer that died or hung: the attempt runs again
+        std::vector<torch::Tensor> params = t.model->parameters();
+        // Declared after the model, destroyed before it: its hooks point here.
+        FlatGradients gradients(gang, params);
+        const int64_t numel = gradients.numel();
+        torch::Tensor& buffer = gradients.flat();
+        const auto& faults = FaultInjection::instance();
+        double loss_sum = 0;
+        int64_t examples = 0;
+        for (int64_t step = 0; step < steps; ++step) {
+          // A test's rank that dies or hangs mid-attempt.
+          if (auto thrown = faults.crash_point("gang_step"); !thrown.ok()) throw Error(thrown);
+          int64_t begin = step * share;
+          int64_t end = std::min(begin + share, data.size());
+          gradients.begin_step();
+          if (begin < end) {
+            auto idx = order.slice(0, begin, end);
+            // The task's (or the template's) loss, summed over this rank's share.
+            auto loss = objective.summed_loss_tensor(t.model->forward(x.index_select(0, idx)), y.index_select(0, idx));
+            gradients.set_counts(static_cast<double>(end - begin), loss.item<double>());
+            loss.backward();  // starts the buckets' allreduces as they fill
+            out.rank_examples += end - begin;
+          }
+          // What the sums cost beyond backward: the buckets still open and
+          // waiting for all of them (and for the slower rank).
+          auto a0 = Clock::now();
+          gradients.flush();
+          gradients.wait();
+          out.allreduce_s += since(a0);
+          double global_examples = buffer[numel].item<double>();
+          double global_loss = buffer[numel + 1].item<double>();
+          if (!std::isfinite(global_loss)) {
+            out.unit.diverged = true;  // every rank sees the same sum: all stop here
+            break;
+          }
+          buffer.slice(0, 0, numel).div_(global_examples);
+          t.optimizer->step();
+          loss_sum += global_loss;
+          examples += static_cast<int64_t>(global_examples);
+          ++out.steps;
+        }
+        // One state: average the buffers (BatchNorm statistics) each rank kept from its own batches.
+        {
+          torch::NoGradGuard no_grad;
+          std::vector<const void*> parameter_data;
+          for (const auto& p : params) parameter_data.push_back(p.data_ptr());
+          for (auto& [name, tensor] : t.model->named_state()) {
+            bool is_parameter =
+                std::find(parameter_data.begin(), parameter_data.end(), tensor.data_ptr()) != parameter_data.end();
+            if (is_parameter || !tensor.is_floating_point()) continue;
+            auto sum = tensor.clone();
+            gang.allreduce(sum);
+            tensor.copy_(sum / static_cast<double>(k));
+          }
+        }
+        out.unit.train_s = since(t1);
+        out.unit.train_loss = examples ? loss_sum / static_cast<double>(examples) : 0;
+        out.unit.examples = examples;
+        // Validation: split over the ranks when every rank was given it (the
+        // scheduler gives it to all of a gang that ends an epoch), else by each
+        // rank that was, over the whole set. All ranks agree on `diverged`.
+        if (!out.unit.diverged) {
+          auto t2 = Clock::now();
+          torch::Tensor given = torch::tensor({in.validation ? 1.0f : 0.0f});
+          GangSum count(gang, kValidationTag + 2, 1);
+          count.start(given);
+          count.finish();
+          if (given.item<float>() == static_cast<float>(k)) {
+            if (auto e = evaluate_split(gang, *t.model, in.shape, *in.validation)) out.unit.validation = std::move(*e);
+            out.unit.validate_s = since(t2);
+          } else if (in.validation) {
+            out.unit.validation = evaluate_model(*t.model, in.shape, *in.validation);
+            out.unit.validate_s = since(t2);
+          }
+        }
+        auto t3 = Clock::now();
+        out.unit.state = save_state(t);
+        out.unit.save_s = since(t3);
+        return out;
+      },
+      StatusCode::unavailable);  // a peer that died or hung: the attempt runs again
 }
 
 Result<double> measure_allreduce(GangSession& session, const nlohmann::json& params, const ShapeInfo& shape,
                                  int repeats) {
   GangSession::Impl& gang = session.impl();
-  return guarded<double>("allreduce probe failed", [&] {
-    const ComputingThread computing;  // as a training rank would be
-    Trainee t = build(params, shape);
-    int64_t numel = 2;
-    for (const auto& p : t.model->parameters()) numel += p.numel();
-    torch::Tensor buffer = torch::ones({numel}, torch::kFloat32);
-    GangSum sum(gang, 0, numel);  // the way a step sums gradients of this size
-    auto sum_once = [&] {
-      sum.start(buffer);
-      sum.finish();
-    };
-    sum_once();  // forms the process group: not timed
-    auto start = Clock::now();
-    for (int i = 0; i < std::max(1, repeats); ++i) sum_once();
-    return since(start) / std::max(1, repeats);
-  }, StatusCode::unavailable);  // a peer that died or hung
+  return guarded<double>(
+      "allreduce probe failed",
+      [&] {
+        const ComputingThread computing;  // as a training rank would be
+        Trainee t = build(params, shape);
+        int64_t numel = 2;
+        for (const auto& p : t.model->parameters()) numel += p.numel();
+        torch::Tensor buffer = torch::ones({numel}, torch::kFloat32);
+        GangSum sum(gang, 0, numel);  // the way a step sums gradients of this size
+        auto sum_once = [&] {
+          sum.start(buffer);
+          sum.finish();
+        };
+        sum_once();  // forms the process group: not timed
+        auto start = Clock::now();
+        for (int i = 0; i < std::max(1, repeats); ++i) sum_once();
+        return since(start) / std::max(1, repeats);
+      },
+      StatusCode::unavailable);  // a peer that died or hung
 }
 
 Result<double> measure_allreduce_local(const nlohmann::json& params, const ShapeInfo& shape, int ranks, int repeats) {

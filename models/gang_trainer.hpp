@@ -82,10 +82,10 @@ class GangSession {
 };
 
 struct GangUnitOutput {
-  UnitOutput unit;              // the state every rank holds; train_loss and examples over the whole gang
-  int64_t steps = 0;            // global steps (allreduces of gradients)
-  int64_t rank_examples = 0;    // the examples of this rank's own partition it trained on
-  double allreduce_s = 0;       // seconds this rank waited for them after its backward (the cost not hidden)
+  UnitOutput unit;            // the state every rank holds; train_loss and examples over the whole gang
+  int64_t steps = 0;          // global steps (allreduces of gradients)
+  int64_t rank_examples = 0;  // the examples of this rank's own partition it trained on
+  double allreduce_s = 0;     // seconds this rank waited for them after its backward (the cost not hidden)
 };
 
 // Trains this rank's unit (input.partition, input.seed) in the gang. Every

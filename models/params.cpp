@@ -40,8 +40,7 @@ double ParamReader::fraction(const std::string& key, double fallback) {
 int64_t ParamReader::integer(const std::string& key, int64_t fallback, int64_t min_value) {
   const auto* v = find(key);
   if (!v) return fallback;
-  if (!v->is_number_integer())
-    throw ParamError(fmt::format("{} must be an integer, got {}", key, shown(*v)));
+  if (!v->is_number_integer()) throw ParamError(fmt::format("{} must be an integer, got {}", key, shown(*v)));
   auto x = v->get<int64_t>();
   if (x < min_value) throw ParamError(fmt::format("{} must be >= {}, got {}", key, min_value, x));
   return x;
@@ -77,8 +76,7 @@ std::string ParamReader::string(const std::string& key, const std::string& fallb
   return v->get<std::string>();
 }
 
-std::vector<int64_t> ParamReader::int_list(const std::string& key, std::vector<int64_t> fallback,
-                                           int64_t min_value) {
+std::vector<int64_t> ParamReader::int_list(const std::string& key, std::vector<int64_t> fallback, int64_t min_value) {
   const auto* v = find(key);
   if (!v) return fallback;
   std::vector<int64_t> out;
@@ -134,7 +132,8 @@ TrainingParams TrainingParams::read(ParamReader& r) {
   const auto stages = r.integer("stages", 0, 2);
   const auto micro_batches = r.integer("micro_batches", 0, 1);
   if ((stages > 0 || micro_batches > 0) && p.parallelism != ModelParallelism::pipeline)
-    throw ParamError(fmt::format("{} applies to parallelism = \"pipeline\" only", stages > 0 ? "stages" : "micro_batches"));
+    throw ParamError(
+        fmt::format("{} applies to parallelism = \"pipeline\" only", stages > 0 ? "stages" : "micro_batches"));
   p.stages = static_cast<int>(stages);
   if (micro_batches > 0) p.micro_batches = static_cast<int>(micro_batches);
   return p;

@@ -62,12 +62,12 @@ struct TrainingParams {
   double lr = 1e-3;
   int64_t batch_size = 64;
   OptimizerKind optimizer = OptimizerKind::adam;
-  double weight_decay = 0.0;       // adamw defaults to 0.01, as in torch
-  double momentum = 0.0;           // sgd only
-  bool nesterov = false;           // sgd only
+  double weight_decay = 0.0;  // adamw defaults to 0.01, as in torch
+  double momentum = 0.0;      // sgd only
+  bool nesterov = false;      // sgd only
   ModelParallelism parallelism = ModelParallelism::automatic;
-  int stages = 0;                  // pipeline only: 0 = as few as fit
-  int micro_batches = 4;           // pipeline only: GPipe micro-batches per batch
+  int stages = 0;         // pipeline only: 0 = as few as fit
+  int micro_batches = 4;  // pipeline only: GPipe micro-batches per batch
 
   static TrainingParams read(ParamReader& reader);
 };

@@ -22,7 +22,7 @@ int optimizer_tensors(const TrainingParams& p) {
   switch (p.optimizer) {
     case OptimizerKind::sgd: return p.momentum > 0 ? 1 : 0;  // the momentum buffer
     case OptimizerKind::adam:
-    case OptimizerKind::adamw: return 2;                     // exp_avg, exp_avg_sq
+    case OptimizerKind::adamw: return 2;  // exp_avg, exp_avg_sq
   }
   return 2;
 }
@@ -174,8 +174,8 @@ torch::Tensor PipelineStage::backward(int64_t micro, const torch::Tensor& output
     out.backward();
   } else {
     if (!output_gradient.defined() || !output_gradient.sizes().equals(out.sizes()))
-      throw Error(fmt::format("stage {}: the gradient of micro-batch {} does not match its output's shape", index_,
-                              micro));
+      throw Error(
+          fmt::format("stage {}: the gradient of micro-batch {} does not match its output's shape", index_, micro));
     out.backward(output_gradient);
   }
   return index_ > 0 ? in.grad() : torch::Tensor();
@@ -226,8 +226,8 @@ void PipelineStage::restore_state(const std::string& bytes) {
   auto state = named_state();
   archive.read("count", count, true);
   if (count.item<int64_t>() != static_cast<int64_t>(state.size()))
-    throw Error(fmt::format("stored stage {} has {} tensors, the stage has {}", index_, count.item<int64_t>(),
-                            state.size()));
+    throw Error(
+        fmt::format("stored stage {} has {} tensors, the stage has {}", index_, count.item<int64_t>(), state.size()));
   torch::NoGradGuard no_grad;
   for (size_t i = 0; i < state.size(); ++i) {
     torch::Tensor stored;

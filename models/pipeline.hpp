@@ -42,8 +42,8 @@ class PipelineStage {
   // undefined tensor), accumulating into the parameters' gradients. Returns
   // the gradient of the stage's input (undefined for stage 0).
   torch::Tensor backward(int64_t micro, const torch::Tensor& output_gradient);
-  void step();     // the optimizer step, then zero gradients
-  void discard();  // drops micro-batches in flight and the gradients
+  void step();                                      // the optimizer step, then zero gradients
+  void discard();                                   // drops micro-batches in flight and the gradients
   torch::Tensor infer(const torch::Tensor& input);  // no gradients, no bookkeeping
 
   std::string save_state();

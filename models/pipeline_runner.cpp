@@ -32,7 +32,9 @@ TrainingParams training_of(const nlohmann::json& params) {
 }
 
 // A stage's dropout stream: its own, derived from the unit's seed.
-uint64_t stage_seed(uint64_t seed, int index) { return seed ^ (0x9e3779b97f4a7c15ull * static_cast<uint64_t>(index + 1)); }
+uint64_t stage_seed(uint64_t seed, int index) {
+  return seed ^ (0x9e3779b97f4a7c15ull * static_cast<uint64_t>(index + 1));
+}
 
 // The batches of one pass, in train_pass's order: a permutation drawn first
 // from a generator seeded with the unit's seed, batches of batch_size, the
@@ -181,8 +183,7 @@ Result<Evaluation> evaluate_pipeline_state(const nlohmann::json& params, const S
   });
 }
 
-Result<std::string> whole_model_state(const nlohmann::json& params, const ShapeInfo& shape,
-                                      const std::string& state) {
+Result<std::string> whole_model_state(const nlohmann::json& params, const ShapeInfo& shape, const std::string& state) {
   if (!is_pipeline_state(state)) return state;
   return guarded<std::string>("a pipeline state as the whole model's", [&] {
     Stages stages = restored_stages(params, shape, state);
@@ -280,7 +281,8 @@ Status StageRunner::step() {
 void StageRunner::discard() { impl_->stage->discard(); }
 
 Result<std::string> StageRunner::save_state() {
-  return guarded<std::string>(fmt::format("pipeline stage {} state", index()), [&] { return impl_->stage->save_state(); });
+  return guarded<std::string>(fmt::format("pipeline stage {} state", index()),
+                              [&] { return impl_->stage->save_state(); });
 }
 
 // ---- MicroBatchFeeder ------------------------------------------------------------
@@ -293,8 +295,7 @@ struct MicroBatchFeeder::Impl {
 MicroBatchFeeder::MicroBatchFeeder(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 MicroBatchFeeder::~MicroBatchFeeder() = default;
 
-Result<std::unique_ptr<MicroBatchFeeder>> MicroBatchFeeder::create(const nlohmann::json& params,
-                                                                   const ShapeInfo& shape,
+Result<std::unique_ptr<MicroBatchFeeder>> MicroBatchFeeder::create(const nlohmann::json& params, const ShapeInfo& shape,
                                                                    const datasets::Dataset& partition, uint64_t seed,
                                                                    const datasets::Augmentation& augmentation) {
   (void)shape;

@@ -66,8 +66,7 @@ Result<Evaluation> evaluate_pipeline_state(const nlohmann::json& params, const S
 // stage's optimizer state is its own) of a pipeline state, for what loads a
 // trained state into one model: the best model's test score, its export and
 // cost. Any other state is returned as it is.
-Result<std::string> whole_model_state(const nlohmann::json& params, const ShapeInfo& shape,
-                                      const std::string& state);
+Result<std::string> whole_model_state(const nlohmann::json& params, const ShapeInfo& shape, const std::string& state);
 
 // One stage of a config in this process: its links, its optimizer, and the
 // micro-batches in flight between their forward and backward.
@@ -75,9 +74,8 @@ class StageRunner {
  public:
   // Stage `index` of `stages` from that stage's state (one element of
   // unpack_stage_states); `seed` draws its dropout.
-  static Result<std::unique_ptr<StageRunner>> create(const nlohmann::json& params, const ShapeInfo& shape,
-                                                     int stages, int index, const std::string& stage_state,
-                                                     uint64_t seed);
+  static Result<std::unique_ptr<StageRunner>> create(const nlohmann::json& params, const ShapeInfo& shape, int stages,
+                                                     int index, const std::string& stage_state, uint64_t seed);
   ~StageRunner();
   StageRunner(const StageRunner&) = delete;
   StageRunner& operator=(const StageRunner&) = delete;
@@ -118,7 +116,7 @@ class MicroBatchFeeder {
   MicroBatchFeeder& operator=(const MicroBatchFeeder&) = delete;
 
   struct Batch {
-    std::vector<stage_tensor> inputs;   // per micro-batch, micro_batch = its index
+    std::vector<stage_tensor> inputs;  // per micro-batch, micro_batch = its index
     std::vector<stage_tensor> targets;
     int64_t examples = 0;
   };

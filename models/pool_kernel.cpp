@@ -120,8 +120,7 @@ void unpool_row(const float* grad, const uint8_t* where, int64_t n, float* top, 
 
 }  // namespace
 
-void max_pool2x2_forward(const float* in, int64_t planes, int64_t height, int64_t width, float* out,
-                         uint8_t* where) {
+void max_pool2x2_forward(const float* in, int64_t planes, int64_t height, int64_t width, float* out, uint8_t* where) {
   pool<true>(in, planes, height, width, out, where);
 }
 
@@ -129,8 +128,8 @@ void max_pool2x2_values(const float* in, int64_t planes, int64_t height, int64_t
   pool<false>(in, planes, height, width, out, nullptr);
 }
 
-void max_pool2x2_backward(const float* grad_out, const uint8_t* where, int64_t planes, int64_t height,
-                          int64_t width, float* grad_in) {
+void max_pool2x2_backward(const float* grad_out, const uint8_t* where, int64_t planes, int64_t height, int64_t width,
+                          float* grad_in) {
   const int64_t out_h = height / 2, out_w = width / 2;
   for (int64_t p = 0; p < planes; ++p) {
     float* plane = grad_in + p * height * width;

@@ -25,13 +25,12 @@ namespace cerebro::models {
 // planes of (height / 2) x (width / 2), `where` one byte per output: the
 // winner's place in its window (0 top left, 1 top right, 2 bottom left,
 // 3 bottom right).
-void max_pool2x2_forward(const float* in, int64_t planes, int64_t height, int64_t width, float* out,
-                         uint8_t* where);
+void max_pool2x2_forward(const float* in, int64_t planes, int64_t height, int64_t width, float* out, uint8_t* where);
 // The same without `where` (no gradient wanted).
 void max_pool2x2_values(const float* in, int64_t planes, int64_t height, int64_t width, float* out);
 // The input's gradient: each output's gradient at its winner's place, zero
 // elsewhere (also in a trailing odd row or column, which no window covers).
-void max_pool2x2_backward(const float* grad_out, const uint8_t* where, int64_t planes, int64_t height,
-                          int64_t width, float* grad_in);
+void max_pool2x2_backward(const float* grad_out, const uint8_t* where, int64_t planes, int64_t height, int64_t width,
+                          float* grad_in);
 
 }  // namespace cerebro::models

@@ -44,14 +44,16 @@ Result<datasets::ImageOptions> image_options_of(const std::string& data_path, co
   const auto shape = info.at("sample_shape").get<std::vector<int64_t>>();
   datasets::ImageOptions o;
   if (shape.size() != 3 || (shape[0] != 1 && shape[0] != 3))
-    return Status::invalid_argument(fmt::format("{}: images, but the model was trained on examples of shape [{}], not on "
-                                                "images ({{channels, height, width}} with 1 or 3 channels)", data_path,
-                                                fmt::join(shape, ",")));
+    return Status::invalid_argument(
+        fmt::format("{}: images, but the model was trained on examples of shape [{}], not on "
+                    "images ({{channels, height, width}} with 1 or 3 channels)",
+                    data_path, fmt::join(shape, ",")));
   o.channels = static_cast<int>(shape[0]);
   o.height = shape[1];
   o.width = shape[2];
   o.resize = false;
-  if (auto images = info.find("images"); images != info.end() && images->is_object()) o.resize = images->value("resize", false);
+  if (auto images = info.find("images"); images != info.end() && images->is_object())
+    o.resize = images->value("resize", false);
   return o;
 }
 
@@ -123,17 +125,21 @@ std::string csv_cell(const std::string& text) {
 }  // namespace
 
 nlohmann::json model_info(const datasets::Manifest& m) {
-  nlohmann::json info = {{"task", datasets::to_string(m.task)},
-          {"sample_shape", m.sample_shape},
-          {"num_classes", m.num_classes},
-          {"class_names", m.class_names},
-          {"feature_names", m.feature_names},
-          {"normalization", {{"mode", m.normalization_mode}, {"mean", m.normalization.mean}, {"stddev", m.normalization.stddev}}},
-          {"target_mean", m.target_mean},
-          {"target_stddev", m.target_stddev}};
+  nlohmann::json info = {
+      {"task", datasets::to_string(m.task)},
+      {"sample_shape", m.sample_shape},
+      {"num_classes", m.num_classes},
+      {"class_names", m.class_names},
+      {"feature_names", m.feature_names},
+      {"normalization",
+       {{"mode", m.normalization_mode}, {"mean", m.normalization.mean}, {"stddev", m.normalization.stddev}}},
+      {"target_mean", m.target_mean},
+      {"target_stddev", m.target_stddev}};
   // How the run decoded its images, so that predict decodes an image folder the same way.
   if (m.source == "images" && m.sample_shape.size() == 3)
-    info["images"] = {{"channels", m.sample_shape[0]}, {"height", m.sample_shape[1]}, {"width", m.sample_shape[2]},
+    info["images"] = {{"channels", m.sample_shape[0]},
+                      {"height", m.sample_shape[1]},
+                      {"width", m.sample_shape[2]},
                       {"resize", m.images_resized}};
   return info;
 }
@@ -158,24 +164,28 @@ Result<nlohmann::json> read_model_info(const std::string& model_path) {
   try {
     torch::jit::load(model_path, c10::nullopt, extra);
   } catch (const std::exception& e) {
-    return Status::invalid_argument(fmt::format("{}: not a TorchScript model file: {}", model_path, first_line(e.what())));
+    return Status::invalid_argument(
+        fmt::format("{}: not a TorchScript model file: {}", model_path, first_line(e.what())));
   }
   std::string text = extra[kInfoEntry];
   if (text.empty()) {
     const auto beside = fs::path(model_path).parent_path() / kModelInfoFile;
     auto file = read_whole_file(beside.string());
     if (!file)
-      return Status::invalid_argument(fmt::format("{}: holds no model info and there is no {} beside it: export it "
-                                                  "from a run (best_model.pt, or export CONFIG in the REPL)",
-                                                  model_path, kModelInfoFile));
+      return Status::invalid_argument(
+          fmt::format("{}: holds no model info and there is no {} beside it: export it "
+                      "from a run (best_model.pt, or export CONFIG in the REPL)",
+                      model_path, kModelInfoFile));
     text = *file;
   }
   auto info = nlohmann::json::parse(text, nullptr, false);
-  if (info.is_discarded() || !info.is_object()) return Status::invalid_argument(model_path + ": its model info is not a JSON object");
+  if (info.is_discarded() || !info.is_object())
+    return Status::invalid_argument(model_path + ": its model info is not a JSON object");
   return info;
 }
 
-Result<int64_t> predict_to_csv(const std::string& model_path, const std::string& data_path, const std::string& out_path) {
+Result<int64_t> predict_to_csv(const std::string& model_path, const std::string& data_path,
+                               const std::string& out_path) {
   auto info = read_model_info(model_path);
   if (!info) return info.status();
   try {

@@ -41,6 +41,7 @@ Result<nlohmann::json> read_model_info(const std::string& model_path);
 // `row,<target>...` (in the targets' units); multilabel
 // `row,labels,p_<label>...` (labels: `;`-separated, probability > 0.5); for
 // images a `path` column follows `row`. Returns the number of examples.
-Result<int64_t> predict_to_csv(const std::string& model_path, const std::string& data_path, const std::string& out_path);
+Result<int64_t> predict_to_csv(const std::string& model_path, const std::string& data_path,
+                               const std::string& out_path);
 
 }  // namespace cerebro::models

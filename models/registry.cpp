@@ -76,7 +76,8 @@ class NativeModel final : public Model {
   std::string unowned_state(const std::vector<ChainLink>& links) { return first_unowned(named_state(), links); }
   Result<std::vector<ChainLink>> chain() override {
     if (!native_.chain)
-      return Status::invalid_argument("it was registered without a chain of its top-level children (NativeModule::chain)");
+      return Status::invalid_argument(
+          "it was registered without a chain of its top-level children (NativeModule::chain)");
     auto links = native_.chain();
     if (auto missing = unowned_state(links); !missing.empty())
       return Status::invalid_argument(fmt::format("its chain leaves {} out of every link", missing));
@@ -153,9 +154,10 @@ class ScriptModel final : public Model {
       }
       // A constant computes nothing; a node that uses one is refused below.
       if (node->kind() == c10::prim::Constant) continue;
-      return refuse(fmt::format("'s forward is not a plain chain of its children: it computes {} (a chain only calls "
-                                "each child's forward on the previous child's output)",
-                                node->kind().toQualString()));
+      return refuse(
+          fmt::format("'s forward is not a plain chain of its children: it computes {} (a chain only calls "
+                      "each child's forward on the previous child's output)",
+                      node->kind().toQualString()));
     }
     if (graph->outputs().size() != 1 || graph->outputs()[0] != current)
       return refuse("'s forward does not return the last child's output");
@@ -184,8 +186,8 @@ class ScriptModel final : public Model {
     if (!module_.find_method("loss")) return {};
     return [this](const torch::Tensor& output, const torch::Tensor& target) {
       auto value = module_.get_method("loss")({output, target});
-      if (!value.isTensor()) throw Error("the TorchScript module's loss(output, target) must return a Tensor, got " +
-                                         value.tagKind());
+      if (!value.isTensor())
+        throw Error("the TorchScript module's loss(output, target) must return a Tensor, got " + value.tagKind());
       return value.toTensor();
     };
   }
@@ -216,15 +218,15 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 std::unique_ptr<Model> load_script_model(const std::string& path) {
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
-    throw ParamError(fmt::format("model file {} does not exist", path));
+  if (!std::filesystem::is_regular_file(path, ec)) throw ParamError(fmt::format("model file {} does not exist", path));
   try {
     return std::make_unique<ScriptModel>(torch::jit::load(path));
   } catch (const c10::Error& e) {
     std::string why = e.what_without_backtrace();
-    throw ParamError(fmt::format("model file {} is not a TorchScript module (save it from Python with "
-                            "torch.jit.script(module).save(path)): {}",
-                            path, why.substr(0, why.find('\n'))));
+    throw ParamError(
+        fmt::format("model file {} is not a TorchScript module (save it from Python with "
+                    "torch.jit.script(module).save(path)): {}",
+                    path, why.substr(0, why.find('\n'))));
   }
 }
 

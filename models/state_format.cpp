@@ -244,7 +244,8 @@ void restore_raw_state(Model& model, torch::optim::Optimizer& optimizer, std::st
   auto mine = kind_of(optimizer);
   if (!mine || *mine != kind)
     throw Error(fmt::format("stored state is of a {} optimizer, the config's is {}", name_of(kind),
-                            mine ? name_of(*mine) : "another kind"), StatusCode::invalid_argument);
+                            mine ? name_of(*mine) : "another kind"),
+                StatusCode::invalid_argument);
   auto named = model.named_state();
   auto count = r.get<uint64_t>();
   if (count != named.size())

@@ -27,10 +27,13 @@ torch::Tensor builtin_loss(TaskKind task, const torch::Tensor& output, const tor
     return F::cross_entropy(output, target, F::CrossEntropyFuncOptions().reduction(reduction));
   torch::Tensor loss;
   if (task == TaskKind::regression) {
-    loss = F::mse_loss(output, target, F::MSELossFuncOptions().reduction(sum ? F::MSELossFuncOptions::reduction_t(torch::kSum) : F::MSELossFuncOptions::reduction_t(torch::kMean)));
+    loss = F::mse_loss(output, target,
+                       F::MSELossFuncOptions().reduction(sum ? F::MSELossFuncOptions::reduction_t(torch::kSum)
+                                                             : F::MSELossFuncOptions::reduction_t(torch::kMean)));
   } else {
     loss = F::binary_cross_entropy_with_logits(
-        output, target, F::BinaryCrossEntropyWithLogitsFuncOptions().reduction(
+        output, target,
+        F::BinaryCrossEntropyWithLogitsFuncOptions().reduction(
             sum ? F::BinaryCrossEntropyWithLogitsFuncOptions::reduction_t(torch::kSum)
                 : F::BinaryCrossEntropyWithLogitsFuncOptions::reduction_t(torch::kMean)));
   }
@@ -49,8 +52,8 @@ torch::Tensor Objective::mean_loss(const torch::Tensor& output, const torch::Ten
   if (!template_loss_) return builtin_loss(shape_.task, output, target, false);
   auto loss = template_loss_(output, target);
   if (loss.numel() != 1)
-    throw Error(fmt::format("the template's loss(output, target) must return a scalar Tensor, got shape {}",
-                            shape_text(loss)));
+    throw Error(
+        fmt::format("the template's loss(output, target) must return a scalar Tensor, got shape {}", shape_text(loss)));
   return loss.reshape({});
 }
 
@@ -87,8 +90,10 @@ void MetricAccumulator::add(const torch::Tensor& output, const torch::Tensor& ta
   if (template_metrics_) {
     for (const auto& [name, value] : template_metrics_(output, target)) {
       if (value.numel() != 1)
-        throw Error(fmt::format("the template's metrics(output, target) must map each name to a scalar Tensor; "
-                                "\"{}\" has shape {}", name, shape_text(value)));
+        throw Error(
+            fmt::format("the template's metrics(output, target) must map each name to a scalar Tensor; "
+                        "\"{}\" has shape {}",
+                        name, shape_text(value)));
       template_sums_[name] += value.item<double>() * static_cast<double>(n);
     }
     return;

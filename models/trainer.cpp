@@ -35,12 +35,12 @@ std::string first_line(const std::string& s) { return s.substr(0, s.find('\n'));
 
 DataShape to_shape(const ShapeInfo& s) { return DataShape{s.sample_shape, s.num_classes}; }
 
-
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainingParams& p, std::vector<torch::Tensor> params) {
   switch (p.optimizer) {
     case OptimizerKind::sgd:
       return std::make_unique<torch::optim::SGD>(
-          params, torch::optim::SGDOptions(p.lr).momentum(p.momentum).nesterov(p.nesterov).weight_decay(p.weight_decay));
+          params,
+          torch::optim::SGDOptions(p.lr).momentum(p.momentum).nesterov(p.nesterov).weight_decay(p.weight_decay));
     case OptimizerKind::adamw:
       return std::make_unique<FusedAdamW>(params, torch::optim::AdamWOptions(p.lr).weight_decay(p.weight_decay));
     case OptimizerKind::adam: break;
@@ -138,8 +138,8 @@ torch::Tensor tensor_of(Result<datasets::GatheredBatch> gathered, const std::vec
   std::vector<int64_t> shape{batch.rows};
   shape.insert(shape.end(), sample_shape.begin(), sample_shape.end());
   float* data = batch.features.get();
-  return torch::from_blob(data, shape, [keep = std::move(batch.features)](void*) mutable { keep.reset(); },
-                          torch::kFloat32);
+  return torch::from_blob(
+      data, shape, [keep = std::move(batch.features)](void*) mutable { keep.reset(); }, torch::kFloat32);
 }
 
 // One training pass over `data` in the order of a seeded permutation. `read_ahead`: a memory-mapped
@@ -209,9 +209,7 @@ Evaluation evaluate_model(Model& model, const ShapeInfo& shape, const datasets::
 }  // namespace detail
 using namespace detail;
 
-void configure_threads(int intra_op_threads) {
-  torch::set_num_threads(std::max(1, intra_op_threads));
-}
+void configure_threads(int intra_op_threads) { torch::set_num_threads(std::max(1, intra_op_threads)); }
 
 void configure_allocator() {
   install_block_cache_allocator();
@@ -268,8 +266,10 @@ Status check_template(const nlohmann::json& params, const ShapeInfo& shape, cons
     auto loss = t->model->template_loss();
     auto metrics = t->model->template_metrics();
     if (!metrics && !builtin_metric)
-      throw Error(fmt::format("the experiment ranks by val_{}, which is no built-in metric, but the model has no "
-                              "metrics(output, target) method to compute it", metric));
+      throw Error(
+          fmt::format("the experiment ranks by val_{}, which is no built-in metric, but the model has no "
+                      "metrics(output, target) method to compute it",
+                      metric));
     const int64_t n = std::min<int64_t>(2, pilot.size());
     if ((!loss && !metrics) || n == 0) return true;
     t->model->set_training(false);
@@ -290,8 +290,10 @@ Status check_template(const nlohmann::json& params, const ShapeInfo& shape, cons
       if (metric != "loss" && !values.count(metric)) {
         std::vector<std::string> names;
         for (const auto& [name, value] : values) names.push_back(name);
-        throw Error(fmt::format("the template's metrics(output, target) returns no \"{}\" (the experiment ranks by "
-                                "val_{}); it returns: {}", metric, metric, fmt::join(names, ", ")));
+        throw Error(
+            fmt::format("the template's metrics(output, target) returns no \"{}\" (the experiment ranks by "
+                        "val_{}); it returns: {}",
+                        metric, metric, fmt::join(names, ", ")));
       }
     }
     return true;
@@ -299,8 +301,8 @@ Status check_template(const nlohmann::json& params, const ShapeInfo& shape, cons
   return checked.ok() ? Status::ok_status() : checked.status();
 }
 
-Result<std::string> initial_state(const nlohmann::json& params, const ShapeInfo& shape,
-                                  const datasets::Dataset& pilot, uint64_t seed) {
+Result<std::string> initial_state(const nlohmann::json& params, const ShapeInfo& shape, const datasets::Dataset& pilot,
+                                  uint64_t seed) {
   return guarded<std::string>("pilot check failed", [&]() -> std::string {
     // Initial weights come from the global generator: callers create initial
     // states one at a time, before or outside concurrent training.
@@ -440,8 +442,8 @@ Status export_model(const nlohmann::json& params, const ShapeInfo& shape, const 
 }
 
 Result<ReferenceRun> reference_training(const nlohmann::json& params, const ShapeInfo& shape,
-                                        const datasets::Dataset& train, const datasets::Dataset& validation,
-                                        int epochs, uint64_t seed) {
+                                        const datasets::Dataset& train, const datasets::Dataset& validation, int epochs,
+                                        uint64_t seed) {
   return guarded<ReferenceRun>("reference training failed", [&] {
     torch::manual_seed(seed);
     auto t = build(params, shape);

@@ -82,17 +82,17 @@ Status check_template(const nlohmann::json& params, const ShapeInfo& shape, cons
 // Builds the config's model from `seed`, runs the pilot forward pass on a few
 // examples of `pilot` and returns the serialized initial state. An error means
 // the config does not fit the data (its message says why); other configs go on.
-Result<std::string> initial_state(const nlohmann::json& params, const ShapeInfo& shape,
-                                  const datasets::Dataset& pilot, uint64_t seed);
+Result<std::string> initial_state(const nlohmann::json& params, const ShapeInfo& shape, const datasets::Dataset& pilot,
+                                  uint64_t seed);
 
 struct UnitInput {
   const nlohmann::json* params = nullptr;
   ShapeInfo shape;
-  const std::string* state = nullptr;                  // from initial_state or a previous unit
-  const datasets::Dataset* partition = nullptr;        // borrowed, not copied
-  const datasets::Dataset* validation = nullptr;       // set: evaluate after training
-  uint64_t seed = 0;                                   // batch order and dropout of this unit
-  datasets::Augmentation augmentation;                 // of the training batches, drawn from `seed`
+  const std::string* state = nullptr;             // from initial_state or a previous unit
+  const datasets::Dataset* partition = nullptr;   // borrowed, not copied
+  const datasets::Dataset* validation = nullptr;  // set: evaluate after training
+  uint64_t seed = 0;                              // batch order and dropout of this unit
+  datasets::Augmentation augmentation;            // of the training batches, drawn from `seed`
   // A memory-mapped (out-of-core) partition: gather the next batches on a background thread while this one
   // trains (datasets/batch_read_ahead.hpp). The same batches either way; false gathers them in this thread.
   // Off by default, as measured (tools/bench_data ooc, interleaved binaries, quiet 2-core VM): with one
@@ -144,7 +144,7 @@ struct ReferenceRun {
   double final_val_accuracy = 0;
 };
 Result<ReferenceRun> reference_training(const nlohmann::json& params, const ShapeInfo& shape,
-                                        const datasets::Dataset& train, const datasets::Dataset& validation,
-                                        int epochs, uint64_t seed);
+                                        const datasets::Dataset& train, const datasets::Dataset& validation, int epochs,
+                                        uint64_t seed);
 
 }  // namespace cerebro::models

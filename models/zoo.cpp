@@ -22,9 +22,10 @@ int64_t product(const std::vector<int64_t>& v, size_t from = 0) {
 
 void require_image(const std::string& model, const DataShape& shape) {
   if (shape.sample_shape.size() != 3)
-    throw Error(fmt::format("{} needs image samples shaped [channels, height, width]; the data's samples "
-                            "have shape [{}]",
-                            model, fmt::join(shape.sample_shape, ", ")));
+    throw Error(
+        fmt::format("{} needs image samples shaped [channels, height, width]; the data's samples "
+                    "have shape [{}]",
+                    model, fmt::join(shape.sample_shape, ", ")));
 }
 
 }  // namespace
@@ -58,7 +59,8 @@ Status MlpImpl::export_torchscript(const std::string& path) {
   std::string src = "def forward(self, x):\n    x = torch.flatten(x, 1)\n";
   for (size_t i = 0; i < layers_.size(); ++i) {
     auto call = linear_call("x", "fc" + std::to_string(i));
-    src += i + 1 < layers_.size() ? fmt::format("    x = torch.relu({})\n", call) : fmt::format("    return {}\n", call);
+    src +=
+        i + 1 < layers_.size() ? fmt::format("    x = torch.relu({})\n", call) : fmt::format("    return {}\n", call);
   }
   return save_as_torchscript(*this, "CerebroMlp", src, path);
 }
@@ -72,12 +74,13 @@ std::vector<ChainLink> MlpImpl::chain() const {
     auto layer = layers_[i];
     const bool first = i == 0, last = i + 1 == layers_.size();
     auto name = "fc" + std::to_string(i);
-    links.push_back(chain_link(name, {{name, layer.ptr()}},
-                               [layer, drop, first, last](const torch::Tensor& in) mutable {
-                                 auto x = layer->forward(first ? in.flatten(1) : in);
-                                 return last ? x : (*drop)(torch::relu(x), layer->is_training());
-                               },
-                               set_generator));
+    links.push_back(chain_link(
+        name, {{name, layer.ptr()}},
+        [layer, drop, first, last](const torch::Tensor& in) mutable {
+          auto x = layer->forward(first ? in.flatten(1) : in);
+          return last ? x : (*drop)(torch::relu(x), layer->is_training());
+        },
+        set_generator));
   }
   return links;
 }
@@ -89,8 +92,8 @@ CnnImpl::CnnImpl(const CnnOptions& options) : dropout(options.dropout()), option
   int64_t in = shape[0], h = shape[1], w = shape[2];
   for (size_t i = 0; i < options.channels().size(); ++i) {
     auto out = options.channels()[i];
-    convs_.push_back(register_module(
-        "conv" + std::to_string(i), torch::nn::Conv2d(torch::nn::Conv2dOptions(in, out, 5).padding(2))));
+    convs_.push_back(register_module("conv" + std::to_string(i),
+                                     torch::nn::Conv2d(torch::nn::Conv2dOptions(in, out, 5).padding(2))));
     in = out;
     h /= 2;
     w /= 2;
@@ -132,12 +135,14 @@ std::vector<ChainLink> CnnImpl::chain() const {
     }));
   }
   auto fc1 = fc1_, fc2 = fc2_;
-  links.push_back(chain_link("fc1", {{"fc1", fc1.ptr()}},
-                             [fc1, drop](const torch::Tensor& x) mutable {
-                               return (*drop)(torch::relu(fc1->forward(x.flatten(1))), fc1->is_training());
-                             },
-                             set_generator));
-  links.push_back(chain_link("fc2", {{"fc2", fc2.ptr()}}, [fc2](const torch::Tensor& x) mutable { return fc2->forward(x); }));
+  links.push_back(chain_link(
+      "fc1", {{"fc1", fc1.ptr()}},
+      [fc1, drop](const torch::Tensor& x) mutable {
+        return (*drop)(torch::relu(fc1->forward(x.flatten(1))), fc1->is_training());
+      },
+      set_generator));
+  links.push_back(
+      chain_link("fc2", {{"fc2", fc2.ptr()}}, [fc2](const torch::Tensor& x) mutable { return fc2->forward(x); }));
   return links;
 }
 
@@ -164,8 +169,8 @@ ResNetImpl::ResNetImpl(const ResNetOptions& options) : options_(options) {
       block.conv2 = register_module(name + "_conv2", Conv2d(Conv2dOptions(out, out, 3).padding(1).bias(false)));
       block.bn2 = register_module(name + "_bn2", BatchNorm2d(out));
       if (block.stride != 1 || in != out) {
-        block.project = register_module(name + "_project",
-                                        Conv2d(Conv2dOptions(in, out, 1).stride(block.stride).bias(false)));
+        block.project =
+            register_module(name + "_project", Conv2d(Conv2dOptions(in, out, 1).stride(block.stride).bias(false)));
         block.project_bn = register_module(name + "_project_bn", BatchNorm2d(out));
       }
       blocks_.push_back(block);
@@ -190,15 +195,16 @@ std::vector<ChainLink> ResNetImpl::chain() const {
   std::vector<ChainLink> links;
   auto stem = stem_;
   auto stem_bn = stem_bn_;
-  links.push_back(chain_link("stem", {{"stem", stem.ptr()}, {"stem_bn", stem_bn.ptr()}},
-                             [stem, stem_bn](const torch::Tensor& x) mutable {
-                               return torch::relu(stem_bn->forward(stem->forward(x)));
-                             }));
+  links.push_back(chain_link(
+      "stem", {{"stem", stem.ptr()}, {"stem_bn", stem_bn.ptr()}},
+      [stem, stem_bn](const torch::Tensor& x) mutable { return torch::relu(stem_bn->forward(stem->forward(x))); }));
   for (size_t i = 0; i < blocks_.size(); ++i) {
     Block b = blocks_[i];
     auto n = "block" + std::to_string(i);
-    std::vector<std::pair<std::string, std::shared_ptr<torch::nn::Module>>> parts = {
-        {n + "_conv1", b.conv1.ptr()}, {n + "_bn1", b.bn1.ptr()}, {n + "_conv2", b.conv2.ptr()}, {n + "_bn2", b.bn2.ptr()}};
+    std::vector<std::pair<std::string, std::shared_ptr<torch::nn::Module>>> parts = {{n + "_conv1", b.conv1.ptr()},
+                                                                                     {n + "_bn1", b.bn1.ptr()},
+                                                                                     {n + "_conv2", b.conv2.ptr()},
+                                                                                     {n + "_bn2", b.bn2.ptr()}};
     if (b.project) {
       parts.emplace_back(n + "_project", b.project.ptr());
       parts.emplace_back(n + "_project_bn", b.project_bn.ptr());
@@ -211,16 +217,18 @@ std::vector<ChainLink> ResNetImpl::chain() const {
     }));
   }
   auto head = head_;
-  links.push_back(chain_link("head", {{"head", head.ptr()}},
-                             [head](const torch::Tensor& x) mutable { return head->forward(x.mean({2, 3})); }));
+  links.push_back(chain_link("head", {{"head", head.ptr()}}, [head](const torch::Tensor& x) mutable {
+    return head->forward(x.mean({2, 3}));
+  }));
   return links;
 }
 
 Status ResNetImpl::export_torchscript(const std::string& path) {
   auto bn = [](const std::string& x, const std::string& n) {
-    return fmt::format("torch.batch_norm({1}, self.{0}_weight, self.{0}_bias, self.{0}_running_mean, "
-                       "self.{0}_running_var, False, 0.1, 1e-05, False)",
-                       n, x);
+    return fmt::format(
+        "torch.batch_norm({1}, self.{0}_weight, self.{0}_bias, self.{0}_running_mean, "
+        "self.{0}_running_var, False, 0.1, 1e-05, False)",
+        n, x);
   };
   auto conv = [](const std::string& x, const std::string& n, int64_t stride, int64_t pad) {
     return fmt::format("torch.conv2d({1}, self.{0}_weight, None, [{2}, {2}], [{3}, {3}], [1, 1], 1)", n, x, stride,
@@ -250,10 +258,13 @@ void register_zoo_models() {
                          .hidden(r.int_list("hidden", {256, 128}, 1))
                          .dropout(r.fraction("dropout", 0.0));
       Mlp m(options);
-      return NativeModule{m.ptr(), [m](const torch::Tensor& x) mutable { return m->forward(x); },
+      return NativeModule{m.ptr(),
+                          [m](const torch::Tensor& x) mutable { return m->forward(x); },
                           [m](const std::string& p) mutable { return m->export_torchscript(p); },
                           [m](const torch::Generator& g) mutable { m->dropout.set_generator(g); },
-                          {}, {}, [m] { return m->chain(); }};
+                          {},
+                          {},
+                          [m] { return m->chain(); }};
     });
     register_builtin_model("cnn", [](ParamReader& r, const DataShape& shape) {
       auto channels = r.int_list("channels", {16, 32}, 1);
@@ -261,18 +272,25 @@ void register_zoo_models() {
       auto dropout = r.fraction("dropout", 0.0);
       require_image("cnn", shape);
       Cnn m(CnnOptions(shape.sample_shape, shape.num_classes).channels(channels).fc(fc).dropout(dropout));
-      return NativeModule{m.ptr(), [m](const torch::Tensor& x) mutable { return m->forward(x); },
+      return NativeModule{m.ptr(),
+                          [m](const torch::Tensor& x) mutable { return m->forward(x); },
                           [m](const std::string& p) mutable { return m->export_torchscript(p); },
                           [m](const torch::Generator& g) mutable { m->dropout.set_generator(g); },
-                          {}, {}, [m] { return m->chain(); }};
+                          {},
+                          {},
+                          [m] { return m->chain(); }};
     });
     register_builtin_model("resnet", [](ParamReader& r, const DataShape& shape) {
       auto width = r.integer("width", 16, 1);
       auto blocks = r.int_list("blocks", {1, 1}, 1);
       require_image("resnet", shape);
       ResNet m(ResNetOptions(shape.sample_shape, shape.num_classes).width(width).blocks(blocks));
-      return NativeModule{m.ptr(), [m](const torch::Tensor& x) mutable { return m->forward(x); },
-                          [m](const std::string& p) mutable { return m->export_torchscript(p); }, {}, {}, {},
+      return NativeModule{m.ptr(),
+                          [m](const torch::Tensor& x) mutable { return m->forward(x); },
+                          [m](const std::string& p) mutable { return m->export_torchscript(p); },
+                          {},
+                          {},
+                          {},
                           [m] { return m->chain(); }};
     });
   });

@@ -79,7 +79,7 @@ struct ResNetOptions {
       : sample_shape_(std::move(sample_shape)), num_classes_(num_classes) {}
   TORCH_ARG(std::vector<int64_t>, sample_shape);  // {C, H, W}
   TORCH_ARG(int64_t, num_classes);
-  TORCH_ARG(int64_t, width) = 16;                 // channels of the first stage
+  TORCH_ARG(int64_t, width) = 16;                    // channels of the first stage
   TORCH_ARG(std::vector<int64_t>, blocks) = {1, 1};  // basic blocks per stage; width doubles per stage
 };
 

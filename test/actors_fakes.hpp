@@ -79,8 +79,7 @@ struct worker_state {
 };
 // (answer_atom): every unit task held answered well; (answer_atom, ok): every
 // gang task held answered, well or as the collective's failure.
-using fake_worker_actor =
-    worker_actor::extend<caf::reacts_to<answer_atom>, caf::reacts_to<answer_atom, bool>>;
+using fake_worker_actor = worker_actor::extend<caf::reacts_to<answer_atom>, caf::reacts_to<answer_atom, bool>>;
 using worker_actor_type = fake_worker_actor::stateful_base<worker_state>;
 
 inline fake_worker_actor::behavior_type worker(fake_worker_actor::stateful_pointer<worker_state> self) {
@@ -161,8 +160,7 @@ struct checkpoint_state {
 using fake_checkpoint_actor = checkpoint_actor::extend<caf::reacts_to<answer_atom>>;
 using checkpoint_actor_type = fake_checkpoint_actor::stateful_base<checkpoint_state>;
 
-inline fake_checkpoint_actor::behavior_type checkpoint(
-    fake_checkpoint_actor::stateful_pointer<checkpoint_state> self) {
+inline fake_checkpoint_actor::behavior_type checkpoint(fake_checkpoint_actor::stateful_pointer<checkpoint_state> self) {
   return {
       [self](answer_atom) { self->state.answer_commits(); },
       [self](commit_atom, unit_result& r, uint64_t, double, double) -> caf::result<UnitLogEntry> {

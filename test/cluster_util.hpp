@@ -22,8 +22,9 @@ struct Cluster {
   explicit Cluster(const TempDir& dir) : tmp(dir), token(write_token(dir, "token", "s3cret-token-for-tests-0123")) {}
 
   ChildProcess& start_coordinator(int port, std::vector<std::string> extra = {}, std::vector<std::string> env = {}) {
-    std::vector<std::string> argv{cerebro_binary(), "coordinator", "--listen", "127.0.0.1:" + std::to_string(port),
-                                  "--state",        tmp.file("state"), "--token-file", token};
+    std::vector<std::string> argv{
+        cerebro_binary(), "coordinator",     "--listen",     "127.0.0.1:" + std::to_string(port),
+        "--state",        tmp.file("state"), "--token-file", token};
     argv.insert(argv.end(), extra.begin(), extra.end());
     coordinator = std::make_unique<ChildProcess>(argv, tmp.file("coordinator.log"), std::move(env));
     return *coordinator;

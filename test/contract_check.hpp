@@ -54,11 +54,11 @@ inline ContractOutcome run_expecting_abort(const std::function<void()>& call) {
 }  // namespace cerebro::testing
 
 // The call must abort with a contract violation whose message contains `expected`.
-#define CEREBRO_CHECK_CONTRACT(call, expected)                                                     \
-  do {                                                                                             \
-    auto outcome_ = ::cerebro::testing::run_expecting_abort([&] { call; });                        \
-    BOOST_CHECK_MESSAGE(outcome_.aborted, "expected a contract violation: " #call);                \
-    BOOST_CHECK_MESSAGE(outcome_.message.find("internal error: ") != std::string::npos &&          \
-                            outcome_.message.find(expected) != std::string::npos,                  \
+#define CEREBRO_CHECK_CONTRACT(call, expected)                                                           \
+  do {                                                                                                   \
+    auto outcome_ = ::cerebro::testing::run_expecting_abort([&] { call; });                              \
+    BOOST_CHECK_MESSAGE(outcome_.aborted, "expected a contract violation: " #call);                      \
+    BOOST_CHECK_MESSAGE(outcome_.message.find("internal error: ") != std::string::npos &&                \
+                            outcome_.message.find(expected) != std::string::npos,                        \
                         "contract message \"" << outcome_.message << "\" lacks \"" << expected << "\""); \
   } while (0)

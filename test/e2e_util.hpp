@@ -55,7 +55,6 @@ inline std::string cerebro_binary() { return std::string(CEREBRO_BINARY_DIR) + "
 
 inline Output run_cerebro(const std::string& args) { return run_command(cerebro_binary() + " " + args); }
 
-
 inline nlohmann::json read_json(const std::string& path) {
   std::ifstream in(path);
   return nlohmann::json::parse(in);

@@ -15,8 +15,8 @@ class TempDir {
   TempDir() {
     std::random_device rd;
     for (int attempt = 0; attempt < 100; ++attempt) {
-      auto candidate = std::filesystem::temp_directory_path() /
-                       ("cerebro-test-" + std::to_string(rd()) + std::to_string(rd()));
+      auto candidate =
+          std::filesystem::temp_directory_path() / ("cerebro-test-" + std::to_string(rd()) + std::to_string(rd()));
       if (std::filesystem::create_directory(candidate)) {
         path_ = candidate;
         return;

@@ -54,8 +54,8 @@ BOOST_AUTO_TEST_CASE(idle_scheduler_threads_wake_rarely_and_still_answer) {
   auto after = sleeps_of_threads_named("caf.multiplexer");
   for (const auto& [tid, sleeps] : after) {
     // Waking every 100 ms makes about 20 in 2 s; every 10 ms, about 200.
-    BOOST_TEST(sleeps - before[tid] < 60, "scheduler thread " << tid << " woke " << sleeps - before[tid]
-                                                                << " times in 2 s of idleness");
+    BOOST_TEST(sleeps - before[tid] < 60,
+               "scheduler thread " << tid << " woke " << sleeps - before[tid] << " times in 2 s of idleness");
   }
   BOOST_CHECK_EQUAL(ask(), 42);  // the idle system still answers
 }

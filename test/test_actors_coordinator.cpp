@@ -45,12 +45,12 @@ struct test_config : caf::actor_system_config {
 
 // What the coordinator's fake parts and the fake peers saw.
 struct Seen {
-  std::vector<RunOptions> runs;               // runners the coordinator started
+  std::vector<RunOptions> runs;                      // runners the coordinator started
   std::vector<std::vector<std::string>> run_agents;  // the agents each run got
-  std::vector<std::string> dropped_stores;    // the reader told to close a store
-  std::vector<uint64_t> reader_generations;   // generations the reader was asked with
-  std::vector<std::string> lost;              // agents the follower heard are lost
-  std::vector<std::string> joined;            // agents the follower heard joined
+  std::vector<std::string> dropped_stores;           // the reader told to close a store
+  std::vector<uint64_t> reader_generations;          // generations the reader was asked with
+  std::vector<std::string> lost;                     // agents the follower heard are lost
+  std::vector<std::string> joined;                   // agents the follower heard joined
 };
 
 // A client's record: the answers to its requests and what it received.
@@ -64,8 +64,8 @@ struct ClientRecord {
 
 // A client of the gateway (what `run --cluster` and `attach` hold): it takes
 // what clients take, and the test tells it to submit or attach.
-using fake_client_actor = client_actor::extend<caf::reacts_to<submit_atom, std::string>,
-                                               caf::reacts_to<attach_atom, std::string>>;
+using fake_client_actor =
+    client_actor::extend<caf::reacts_to<submit_atom, std::string>, caf::reacts_to<attach_atom, std::string>>;
 
 fake_client_actor::behavior_type fake_client(fake_client_actor::pointer self, std::shared_ptr<ClientRecord> r) {
   auto answered = [r](const std::string& answer) { r->answers.push_back(answer); };
@@ -93,7 +93,9 @@ run_follower_actor::behavior_type fake_follower(std::shared_ptr<Seen> seen) {
         seen->joined.push_back(name);
       },
       [seen](agent_lost_atom, const std::string& name) { seen->lost.push_back(name); },
-      [](control_atom, const control_request& r) { return control_reply{r.experiment, R"({"from":"follower"})", ""}; },
+      [](control_atom, const control_request& r) {
+        return control_reply{r.experiment, R"({"from":"follower"})", ""};
+      },
       [](start_atom) { return true; },
       [](done_atom) { return experiment_done{}; },
   };

@@ -80,7 +80,8 @@ struct fixture : test_coordinator_fixture<cerebro_system_config> {
   // scheduler runs, or why not.
   Result<bool> start(int partitions, int replication, const std::vector<std::pair<std::string, int>>& start_agents,
                      int configs = 1, const std::set<std::string>& refusing = {}) {
-    control = std::make_shared<ExperimentControl>(partitions, 1, Metric::val_accuracy, 3, std::move(make_policy("randomized", 1)).value(),
+    control = std::make_shared<ExperimentControl>(partitions, 1, Metric::val_accuracy, 3,
+                                                  std::move(make_policy("randomized", 1)).value(),
                                                   std::make_unique<FixedEpochsProcedure>());
     for (ConfigId c = 0; c < configs; ++c) control->add_config(c, 1);
     follower_config config;
@@ -239,8 +240,9 @@ CAF_TEST(a_joining_agent_whose_placement_fails_takes_no_part) {
   agent("d").refuse = true;
   self->send(follower, join_atom::value, d.name, d.agent, d.workers);
   run();
-  CAF_CHECK(said("agent d joined but could not take partitions, so it takes no part in this run: placing "
-                 "part-0000.bin on d:"));
+  CAF_CHECK(
+      said("agent d joined but could not take partitions, so it takes no part in this run: placing "
+           "part-0000.bin on d:"));
   CAF_CHECK(!control->book().has_worker(1));
   CAF_CHECK_EQUAL(live_workers->load(), 1);
   // Lost later, it was never part of the run.

@@ -42,7 +42,8 @@ struct fixture : test_coordinator_fixture<cerebro_system_config> {
   // `configs` configs of `epochs` epochs over `partitions` partitions, on
   // `n` workers that each hold every partition; started, nothing run yet.
   void start(int partitions, int configs, int epochs, int n, Parallelism mode = Parallelism::mop) {
-    control = std::make_shared<ExperimentControl>(partitions, 1, Metric::val_accuracy, 3, std::move(make_policy("randomized", 1)).value(),
+    control = std::make_shared<ExperimentControl>(partitions, 1, Metric::val_accuracy, 3,
+                                                  std::move(make_policy("randomized", 1)).value(),
                                                   std::make_unique<FixedEpochsProcedure>());
     if (mode != Parallelism::mop) {
       ClusterSpec cluster;
@@ -186,7 +187,7 @@ CAF_TEST(a_unit_in_flight_on_a_lost_worker_runs_again_elsewhere_from_the_last_co
   CAF_CHECK_EQUAL(rerun.state, fakes::state_after(first));  // read back from the store
   CAF_CHECK_EQUAL(rerun.attempt, 0);                        // a lost node is no failed attempt
   CAF_CHECK_EQUAL(trained(key_of(second)), 2);              // requeued once
-  finish_units(lost);  // hung, then back: too late
+  finish_units(lost);                                       // hung, then back: too late
   run();
   CAF_CHECK(heard().heard(fmt::format("from lost worker {} dropped", lost)));
   CAF_CHECK_EQUAL(store().commits.count(key_of(second)), 0u);

@@ -318,9 +318,10 @@ BOOST_AUTO_TEST_CASE(a_pareto_column_is_printed_with_one_number_of_decimals) {
 
   // The table after a run follows the same rule.
   nlohmann::json summary = {
-      {"objectives", {{{"name", "val_accuracy"}, {"direction", "maximize"}},
-                      {{"name", "parameters"}, {"direction", "minimize"}},
-                      {{"name", "inference_ms"}, {"direction", "minimize"}}}},
+      {"objectives",
+       {{{"name", "val_accuracy"}, {"direction", "maximize"}},
+        {{"name", "parameters"}, {"direction", "minimize"}},
+        {{"name", "inference_ms"}, {"direction", "minimize"}}}},
       {"pareto_front",
        {{{"id", 3}, {"values", {{"val_accuracy", 0.69}, {"parameters", 50890}, {"inference_ms", 0.00121062}}}},
         {{"id", 1}, {"values", {{"val_accuracy", 0.5}, {"parameters", 1200}, {"inference_ms", 0.0009}}}}}}};
@@ -339,10 +340,20 @@ BOOST_AUTO_TEST_CASE(a_pareto_column_is_printed_with_one_number_of_decimals) {
 BOOST_AUTO_TEST_CASE(metrics_count_a_workers_time_up_to_its_result_not_the_commit) {
   nlohmann::json status = {{"experiments", {{{"id", "e-1"}, {"status", "running"}}}}};
   nlohmann::json units = nlohmann::json::array();
-  units.push_back({{"worker", 0}, {"start_s", 0.0}, {"result_s", 1.0}, {"worker_end_s", 1.0}, {"end_s", 1.3},
-                   {"train_s", 0.95}, {"validate_s", 0.0}});
-  units.push_back({{"worker", 0}, {"start_s", 1.0}, {"result_s", 3.0}, {"worker_end_s", 3.0}, {"end_s", 3.2},
-                   {"train_s", 1.95}, {"validate_s", 0.0}});
+  units.push_back({{"worker", 0},
+                   {"start_s", 0.0},
+                   {"result_s", 1.0},
+                   {"worker_end_s", 1.0},
+                   {"end_s", 1.3},
+                   {"train_s", 0.95},
+                   {"validate_s", 0.0}});
+  units.push_back({{"worker", 0},
+                   {"start_s", 1.0},
+                   {"result_s", 3.0},
+                   {"worker_end_s", 3.0},
+                   {"end_s", 3.2},
+                   {"train_s", 1.95},
+                   {"validate_s", 0.0}});
   auto text = render_metrics(status, {{"e-1", units}});
   BOOST_TEST_INFO(text);
   BOOST_TEST(has(text, "cerebro_worker_busy_seconds_total{experiment=\"e-1\",worker=\"0\"} 3\n"));
@@ -355,7 +366,11 @@ BOOST_AUTO_TEST_CASE(metrics_render_counters_gauges_and_histograms) {
   nlohmann::json status = {
       {"agents", {{{"name", "node-\"a\""}, {"workers", 2}, {"speed", 3.5}, {"running", {"e: config 0"}}}}},
       {"experiments",
-       {{{"id", "e-1"}, {"status", "running"}, {"units_done", 3}, {"units_total", 12}, {"units_running", 1},
+       {{{"id", "e-1"},
+         {"status", "running"},
+         {"units_done", 3},
+         {"units_total", 12},
+         {"units_running", 1},
          {"units_failed", 2}},
         {{"id", "e-0"}, {"status", "completed"}, {"units_done", 4}, {"units_total", 4}}}}};
   nlohmann::json units = nlohmann::json::array();
@@ -372,7 +387,8 @@ BOOST_AUTO_TEST_CASE(metrics_render_counters_gauges_and_histograms) {
   BOOST_TEST(has(text, "cerebro_experiment_progress{experiment=\"e-0\"} 1\n"));
   BOOST_TEST(has(text, "cerebro_queue_depth{experiment=\"e-1\"} 8\n"));
   BOOST_TEST(has(text, "cerebro_queue_depth{experiment=\"e-0\"} 0\n"));
-  BOOST_TEST(has(text, "# TYPE cerebro_units_failed_total counter\ncerebro_units_failed_total{experiment=\"e-1\"} 2\n"));
+  BOOST_TEST(
+      has(text, "# TYPE cerebro_units_failed_total counter\ncerebro_units_failed_total{experiment=\"e-1\"} 2\n"));
   BOOST_TEST(has(text, "cerebro_units_completed_total{experiment=\"e-1\"} 3\n"), "rolled-back units do not count");
   BOOST_TEST(has(text, "cerebro_units_completed_total{experiment=\"e-0\"} 0\n"));
   BOOST_TEST(has(text, "cerebro_worker_busy_seconds_total{experiment=\"e-1\",worker=\"0\"} 1.4\n"));

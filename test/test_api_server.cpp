@@ -39,7 +39,8 @@ struct Api {
   explicit Api(int port) : http("127.0.0.1", port) { http.set_read_timeout(60, 0); }
   httplib::Headers auth(const std::string& token = kToken) { return {{"Authorization", "Bearer " + token}}; }
   httplib::Result get(const std::string& path) { return http.Get(path.c_str(), auth()); }
-  httplib::Result post(const std::string& path, const std::string& body = "", const std::string& type = "application/json") {
+  httplib::Result post(const std::string& path, const std::string& body = "",
+                       const std::string& type = "application/json") {
     return http.Post(path.c_str(), auth(), body, type.c_str());
   }
   json get_json(const std::string& path) {
@@ -62,7 +63,9 @@ void expect_error(const httplib::Result& r, int status, const std::string& part)
   BOOST_TEST(has(j.value("error", ""), part), j.dump());
 }
 
-size_t config_count(Api& api, const std::string& id) { return api.get_json("/api/v1/experiments/" + id)["configs"].size(); }
+size_t config_count(Api& api, const std::string& id) {
+  return api.get_json("/api/v1/experiments/" + id)["configs"].size();
+}
 
 std::string config_status(Api& api, const std::string& id, int config) {
   auto experiment = api.get_json("/api/v1/experiments/" + id);
@@ -252,8 +255,8 @@ BOOST_AUTO_TEST_CASE(every_endpoint_with_the_token_and_none_without) {
   BOOST_TEST(has(shown.text, "completed"), shown.text);
   expect_error(api.post(base + "/pause"), 409, "has ended");
   metrics = api.get("/metrics");
-  BOOST_TEST(has(metrics->body, "cerebro_units_completed_total{experiment=\"" + id + "\"} " +
-                                    std::to_string(units.size()) + "\n"),
+  BOOST_TEST(has(metrics->body,
+                 "cerebro_units_completed_total{experiment=\"" + id + "\"} " + std::to_string(units.size()) + "\n"),
              metrics->body);
 }
 
@@ -306,7 +309,8 @@ BOOST_AUTO_TEST_CASE(the_login_page_sets_a_session_that_needs_the_dashboard_head
   BOOST_REQUIRE(locked);
   BOOST_TEST(locked->status == 429);
   BOOST_TEST(locked->get_header_value("Set-Cookie").empty());
-  auto wait_s = std::stoi(locked->get_header_value("Retry-After", 0).empty() ? "0" : locked->get_header_value("Retry-After"));
+  auto wait_s =
+      std::stoi(locked->get_header_value("Retry-After", 0).empty() ? "0" : locked->get_header_value("Retry-After"));
   BOOST_TEST((wait_s > 0 && wait_s <= 60), wait_s);
   BOOST_TEST(has(locked->body, "Too many wrong tokens"));
   auto locked_link = api.http.Get(("/?token=" + kToken).c_str());
@@ -326,9 +330,9 @@ BOOST_AUTO_TEST_CASE(https_with_the_coordinators_certificate) {
                 0);
   Cluster cluster(tmp);
   int port = free_port();
-  auto& coordinator = cluster.start_coordinator(
-      port, {"--http", "127.0.0.1:0", "--tls-cert", tmp.file("node.pem"), "--tls-key", tmp.file("node.key"),
-             "--tls-ca", tmp.file("ca.pem")});
+  auto& coordinator =
+      cluster.start_coordinator(port, {"--http", "127.0.0.1:0", "--tls-cert", tmp.file("node.pem"), "--tls-key",
+                                       tmp.file("node.key"), "--tls-ca", tmp.file("ca.pem")});
   BOOST_REQUIRE_MESSAGE(coordinator.wait_for_log("http on https://", 20), coordinator.log());
   int http = http_port(coordinator);
   httplib::SSLClient secure("127.0.0.1", http);

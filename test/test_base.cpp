@@ -130,7 +130,10 @@ BOOST_AUTO_TEST_CASE(timestamps_are_compact_local_time) {
   ::setenv("TZ", "UTC-2", 1);  // POSIX: two hours east of UTC
   ::tzset();
   BOOST_TEST(compact_local_timestamp(1700000000) == "20231115-001320");
-  if (old) ::setenv("TZ", saved.c_str(), 1); else ::unsetenv("TZ");
+  if (old)
+    ::setenv("TZ", saved.c_str(), 1);
+  else
+    ::unsetenv("TZ");
   ::tzset();
   BOOST_TEST(compact_local_timestamp_now().size() == 15u);
 }

@@ -57,8 +57,8 @@ BOOST_AUTO_TEST_CASE(commits_sent_together_are_all_durable_in_order_and_each_ans
       for (ConfigId c = 0; c < kConfigs; ++c) {
         auto r = result_of(c, round % 2, round / 2);
         sent.push_back(r);
-        handles.push_back(self->request(checkpoint, caf::infinite, commit_atom::value, r, uint64_t{7},
-                                        double(round), double(round) + 0.5));
+        handles.push_back(self->request(checkpoint, caf::infinite, commit_atom::value, r, uint64_t{7}, double(round),
+                                        double(round) + 0.5));
       }
       for (ConfigId c = 0; c < kConfigs; ++c)
         handles[static_cast<size_t>(c)].receive(

@@ -47,11 +47,12 @@ BOOST_AUTO_TEST_CASE(three_agents_run_an_experiment_by_model_hopping) {
   BOOST_TEST(status.exit_code == 0);
   for (const char* name : {"node1", "node2", "node3"}) BOOST_TEST(status.text.find(name) != std::string::npos);
 
-  auto spec = tmp.write("small.toml",
-                        "[experiment]\nname = \"cluster-small\"\nepochs = 2\nseed = 5\n[data]\nsource = \"idx\"\npath = \"" +
-                            std::string(fashion_mnist) +
-                            "\"\nlimit = 1500\npartitions = 3\n[cluster]\nreplication = 2\n[space]\n"
-                            "model = [\"mlp\"]\nlr = [1e-3, 2e-3, 3e-3]\nhidden = [[64]]\n");
+  auto spec =
+      tmp.write("small.toml",
+                "[experiment]\nname = \"cluster-small\"\nepochs = 2\nseed = 5\n[data]\nsource = \"idx\"\npath = \"" +
+                    std::string(fashion_mnist) +
+                    "\"\nlimit = 1500\npartitions = 3\n[cluster]\nreplication = 2\n[space]\n"
+                    "model = [\"mlp\"]\nlr = [1e-3, 2e-3, 3e-3]\nhidden = [[64]]\n");
   auto out = run_cerebro("run " + spec + " --cluster 127.0.0.1:" + std::to_string(port) + " --token-file " +
                          cluster.token + " --out " + tmp.file("client-run"));
   BOOST_TEST_INFO(out.text + cluster.logs());
@@ -103,8 +104,8 @@ BOOST_AUTO_TEST_CASE(three_agents_run_an_experiment_by_model_hopping) {
     f.seekp(100);
     f.put('\x7f');
   }
-  out = run_cerebro("run " + spec + " --cluster 127.0.0.1:" + std::to_string(port) + " --token-file " +
-                    cluster.token + " --out " + tmp.file("client-run-2"));
+  out = run_cerebro("run " + spec + " --cluster 127.0.0.1:" + std::to_string(port) + " --token-file " + cluster.token +
+                    " --out " + tmp.file("client-run-2"));
   BOOST_TEST_INFO(out.text + cluster.logs());
   BOOST_REQUIRE_EQUAL(out.exit_code, 0);
   BOOST_TEST(cluster.logs().find("cached copy matches its checksum, no transfer") != std::string::npos);
@@ -123,12 +124,12 @@ BOOST_AUTO_TEST_CASE(an_agent_joining_mid_run_receives_units) {
   cluster.start_agent("node2", port, cluster.token);
   BOOST_REQUIRE(coordinator.wait_for_log("agent node1 joined", 60));
   BOOST_REQUIRE(coordinator.wait_for_log("agent node2 joined", 60));
-  auto spec = tmp.write("cnn.toml",
-                        "[experiment]\nname = \"elastic\"\nepochs = 4\n[data]\nsource = \"idx\"\npath = \"" +
-                            std::string(fashion_mnist) +
-                            "\"\nlimit = 4000\npartitions = 2\n[space]\nmodel = [\"cnn\"]\nlr = [1e-3, 2e-3, 3e-3, 4e-3]\n");
-  ChildProcess client({cerebro_binary(), "run", spec, "--cluster", "127.0.0.1:" + std::to_string(port),
-                       "--token-file", cluster.token, "--out", tmp.file("client-run")},
+  auto spec = tmp.write(
+      "cnn.toml", "[experiment]\nname = \"elastic\"\nepochs = 4\n[data]\nsource = \"idx\"\npath = \"" +
+                      std::string(fashion_mnist) +
+                      "\"\nlimit = 4000\npartitions = 2\n[space]\nmodel = [\"cnn\"]\nlr = [1e-3, 2e-3, 3e-3, 4e-3]\n");
+  ChildProcess client({cerebro_binary(), "run", spec, "--cluster", "127.0.0.1:" + std::to_string(port), "--token-file",
+                       cluster.token, "--out", tmp.file("client-run")},
                       tmp.file("client.log"));
   BOOST_REQUIRE_MESSAGE(coordinator.wait_for_log("placed 2 partitions", 60), cluster.logs());
   cluster.start_agent("node3", port, cluster.token);
@@ -165,8 +166,8 @@ BOOST_AUTO_TEST_CASE(a_config_added_after_an_agent_joined_is_planned_on_the_live
                                         "\"\nlimit = 8000\npartitions = 2\n[cluster]\nparallelism = \"mop\"\n"
                                         "[space]\nmodel = [\"mlp\"]\n"
                                         "hidden = [[32, 32]]\nlr = [0.001, 0.002]\n");
-  ChildProcess client({cerebro_binary(), "run", spec, "--cluster", "127.0.0.1:" + std::to_string(port),
-                       "--token-file", cluster.token, "--out", tmp.file("client-run")},
+  ChildProcess client({cerebro_binary(), "run", spec, "--cluster", "127.0.0.1:" + std::to_string(port), "--token-file",
+                       cluster.token, "--out", tmp.file("client-run")},
                       tmp.file("client.log"));
   BOOST_REQUIRE_MESSAGE(cluster.coordinator->wait_for_log("placed 2 partitions", 60), cluster.logs());
   const std::string experiment = fs::path(experiment_dir(tmp)).filename().string();
@@ -175,8 +176,7 @@ BOOST_AUTO_TEST_CASE(a_config_added_after_an_agent_joined_is_planned_on_the_live
     return run_cerebro("repl" + cluster.client_flags(port) + " < " + path);
   };
   auto before = steer("pause " + experiment + "\nadd " + experiment + " parallelism=pipeline stages=3\n");
-  BOOST_TEST(before.text.find("[space] stages = 3: more stages than the 2 workers") != std::string::npos,
-             before.text);
+  BOOST_TEST(before.text.find("[space] stages = 3: more stages than the 2 workers") != std::string::npos, before.text);
   cluster.start_agent("node3", port, slow);
   BOOST_REQUIRE_MESSAGE(cluster.coordinator->wait_for_log("agent node3 joined mid-run", 60), cluster.logs());
   auto after = steer("add " + experiment + " parallelism=pipeline stages=3\nresume " + experiment + "\n");
@@ -244,7 +244,8 @@ BOOST_AUTO_TEST_CASE(unreachable_coordinator_and_rejected_spec_give_clear_errors
   TempDir tmp;
   auto token = write_token(tmp, "token", "s3cret-token-for-tests-0123");
   int port = free_port();
-  auto status = run_cerebro("status --timeout 2 --cluster 127.0.0.1:" + std::to_string(port) + " --token-file " + token);
+  auto status =
+      run_cerebro("status --timeout 2 --cluster 127.0.0.1:" + std::to_string(port) + " --token-file " + token);
   BOOST_TEST(status.exit_code != 0);
   BOOST_TEST(status.text.find("cannot reach the coordinator") != std::string::npos);
 
@@ -278,24 +279,26 @@ BOOST_AUTO_TEST_CASE(tls_connections_work_and_plaintext_peers_are_refused) {
   BOOST_REQUIRE(run("openssl req -newkey rsa:2048 -nodes -keyout node.key -out node.csr -subj /CN=localhost") == 0);
   BOOST_REQUIRE(run("openssl x509 -req -in node.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out node.pem -days 2") ==
                 0);
-  std::vector<std::string> tls{"--tls-cert", tmp.file("node.pem"), "--tls-key", tmp.file("node.key"), "--tls-ca",
-                               tmp.file("ca.pem")};
-  auto tls_flags = " --tls-cert " + tmp.file("node.pem") + " --tls-key " + tmp.file("node.key") + " --tls-ca " +
-                   tmp.file("ca.pem");
+  std::vector<std::string> tls{"--tls-cert",         tmp.file("node.pem"), "--tls-key",
+                               tmp.file("node.key"), "--tls-ca",           tmp.file("ca.pem")};
+  auto tls_flags =
+      " --tls-cert " + tmp.file("node.pem") + " --tls-key " + tmp.file("node.key") + " --tls-ca " + tmp.file("ca.pem");
   auto token = write_token(tmp, "token", "s3cret-token-for-tests-0123");
   int port = free_port();
-  std::vector<std::string> coordinator_args{cerebro_binary(), "coordinator", "--listen",
-                                            "127.0.0.1:" + std::to_string(port), "--state", tmp.file("state"),
-                                            "--token-file", token};
+  std::vector<std::string> coordinator_args{
+      cerebro_binary(), "coordinator",     "--listen",     "127.0.0.1:" + std::to_string(port),
+      "--state",        tmp.file("state"), "--token-file", token};
   coordinator_args.insert(coordinator_args.end(), tls.begin(), tls.end());
   ChildProcess coordinator(coordinator_args, tmp.file("coordinator.log"));
   BOOST_REQUIRE_MESSAGE(coordinator.wait_for_log("(TLS)", 20), coordinator.log());
-  std::vector<std::string> agent_args{cerebro_binary(), "agent", "--join", "127.0.0.1:" + std::to_string(port),
-                                      "--token-file", token, "--data-dir", tmp.file("d1"), "--name", "secure1"};
+  std::vector<std::string> agent_args{cerebro_binary(), "agent",  "--join",     "127.0.0.1:" + std::to_string(port),
+                                      "--token-file",   token,    "--data-dir", tmp.file("d1"),
+                                      "--name",         "secure1"};
   agent_args.insert(agent_args.end(), tls.begin(), tls.end());
   ChildProcess agent(agent_args, tmp.file("agent.log"));
   BOOST_REQUIRE_MESSAGE(coordinator.wait_for_log("agent secure1 joined", 60), coordinator.log() + agent.log());
-  auto secure = run_cerebro("status --cluster 127.0.0.1:" + std::to_string(port) + " --token-file " + token + tls_flags);
+  auto secure =
+      run_cerebro("status --cluster 127.0.0.1:" + std::to_string(port) + " --token-file " + token + tls_flags);
   BOOST_TEST(secure.exit_code == 0, secure.text);
   BOOST_TEST(secure.text.find("secure1") != std::string::npos);
   auto plain = run_cerebro("status --timeout 3 --cluster 127.0.0.1:" + std::to_string(port) + " --token-file " + token);

@@ -76,8 +76,8 @@ BOOST_AUTO_TEST_CASE(max_message_mb_sets_the_limit_and_is_checked) {
   BOOST_TEST(coordinator.wait_for_log("refused a message of 1048577 bytes", 5), cluster.logs());
   BOOST_TEST(coordinator.log().find("limit 1048576 bytes") != std::string::npos, cluster.logs());
 
-  auto zero = run_cerebro("coordinator --max-message-mb 0 --state " + tmp.file("state0") + " --token-file " +
-                          cluster.token);
+  auto zero =
+      run_cerebro("coordinator --max-message-mb 0 --state " + tmp.file("state0") + " --token-file " + cluster.token);
   BOOST_TEST(zero.exit_code != 0);
   BOOST_TEST(zero.text.find("--max-message-mb") != std::string::npos, zero.text);
 }

@@ -12,8 +12,9 @@ using namespace cerebro::e2e;
 BOOST_AUTO_TEST_CASE(a_crash_prints_a_trace_with_source_files_and_lines) {
   // The fault rule raises SIGSEGV right after the handler is installed; the
   // shell reports how the process ended.
-  auto out = run_command("{ CEREBRO_FAULT_INJECTION_ENABLE=i-am-a-test CEREBRO_FAULTS=fatal_signal=crash_handler_installed " +
-                         cerebro_binary() + " show /nonexistent; echo \"exit status $?\"; }");
+  auto out =
+      run_command("{ CEREBRO_FAULT_INJECTION_ENABLE=i-am-a-test CEREBRO_FAULTS=fatal_signal=crash_handler_installed " +
+                  cerebro_binary() + " show /nonexistent; echo \"exit status $?\"; }");
   BOOST_TEST_INFO(out.text);
   BOOST_TEST(out.text.find("cerebro: fatal signal: Segmentation fault") != std::string::npos);
   // 128 + SIGSEGV: the process died of the signal, after the report.

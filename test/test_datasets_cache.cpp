@@ -17,7 +17,8 @@ namespace fs = std::filesystem;
 
 std::string table(int rows, int shift = 0) {
   std::string text = "a,b,label\n";
-  for (int i = 0; i < rows; ++i) text += std::to_string(i + shift) + "," + std::to_string(i % 7) + "," + std::to_string(i % 3) + "\n";
+  for (int i = 0; i < rows; ++i)
+    text += std::to_string(i + shift) + "," + std::to_string(i % 7) + "," + std::to_string(i % 3) + "\n";
   return text;
 }
 

@@ -66,7 +66,8 @@ BOOST_AUTO_TEST_CASE(gather_copies_the_selected_rows) {
   BOOST_TEST(g.labels == (std::vector<int64_t>{0, 2}), boost::test_tools::per_element());
   BOOST_TEST(gather(d, idx, 2, 2).size() == 0);
   CEREBRO_CHECK_CONTRACT(gather(d, idx, 3, 5), "gather: range [3, 5) is outside the 4 indices");
-  CEREBRO_CHECK_CONTRACT(gather(d, std::vector<int64_t>{5}, 0, 1), "gather: index 5 is outside a dataset of 5 examples");
+  CEREBRO_CHECK_CONTRACT(gather(d, std::vector<int64_t>{5}, 0, 1),
+                         "gather: index 5 is outside a dataset of 5 examples");
 }
 
 BOOST_AUTO_TEST_CASE(parse_modes) {
@@ -90,7 +91,8 @@ BOOST_AUTO_TEST_CASE(builtin_sources_round_trip_and_other_names_are_not_builtin)
   for (auto source : {BuiltinSource::idx, BuiltinSource::csv, BuiltinSource::images})
     BOOST_TEST((parse_builtin_source(to_string(source)) == source));
   // builtin_dataset_sources lists exactly the kinds' names.
-  BOOST_TEST(builtin_dataset_sources() == (std::vector<std::string>{"idx", "csv", "images"}), boost::test_tools::per_element());
+  BOOST_TEST(builtin_dataset_sources() == (std::vector<std::string>{"idx", "csv", "images"}),
+             boost::test_tools::per_element());
   BOOST_TEST(!parse_builtin_source("sensors").has_value());  // a registered source is only a name
   BOOST_TEST(!parse_builtin_source("IDX").has_value());
   BOOST_TEST(!parse_builtin_source("").has_value());

@@ -88,7 +88,8 @@ BOOST_AUTO_TEST_CASE(a_csv_manifest_lists_jpeg_and_png_files_with_named_labels) 
              missing.status().message());
   dir.write("nolabel.csv", "file,class\nimg/a.png,cat\n");
   o.path = dir.file("nolabel.csv");
-  BOOST_TEST(contains(list_images(o).status().message(), "the header needs the columns path and label, found: file, class"));
+  BOOST_TEST(
+      contains(list_images(o).status().message(), "the header needs the columns path and label, found: file, class"));
 }
 
 BOOST_AUTO_TEST_CASE(bad_images_are_errors_naming_the_file_or_folder) {
@@ -114,8 +115,9 @@ BOOST_AUTO_TEST_CASE(bad_images_are_errors_naming_the_file_or_folder) {
   listing = list_images(o);
   auto corrupt = decode_images(o, *listing);
   BOOST_TEST(corrupt.status().is_corruption());
-  BOOST_TEST(contains(corrupt.status().message(), (dir.path() / "train/shirt/s1.png").string() + ": cannot decode the image"),
-             corrupt.status().message());
+  BOOST_TEST(
+      contains(corrupt.status().message(), (dir.path() / "train/shirt/s1.png").string() + ": cannot decode the image"),
+      corrupt.status().message());
   o.skip_bad = true;
   std::vector<std::string> lines;
   auto skipped = decode_images(o, *listing, [&](const std::string& l) { lines.push_back(l); });
@@ -126,13 +128,15 @@ BOOST_AUTO_TEST_CASE(bad_images_are_errors_naming_the_file_or_folder) {
   // A class whose every image is bad does not vanish silently.
   testing::write_text((dir.path() / "train" / "shirt" / "s0.png").string(), "junk");
   auto emptied = decode_images(o, *list_images(o));
-  BOOST_TEST(contains(emptied.status().message(), "no training image of class 'shirt' could be decoded"), emptied.status().message());
+  BOOST_TEST(contains(emptied.status().message(), "no training image of class 'shirt' could be decoded"),
+             emptied.status().message());
 
   // An empty class folder; a test class without a training folder.
   fs::create_directories(dir.path() / "train" / "sandal");
   auto empty = list_images(o);
-  BOOST_TEST(contains(empty.status().message(), (dir.path() / "train/sandal").string() + ": class folder holds no images"),
-             empty.status().message());
+  BOOST_TEST(
+      contains(empty.status().message(), (dir.path() / "train/sandal").string() + ": class folder holds no images"),
+      empty.status().message());
   fs::remove(dir.path() / "train" / "sandal");
   write_png(dir.path() / "test" / "bag" / "b.png", 6, 5, 1);
   auto stray = list_images(o);
@@ -151,9 +155,10 @@ BOOST_AUTO_TEST_CASE(a_folder_to_predict_lists_flat_and_class_folder_images_and_
   write_png(test_folder / "ankle" / "deeper" / "ignored.png", 6, 5, 31);  // two levels down: not listed
   auto files = list_image_folder(test_folder.string());
   BOOST_REQUIRE_MESSAGE(files.ok(), files.status().message());
-  const std::vector<std::string> expected{(test_folder / "ankle/a0.png").string(), (test_folder / "ankle/a1.png").string(),
-                                          (test_folder / "ankle/a2.png").string(), (test_folder / "shirt/s0.png").string(),
-                                          (test_folder / "shirt/s1.png").string(), (test_folder / "z-flat.png").string()};
+  const std::vector<std::string> expected{
+      (test_folder / "ankle/a0.png").string(), (test_folder / "ankle/a1.png").string(),
+      (test_folder / "ankle/a2.png").string(), (test_folder / "shirt/s0.png").string(),
+      (test_folder / "shirt/s1.png").string(), (test_folder / "z-flat.png").string()};
   BOOST_TEST(*files == expected, boost::test_tools::per_element());
 
   ImageOptions o;
@@ -164,7 +169,7 @@ BOOST_AUTO_TEST_CASE(a_folder_to_predict_lists_flat_and_class_folder_images_and_
   BOOST_REQUIRE_MESSAGE(decoded.ok(), decoded.status().message());
   BOOST_TEST(decoded->sample_shape == (std::vector<int64_t>{1, 6, 5}), boost::test_tools::per_element());
   BOOST_TEST(decoded->size() == 6);
-  BOOST_TEST(decoded->features[30 + 7] == 38 / 255.0f);      // a1.png (seed 1), pixel 7
+  BOOST_TEST(decoded->features[30 + 7] == 38 / 255.0f);             // a1.png (seed 1), pixel 7
   BOOST_TEST(decoded->features[5 * 30] == 30 * 31 % 256 / 255.0f);  // z-flat.png (seed 30), pixel 0
 
   write_png(test_folder / "other-size.png", 7, 5, 3);
@@ -180,7 +185,8 @@ BOOST_AUTO_TEST_CASE(a_folder_to_predict_lists_flat_and_class_folder_images_and_
   fs::create_directories(dir.path() / "none" / "empty-class");
   testing::write_text(dir.file("none/readme.txt"), "no images here");
   auto none = list_image_folder(dir.file("none"));
-  BOOST_TEST(contains(none.status().message(), dir.file("none") + ": the folder holds no images"), none.status().message());
+  BOOST_TEST(contains(none.status().message(), dir.file("none") + ": the folder holds no images"),
+             none.status().message());
   BOOST_TEST(list_image_folder(dir.file("nowhere")).status().is_not_found());
 }
 

@@ -21,7 +21,8 @@ namespace {
 // Column "id" makes every example identifiable after shuffling; label = id % 3.
 void write_id_csv(const std::string& path, int first, int n) {
   std::string text = "id,twice,label\n";
-  for (int i = first; i < first + n; ++i) text += std::to_string(i) + "," + std::to_string(2 * i) + "," + std::to_string(i % 3) + "\n";
+  for (int i = first; i < first + n; ++i)
+    text += std::to_string(i) + "," + std::to_string(2 * i) + "," + std::to_string(i % 3) + "\n";
   write_text(path, text);
 }
 
@@ -129,7 +130,8 @@ BOOST_AUTO_TEST_CASE(limit_keeps_the_first_examples) {
   auto data = load_prepared(dir.file("out"));
   BOOST_TEST_REQUIRE(data.ok(), data.error());
   std::set<int64_t> ids;
-  for (const auto& p : data->partitions) for (int64_t id : ids_of(*p)) ids.insert(id);
+  for (const auto& p : data->partitions)
+    for (int64_t id : ids_of(*p)) ids.insert(id);
   for (int64_t id : ids_of(*data->validation)) ids.insert(id);
   BOOST_TEST(ids.size() == 30u);
   BOOST_TEST(*ids.rbegin() == 29);

@@ -39,8 +39,9 @@ void expect_batches_of_gather(const Dataset& data, const std::vector<int64_t>& o
     BOOST_TEST(batch.begin == begin);
     BOOST_REQUIRE_EQUAL(batch.rows, expected.size());
     BOOST_TEST(reinterpret_cast<uintptr_t>(batch.features.get()) % 64 == 0u);
-    BOOST_TEST(std::memcmp(batch.features.get(), expected.features.data(), expected.features.size() * sizeof(float)) == 0,
-               "batch " << b << " differs from gather()");
+    BOOST_TEST(
+        std::memcmp(batch.features.get(), expected.features.data(), expected.features.size() * sizeof(float)) == 0,
+        "batch " << b << " differs from gather()");
   }
   BOOST_TEST(!reader.next().value());  // then the end, and it stays the end
   BOOST_TEST(!reader.next().value());
@@ -89,9 +90,7 @@ BOOST_AUTO_TEST_CASE(stopping_mid_pass_joins_the_reader_and_an_empty_order_ends_
     BatchReadAhead reader(data, order.data(), 500, 10, {2, int64_t{1} << 30, 0});
     BOOST_TEST(static_cast<bool>(reader.next().value()));
   }  // the reader waits for room when this ends it: the destructor must wake and join it
-  {
-    BatchReadAhead never_read(data, order.data(), 500, 10);
-  }
+  { BatchReadAhead never_read(data, order.data(), 500, 10); }
   BatchReadAhead empty(data, order.data(), 0, 10);
   BOOST_TEST(empty.batch_count() == 0);
   BOOST_TEST(!empty.next().value());

@@ -91,9 +91,9 @@ BOOST_AUTO_TEST_CASE(one_flipped_byte_fails_the_checksum) {
   auto back = read_shard(dir.file("part-0001.bin"), info->checksum);
   BOOST_TEST_REQUIRE(!back.ok());
   const std::string actual = file_checksum(dir.file("part-0001.bin")).value();
-  BOOST_TEST(contains(back.error(), "part-0001.bin: checksum " + actual + " does not match the manifest's " +
-                                        info->checksum),
-             back.error());
+  BOOST_TEST(
+      contains(back.error(), "part-0001.bin: checksum " + actual + " does not match the manifest's " + info->checksum),
+      back.error());
 }
 
 BOOST_AUTO_TEST_CASE(truncated_and_foreign_files) {

@@ -17,7 +17,6 @@ namespace cerebro::datasets::testing {
 
 using cerebro::testing::TempDir;
 
-
 inline void put_be32(std::vector<unsigned char>& out, uint32_t v) {
   for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<unsigned char>(v >> shift));
 }
@@ -26,7 +25,8 @@ inline void put_be32(std::vector<unsigned char>& out, uint32_t v) {
 inline void write_gz(const std::string& path, const std::vector<unsigned char>& bytes, bool gzipped) {
   gzFile f = gzopen(path.c_str(), gzipped ? "wb" : "wbT");
   if (!f) throw std::runtime_error("cannot create " + path);
-  if (!bytes.empty() && gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size())) != static_cast<int>(bytes.size())) {
+  if (!bytes.empty() &&
+      gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size())) != static_cast<int>(bytes.size())) {
     gzclose(f);
     throw std::runtime_error("cannot write " + path);
   }

@@ -72,10 +72,9 @@ BOOST_AUTO_TEST_CASE(empty_search_space) {
 
 BOOST_AUTO_TEST_CASE(missing_dataset_path) {
   TempDir tmp;
-  expect_rejected(tmp,
-                  "[experiment]\nepochs = 1\n[data]\nsource = \"idx\"\npath = \"" + tmp.file("nowhere") + "\"\n" +
-                      good_space,
-                  {"nowhere"});
+  expect_rejected(
+      tmp, "[experiment]\nepochs = 1\n[data]\nsource = \"idx\"\npath = \"" + tmp.file("nowhere") + "\"\n" + good_space,
+      {"nowhere"});
 }
 
 BOOST_AUTO_TEST_CASE(truncated_idx_file) {
@@ -136,7 +135,7 @@ BOOST_AUTO_TEST_CASE(every_subcommand_has_help) {
 // them are listed, in the order they always had, each with its own help, and
 // the ones that talk to a cluster all carry the shared TLS options.
 BOOST_AUTO_TEST_CASE(help_lists_every_subcommand_in_order) {
-  const std::vector<std::string> subcommands{"run",    "coordinator", "agent", "attach",   "status",
+  const std::vector<std::string> subcommands{"run",     "coordinator", "agent", "attach",   "status",
                                              "prepare", "show",        "bench", "simulate", "repl"};
   auto top = run_cerebro("--help");
   BOOST_TEST_INFO(top.text);

@@ -28,16 +28,18 @@ namespace fs = std::filesystem;
 namespace {
 
 const char* const kClasses[] = {"tshirt", "trouser", "pullover", "dress", "coat",
-                                "sandal", "shirt", "sneaker", "bag", "boot"};
+                                "sandal", "shirt",   "sneaker",  "bag",   "boot"};
 
 // The first `train` and `test` Fashion-MNIST images as PNG files in class folders.
 void write_fashion_pngs(const fs::path& root, int train, int test) {
   auto write = [&](const std::string& images, const std::string& labels, const char* split, int n) {
-    auto data = datasets::load_idx(std::string(fashion_mnist) + "/" + images, std::string(fashion_mnist) + "/" + labels);
+    auto data =
+        datasets::load_idx(std::string(fashion_mnist) + "/" + images, std::string(fashion_mnist) + "/" + labels);
     BOOST_REQUIRE_MESSAGE(data.ok(), data.status().message());
     std::vector<unsigned char> pixels(28 * 28);
     for (int i = 0; i < n; ++i) {
-      for (int p = 0; p < 28 * 28; ++p) pixels[p] = static_cast<unsigned char>(data->features[i * 784 + p] * 255.0f + 0.5f);
+      for (int p = 0; p < 28 * 28; ++p)
+        pixels[p] = static_cast<unsigned char>(data->features[i * 784 + p] * 255.0f + 0.5f);
       const fs::path file = root / split / kClasses[data->labels[i]] / (std::to_string(i) + ".png");
       fs::create_directories(file.parent_path());
       BOOST_REQUIRE(stbi_write_png(file.c_str(), 28, 28, 1, pixels.data(), 28));
@@ -53,7 +55,8 @@ std::string image_spec(const std::string& root, const std::string& extra = "", i
   return "[experiment]\nname = \"images\"\nepochs = 2\nseed = " + std::to_string(seed) +
          "\n[data]\nsource = \"images\"\npath = \"" + root + "\"\nimage_size = 28\npartitions = 2\n" +
          "augment = [\"random_crop\", \"hflip\"]\ncrop_padding = 2\n" + extra +
-         "[cluster]\nworkers = 2\nparallelism = \"mop\"\n[space]\nmodel = [\"mlp\"]\nlr = [1e-3, 3e-3]\nbatch_size = [32]\n";
+         "[cluster]\nworkers = 2\nparallelism = \"mop\"\n[space]\nmodel = [\"mlp\"]\nlr = [1e-3, 3e-3]\nbatch_size = "
+         "[32]\n";
 }
 
 // The environment prefix that points the prepared-data cache at `dir`.
@@ -80,8 +83,10 @@ std::vector<std::string> lines_of(const std::string& path) {
 std::vector<std::string> cells_of(const std::string& line) {
   std::vector<std::string> cells(1);
   for (char c : line) {
-    if (c == ',') cells.emplace_back();
-    else cells.back().push_back(c);
+    if (c == ',')
+      cells.emplace_back();
+    else
+      cells.back().push_back(c);
   }
   return cells;
 }
@@ -104,7 +109,8 @@ void predict_with_an_image_model(const TempDir& tmp, const fs::path& root, const
   BOOST_TEST(out.text.find("wrote 200 predictions") != std::string::npos, out.text);
   auto rows = lines_of(by_folder);
   BOOST_REQUIRE_EQUAL(rows.size(), 201u);
-  BOOST_TEST(rows[0] == "row,path,class,p_bag,p_boot,p_coat,p_dress,p_pullover,p_sandal,p_shirt,p_sneaker,p_trouser,p_tshirt");
+  BOOST_TEST(rows[0] ==
+             "row,path,class,p_bag,p_boot,p_coat,p_dress,p_pullover,p_sandal,p_shirt,p_sneaker,p_trouser,p_tshirt");
   int right = 0;
   for (size_t i = 1; i < rows.size(); ++i) {
     const auto cells = cells_of(rows[i]);
@@ -269,20 +275,24 @@ BOOST_AUTO_TEST_CASE(a_partition_several_times_the_memory_budget_trains_with_ano
     be32(images, 0x803), be32(images, count), be32(images, side), be32(images, side);
     be32(labels, 0x801), be32(labels, count);
     for (int i = 0; i < count; ++i) {
-      for (int p = 0; p < side * side; ++p) images.push_back(static_cast<unsigned char>((i % 10) * 20 + (p * 7 + i) % 40));
+      for (int p = 0; p < side * side; ++p)
+        images.push_back(static_cast<unsigned char>((i % 10) * 20 + (p * 7 + i) % 40));
       labels.push_back(static_cast<unsigned char>(i % 10));
     }
-    std::ofstream(tmp.file(name + "-images-idx3-ubyte"), std::ios::binary).write(reinterpret_cast<char*>(images.data()), images.size());
-    std::ofstream(tmp.file(name + "-labels-idx1-ubyte"), std::ios::binary).write(reinterpret_cast<char*>(labels.data()), labels.size());
+    std::ofstream(tmp.file(name + "-images-idx3-ubyte"), std::ios::binary)
+        .write(reinterpret_cast<char*>(images.data()), images.size());
+    std::ofstream(tmp.file(name + "-labels-idx1-ubyte"), std::ios::binary)
+        .write(reinterpret_cast<char*>(labels.data()), labels.size());
   };
   write_idx("train", n);
   write_idx("t10k", 500);
   constexpr int kBudgetMb = 24;
   auto spec_with = [&](const std::string& name, int limit) {
-    return tmp.write(name + ".toml", "[experiment]\nepochs = 1\n[data]\nsource = \"idx\"\npath = \"" + tmp.path().string() +
-                                         "\"\nvalidation_fraction = 0.05\npartitions = 1\nlimit = " + std::to_string(limit) +
-                                         "\n[cluster]\nworkers = 1\nmemory_mb = " + std::to_string(kBudgetMb) +
-                                         "\n[space]\nmodel = [\"mlp\"]\nhidden = [[32]]\nbatch_size = [128]\n");
+    return tmp.write(name + ".toml",
+                     "[experiment]\nepochs = 1\n[data]\nsource = \"idx\"\npath = \"" + tmp.path().string() +
+                         "\"\nvalidation_fraction = 0.05\npartitions = 1\nlimit = " + std::to_string(limit) +
+                         "\n[cluster]\nworkers = 1\nmemory_mb = " + std::to_string(kBudgetMb) +
+                         "\n[space]\nmodel = [\"mlp\"]\nhidden = [[32]]\nbatch_size = [128]\n");
   };
   // Prepared beforehand (the preparation's own memory is not the worker's).
   const auto big = spec_with("big", n), small = spec_with("small", 400);
@@ -291,8 +301,9 @@ BOOST_AUTO_TEST_CASE(a_partition_several_times_the_memory_budget_trains_with_ano
     BOOST_REQUIRE_MESSAGE(prepared.exit_code == 0, prepared.text);
   }
   auto measure = [&](const std::string& spec, const std::string& out) {
-    ChildProcess child({"/usr/bin/env", "CEREBRO_CACHE_DIR=" + tmp.file("cache"), cerebro_binary(), "run", spec, "--out", out},
-                       out + ".log");
+    ChildProcess child(
+        {"/usr/bin/env", "CEREBRO_CACHE_DIR=" + tmp.file("cache"), cerebro_binary(), "run", spec, "--out", out},
+        out + ".log");
     int exit_code = -1;
     const int64_t peak = peak_rss_anon_kb(child, exit_code);
     BOOST_REQUIRE_MESSAGE(exit_code == 0, child.log());
@@ -309,6 +320,6 @@ BOOST_AUTO_TEST_CASE(a_partition_several_times_the_memory_budget_trains_with_ano
   // Training the big partition takes at most the budget more anonymous
   // memory than training a tiny one (the runtime, model and optimizer).
   BOOST_TEST(big_peak <= small_peak + kBudgetMb * 1024 + 16 * 1024,
-             "peak RssAnon " << big_peak << " kB vs " << small_peak << " kB for a tiny partition; budget "
-                             << kBudgetMb << " MB, partition " << partition_kb << " kB");
+             "peak RssAnon " << big_peak << " kB vs " << small_peak << " kB for a tiny partition; budget " << kBudgetMb
+                             << " MB, partition " << partition_kb << " kB");
 }

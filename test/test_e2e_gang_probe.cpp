@@ -11,7 +11,8 @@
 using namespace cerebro::e2e;
 
 BOOST_AUTO_TEST_CASE(the_probe_measures_an_allreduce_per_step) {
-  Output out = run_cerebro(R"(allreduce-probe --params '{"model": "mlp", "hidden": [32]}' --ranks 2 --repeats 5 --json)");
+  Output out =
+      run_cerebro(R"(allreduce-probe --params '{"model": "mlp", "hidden": [32]}' --ranks 2 --repeats 5 --json)");
   BOOST_TEST_REQUIRE(out.exit_code == 0, out.text);
   auto report = nlohmann::json::parse(out.text);
   BOOST_TEST(report["ranks"] == 2);
@@ -43,9 +44,10 @@ BOOST_AUTO_TEST_CASE(bad_probe_input_names_the_flag) {
 // (what the coordinator passes on), rank 1 joins with it; both allreduce.
 BOOST_AUTO_TEST_CASE(a_gang_spans_two_processes_on_loopback) {
   const std::string params = R"('{"model": "mlp", "hidden": [32]}')";
-  FILE* rank0 = popen((cerebro_binary() + " allreduce-probe --params " + params +
-                       " --ranks 2 --rank 0 --repeats 5 --json 2>&1").c_str(),
-                      "r");
+  FILE* rank0 =
+      popen((cerebro_binary() + " allreduce-probe --params " + params + " --ranks 2 --rank 0 --repeats 5 --json 2>&1")
+                .c_str(),
+            "r");
   BOOST_TEST_REQUIRE(rank0 != nullptr);
   char line[256] = {};
   BOOST_TEST_REQUIRE(fgets(line, sizeof line, rank0) != nullptr);

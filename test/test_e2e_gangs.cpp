@@ -39,8 +39,7 @@ void check_gang_log(const std::vector<UnitLogEntry>& log, int partitions, int ep
 
 std::string gang_spec(const TempDir& tmp, const std::string& cluster_keys, int epochs = 2) {
   return tmp.write("gang.toml", "[experiment]\nname = \"gangs\"\nepochs = " + std::to_string(epochs) +
-                                    "\nseed = 3\n[data]\nsource = \"idx\"\npath = \"" +
-                                    std::string(fashion_mnist) +
+                                    "\nseed = 3\n[data]\nsource = \"idx\"\npath = \"" + std::string(fashion_mnist) +
                                     "\"\nlimit = 2000\npartitions = 2\n[cluster]\nparallelism = \"data\"\n" +
                                     cluster_keys + "[space]\nmodel = [\"mlp\"]\nlr = [2e-3]\nhidden = [[64]]\n");
 }
@@ -178,8 +177,8 @@ BOOST_AUTO_TEST_CASE(a_gang_larger_than_the_workers_is_refused) {
   auto run = tmp.file("run");
   auto out = run_cerebro("run " + gang_spec(tmp, "workers = 2\nmax_gang = 3\n") + " --out " + run);
   BOOST_TEST(out.exit_code != 0);
-  BOOST_TEST(out.text.find("[cluster] max_gang = 3 is larger than the 2 worker(s) holding partitions") !=
-                 std::string::npos,
-             out.text);
+  BOOST_TEST(
+      out.text.find("[cluster] max_gang = 3 is larger than the 2 worker(s) holding partitions") != std::string::npos,
+      out.text);
   BOOST_TEST(!fs::exists(run));
 }

@@ -52,8 +52,8 @@ ConfigId config_with(const nlohmann::json& summary, const std::string& key, cons
 BOOST_AUTO_TEST_CASE(a_forced_pipeline_config_and_an_ordinary_one_train_to_the_end) {
   TempDir tmp;
   auto run = tmp.file("run");
-  auto spec = tmp.write("p.toml", small_spec("model = [\"mlp\"]\nhidden = [[16]]\nparallelism = [\"auto\", \"pipeline\"]\n",
-                                             2, 400, 2));
+  auto spec = tmp.write(
+      "p.toml", small_spec("model = [\"mlp\"]\nhidden = [[16]]\nparallelism = [\"auto\", \"pipeline\"]\n", 2, 400, 2));
   auto out = run_cerebro("run " + spec + " --out " + run);
   BOOST_TEST_INFO(out.text);
   BOOST_REQUIRE_EQUAL(out.exit_code, 0);
@@ -115,8 +115,8 @@ BOOST_AUTO_TEST_CASE(a_model_over_the_budget_trains_to_the_end_as_a_pipeline) {
 BOOST_AUTO_TEST_CASE(a_failing_stage_requeues_the_unit_and_the_run_finishes) {
   TempDir tmp;
   auto run = tmp.file("run");
-  auto spec = tmp.write("p.toml", small_spec("model = [\"mlp\"]\nhidden = [[16]]\nparallelism = [\"pipeline\"]\n",
-                                             2, 400, 2));
+  auto spec =
+      tmp.write("p.toml", small_spec("model = [\"mlp\"]\nhidden = [[16]]\nparallelism = [\"pipeline\"]\n", 2, 400, 2));
   auto out = run_command(with_faults("fail_unit=0:1:0") + cerebro_binary() + " run " + spec + " --out " + run);
   BOOST_TEST_INFO(out.text);
   BOOST_REQUIRE_EQUAL(out.exit_code, 0);
@@ -158,8 +158,8 @@ CrashedThenResumed crash_after_third_commit_and_resume(const std::string& spec, 
 BOOST_AUTO_TEST_CASE(a_pipeline_run_killed_mid_way_resumes) {
   TempDir tmp;
   auto run = tmp.file("run");
-  auto spec = tmp.write("p.toml", small_spec("model = [\"mlp\"]\nhidden = [[16]]\nparallelism = [\"auto\", \"pipeline\"]\n",
-                                             2, 400, 2));
+  auto spec = tmp.write(
+      "p.toml", small_spec("model = [\"mlp\"]\nhidden = [[16]]\nparallelism = [\"auto\", \"pipeline\"]\n", 2, 400, 2));
   const auto before = crash_after_third_commit_and_resume(spec, run).before;
   auto log = open_store(run)->unit_log();
   check_complete_run(log, 2, 2, 2);
@@ -177,9 +177,10 @@ BOOST_AUTO_TEST_CASE(a_pipeline_run_killed_mid_way_resumes) {
 BOOST_AUTO_TEST_CASE(configs_tpe_proposes_mid_run_train_as_pipelines_and_resume) {
   TempDir tmp;
   auto run = tmp.file("run");
-  std::string text = small_spec("model = [\"mlp\"]\nhidden = [[16]]\nparallelism = [\"pipeline\"]\n"
-                                "lr = { dist = \"loguniform\", low = 1e-3, high = 3e-2 }\n",
-                                2, 400, 2);
+  std::string text = small_spec(
+      "model = [\"mlp\"]\nhidden = [[16]]\nparallelism = [\"pipeline\"]\n"
+      "lr = { dist = \"loguniform\", low = 1e-3, high = 3e-2 }\n",
+      2, 400, 2);
   text.replace(text.find("[data]"), 6, "search = \"tpe\"\nsamples = 2\nstartup = 2\n[data]");
   auto spec = tmp.write("tpe.toml", text);
   const std::string first = crash_after_third_commit_and_resume(spec, run).first_output;
@@ -206,8 +207,8 @@ BOOST_AUTO_TEST_CASE(configs_tpe_proposes_mid_run_train_as_pipelines_and_resume)
 BOOST_AUTO_TEST_CASE(a_pipeline_config_resumed_on_fewer_workers_than_stages_fails_and_the_rest_trains) {
   TempDir tmp;
   auto run = tmp.file("run");
-  auto spec = tmp.write("p.toml", small_spec("model = [\"mlp\"]\nhidden = [[16]]\nparallelism = [\"auto\", \"pipeline\"]\n",
-                                             2, 400, 2));
+  auto spec = tmp.write(
+      "p.toml", small_spec("model = [\"mlp\"]\nhidden = [[16]]\nparallelism = [\"auto\", \"pipeline\"]\n", 2, 400, 2));
   auto first = run_command(with_faults("crash=after_commit:2") + cerebro_binary() + " run " + spec + " --out " + run);
   BOOST_TEST_INFO(first.text);
   BOOST_REQUIRE(first.exit_code != 0);
@@ -240,8 +241,8 @@ BOOST_AUTO_TEST_CASE(a_pipeline_spans_two_agent_processes) {
   cluster.start_with_agents(port, {"node1", "node2"});
   std::string text = small_spec("model = [\"mlp\"]\nhidden = [[16]]\nparallelism = [\"pipeline\"]\n", 2, 400, 2);
   text.replace(text.find("workers = 2\n"), 12, "replication = 2\n");
-  auto out = run_cerebro("run " + tmp.write("p.toml", text) + cluster.client_flags(port) + " --out " +
-                         tmp.file("client-run"));
+  auto out =
+      run_cerebro("run " + tmp.write("p.toml", text) + cluster.client_flags(port) + " --out " + tmp.file("client-run"));
   BOOST_TEST_INFO(out.text + cluster.logs());
   BOOST_REQUIRE_EQUAL(out.exit_code, 0);
   auto summary = read_json(tmp.file("client-run") + "/summary.json");

@@ -24,8 +24,8 @@ std::vector<UnitRecord> records_of(const std::vector<UnitLogEntry>& log) { retur
 // models learn, the run directory is complete, and a replay reproduces it.
 BOOST_AUTO_TEST_CASE(small_run_keeps_invariants_learns_and_replays_exactly) {
   TempDir tmp;
-  auto spec = tmp.write("small.toml", small_spec("model = [\"mlp\", \"cnn\"]\nlr = [1e-3, 3e-3]\nbatch_size = [64]\n",
-                                                 2, 3000, 2));
+  auto spec = tmp.write("small.toml",
+                        small_spec("model = [\"mlp\", \"cnn\"]\nlr = [1e-3, 3e-3]\nbatch_size = [64]\n", 2, 3000, 2));
   auto run_dir = tmp.file("run");
   auto out = run_cerebro("run " + spec + " --out " + run_dir);
   BOOST_TEST_INFO(out.text);
@@ -47,7 +47,8 @@ BOOST_AUTO_TEST_CASE(small_run_keeps_invariants_learns_and_replays_exactly) {
   for (const auto& c : summary["configs"]) {
     BOOST_TEST(c["status"] == "completed");
     BOOST_REQUIRE_EQUAL(c["epochs"].size(), 2u);
-    for (const char* key : {"train_loss", "val_loss", "val_accuracy", "seconds"}) BOOST_TEST(c["epochs"][0].contains(key));
+    for (const char* key : {"train_loss", "val_loss", "val_accuracy", "seconds"})
+      BOOST_TEST(c["epochs"][0].contains(key));
   }
   // Chance is 0.1 on ten classes.
   BOOST_TEST(summary["best"]["val_accuracy"].get<double>() > 0.6);
@@ -122,8 +123,9 @@ BOOST_AUTO_TEST_CASE(misfit_and_diverging_configs_do_not_stop_the_others) {
   BOOST_TEST(status["cnn"] == "failed");
   BOOST_TEST(out.text.find("needs image samples") != std::string::npos);
 
-  auto diverging = tmp.write(
-      "div.toml", small_spec("model = [\"mlp\"]\noptimizer = [\"sgd\"]\nlr = [1e-3, 1e6]\nbatch_size = [64]\n", 2, 1000));
+  auto diverging =
+      tmp.write("div.toml",
+                small_spec("model = [\"mlp\"]\noptimizer = [\"sgd\"]\nlr = [1e-3, 1e6]\nbatch_size = [64]\n", 2, 1000));
   out = run_cerebro("run " + diverging + " --out " + tmp.file("div-run"));
   BOOST_TEST_INFO(out.text);
   BOOST_REQUIRE_EQUAL(out.exit_code, 0);

@@ -55,7 +55,8 @@ std::string digits_csv(const TempDir& tmp, bool multilabel) {
 
 std::string regression_spec(const TempDir& tmp, const std::string& csv) {
   return tmp.write("regression.toml",
-                   "[experiment]\ntask = \"regression\"\nepochs = 6\nseed = 7\n[data]\nsource = \"csv\"\ntrain = \"" + csv +
+                   "[experiment]\ntask = \"regression\"\nepochs = 6\nseed = 7\n[data]\nsource = \"csv\"\ntrain = \"" +
+                       csv +
                        "\"\nlabel_column = \"progression\"\npartitions = 2\n[cluster]\nworkers = 2\n[space]\n"
                        "model = [\"mlp\"]\nlr = [0.003, 0.01]\nbatch_size = [32]\n");
 }
@@ -137,9 +138,12 @@ BOOST_AUTO_TEST_CASE(regression_on_diabetes_ranks_by_r2_resumes_and_predicts) {
 BOOST_AUTO_TEST_CASE(multilabel_digits_survive_a_failing_unit_and_predict_tags) {
   TempDir tmp;
   auto csv = digits_csv(tmp, true);
-  auto spec = tmp.write("multilabel.toml", "[experiment]\ntask = \"multilabel\"\nepochs = 3\n[data]\nsource = \"csv\"\n"
-                                           "train = \"" + csv + "\"\nlabel_column = \"label\"\npartitions = 2\n"
-                                           "[cluster]\nworkers = 2\n[space]\nmodel = [\"mlp\"]\nlr = [0.003]\n");
+  auto spec = tmp.write("multilabel.toml",
+                        "[experiment]\ntask = \"multilabel\"\nepochs = 3\n[data]\nsource = \"csv\"\n"
+                        "train = \"" +
+                            csv +
+                            "\"\nlabel_column = \"label\"\npartitions = 2\n"
+                            "[cluster]\nworkers = 2\n[space]\nmodel = [\"mlp\"]\nlr = [0.003]\n");
   auto run = tmp.file("run");
   auto out = run_command(with_faults("fail_unit=0:1:1") + cerebro_binary() + " run " + spec + " --out " + run);
   BOOST_TEST_INFO(out.text);
@@ -193,10 +197,13 @@ torch.jit.script(Template(64, 10, sys.argv[2] == "1")).save(sys.argv[1])
 )";
 
 std::string template_spec(const TempDir& tmp, const std::string& csv, const std::string& model) {
-  return tmp.write("template.toml", "[experiment]\nepochs = 3\nmetric = \"val_confidence\"\nmetric_goal = \"maximize\"\n"
-                                    "[data]\nsource = \"csv\"\ntrain = \"" + csv + "\"\nlabel_column = \"label\"\n"
-                                    "partitions = 2\n[cluster]\nworkers = 2\n[space]\nmodel = [\"" + model +
-                                    "\"]\nlr = [0.003, 0.0003]\n");
+  return tmp.write("template.toml",
+                   "[experiment]\nepochs = 3\nmetric = \"val_confidence\"\nmetric_goal = \"maximize\"\n"
+                   "[data]\nsource = \"csv\"\ntrain = \"" +
+                       csv +
+                       "\"\nlabel_column = \"label\"\n"
+                       "partitions = 2\n[cluster]\nworkers = 2\n[space]\nmodel = [\"" +
+                       model + "\"]\nlr = [0.003, 0.0003]\n");
 }
 
 }  // namespace
@@ -262,12 +269,14 @@ BOOST_AUTO_TEST_CASE(bad_task_input_is_refused_with_the_column_named) {
   BOOST_TEST(out.text.find("bad.csv: line 4, column 'y': 'n/a' is not a number") != std::string::npos);
   BOOST_TEST(!fs::exists(run));
 
-  auto wrong_metric = tmp.write("metric.toml", "[experiment]\ntask = \"regression\"\nmetric = \"val_accuracy\"\n"
-                                               "[data]\nsource = \"csv\"\ntrain = \"" + csv +
-                                               "\"\nlabel_column = \"y\"\n[space]\nmodel = [\"mlp\"]\n");
+  auto wrong_metric = tmp.write("metric.toml",
+                                "[experiment]\ntask = \"regression\"\nmetric = \"val_accuracy\"\n"
+                                "[data]\nsource = \"csv\"\ntrain = \"" +
+                                    csv + "\"\nlabel_column = \"y\"\n[space]\nmodel = [\"mlp\"]\n");
   out = run_cerebro("run " + wrong_metric + " --out " + run);
   BOOST_TEST(out.exit_code != 0);
   BOOST_TEST(out.text.find("is not computed for task regression (its metrics: val_loss, val_mse, val_mae, val_r2)") !=
-             std::string::npos, out.text);
+                 std::string::npos,
+             out.text);
   BOOST_TEST(!fs::exists(run));
 }

@@ -96,11 +96,11 @@ BOOST_AUTO_TEST_CASE(tpe_tpe_asha_and_warm_start_real_runs) {
   BOOST_TEST(warm.text.find("random startup") == std::string::npos);
 
   // random, from the earlier best configs' checkpoints: at most half (2 of 4) are seeded.
-  auto seeded = run_cerebro(
-      "run " +
-      tmp.write("seeded.toml", spec_for("search = \"random\"\nsamples = 4\nepochs = 1\nwarm_start = [\"" +
-                                        tmp.file("tpe") + "\"]\nfrom_checkpoint = true\n")) +
-      " --out " + tmp.file("seeded"));
+  auto seeded =
+      run_cerebro("run " +
+                  tmp.write("seeded.toml", spec_for("search = \"random\"\nsamples = 4\nepochs = 1\nwarm_start = [\"" +
+                                                    tmp.file("tpe") + "\"]\nfrom_checkpoint = true\n")) +
+                  " --out " + tmp.file("seeded"));
   BOOST_TEST_INFO(seeded.text);
   BOOST_REQUIRE_EQUAL(seeded.exit_code, 0);
   BOOST_TEST(count(seeded.text, "(warm start, val_accuracy") == 2u);
@@ -127,11 +127,11 @@ BOOST_AUTO_TEST_CASE(tpe_tpe_asha_and_warm_start_real_runs) {
              missing.text);
   BOOST_TEST(!fs::exists(tmp.file("missing")));
   const std::string other_space = "model = [\"mlp\"]\nhidden = [[16], [32]]\nlr = [0.01, 0.001]\n";
-  auto other = run_cerebro("run " +
-                           tmp.write("other.toml", spec_for("search = \"tpe\"\nsamples = 3\nwarm_start = [\"" +
-                                                            tmp.file("tpe") + "\"]\n",
-                                                            other_space)) +
-                           " --out " + tmp.file("other"));
+  auto other = run_cerebro(
+      "run " +
+      tmp.write("other.toml",
+                spec_for("search = \"tpe\"\nsamples = 3\nwarm_start = [\"" + tmp.file("tpe") + "\"]\n", other_space)) +
+      " --out " + tmp.file("other"));
   BOOST_TEST(other.exit_code != 0);
   BOOST_TEST(other.text.find("it searched another [space] (keys that differ: dropout, lr)") != std::string::npos,
              other.text);
@@ -145,16 +145,16 @@ BOOST_AUTO_TEST_CASE(tpe_tpe_asha_and_warm_start_real_runs) {
 // does not depend on timing, in either run.
 BOOST_AUTO_TEST_CASE(a_tpe_run_killed_mid_search_resumes_with_the_same_proposals) {
   TempDir tmp;
-  const auto spec = tmp.write("resume.toml", "[experiment]\nsearch = \"tpe\"\nsamples = 5\nstartup = 2\nepochs = 2\n"
-                                             "seed = 5\n[data]\nsource = \"idx\"\npath = \"" +
-                                                 std::string(fashion_mnist) +
-                                                 "\"\nlimit = 600\npartitions = 1\n[cluster]\nworkers = 1\n[space]\n" +
-                                                 kSpace);
+  const auto spec = tmp.write("resume.toml",
+                              "[experiment]\nsearch = \"tpe\"\nsamples = 5\nstartup = 2\nepochs = 2\n"
+                              "seed = 5\n[data]\nsource = \"idx\"\npath = \"" +
+                                  std::string(fashion_mnist) +
+                                  "\"\nlimit = 600\npartitions = 1\n[cluster]\nworkers = 1\n[space]\n" + kSpace);
   auto whole = run_cerebro("run " + spec + " --out " + tmp.file("whole"));
   BOOST_TEST_INFO(whole.text);
   BOOST_REQUIRE_EQUAL(whole.exit_code, 0);
-  auto first = run_command(faults::with_faults("crash=after_commit:5") + cerebro_binary() + " run " + spec +
-                           " --out " + tmp.file("cut"));
+  auto first = run_command(faults::with_faults("crash=after_commit:5") + cerebro_binary() + " run " + spec + " --out " +
+                           tmp.file("cut"));
   BOOST_TEST_INFO(first.text);
   BOOST_REQUIRE(first.exit_code != 0);
   BOOST_REQUIRE(first.text.find("crashing at after_commit") != std::string::npos);
@@ -192,8 +192,9 @@ BOOST_AUTO_TEST_CASE(warm_start_from_an_experiment_id_on_a_coordinator) {
   const std::string on_cluster = cluster.client_flags(port);
   const auto experiments = tmp.file("state") + "/experiments";
 
-  auto first = run_cerebro("run " + tmp.write("first.toml", spec_for("search = \"tpe\"\nsamples = 3\nstartup = 2\nepochs = 1\n")) +
-                           on_cluster + " --out " + tmp.file("first"));
+  auto first = run_cerebro(
+      "run " + tmp.write("first.toml", spec_for("search = \"tpe\"\nsamples = 3\nstartup = 2\nepochs = 1\n")) +
+      on_cluster + " --out " + tmp.file("first"));
   BOOST_TEST_INFO(first.text + cluster.logs());
   BOOST_REQUIRE_EQUAL(first.exit_code, 0);
   std::string id;
@@ -202,7 +203,8 @@ BOOST_AUTO_TEST_CASE(warm_start_from_an_experiment_id_on_a_coordinator) {
 
   auto warm = run_cerebro(
       "run " +
-      tmp.write("warm.toml", spec_for("search = \"tpe\"\nsamples = 2\nstartup = 2\nepochs = 1\nwarm_start = [\"" + id + "\"]\n")) +
+      tmp.write("warm.toml",
+                spec_for("search = \"tpe\"\nsamples = 2\nstartup = 2\nepochs = 1\nwarm_start = [\"" + id + "\"]\n")) +
       on_cluster + " --out " + tmp.file("warm"));
   BOOST_TEST_INFO(warm.text + cluster.logs());
   BOOST_REQUIRE_EQUAL(warm.exit_code, 0);
@@ -231,10 +233,11 @@ BOOST_AUTO_TEST_CASE(warm_start_from_an_experiment_id_on_a_coordinator) {
 // config's values and the Pareto front, and the run prints the front.
 BOOST_AUTO_TEST_CASE(several_objectives_give_a_pareto_front) {
   TempDir tmp;
-  auto out = run_cerebro("run " +
-                         tmp.write("mo.toml", spec_for("search = \"tpe\"\nsamples = 5\nstartup = 2\nepochs = 1\n"
-                                                       "metric = [\"val_accuracy\", \"parameters\", \"inference_ms\"]\n")) +
-                         " --out " + tmp.file("mo"));
+  auto out =
+      run_cerebro("run " +
+                  tmp.write("mo.toml", spec_for("search = \"tpe\"\nsamples = 5\nstartup = 2\nepochs = 1\n"
+                                                "metric = [\"val_accuracy\", \"parameters\", \"inference_ms\"]\n")) +
+                  " --out " + tmp.file("mo"));
   BOOST_TEST_INFO(out.text);
   BOOST_REQUIRE_EQUAL(out.exit_code, 0);
   BOOST_TEST(out.text.find("Pareto front (val_accuracy max, parameters min, inference_ms min)") != std::string::npos);
@@ -274,7 +277,8 @@ BOOST_AUTO_TEST_CASE(bad_tpe_specs_are_refused_with_the_key_named) {
       // A grid in disguise: lists only, fewer combinations than samples.
       {spec_for("search = \"tpe\"\nsamples = 8\n", "model = [\"mlp\"]\nlr = [0.01, 0.1]\nhidden = [[16], [32]]\n"),
        "samples = 8 but the [space] (lists only) has 4 combinations: use search = \"grid\""},
-      {spec_for("search = \"random\"\nsamples = 4\npruner = \"hyperband\"\n"), "pruner applies only to search = \"tpe\""},
+      {spec_for("search = \"random\"\nsamples = 4\npruner = \"hyperband\"\n"),
+       "pruner applies only to search = \"tpe\""},
       {spec_for("search = \"tpe\"\nsamples = 4\nmetric = [\"val_accuracy\", \"flops\"]\n"),
        "[experiment] metric has an unknown objective \"flops\""},
       // A directory that is not a run (no state/ in it).

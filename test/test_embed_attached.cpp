@@ -185,7 +185,8 @@ BOOST_AUTO_TEST_CASE(a_lookup_with_another_interface_than_the_coordinators_is_re
              actors.system.render(as_shard_server.error()));
   auto untyped = middleman.remote_actor<caf::actor>("127.0.0.1", static_cast<uint16_t>(port));
   BOOST_REQUIRE(!untyped);
-  BOOST_TEST((untyped.error() == caf::sec::unexpected_actor_messaging_interface), actors.system.render(untyped.error()));
+  BOOST_TEST((untyped.error() == caf::sec::unexpected_actor_messaging_interface),
+             actors.system.render(untyped.error()));
 }
 
 BOOST_AUTO_TEST_CASE(an_unreachable_coordinator_is_an_error_value) {

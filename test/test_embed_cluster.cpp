@@ -28,9 +28,8 @@ models::NativeModule linear_probe(models::ParamReader&, const models::DataShape&
   int64_t in = 1;
   for (auto size : shape.sample_shape) in *= size;
   torch::nn::Linear linear(in, shape.num_classes);
-  return models::NativeModule{linear.ptr(), [linear](const torch::Tensor& x) mutable {
-                                return linear->forward(x.flatten(1));
-                              }};
+  return models::NativeModule{linear.ptr(),
+                              [linear](const torch::Tensor& x) mutable { return linear->forward(x.flatten(1)); }};
 }
 
 void register_blobs(int64_t examples) {
@@ -95,12 +94,10 @@ BOOST_AUTO_TEST_CASE(submit_delivers_progress_and_the_result_to_the_listener) {
         result = r;
         waiting = false;
       },
-      caf::after(std::chrono::seconds(120)) >> [&] {
-        BOOST_FAIL("no result within 120 s");
-      });
+      caf::after(std::chrono::seconds(120)) >> [&] { BOOST_FAIL("no result within 120 s"); });
   BOOST_REQUIRE_MESSAGE(result.ok(), result.error);
-  BOOST_TEST(setup_lines > 0);  // the ETL's lines, e.g. "loaded 300 training examples ..."
-  BOOST_TEST(units_total == 8);   // 2 configs x 2 partitions x 2 epochs
+  BOOST_TEST(setup_lines > 0);   // the ETL's lines, e.g. "loaded 300 training examples ..."
+  BOOST_TEST(units_total == 8);  // 2 configs x 2 partitions x 2 epochs
   BOOST_TEST(last_units_done == 8);
   BOOST_REQUIRE(result.leaderboard.size() == 2u);
   BOOST_TEST(result.leaderboard[0].validated);
@@ -248,7 +245,8 @@ BOOST_AUTO_TEST_CASE(save_as_torchscript_gives_a_module_plain_libtorch_loads) {
   auto saved = models::save_as_torchscript(net, "Net", R"(def forward(self, x):
     x = torch.relu(torch.addmm(self.hidden_bias, x, self.hidden_weight.t()))
     return torch.addmm(self.head_bias, x, self.head_weight.t())
-)", path);
+)",
+                                           path);
   BOOST_REQUIRE_MESSAGE(saved.ok(), saved.message());
   auto loaded = torch::jit::load(path);
   auto x = torch::randn({6, 4});

@@ -115,8 +115,8 @@ BOOST_AUTO_TEST_CASE(prepare_takes_the_examples_from_the_loader) {
   BOOST_TEST(manifest->inputs == std::vector<std::string>{"source:feed"});
   BOOST_TEST(manifest->class_names == data.class_names);
   BOOST_TEST(manifest->num_classes == 3);
-  BOOST_TEST(manifest->test.count == 10);        // carved off: no test set given
-  BOOST_TEST(manifest->train_examples == 72);    // 90 left, 18 to validation
+  BOOST_TEST(manifest->test.count == 10);      // carved off: no test set given
+  BOOST_TEST(manifest->train_examples == 72);  // 90 left, 18 to validation
   auto loaded = load_prepared(dir.file("out"));
   BOOST_REQUIRE_MESSAGE(loaded.ok(), loaded.error());
   BOOST_TEST(loaded->partitions.size() == 3u);
@@ -140,7 +140,8 @@ BOOST_AUTO_TEST_CASE(prepare_uses_the_loaders_test_set_and_reports_loader_errors
   BOOST_TEST(contains(failed.error(), "source 'broken': no rows today"), failed.error());
   o.source = "nowhere";
   auto unknown = prepare(o, dir.file("unknown"));
-  BOOST_TEST(contains(unknown.error(), "expected idx, csv, images or a registered source (broken, feed)"), unknown.error());
+  BOOST_TEST(contains(unknown.error(), "expected idx, csv, images or a registered source (broken, feed)"),
+             unknown.error());
 }
 
 BOOST_AUTO_TEST_CASE(spec_accepts_registered_sources_only) {

@@ -79,12 +79,8 @@ BOOST_AUTO_TEST_CASE(distributions_and_other_sections_keys) {
 }
 
 BOOST_AUTO_TEST_CASE(bad_values_fail_with_the_parsers_messages) {
-  auto bad = SpecBuilder("bad")
-                 .epochs(0)
-                 .data_source("nowhere")
-                 .set("cluster", "wrokers", 2)
-                 .space("model", {"mlp"})
-                 .build();
+  auto bad =
+      SpecBuilder("bad").epochs(0).data_source("nowhere").set("cluster", "wrokers", 2).space("model", {"mlp"}).build();
   BOOST_REQUIRE(!bad.ok());
   BOOST_TEST(contains(bad.error(), "bad.toml:"), bad.error());
   BOOST_TEST(contains(bad.error(), "epochs"), bad.error());

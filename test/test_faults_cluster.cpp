@@ -94,8 +94,8 @@ struct Fixture {
     // The figures docs/RELIABILITY.md tabulates (run with --log_level=message).
     auto wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - submitted).count();
     BOOST_TEST_MESSAGE("fault-matrix: " << boost::unit_test::framework::current_test_case().p_name
-                                        << " client_wall_s=" << wall << " units_requeued="
-                                        << count_of(client->log(), "goes back to the queue"));
+                                        << " client_wall_s=" << wall
+                                        << " units_requeued=" << count_of(client->log(), "goes back to the queue"));
     BOOST_TEST(fs::exists(tmp.file("client-run") + "/summary.json"));
     auto summary = read_json(tmp.file("client-run") + "/summary.json");
     BOOST_TEST(summary["best"]["test_accuracy"].get<double>() > 0.6);
@@ -177,7 +177,8 @@ BOOST_AUTO_TEST_CASE(a_hung_agent_is_dropped_by_heartbeat_timeout_and_rejoins_wh
   // Awake again, it learns it was dropped and joins again.
   BOOST_TEST(f.agent(2).wait_for_log("it does not know this agent", 30), f.logs());
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (count_of(f.cluster.coordinator->log(), "agent node2 joined") < 2 && std::chrono::steady_clock::now() < deadline)
+  while (count_of(f.cluster.coordinator->log(), "agent node2 joined") < 2 &&
+         std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   BOOST_TEST(count_of(f.cluster.coordinator->log(), "agent node2 joined") == 2u, f.logs());
 }
@@ -240,8 +241,9 @@ BOOST_AUTO_TEST_CASE(a_lost_partition_skips_agents_that_cannot_take_it) {
   f.agent(2).kill_now();
   f.finish();
   const auto coordinator = f.cluster.coordinator->log();
-  BOOST_TEST(std::regex_search(coordinator, std::regex("could not be placed again: placing part-[0-9]+\\.bin on node1")),
-             f.logs());
+  BOOST_TEST(
+      std::regex_search(coordinator, std::regex("could not be placed again: placing part-[0-9]+\\.bin on node1")),
+      f.logs());
   BOOST_TEST(coordinator.find("lost its last replica; placed again on agent node3") != std::string::npos, f.logs());
   // node4 was never asked again: it is not in the run.
   BOOST_TEST(count_of(coordinator, " on node4: ") == 1u, f.logs());

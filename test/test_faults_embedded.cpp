@@ -82,8 +82,8 @@ BOOST_AUTO_TEST_CASE(a_crash_after_a_commit_before_its_acknowledgement_loses_not
   TempDir tmp;
   Figures figures;
   auto run = tmp.file("run");
-  auto first = run_command(with_faults("crash=after_commit:7") + cerebro_binary() + " run " + spec(tmp) + " --out " +
-                           run);
+  auto first =
+      run_command(with_faults("crash=after_commit:7") + cerebro_binary() + " run " + spec(tmp) + " --out " + run);
   BOOST_TEST_INFO(first.text);
   BOOST_REQUIRE(first.exit_code != 0);
   BOOST_REQUIRE(first.text.find("crashing at after_commit") != std::string::npos);
@@ -121,8 +121,9 @@ BOOST_AUTO_TEST_CASE(an_embedded_run_killed_mid_way_resumes) {
     // units take about 0.2 s here, so the kill, 100 ms polls after the first
     // epoch, sometimes came when 17 of them were committed, close to none
     // left to interrupt.
-    ChildProcess child({cerebro_binary(), "run", spec(tmp), "--out", run}, tmp.file("first.log"),
-                       {"CEREBRO_FAULT_INJECTION_ENABLE=i-am-a-test", "CEREBRO_FAULTS=slow_worker=0:10;slow_worker=1:10"});
+    ChildProcess child(
+        {cerebro_binary(), "run", spec(tmp), "--out", run}, tmp.file("first.log"),
+        {"CEREBRO_FAULT_INJECTION_ENABLE=i-am-a-test", "CEREBRO_FAULTS=slow_worker=0:10;slow_worker=1:10"});
     // Wait for some units to be committed, then kill it mid-run.
     BOOST_REQUIRE_MESSAGE(child.wait_for_log(" units ", 120), child.log());
     BOOST_REQUIRE_MESSAGE(child.wait_for_log("epoch 0:", 120), child.log());
@@ -149,8 +150,8 @@ BOOST_AUTO_TEST_CASE(a_corrupt_latest_checkpoint_reruns_exactly_the_units_after_
   TempDir tmp;
   Figures figures;
   auto run = tmp.file("run");
-  auto first = run_command(with_faults("crash=after_commit:10") + cerebro_binary() + " run " + spec(tmp) + " --out " +
-                           run);
+  auto first =
+      run_command(with_faults("crash=after_commit:10") + cerebro_binary() + " run " + spec(tmp) + " --out " + run);
   BOOST_REQUIRE_MESSAGE(first.exit_code != 0, first.text);
   auto before = log_of(run);
   BOOST_REQUIRE_EQUAL(commits_in(before), 10u);
@@ -204,16 +205,16 @@ BOOST_AUTO_TEST_CASE(a_corrupt_latest_checkpoint_reruns_exactly_the_units_after_
 BOOST_AUTO_TEST_CASE(failing_units_are_retried_then_fail_only_their_config) {
   TempDir tmp;
   auto run_once = tmp.file("once");
-  auto once = run_command(with_faults("fail_unit=1:0:1:1") + cerebro_binary() + " run " + spec(tmp) + " --out " +
-                          run_once);
+  auto once =
+      run_command(with_faults("fail_unit=1:0:1:1") + cerebro_binary() + " run " + spec(tmp) + " --out " + run_once);
   BOOST_TEST_INFO(once.text);
   BOOST_REQUIRE_EQUAL(once.exit_code, 0);
   BOOST_TEST(once.text.find("attempt 1 of 3") != std::string::npos);
   check_complete_run(open_store(run_once)->unit_log(), kConfigs, kPartitions, kEpochs);
 
   auto run_always = tmp.file("always");
-  auto always = run_command(with_faults("fail_unit=2:1:0:-1") + cerebro_binary() + " run " + spec(tmp) + " --out " +
-                            run_always);
+  auto always =
+      run_command(with_faults("fail_unit=2:1:0:-1") + cerebro_binary() + " run " + spec(tmp) + " --out " + run_always);
   BOOST_TEST_INFO(always.text);
   BOOST_REQUIRE_EQUAL(always.exit_code, 0);
   auto summary = read_json(run_always + "/summary.json");

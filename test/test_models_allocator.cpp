@@ -52,7 +52,7 @@ long faults_of_a_warm_unit(const nlohmann::json& params) {
   });
   worker.join();
   BOOST_TEST_MESSAGE("page faults of the second and third unit at " << params.dump() << ": " << faults[0] << ", "
-                                                                     << faults[1]);
+                                                                    << faults[1]);
   return std::min(faults[0], faults[1]);
 }
 
@@ -122,14 +122,10 @@ BOOST_AUTO_TEST_CASE(a_large_block_freed_in_a_scope_is_reused_by_the_same_thread
 
 BOOST_AUTO_TEST_CASE(small_blocks_and_blocks_freed_outside_a_scope_are_not_kept) {
   std::thread worker([] {
-    {
-      auto large = torch::empty({1 << 20});
-    }
+    { auto large = torch::empty({1 << 20}); }
     BOOST_TEST(BlockCacheScope::cached_bytes() == 0u);
     BlockCacheScope scope;
-    {
-      auto small = torch::empty({(kMinCachedBlock / 4) - 1024});
-    }
+    { auto small = torch::empty({(kMinCachedBlock / 4) - 1024}); }
     BOOST_TEST(BlockCacheScope::cached_bytes() == 0u);
     torch::Tensor outlives_the_inner_scope;
     {

@@ -190,8 +190,8 @@ BOOST_AUTO_TEST_CASE(a_gang_of_two_trains_like_one_worker_visiting_both_partitio
   std::string initial = must(initial_state(params, data.shape, data.p0, 3));
   std::string gang_state = initial, mop_state = initial;
   for (uint64_t epoch = 0; epoch < 4; ++epoch) {
-    auto [r0, r1] = run_gang(params, data.shape, gang_state, {&data.p0, 100 + epoch, &data.validation},
-                             {&data.p1, 200 + epoch});
+    auto [r0, r1] =
+        run_gang(params, data.shape, gang_state, {&data.p0, 100 + epoch, &data.validation}, {&data.p1, 200 + epoch});
     BOOST_TEST_REQUIRE(r0.ok(), r0.error());
     BOOST_TEST_REQUIRE(r1.ok(), r1.error());
     gang_state = r0->unit.state;

@@ -25,15 +25,19 @@ struct HopCase {
 
 const HopCase kHopCases[] = {
     {"mlp adam", R"({"model": "mlp", "hidden": [32], "batch_size": 32})", {1, 8, 8}},
-    {"cnn adam with dropout", R"({"model": "cnn", "channels": [4, 8], "fc": 16, "dropout": 0.3, "batch_size": 32})",
+    {"cnn adam with dropout",
+     R"({"model": "cnn", "channels": [4, 8], "fc": 16, "dropout": 0.3, "batch_size": 32})",
      {1, 8, 8}},
-    {"cnn sgd momentum", R"({"model": "cnn", "channels": [4], "fc": 16, "optimizer": "sgd", "lr": 0.05,
+    {"cnn sgd momentum",
+     R"({"model": "cnn", "channels": [4], "fc": 16, "optimizer": "sgd", "lr": 0.05,
         "momentum": 0.9, "batch_size": 16})",
      {1, 8, 8}},
-    {"mlp sgd nesterov, flat rows", R"({"model": "mlp", "hidden": [16, 16], "dropout": 0.2, "optimizer": "sgd",
+    {"mlp sgd nesterov, flat rows",
+     R"({"model": "mlp", "hidden": [16, 16], "dropout": 0.2, "optimizer": "sgd",
         "lr": 0.05, "momentum": 0.9, "nesterov": true, "batch_size": 16})",
      {20}},
-    {"resnet adamw", R"({"model": "resnet", "width": 4, "blocks": [1, 1], "optimizer": "adamw", "batch_size": 32})",
+    {"resnet adamw",
+     R"({"model": "resnet", "width": 4, "blocks": [1, 1], "optimizer": "adamw", "batch_size": 32})",
      {1, 8, 8}},
 };
 
@@ -160,7 +164,8 @@ BOOST_AUTO_TEST_CASE(hopped_training_equals_the_plain_loop) {
       std::string state = must(initial_state(params, data.shape, data.p0, seed));
       UnitOutput last;
       for (int e = 0; e < epochs; ++e) {
-        last = must(run_unit(params, data.shape, state, data.p0, seed + 1 + static_cast<uint64_t>(e), &data.validation));
+        last =
+            must(run_unit(params, data.shape, state, data.p0, seed + 1 + static_cast<uint64_t>(e), &data.validation));
         state = last.state;
       }
       BOOST_REQUIRE(last.validation);
@@ -176,9 +181,7 @@ BOOST_AUTO_TEST_CASE(same_inputs_same_state_and_seeds_matter) {
   BOOST_TEST(state_difference(s0, must(initial_state(params, data.shape, data.p0, 7))) == "");
   BOOST_TEST(state_difference(s0, must(initial_state(params, data.shape, data.p0, 8))) != "");
 
-  auto run = [&](uint64_t seed) {
-    return must(run_unit(params, data.shape, s0, data.p0, seed));
-  };
+  auto run = [&](uint64_t seed) { return must(run_unit(params, data.shape, s0, data.p0, seed)); };
   auto first = run(5), again = run(5), other = run(6);
   BOOST_TEST(state_difference(first.state, again.state) == "");
   BOOST_TEST(first.train_loss == again.train_loss);
@@ -211,7 +214,8 @@ BOOST_AUTO_TEST_CASE(resnet_batchnorm_statistics_are_in_the_state) {
 }
 
 BOOST_AUTO_TEST_CASE(huge_inputs_and_learning_rate_diverge) {
-  const json params = json::parse(R"({"model": "mlp", "hidden": [32], "optimizer": "sgd", "lr": 1e6, "batch_size": 16})");
+  const json params =
+      json::parse(R"({"model": "mlp", "hidden": [32], "optimizer": "sgd", "lr": 1e6, "batch_size": 16})");
   const auto data = make_data({20});
   const auto huge = synthetic({20}, 128, 4, 1e6f);
   const std::string s0 = must(initial_state(params, data.shape, huge, 7));

@@ -31,9 +31,7 @@ Named named(const std::vector<std::pair<std::string, torch::Tensor>>& state) {
   return out;
 }
 
-double max_difference(const torch::Tensor& a, const torch::Tensor& b) {
-  return (a - b).abs().max().item<double>();
-}
+double max_difference(const torch::Tensor& a, const torch::Tensor& b) { return (a - b).abs().max().item<double>(); }
 
 // The whole model's gradients of the batch's mean loss, by parameter name,
 // against the stages' after one GPipe pass; both built from `seed`.
@@ -62,7 +60,8 @@ void expect_same_gradients(const json& params, const ShapeInfo& shape, const dat
       if (!p.requires_grad()) continue;
       BOOST_TEST_REQUIRE(expected.count(name), name);
       BOOST_TEST_REQUIRE(p.grad().defined(), name);
-      BOOST_TEST(max_difference(p.grad(), expected[name]) <= 1e-5, name << ": " << max_difference(p.grad(), expected[name]));
+      BOOST_TEST(max_difference(p.grad(), expected[name]) <= 1e-5,
+                 name << ": " << max_difference(p.grad(), expected[name]));
       ++compared;
     }
   }
@@ -76,7 +75,8 @@ std::string script_chain(const TempDir& tmp, bool skip) {
   torch::jit::Module first("ChainFirst");
   first.register_parameter("weight", torch::randn({24, 64}) * 0.1, false);
   first.register_parameter("bias", torch::zeros({24}), false);
-  first.define("def forward(self, x):\n    return torch.relu(torch.addmm(self.bias, torch.flatten(x, 1), self.weight.t()))\n");
+  first.define(
+      "def forward(self, x):\n    return torch.relu(torch.addmm(self.bias, torch.flatten(x, 1), self.weight.t()))\n");
   torch::jit::Module second("ChainSecond");
   second.register_parameter("weight", torch::randn({kClasses, 24}) * 0.1, false);
   second.register_parameter("bias", torch::zeros({kClasses}), false);
@@ -117,8 +117,9 @@ BOOST_AUTO_TEST_CASE(two_stages_give_the_whole_models_gradients) {
 
 BOOST_AUTO_TEST_CASE(a_pipeline_unit_ends_where_the_whole_unit_ends) {
   Data d = make_data({1, 8, 8}, 96);
-  const json params = {{"model", "mlp"},     {"hidden", {32, 16}}, {"batch_size", 16}, {"lr", 0.01},
-                       {"parallelism", "pipeline"}, {"stages", 2},   {"micro_batches", 4}};
+  const json params = {{"model", "mlp"},    {"hidden", {32, 16}},        {"batch_size", 16},
+                       {"lr", 0.01},        {"parallelism", "pipeline"}, {"stages", 2},
+                       {"micro_batches", 4}};
   auto whole_state = initial_state(params, d.shape, d.p0, 9);
   auto pipe_state = initial_pipeline_state(params, d.shape, 2, 9);
   BOOST_TEST_REQUIRE(whole_state.ok(), whole_state.error());
@@ -265,7 +266,8 @@ BOOST_AUTO_TEST_CASE(the_memory_estimate_matches_the_optimizer_state_torch_keeps
     const auto actual = static_cast<int64_t>(bytes.size());
     // The archive adds a few KB of names and hyper-parameters to the tensors' bytes.
     BOOST_TEST(actual >= estimated_optimizer, optimizer.dump());
-    BOOST_TEST(actual - estimated_optimizer <= 64 * 1024, optimizer.dump() << ": " << actual << " vs " << estimated_optimizer);
+    BOOST_TEST(actual - estimated_optimizer <= 64 * 1024, optimizer.dump()
+                                                              << ": " << actual << " vs " << estimated_optimizer);
   }
 }
 
@@ -278,18 +280,21 @@ BOOST_AUTO_TEST_CASE(models_that_cannot_be_split_are_refused_with_the_reason) {
   BOOST_TEST((plan.code() == StatusCode::invalid_argument));
   BOOST_TEST(plan.error().find("[space] parallelism = \"pipeline\": the model cannot be split into pipeline stages: "
                                "the TorchScript module's forward is not a plain chain of its children: it computes "
-                               "aten::mul") == 0, plan.error());
+                               "aten::mul") == 0,
+             plan.error());
   // A registered module without a chain.
   register_model("pipeline_test_opaque", [](ParamReader&, const DataShape& shape) {
     auto linear = torch::nn::Linear(shape.sample_shape[1] * shape.sample_shape[2], shape.num_classes);
-    return NativeModule{linear.ptr(), [linear](const torch::Tensor& x) mutable { return linear->forward(x.flatten(1)); }};
+    return NativeModule{linear.ptr(),
+                        [linear](const torch::Tensor& x) mutable { return linear->forward(x.flatten(1)); }};
   });
   plan = plan_config({{"model", "pipeline_test_opaque"}, {"parallelism", "pipeline"}}, d.shape, four);
   BOOST_TEST(plan.error().find("registered without a chain of its top-level children") != std::string::npos,
              plan.error());
   // More stages than top-level children, and than workers.
   plan = plan_config({{"model", "mlp"}, {"hidden", {16}}, {"parallelism", "pipeline"}, {"stages", 3}}, d.shape, four);
-  BOOST_TEST(plan.error() == "[space] stages = 3: the model has only 2 top-level children (fc0, fc1), fewer than the stages");
+  BOOST_TEST(plan.error() ==
+             "[space] stages = 3: the model has only 2 top-level children (fc0, fc1), fewer than the stages");
   plan = plan_config({{"model", "mlp"}, {"parallelism", "pipeline"}, {"stages", 3}}, d.shape, {2, 0});
   BOOST_TEST(plan.error() == "[space] stages = 3: more stages than the 2 workers");
   // A splittable one plans; a config created while the run trains gets the

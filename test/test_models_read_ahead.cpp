@@ -48,7 +48,8 @@ BOOST_AUTO_TEST_CASE(a_mapped_partition_trains_bit_exact_with_and_without_read_a
     datasets::Augmentation augmentation;
   };
   const Case cases[] = {
-      {"mlp with dropout, a last partial batch", R"({"model": "mlp", "hidden": [32], "dropout": 0.3, "batch_size": 32})",
+      {"mlp with dropout, a last partial batch",
+       R"({"model": "mlp", "hidden": [32], "dropout": 0.3, "batch_size": 32})",
        {}},
       {"cnn with crops and flips", R"({"model": "cnn", "channels": [4], "fc": 16, "batch_size": 16})", {true, 2, true}},
   };
@@ -78,7 +79,8 @@ BOOST_AUTO_TEST_CASE(a_mapped_partition_trains_bit_exact_with_and_without_read_a
 }
 
 BOOST_AUTO_TEST_CASE(a_unit_diverging_on_a_mapped_partition_stops_its_read_ahead) {
-  const json params = json::parse(R"({"model": "mlp", "hidden": [32], "optimizer": "sgd", "lr": 1e6, "batch_size": 4})");
+  const json params =
+      json::parse(R"({"model": "mlp", "hidden": [32], "optimizer": "sgd", "lr": 1e6, "batch_size": 4})");
   TempDir dir;
   const auto huge = synthetic({20}, 400, 4, 1e6f);
   const auto mapped = mapped_copy(dir, "huge.bin", huge);

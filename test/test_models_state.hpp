@@ -20,7 +20,7 @@ namespace cerebro::models::testing {
 
 struct DecodedState {
   std::map<std::string, torch::Tensor> tensors;  // "model/<key>", "optimizer/group<g>/param<i>/<key>"
-  int64_t parameters = 0;                         // in the optimizer's parameter groups
+  int64_t parameters = 0;                        // in the optimizer's parameter groups
   int64_t parameters_with_optimizer_state = 0;
 };
 
@@ -66,8 +66,7 @@ inline DecodedState decode_state(const std::string& bytes) {
       torch::serialize::InputArchive param_state;
       if (!state.try_read(address.toStringRef(), param_state)) continue;
       ++d.parameters_with_optimizer_state;
-      read_tensors(param_state, "optimizer/group" + std::to_string(g) + "/param" + std::to_string(i) + "/",
-                   d.tensors);
+      read_tensors(param_state, "optimizer/group" + std::to_string(g) + "/param" + std::to_string(i) + "/", d.tensors);
     }
   }
   return d;

@@ -24,16 +24,19 @@ struct FormatCase {
 
 const FormatCase kCases[] = {
     {"mlp adam", R"({"model": "mlp", "hidden": [32], "batch_size": 32})", {1, 8, 8}},
-    {"cnn adam with dropout", R"({"model": "cnn", "channels": [4, 8], "fc": 16, "dropout": 0.3, "batch_size": 32})",
+    {"cnn adam with dropout",
+     R"({"model": "cnn", "channels": [4, 8], "fc": 16, "dropout": 0.3, "batch_size": 32})",
      {1, 8, 8}},
-    {"cnn sgd momentum", R"({"model": "cnn", "channels": [4], "fc": 16, "optimizer": "sgd", "lr": 0.05,
+    {"cnn sgd momentum",
+     R"({"model": "cnn", "channels": [4], "fc": 16, "optimizer": "sgd", "lr": 0.05,
         "momentum": 0.9, "batch_size": 16})",
      {1, 8, 8}},
     {"mlp sgd without momentum", R"({"model": "mlp", "hidden": [16], "optimizer": "sgd", "lr": 0.05})", {20}},
     {"resnet adamw (batchnorm buffers)",
      R"({"model": "resnet", "width": 4, "blocks": [1, 1], "optimizer": "adamw", "batch_size": 32})",
      {1, 8, 8}},
-    {"mlp sgd nesterov with dropout", R"({"model": "mlp", "hidden": [16, 16], "dropout": 0.2, "optimizer": "sgd",
+    {"mlp sgd nesterov with dropout",
+     R"({"model": "mlp", "hidden": [16, 16], "dropout": 0.2, "optimizer": "sgd",
         "lr": 0.05, "momentum": 0.9, "nesterov": true, "batch_size": 16})",
      {20}},
 };
@@ -123,7 +126,8 @@ BOOST_AUTO_TEST_CASE(states_written_before_our_format_still_load_and_train_the_s
 BOOST_AUTO_TEST_CASE(a_damaged_or_mismatched_state_is_refused) {
   const json params = json::parse(kCases[0].params);
   const auto data = make_data(kCases[0].sample_shape);
-  const auto unit = must(run_unit(params, data.shape, must(initial_state(params, data.shape, data.p0, 7)), data.p0, 11));
+  const auto unit =
+      must(run_unit(params, data.shape, must(initial_state(params, data.shape, data.p0, 7)), data.p0, 11));
 
   std::string flipped = unit.state;
   flipped[flipped.size() / 2] ^= 0x10;
@@ -178,13 +182,16 @@ BOOST_AUTO_TEST_CASE(models_are_kept_per_config_and_a_failed_unit_keeps_none) {
   const auto data = make_data({1, 8, 8});
   const json a = json::parse(R"({"model": "mlp", "hidden": [32], "batch_size": 32})");
   const json b = json::parse(R"({"model": "mlp", "hidden": [32], "batch_size": 32, "lr": 0.01})");
-  const std::string sa = must(initial_state(a, data.shape, data.p0, 7)), sb = must(initial_state(b, data.shape, data.p0, 8));
+  const std::string sa = must(initial_state(a, data.shape, data.p0, 7)),
+                    sb = must(initial_state(b, data.shape, data.p0, 8));
   TraineeCache cache;
   auto a1 = cached_unit(cache, a, data.shape, sa, data.p0, 1);
   auto b1 = cached_unit(cache, b, data.shape, sb, data.p0, 2);
   BOOST_TEST(cache.builds() == 2);  // another lr is another config: its own model
-  check_same(cached_unit(cache, a, data.shape, a1.state, data.p1, 3), must(run_unit(a, data.shape, a1.state, data.p1, 3)));
-  check_same(cached_unit(cache, b, data.shape, b1.state, data.p1, 4), must(run_unit(b, data.shape, b1.state, data.p1, 4)));
+  check_same(cached_unit(cache, a, data.shape, a1.state, data.p1, 3),
+             must(run_unit(a, data.shape, a1.state, data.p1, 3)));
+  check_same(cached_unit(cache, b, data.shape, b1.state, data.p1, 4),
+             must(run_unit(b, data.shape, b1.state, data.p1, 4)));
   BOOST_TEST(cache.reuses() == 2);
 
   // A damaged state fails its unit and drops the kept model; the next unit builds afresh and is right.
@@ -198,7 +205,8 @@ BOOST_AUTO_TEST_CASE(models_are_kept_per_config_and_a_failed_unit_keeps_none) {
   in.seed = 3;
   BOOST_TEST(!train_unit(in, cache).ok());
   BOOST_TEST(cache.size() == 1u);
-  check_same(cached_unit(cache, a, data.shape, a1.state, data.p1, 3), must(run_unit(a, data.shape, a1.state, data.p1, 3)));
+  check_same(cached_unit(cache, a, data.shape, a1.state, data.p1, 3),
+             must(run_unit(a, data.shape, a1.state, data.p1, 3)));
   BOOST_TEST(cache.builds() == 3);
 
   // A budget too small for any model keeps none (and still trains).

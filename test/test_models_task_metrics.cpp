@@ -133,8 +133,9 @@ BOOST_AUTO_TEST_CASE(a_native_module_brings_its_loss_and_metrics) {
   auto missing = check_template(good, data.shape, data.p0, "ndcg", false);
   BOOST_TEST(missing.message().find("returns no \"ndcg\"") != std::string::npos, missing.message());
   auto refused = check_template(bad, data.shape, data.p0, "hits", false);
-  BOOST_TEST(refused.message().find("loss(output, target) must return a scalar Tensor, got shape [2]") !=
-             std::string::npos, refused.message());
+  BOOST_TEST(
+      refused.message().find("loss(output, target) must return a scalar Tensor, got shape [2]") != std::string::npos,
+      refused.message());
 
   auto state = initial_state(good, data.shape, data.p0, 1);
   BOOST_REQUIRE_MESSAGE(state.ok(), state.error());

@@ -55,8 +55,10 @@ struct Data {
 };
 
 inline Data make_data(const std::vector<int64_t>& sample_shape, int64_t partition_size = 128) {
-  Data d{synthetic(sample_shape, partition_size, 1), synthetic(sample_shape, partition_size, 2),
-         synthetic(sample_shape, 200, 3), {}};
+  Data d{synthetic(sample_shape, partition_size, 1),
+         synthetic(sample_shape, partition_size, 2),
+         synthetic(sample_shape, 200, 3),
+         {}};
   d.shape = shape_of(d.p0);
   return d;
 }
@@ -80,6 +82,5 @@ inline Result<UnitOutput> run_unit(const nlohmann::json& params, const ShapeInfo
                                    const datasets::Dataset* validation = nullptr) {
   return train_unit(unit_input(params, shape, state, partition, seed, validation));
 }
-
 
 }  // namespace cerebro::models::testing

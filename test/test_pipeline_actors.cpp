@@ -23,8 +23,8 @@ using models::testing::make_data;
 using models::testing::state_difference;
 using nlohmann::json;
 
-const json kParams = {{"model", "mlp"},         {"hidden", {32, 16}}, {"batch_size", 16}, {"lr", 0.01},
-                      {"parallelism", "pipeline"}, {"micro_batches", 4}};
+const json kParams = {{"model", "mlp"}, {"hidden", {32, 16}},        {"batch_size", 16},
+                      {"lr", 0.01},     {"parallelism", "pipeline"}, {"micro_batches", 4}};
 
 struct ActorSystem {
   explicit ActorSystem(bool middleman) : system(configured(config, middleman)) {}
@@ -123,10 +123,21 @@ BOOST_AUTO_TEST_CASE(stages_in_two_actor_systems_talk_over_loopback) {
 // `cerebro pipeline-probe` did not match).
 BOOST_AUTO_TEST_CASE(zoo_models_with_dropout_through_stage_actors_match_the_in_process_pipeline) {
   const std::vector<json> configs = {
-      {{"model", "cnn"}, {"dropout", 0.3}, {"batch_size", 64}, {"lr", 0.01}, {"parallelism", "pipeline"},
-       {"stages", 2}, {"micro_batches", 4}},
-      {{"model", "mlp"}, {"hidden", {256, 256, 128}}, {"dropout", 0.3}, {"batch_size", 64}, {"lr", 0.01},
-       {"parallelism", "pipeline"}, {"stages", 3}, {"micro_batches", 4}},
+      {{"model", "cnn"},
+       {"dropout", 0.3},
+       {"batch_size", 64},
+       {"lr", 0.01},
+       {"parallelism", "pipeline"},
+       {"stages", 2},
+       {"micro_batches", 4}},
+      {{"model", "mlp"},
+       {"hidden", {256, 256, 128}},
+       {"dropout", 0.3},
+       {"batch_size", 64},
+       {"lr", 0.01},
+       {"parallelism", "pipeline"},
+       {"stages", 3},
+       {"micro_batches", 4}},
   };
   Data d = make_data({1, 28, 28}, 256);
   ActorSystem local(false);

@@ -18,8 +18,8 @@ using namespace cerebro;
 namespace {
 
 ExperimentControl make_control(int partitions) {
-  return ExperimentControl(partitions, 1, ExperimentControl::Metric::val_accuracy, 3, make_policy(SchedulerKind::randomized, 1),
-                           std::make_unique<FixedEpochsProcedure>());
+  return ExperimentControl(partitions, 1, ExperimentControl::Metric::val_accuracy, 3,
+                           make_policy(SchedulerKind::randomized, 1), std::make_unique<FixedEpochsProcedure>());
 }
 
 UnitLogEntry committed(const Dispatch& d) {
@@ -166,8 +166,8 @@ BOOST_AUTO_TEST_CASE(settings_override_parameters_as_json_or_words) {
   BOOST_TEST((*out)["optimizer"] == "sgd");
   BOOST_TEST((*out)["nesterov"] == true);
   BOOST_TEST((*out)["model"] == "mlp");
-  for (const auto& [bad, says] : std::map<std::string, std::string>{
-           {"lr", "not key=value"}, {"=3", "no key"}, {"lr=", "no value"}}) {
+  for (const auto& [bad, says] :
+       std::map<std::string, std::string>{{"lr", "not key=value"}, {"=3", "no key"}, {"lr=", "no value"}}) {
     auto r = apply_settings(base, {bad});
     BOOST_TEST(!r.ok());
     BOOST_TEST(r.error().find(says) != std::string::npos, r.error());

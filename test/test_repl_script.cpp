@@ -41,37 +41,44 @@ BOOST_AUTO_TEST_CASE(every_command_through_a_script) {
   TempDir tmp;
   auto spec = tmp.write("small.toml", small_spec("model = [\"mlp\"]\nhidden = [[32]]\nlr = [0.002, 0.001]\n", 3, 4000));
   auto model = tmp.file("config0.pt");
-  auto out = run_repl(tmp, "help\n"
-                           "help clone\n"
-                           "frobnicate 3\n"
-                           "status\n"
-                           "submit " + spec + "\n"
-                           "submit " + tmp.file("missing.toml") + "\n"
-                           "pause\n"
-                           "pause\n"
-                           "status\n"
-                           "show 0\n"
-                           "show 42\n"
-                           "show zero\n"
-                           "top\n"
-                           "top 1\n"
-                           "stop 1\n"
-                           "stop 1\n"
-                           "add lr=0.003\n"
-                           "add lr\n"
-                           "clone 0 lr=0.0005   # a comment\n"
-                           "clone 0 hidden=[8]\n"
-                           "clone 0\n"
-                           "resume\n"
-                           "wait\n"
-                           "top 10\n"
-                           "show 2\n"
-                           "show 3\n"
-                           "export 0 " + model + "\n"
-                           "export 0\n"
-                           "stop 0\n"
-                           "quit\n"
-                           "status\n",
+  auto out = run_repl(tmp,
+                      "help\n"
+                      "help clone\n"
+                      "frobnicate 3\n"
+                      "status\n"
+                      "submit " +
+                          spec +
+                          "\n"
+                          "submit " +
+                          tmp.file("missing.toml") +
+                          "\n"
+                          "pause\n"
+                          "pause\n"
+                          "status\n"
+                          "show 0\n"
+                          "show 42\n"
+                          "show zero\n"
+                          "top\n"
+                          "top 1\n"
+                          "stop 1\n"
+                          "stop 1\n"
+                          "add lr=0.003\n"
+                          "add lr\n"
+                          "clone 0 lr=0.0005   # a comment\n"
+                          "clone 0 hidden=[8]\n"
+                          "clone 0\n"
+                          "resume\n"
+                          "wait\n"
+                          "top 10\n"
+                          "show 2\n"
+                          "show 3\n"
+                          "export 0 " +
+                          model +
+                          "\n"
+                          "export 0\n"
+                          "stop 0\n"
+                          "quit\n"
+                          "status\n",
                       slow_workers);
   const auto& t = out.text;
   BOOST_TEST_INFO(t);

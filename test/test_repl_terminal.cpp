@@ -140,8 +140,7 @@ BOOST_AUTO_TEST_CASE(prompt_completion_and_history_across_sessions) {
   // reaches it, however fast the machine: it ends when the test stops its
   // only config. (With 5 epochs it sometimes completed first, or during the
   // pause, and top then rightly showed it not paused.)
-  auto spec =
-      tmp.write("tiny.toml", small_spec("model = [\"mlp\"]\nhidden = [[16]]\nlr = [0.002]\n", 1000, 2000, 1));
+  auto spec = tmp.write("tiny.toml", small_spec("model = [\"mlp\"]\nhidden = [[16]]\nlr = [0.002]\n", 1000, 2000, 1));
   {
     TerminalSession repl(tmp);
     BOOST_REQUIRE_MESSAGE(repl.expect("cerebro> "), repl.screen());

@@ -127,8 +127,8 @@ class ScriptedProcedure : public SearchProcedure {
 ExperimentControl scripted_control(int partitions, ScriptedProcedure*& procedure) {
   auto owned = std::make_unique<ScriptedProcedure>();
   procedure = owned.get();
-  return ExperimentControl(partitions, 1, ExperimentControl::Metric::val_accuracy, 3, make_policy(SchedulerKind::randomized, 1),
-                           std::move(owned));
+  return ExperimentControl(partitions, 1, ExperimentControl::Metric::val_accuracy, 3,
+                           make_policy(SchedulerKind::randomized, 1), std::move(owned));
 }
 
 // Runs every dispatchable unit to completion, one round; returns the units run.
@@ -212,9 +212,8 @@ BOOST_AUTO_TEST_CASE(an_exploit_holds_its_config_until_the_copy_is_confirmed) {
   while (!control.all_done()) run_round(control);
   BOOST_TEST(control.outcomes().at(1).status == ConfigStatus::completed);
   auto decisions = control.take_decisions();
-  BOOST_TEST(std::count_if(decisions.begin(), decisions.end(), [](const SearchDecision& d) {
-               return d.kind == SearchDecision::Kind::exploit;
-             }) == 1);
+  BOOST_TEST(std::count_if(decisions.begin(), decisions.end(),
+                           [](const SearchDecision& d) { return d.kind == SearchDecision::Kind::exploit; }) == 1);
 }
 
 BOOST_AUTO_TEST_CASE(a_failed_copy_fails_its_config) {

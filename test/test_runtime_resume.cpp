@@ -29,8 +29,9 @@ ExperimentControl make_control(uint64_t policy_seed) {
   asha.max_epochs = kEpochs;
   asha.min_epochs = 1;
   asha.eta = 2;
-  auto control = ExperimentControl(kPartitions, 7, ExperimentControl::Metric::val_accuracy, 3,
-                                   make_policy(SchedulerKind::randomized, policy_seed), std::make_unique<AshaProcedure>(asha));
+  auto control =
+      ExperimentControl(kPartitions, 7, ExperimentControl::Metric::val_accuracy, 3,
+                        make_policy(SchedulerKind::randomized, policy_seed), std::make_unique<AshaProcedure>(asha));
   for (ConfigId c = 0; c < kConfigs; ++c) control.add_config(c, kEpochs);
   return control;
 }
@@ -244,7 +245,7 @@ BOOST_AUTO_TEST_CASE(a_corrupt_gang_state_rolls_back_all_of_the_gangs_units) {
     auto store = StateStore::open(dir, true);
     BOOST_REQUIRE(store.ok());
     (*store)->put_initial_state(0, "init-0");
-    (*store)->commit_unit(unit(0, 0), "s1");  // seq 1
+    (*store)->commit_unit(unit(0, 0), "s1");                              // seq 1
     auto gang = (*store)->commit_gang({unit(0, 1), unit(0, 2)}, "gang");  // seqs 2 and 3, the state at 3
     BOOST_REQUIRE_MESSAGE(gang.ok(), gang.error());
   }

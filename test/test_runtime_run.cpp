@@ -139,8 +139,7 @@ BOOST_AUTO_TEST_CASE(recovery_keeps_committed_units_and_counts_each_resume) {
   BOOST_TEST(run.store->get_meta("resumes").value_or("") == "1");
   BOOST_TEST(run.said.empty());  // nothing to warn about
   // No committed unit is dispatched again.
-  for (const auto& d : recovered->control->dispatch())
-    BOOST_TEST(!(d.unit.config == 0 && d.unit.epoch == 0));
+  for (const auto& d : recovered->control->dispatch()) BOOST_TEST(!(d.unit.config == 0 && d.unit.epoch == 0));
 
   auto again = recover_run(*run.store, run.spec, "", kPartitions, run.run_dir(), run.say);
   BOOST_REQUIRE(again.ok());
@@ -293,8 +292,8 @@ UnitLogEntry span(WorkerId w, ConfigId c, double start, double end) {
 // The idle tail: from the last moment both workers were busy (10 s) to the
 // last commit (40 s), worker 1 idles while worker 0 runs a chain alone.
 BOOST_AUTO_TEST_CASE(the_schedule_tail_counts_idle_worker_seconds_after_the_last_full_moment) {
-  std::vector<UnitLogEntry> log = {span(0, 0, 0, 10), span(1, 1, 0, 5), span(1, 2, 5, 10),
-                                   span(0, 3, 10, 25), span(0, 3, 25.5, 40)};
+  std::vector<UnitLogEntry> log = {span(0, 0, 0, 10), span(1, 1, 0, 5), span(1, 2, 5, 10), span(0, 3, 10, 25),
+                                   span(0, 3, 25.5, 40)};
   ScheduleTail tail = schedule_tail(log, 2);
   BOOST_TEST(tail.first_start_s == 0.0);
   BOOST_TEST(tail.last_end_s == 40.0);
@@ -306,8 +305,8 @@ BOOST_AUTO_TEST_CASE(the_schedule_tail_counts_idle_worker_seconds_after_the_last
   BOOST_TEST(tail.idle_at_end_s[1].second == 30.0);
   // The same units with the chain split over both workers end at 25 s: the
   // tail is only the last units' difference.
-  std::vector<UnitLogEntry> even = {span(0, 0, 0, 10), span(1, 3, 0, 15), span(0, 1, 10, 15),
-                                    span(0, 2, 15, 20), span(1, 3, 15, 25)};
+  std::vector<UnitLogEntry> even = {span(0, 0, 0, 10), span(1, 3, 0, 15), span(0, 1, 10, 15), span(0, 2, 15, 20),
+                                    span(1, 3, 15, 25)};
   ScheduleTail short_tail = schedule_tail(even, 2);
   BOOST_TEST(short_tail.tail_start_s == 20.0);
   BOOST_TEST(short_tail.tail_idle_worker_s == 5.0, boost::test_tools::tolerance(1e-9));
@@ -319,8 +318,8 @@ BOOST_AUTO_TEST_CASE(the_schedule_tail_counts_idle_worker_seconds_after_the_last
 }
 
 BOOST_AUTO_TEST_CASE(the_summary_has_makespan_over_compute_and_the_tail) {
-  std::vector<UnitLogEntry> log = {span(0, 0, 0, 10), span(1, 1, 0, 5), span(1, 2, 5, 10),
-                                   span(0, 3, 10, 25), span(0, 3, 25.5, 40)};
+  std::vector<UnitLogEntry> log = {span(0, 0, 0, 10), span(1, 1, 0, 5), span(1, 2, 5, 10), span(0, 3, 10, 25),
+                                   span(0, 3, 25.5, 40)};
   RunFacts facts;
   facts.workers = 2;
   facts.wall_s = 41;
@@ -380,8 +379,9 @@ BOOST_AUTO_TEST_CASE(warm_start_names_a_coordinators_experiments_by_id) {
   spec = parse("\"exp-9\"");
   auto unknown = resolve_warm_start_ids(spec, experiments);
   BOOST_TEST(!unknown.ok());
-  BOOST_TEST(unknown.message() == "[experiment] warm_start: \"exp-9\" is neither an experiment of this coordinator "
-                                  "(see cerebro status) nor a run directory");
+  BOOST_TEST(unknown.message() ==
+             "[experiment] warm_start: \"exp-9\" is neither an experiment of this coordinator "
+             "(see cerebro status) nor a run directory");
   BOOST_TEST((unknown.code() == StatusCode::invalid_argument));
   spec = parse("\"exp-4\"");
   auto running = resolve_warm_start_ids(spec, experiments);
@@ -392,8 +392,8 @@ BOOST_AUTO_TEST_CASE(warm_start_names_a_coordinators_experiments_by_id) {
 // an epoch ends with its last partition's unit, a diverged unit ends its
 // config at once, and each carries the config's training time so far.
 BOOST_AUTO_TEST_CASE(the_epoch_ends_of_a_unit_log_in_commit_order) {
-  std::vector<UnitLogEntry> log{entry(0, 0, 0), entry(1, 1, 0), entry(0, 1, 0), entry(1, 0, 0),
-                                entry(2, 0, 0), entry(0, 0, 1)};
+  std::vector<UnitLogEntry> log{entry(0, 0, 0), entry(1, 1, 0), entry(0, 1, 0),
+                                entry(1, 0, 0), entry(2, 0, 0), entry(0, 0, 1)};
   for (size_t i = 0; i < log.size(); ++i) log[i].train_s = 1.0 + static_cast<double>(i);
   log[4].status = UnitStatus::diverged;
   auto ends = epoch_ends_of(log, kPartitions);

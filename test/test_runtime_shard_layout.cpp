@@ -50,7 +50,7 @@ BOOST_AUTO_TEST_CASE(a_lost_agent_leaves_orphans_only_where_it_held_the_last_rep
 
 BOOST_AUTO_TEST_CASE(an_orphan_goes_to_the_live_agent_holding_the_fewest) {
   ShardLayout layout(4, 1);
-  place_all(layout, {"a", "b", "c"});  // a: 0 3, b: 1, c: 2
+  place_all(layout, {"a", "b", "c"});                   // a: 0 3, b: 1, c: 2
   BOOST_TEST(layout.emptiest({"a", "b", "c"}) == "b");  // b and c hold one: the first wins
   layout.placed("b", 3);
   BOOST_TEST(layout.emptiest({"a", "b", "c"}) == "c");

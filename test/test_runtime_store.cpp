@@ -266,8 +266,8 @@ BOOST_AUTO_TEST_CASE(a_store_with_a_record_it_cannot_read_does_not_open) {
       delete db;
     }
     for (bool read_only : {false, true}) {
-      auto opened = read_only ? StateStore::open_read_only(dir.path.string())
-                              : StateStore::open(dir.path.string(), false);
+      auto opened =
+          read_only ? StateStore::open_read_only(dir.path.string()) : StateStore::open(dir.path.string(), false);
       BOOST_TEST(opened.status().is_invalid_argument(), opened.error());
       BOOST_TEST(opened.error().find(key) != std::string::npos, opened.error());
       BOOST_TEST(opened.error().find("exploded") != std::string::npos, opened.error());
@@ -385,7 +385,7 @@ BOOST_AUTO_TEST_CASE(stops_at_sees_the_crash_ahead_without_arriving) {
   BOOST_TEST(!f->stops_at("after_commit", 1));
   BOOST_TEST(!f->stops_at("after_commit", 2));
   BOOST_TEST(f->stops_at("after_commit", 3));
-  BOOST_TEST(f->stops_at("after_commit", 3));  // looking did not arrive
+  BOOST_TEST(f->stops_at("after_commit", 3));       // looking did not arrive
   BOOST_TEST(f->crash_point("after_commit").ok());  // arrives; no rule to throw here
   BOOST_TEST(f->stops_at("after_commit", 2));
   BOOST_TEST(!f->stops_at("after_commit", 3));

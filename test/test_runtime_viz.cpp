@@ -64,9 +64,10 @@ RunView sample_run() {
   diverged.seq = seq, diverged.config = 2, diverged.worker = 1, diverged.status = UnitStatus::diverged;
   diverged.start_s = 0.2, diverged.end_s = 0.7;
   run.log.push_back(diverged);
-  std::vector<ConfigRecord> configs{{0, {{"lr", 0.001}, {"hidden", {16}}, {"model", "mlp"}}, ConfigStatus::completed, ""},
-                                    {1, {{"lr", 0.1}, {"hidden", {32, 16}}, {"model", "mlp"}}, ConfigStatus::completed, ""},
-                                    {2, {{"lr", 1.0}, {"hidden", {16}}, {"model", "mlp"}}, ConfigStatus::diverged, "nan"}};
+  std::vector<ConfigRecord> configs{
+      {0, {{"lr", 0.001}, {"hidden", {16}}, {"model", "mlp"}}, ConfigStatus::completed, ""},
+      {1, {{"lr", 0.1}, {"hidden", {32, 16}}, {"model", "mlp"}}, ConfigStatus::completed, ""},
+      {2, {{"lr", 1.0}, {"hidden", {16}}, {"model", "mlp"}}, ConfigStatus::diverged, "nan"}};
   run.ranked = rank_configs(configs, run.log, run.metric);
   return run;
 }
@@ -119,8 +120,8 @@ BOOST_AUTO_TEST_CASE(a_scalar_event_is_wall_time_step_and_a_tagged_simple_value)
   // Event{wall_time 1.0 (field 1), step 3 (field 2), summary (field 5){value (1){tag (1), simple_value (2)}}}
   std::string value = bytes({0x0a, 4}) + "loss" + bytes({0x15, 0, 0, 0x80, 0x3f});
   std::string summary = bytes({0x0a, static_cast<int>(value.size())}) + value;
-  BOOST_TEST(event == bytes({0x09, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f, 0x10, 3, 0x2a, static_cast<int>(summary.size())}) +
-                          summary);
+  BOOST_TEST(event ==
+             bytes({0x09, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f, 0x10, 3, 0x2a, static_cast<int>(summary.size())}) + summary);
   auto version = tensorboard_events::file_version(1.0);
   BOOST_TEST(version == bytes({0x09, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f, 0x1a, 13}) + "brain.Event:2");
 }
@@ -128,7 +129,8 @@ BOOST_AUTO_TEST_CASE(a_scalar_event_is_wall_time_step_and_a_tagged_simple_value)
 BOOST_AUTO_TEST_CASE(hparams_records_name_the_plugin_and_carry_params_and_status) {
   auto run = sample_run();
   auto experiment = tensorboard_events::hparams_experiment(10, run);
-  for (auto text : {"_hparams_/experiment", "hparams", "lr", "hidden", "model", "val_accuracy", "train_loss", "[32,16]"})
+  for (auto text :
+       {"_hparams_/experiment", "hparams", "lr", "hidden", "model", "val_accuracy", "train_loss", "[32,16]"})
     BOOST_TEST(experiment.find(text) != std::string::npos, text);
   const auto& diverged = run.ranked.back();
   BOOST_REQUIRE(diverged.id == 2);
@@ -186,7 +188,8 @@ BOOST_AUTO_TEST_CASE(charts_draw_one_series_per_config_and_one_lane_per_worker) 
   BOOST_TEST(lines.find("data-config=\"7\"") != std::string::npos);
   BOOST_TEST(lines.find("b&lt;") != std::string::npos);
   BOOST_TEST(lines.find("b<") == std::string::npos);
-  svg::GanttChart g{"g", "schedule", {"worker 0", "worker 1", "worker 2"}, {{0, 1, 0, 1, "u"}, {2, 3, 1, 2, "v"}}, 0, 2};
+  svg::GanttChart g{"g", "schedule", {"worker 0", "worker 1", "worker 2"}, {{0, 1, 0, 1, "u"}, {2, 3, 1, 2, "v"}},
+                    0,   2};
   auto gantt = svg::gantt(g);
   BOOST_TEST(count(gantt, "class=\"lane\"") == 3u);
   BOOST_TEST(count(gantt, "class=\"unit\"") == 2u);

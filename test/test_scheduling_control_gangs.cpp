@@ -305,7 +305,8 @@ BOOST_AUTO_TEST_CASE(cluster_parallelism_and_max_gang_keys) {
   BOOST_REQUIRE_MESSAGE(plain.ok(), plain.error());
   BOOST_TEST(plain->cluster.parallelism == Parallelism::automatic);  // the default
   BOOST_TEST(plain->cluster.max_gang == 0);
-  auto data_mode = parse_spec_string(data + "[cluster]\nparallelism = \"data\"\nmax_gang = 2\n" + space, "/specs", "s.toml");
+  auto data_mode =
+      parse_spec_string(data + "[cluster]\nparallelism = \"data\"\nmax_gang = 2\n" + space, "/specs", "s.toml");
   BOOST_REQUIRE_MESSAGE(data_mode.ok(), data_mode.error());
   BOOST_TEST(data_mode->cluster.parallelism == Parallelism::data);
   BOOST_TEST(data_mode->cluster.max_gang == 2);

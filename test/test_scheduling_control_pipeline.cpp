@@ -38,7 +38,8 @@ class ProposesConfigs : public FixedEpochsProcedure {
 };
 
 ExperimentControl proposing_control(int partitions, std::vector<ConfigId> ids) {
-  return ExperimentControl(partitions, 1, ExperimentControl::Metric::val_accuracy, 3, make_policy(SchedulerKind::randomized, 1),
+  return ExperimentControl(partitions, 1, ExperimentControl::Metric::val_accuracy, 3,
+                           make_policy(SchedulerKind::randomized, 1),
                            std::make_unique<ProposesConfigs>(std::move(ids)));
 }
 
@@ -288,9 +289,11 @@ BOOST_AUTO_TEST_CASE(the_outlook_of_a_crew) {
   // A fixed cluster whose worker is being respawned: it waits.
   BOOST_CHECK(crew_outlook(2, 1, 2) == CrewOutlook::waits_for_workers);
   BOOST_CHECK(crew_outlook(2, 3, 3) == CrewOutlook::can_form);
-  BOOST_TEST(crew_wait_message(4, 3, 2) == "config 4 waits for 3 idle workers for its pipeline stages; the cluster has 2");
-  BOOST_TEST(crew_shortage_error(3, 1) == "it trains as a pipeline over 3 stages, but the cluster has 1 worker and no "
-                                         "more can join");
+  BOOST_TEST(crew_wait_message(4, 3, 2) ==
+             "config 4 waits for 3 idle workers for its pipeline stages; the cluster has 2");
+  BOOST_TEST(crew_shortage_error(3, 1) ==
+             "it trains as a pipeline over 3 stages, but the cluster has 1 worker and no "
+             "more can join");
 }
 
 BOOST_AUTO_TEST_CASE(a_crew_larger_than_the_cluster_waits_said_once_until_workers_join) {
@@ -350,7 +353,9 @@ BOOST_AUTO_TEST_CASE(on_a_fixed_cluster_a_crew_larger_than_it_fails_the_config_a
   auto batch = control.dispatch_all();
   BOOST_REQUIRE_EQUAL(batch.notices.size(), 1u);
   BOOST_TEST(batch.notices[0].rfind("config 2 failed: it trains as a pipeline over 3 stages, but the cluster has 2 "
-                                    "workers and no more can join", 0) == 0, batch.notices[0]);
+                                    "workers and no more can join",
+                                    0) == 0,
+             batch.notices[0]);
   BOOST_CHECK(control.outcomes().at(2).status == ConfigStatus::failed);
   BOOST_TEST(control.outcomes().at(2).error.find("over 3 stages") != std::string::npos);
   // The other config still trains to the end.

@@ -134,11 +134,8 @@ namespace {
 // epoch 1 as two MOP units.
 std::vector<UnitRecord> gang_log() {
   return {
-      {0, 0, 0, 0, 0.0, 2.0, true, 5, 2},
-      {0, 1, 0, 1, 0.0, 2.0, true, 5, 2},
-      {0, 1, 1, 1, 2.0, 3.0, true},
-      {0, 0, 1, 0, 3.0, 4.0, true},
-      {0, 0, 1, 1, 2.5, 2.9, false, 9, 2},  // a failed gang attempt: ignored
+      {0, 0, 0, 0, 0.0, 2.0, true, 5, 2}, {0, 1, 0, 1, 0.0, 2.0, true, 5, 2},  {0, 1, 1, 1, 2.0, 3.0, true},
+      {0, 0, 1, 0, 3.0, 4.0, true},       {0, 0, 1, 1, 2.5, 2.9, false, 9, 2},  // a failed gang attempt: ignored
   };
 }
 ExpectedRun gang_expected() { return ExpectedRun{2, {{0, 2}}}; }
@@ -199,7 +196,8 @@ BOOST_AUTO_TEST_SUITE_END()
 BOOST_AUTO_TEST_SUITE(gang_cost_model)
 
 BOOST_AUTO_TEST_CASE(parallelism_names_parse_and_print) {
-  BOOST_TEST(parallelism_names() == (std::vector<std::string>{"auto", "mop", "data"}), boost::test_tools::per_element());
+  BOOST_TEST(parallelism_names() == (std::vector<std::string>{"auto", "mop", "data"}),
+             boost::test_tools::per_element());
   BOOST_TEST((parse_parallelism("auto") == Parallelism::automatic));
   BOOST_TEST((parse_parallelism("data") == Parallelism::data));
   BOOST_TEST(!parse_parallelism("gang").has_value());
@@ -264,7 +262,7 @@ BOOST_AUTO_TEST_CASE(the_planner_needs_measurements_under_auto) {
   costs.allreduce_s = 0.001;
   costs.steps_per_unit = 10;
   GangPlanner planner(Parallelism::automatic, costs);
-  book.stop(8);  // config 7 alone
+  book.stop(8);                                                      // config 7 alone
   BOOST_TEST(planner.plan(0, Unit{7, 0, 0}, {1, 2}, book).empty());  // nothing measured yet
   planner.observe({0, Unit{7, 0, 0}, 10.0, 0, 100});
   std::vector<Member> gang = planner.plan(0, Unit{7, 0, 0}, {1, 2}, book);
@@ -282,7 +280,7 @@ BOOST_AUTO_TEST_CASE(the_planner_learns_worker_speeds_and_allreduce_costs) {
   planner.observe({1, Unit{7, 1, 0}, 20.0, 0, 100});  // worker 1 twice as slow as config 7's mean so far
   BOOST_TEST(*planner.unit_seconds(7, 1) > *planner.unit_seconds(7, 0));
   BOOST_TEST(planner.unit_seconds(9, 0).has_value());  // an unseen config: the mean of all units
-  planner.observe_allreduce(4, 0.003);  // 2(3)/4 = 1.5 x the 2-rank cost
+  planner.observe_allreduce(4, 0.003);                 // 2(3)/4 = 1.5 x the 2-rank cost
   BOOST_TEST(planner.costs().allreduce_s == 0.002, boost::test_tools::tolerance(1e-12));
 }
 
@@ -342,8 +340,8 @@ BOOST_AUTO_TEST_CASE(mop_never_gangs_and_data_always_does_when_it_can) {
   two.max_gang = 2;
   GangPlanner data(Parallelism::data, two);
   std::vector<Member> gang = data.plan(0, Unit{7, 0, 0}, {2, 1}, book);  // nothing measured: data does not ask
-  BOOST_TEST_REQUIRE(gang.size() == 2u);  // max_gang
-  BOOST_TEST(gang[1].worker == 2);        // in the candidates' order
+  BOOST_TEST_REQUIRE(gang.size() == 2u);                                 // max_gang
+  BOOST_TEST(gang[1].worker == 2);                                       // in the candidates' order
   book.start(1, Unit{8, 1, 0});
   BOOST_TEST(data.plan(0, Unit{7, 0, 0}, {1}, book).empty());  // worker 1 is busy: no gang
 }

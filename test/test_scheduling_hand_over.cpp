@@ -36,7 +36,7 @@ BOOST_AUTO_TEST_CASE(the_book_frees_the_worker_and_keeps_the_config_busy_until_t
   BOOST_TEST(book.handed_over_units() == 1);
   BOOST_TEST(book.pending_partitions(10).empty());  // neither pending ...
   BOOST_TEST(!book.running_on(0).has_value());      // ... nor on a worker
-  BOOST_TEST(book.remaining_units(10) == 2);         // but not done either
+  BOOST_TEST(book.remaining_units(10) == 2);        // but not done either
   BOOST_TEST(book.units_done() == 0);
   // The worker may take config 11's unit, never one of config 10.
   auto eligible = book.eligible_units(0);

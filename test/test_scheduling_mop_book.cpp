@@ -74,8 +74,7 @@ BOOST_AUTO_TEST_CASE(complete_and_requeue_need_the_running_unit) {
   CEREBRO_CHECK_CONTRACT(book.requeue(1, Unit{10, 0, 0}), "worker 1 is idle");
   book.requeue(0, Unit{10, 0, 0});
   BOOST_TEST(!book.config_busy(10));
-  BOOST_TEST(book.pending_partitions(10) == (std::vector<PartitionId>{0, 1, 2}),
-             boost::test_tools::per_element());
+  BOOST_TEST(book.pending_partitions(10) == (std::vector<PartitionId>{0, 1, 2}), boost::test_tools::per_element());
   BOOST_TEST(book.units_done() == 0);
 }
 
@@ -126,7 +125,7 @@ BOOST_AUTO_TEST_CASE(stop_while_running_ignores_the_completion) {
   book.start(0, Unit{10, 0, 0});
   book.stop(10);
   BOOST_TEST(book.state(10) == ConfigState::stopped);
-  BOOST_TEST(book.config_busy(10));   // no preemption: it still runs
+  BOOST_TEST(book.config_busy(10));  // no preemption: it still runs
   BOOST_TEST(!book.all_done());
   BOOST_TEST(!book.complete(0, Unit{10, 0, 0}));
   BOOST_TEST(book.units_done() == 0);
@@ -147,8 +146,7 @@ BOOST_AUTO_TEST_CASE(remove_worker_returns_its_unit_to_pending) {
   std::optional<Unit> lost = book.remove_worker(1);
   BOOST_TEST((lost == Unit{11, 2, 0}));
   BOOST_TEST(!book.config_busy(11));
-  BOOST_TEST(book.pending_partitions(11) == (std::vector<PartitionId>{0, 1, 2}),
-             boost::test_tools::per_element());
+  BOOST_TEST(book.pending_partitions(11) == (std::vector<PartitionId>{0, 1, 2}), boost::test_tools::per_element());
   BOOST_TEST(!book.has_worker(1));
   CEREBRO_CHECK_CONTRACT(book.eligible_units(1), "unknown worker 1");
   CEREBRO_CHECK_CONTRACT(book.remove_worker(1), "unknown worker 1");
@@ -158,11 +156,9 @@ BOOST_AUTO_TEST_CASE(remove_worker_returns_its_unit_to_pending) {
   BOOST_TEST(!book.config_busy(10));
   // Re-adding a worker, and changing holdings of a known one.
   book.add_worker(1, {2});
-  BOOST_TEST(book.eligible_units(1) == (std::vector<Unit>{{11, 2, 0}}),
-             boost::test_tools::per_element());
+  BOOST_TEST(book.eligible_units(1) == (std::vector<Unit>{{11, 2, 0}}), boost::test_tools::per_element());
   book.add_worker(1, {0});
-  BOOST_TEST(book.eligible_units(1) == (std::vector<Unit>{{11, 0, 0}}),
-             boost::test_tools::per_element());
+  BOOST_TEST(book.eligible_units(1) == (std::vector<Unit>{{11, 0, 0}}), boost::test_tools::per_element());
 }
 
 BOOST_AUTO_TEST_CASE(setup_misuse_throws) {
@@ -186,8 +182,7 @@ BOOST_AUTO_TEST_CASE(config_joins_at_first_epoch) {
   BOOST_TEST(book.state(2) == ConfigState::finished);
   BOOST_TEST(book.units_total() == 2);
   BOOST_TEST(book.remaining_units(1) == 2);
-  BOOST_TEST(book.eligible_units(0) == (std::vector<Unit>{{1, 0, 2}, {1, 1, 2}}),
-             boost::test_tools::per_element());
+  BOOST_TEST(book.eligible_units(0) == (std::vector<Unit>{{1, 0, 2}, {1, 1, 2}}), boost::test_tools::per_element());
   book.start(0, Unit{1, 1, 2});
   book.complete(0, Unit{1, 1, 2});
   book.start(0, Unit{1, 0, 2});

@@ -64,8 +64,8 @@ BOOST_AUTO_TEST_CASE(training_memory_counts_parameters_gradients_buffers_and_opt
   BOOST_TEST(adam.buffer_bytes == 40);
   BOOST_TEST(adam.optimizer_bytes == 8000);
   BOOST_TEST(adam.total() == 16040);
-  BOOST_TEST(training_memory(1000, 0, 0).total() == 8000);  // plain SGD
-  BOOST_TEST(training_memory(1000, 0, 1).total() == 12000); // SGD with momentum
+  BOOST_TEST(training_memory(1000, 0, 0).total() == 8000);   // plain SGD
+  BOOST_TEST(training_memory(1000, 0, 1).total() == 12000);  // SGD with momentum
 }
 
 BOOST_AUTO_TEST_CASE(balanced_split_minimises_the_largest_stage) {
@@ -128,27 +128,33 @@ BOOST_AUTO_TEST_CASE(refusals_name_the_key_and_the_reason) {
   BOOST_TEST(plan.error() == "[space] stages = 3: more stages than the 2 workers");
   // Fewer top-level children than stages.
   plan = plan_pipeline(chain_of({1, 1}), {true, 3}, {4, 0});
-  BOOST_TEST(plan.error() == "[space] stages = 3: the model has only 2 top-level children (l0, l1), fewer than the stages");
+  BOOST_TEST(plan.error() ==
+             "[space] stages = 3: the model has only 2 top-level children (l0, l1), fewer than the stages");
   // A model that is no chain.
   ModelChain opaque = chain_of({100});
   opaque.not_a_chain = "its forward adds a skip connection";
   plan = plan_pipeline(opaque, {true, 0}, {4, 0});
-  BOOST_TEST(plan.error() == "[space] parallelism = \"pipeline\": the model cannot be split into pipeline stages: its "
-                             "forward adds a skip connection");
+  BOOST_TEST(plan.error() ==
+             "[space] parallelism = \"pipeline\": the model cannot be split into pipeline stages: its "
+             "forward adds a skip connection");
   // Over the budget and no chain: the budget is named as the cause.
   plan = plan_pipeline(opaque, {}, {4, 10 * kMb});
-  BOOST_TEST(plan.error().find("exceeds [cluster] model_memory_mb (10.0 MB): the model cannot be split") != std::string::npos,
-             plan.error());
+  BOOST_TEST(
+      plan.error().find("exceeds [cluster] model_memory_mb (10.0 MB): the model cannot be split") != std::string::npos,
+      plan.error());
   // One child cannot make a pipeline.
   plan = plan_pipeline(chain_of({1}), {true, 0}, {4, 0});
-  BOOST_TEST(plan.error() == "[space] parallelism = \"pipeline\": the model has 1 top-level child, a pipeline needs 2 or more");
+  BOOST_TEST(plan.error() ==
+             "[space] parallelism = \"pipeline\": the model has 1 top-level child, a pipeline needs 2 or more");
   // One worker cannot host a pipeline.
   plan = plan_pipeline(chain_of({1, 1}), {true, 0}, {1, 0});
   BOOST_TEST(plan.error() == "[space] parallelism = \"pipeline\": a pipeline needs 2 or more workers, there is 1");
   // Does not fit even over every worker.
   plan = plan_pipeline(chain_of({30, 30, 30}), {}, {2, 40 * kMb});
-  BOOST_TEST(plan.error().find("[cluster] model_memory_mb: the model's training state (90.0 MB) does not fit 40.0 MB per "
-                               "worker even over 2 stages") == 0, plan.error());
+  BOOST_TEST(
+      plan.error().find("[cluster] model_memory_mb: the model's training state (90.0 MB) does not fit 40.0 MB per "
+                        "worker even over 2 stages") == 0,
+      plan.error());
   // A forced split whose stages do not fit the budget.
   plan = plan_pipeline(chain_of({30, 30, 30}), {true, 2}, {4, 40 * kMb});
   BOOST_TEST(plan.error().find("[cluster] model_memory_mb") == 0, plan.error());

@@ -83,8 +83,7 @@ BOOST_AUTO_TEST_CASE(replay_follows_the_logged_order_on_one_worker) {
     visited.push_back(u->partition);
     if (book.complete(0, *u)) book.advance(5);
   }
-  BOOST_TEST(visited == (std::vector<PartitionId>{2, 0, 1, 1, 2, 0}),
-             boost::test_tools::per_element());
+  BOOST_TEST(visited == (std::vector<PartitionId>{2, 0, 1, 1, 2, 0}), boost::test_tools::per_element());
 }
 
 BOOST_AUTO_TEST_CASE(replay_waits_for_the_holder_of_the_next_logged_partition) {
@@ -122,8 +121,7 @@ BOOST_AUTO_TEST_CASE(replay_rejects_malformed_orders) {
 BOOST_AUTO_TEST_CASE(fixed_epochs_procedure_always_continues) {
   FixedEpochsProcedure procedure;
   for (int32_t e = 0; e < 5; ++e) {
-    BOOST_TEST((procedure.on_epoch_end(EpochOutcome{3, e, 9.0, 9.0, 0.0}) ==
-                EpochDecision::continue_training));
+    BOOST_TEST((procedure.on_epoch_end(EpochOutcome{3, e, 9.0, 9.0, 0.0}) == EpochDecision::continue_training));
   }
 }
 

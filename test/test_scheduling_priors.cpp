@@ -135,9 +135,9 @@ BOOST_AUTO_TEST_CASE(a_worker_fit_slower_by_the_priors_bias_still_runs_the_longe
       {7, 1, 0, 0, 4.720, 6.589, 1.494, 0.371}, {5, 1, 0, 1, 5.204, 7.095, 1.519, 0.367},
       {7, 1, 1, 0, 6.595, 8.188, 1.589, 0.000}, {3, 1, 0, 1, 7.101, 8.943, 1.468, 0.370},
       {5, 1, 1, 0, 8.193, 9.634, 1.437, 0.000}, {1, 0, 1, 1, 8.949, 10.491, 1.539, 0.000}};
-  const std::map<ConfigId, double> recorded_priors = {{0, 1.3506e-05}, {1, 2.50445e-04}, {2, 1.3506e-05},
-                                                      {3, 2.50445e-04}, {4, 9.633e-06},  {5, 2.56504e-04},
-                                                      {6, 9.633e-06},  {7, 2.56504e-04}};
+  const std::map<ConfigId, double> recorded_priors = {{0, 1.3506e-05},  {1, 2.50445e-04}, {2, 1.3506e-05},
+                                                      {3, 2.50445e-04}, {4, 9.633e-06},   {5, 2.56504e-04},
+                                                      {6, 9.633e-06},   {7, 2.56504e-04}};
   MopBook book(2);
   book.add_worker(0, {0, 1});
   book.add_worker(1, {0, 1});
@@ -216,7 +216,7 @@ BOOST_AUTO_TEST_CASE(each_architecture_is_probed_once) {
       {1, {{"model", "mlp"}, {"lr", 3e-4}, {"batch_size", 64}}},   // same cost key as config 0
       {2, {{"model", "mlp"}, {"lr", 1e-3}, {"batch_size", 256}}},  // another batch size: probed
       {3, {{"model", "cnn"}, {"lr", 1e-3}, {"batch_size", 64}}},
-      {4, {{"model", "tree"}, {"lr", 1e-3}}},                      // the probe fails
+      {4, {{"model", "tree"}, {"lr", 1e-3}}},  // the probe fails
   };
   auto estimated = CostPriors::estimate(configs, probe);
   BOOST_TEST(probe.calls == 4);

@@ -56,8 +56,12 @@ class Simulation {
  public:
   Simulation(const SimOptions& options, std::unique_ptr<SchedulingPolicy> policy, uint64_t seed,
              bool policy_is_work_conserving)
-      : options_(options), rng_(seed), book_(options.partitions), policy_(std::move(policy)),
-        procedure_(options.early_stop_p, rng_), work_conserving_(policy_is_work_conserving) {
+      : options_(options),
+        rng_(seed),
+        book_(options.partitions),
+        policy_(std::move(policy)),
+        procedure_(options.early_stop_p, rng_),
+        work_conserving_(policy_is_work_conserving) {
     expected_.num_partitions = options.partitions;
     place_workers();
     for (ConfigId c = 0; c < options.configs; ++c) add_config(c);
@@ -81,16 +85,15 @@ class Simulation {
       maybe_end_a_config(counters);
       dispatch();
     }
-    BOOST_TEST(book_.all_done(), "run stalled at t=" << now_ << " with " << book_.units_done()
-                                                      << " of " << book_.units_total() << " units");
+    BOOST_TEST(book_.all_done(), "run stalled at t=" << now_ << " with " << book_.units_done() << " of "
+                                                     << book_.units_total() << " units");
     return book_.all_done();
   }
 
   void check_outcome() const {
     Status s = check_mop_invariants(log_, expected_);
     BOOST_TEST(s.ok(), s.message());
-    int64_t committed = std::count_if(log_.begin(), log_.end(),
-                                      [](const UnitRecord& r) { return r.committed; });
+    int64_t committed = std::count_if(log_.begin(), log_.end(), [](const UnitRecord& r) { return r.committed; });
     BOOST_TEST(book_.units_done() == committed);
     BOOST_TEST(book_.units_total() == book_.units_done());
     for (ConfigId c : book_.configs()) {
@@ -116,11 +119,12 @@ class Simulation {
     int64_t seq = 0;  // ties break in insertion order: deterministic runs
   };
   struct Later {
-    bool operator()(const Event& a, const Event& b) const {
-      return std::tie(a.time, a.seq) > std::tie(b.time, b.seq);
-    }
+    bool operator()(const Event& a, const Event& b) const { return std::tie(a.time, a.seq) > std::tie(b.time, b.seq); }
   };
-  struct Attempt { int64_t id; double start_s; };
+  struct Attempt {
+    int64_t id;
+    double start_s;
+  };
 
   void push(Event ev) {
     ev.seq = next_seq_++;
@@ -176,8 +180,7 @@ class Simulation {
   }
 
   void record(WorkerId w, const Unit& u, bool committed) {
-    log_.push_back(UnitRecord{u.config, u.partition, u.epoch, w, attempts_.at(w).start_s, now_,
-                              committed});
+    log_.push_back(UnitRecord{u.config, u.partition, u.epoch, w, attempts_.at(w).start_s, now_, committed});
   }
 
   void handle(const Event& ev, SimCounters& counters) {
@@ -190,8 +193,7 @@ class Simulation {
           ++counters.failed_attempts;
           record(ev.worker, u, false);
           book_.requeue(ev.worker, u);
-        } else if (book_.state(u.config) == ConfigState::stopped ||
-                   book_.state(u.config) == ConfigState::failed) {
+        } else if (book_.state(u.config) == ConfigState::stopped || book_.state(u.config) == ConfigState::failed) {
           ++counters.ignored_completions;
           record(ev.worker, u, false);
           BOOST_TEST(!book_.complete(ev.worker, u));
@@ -245,9 +247,7 @@ class Simulation {
         push(Event{now_ + away, Event::worker_returns, w, {}, 0, false, 0});
         return;
       }
-      case Event::worker_returns:
-        book_.add_worker(ev.worker, holdings_.at(ev.worker));
-        return;
+      case Event::worker_returns: book_.add_worker(ev.worker, holdings_.at(ev.worker)); return;
       case Event::late_config:
         ++counters.late_configs;
         add_config(ev.config);
@@ -316,9 +316,8 @@ BOOST_AUTO_TEST_CASE(randomized_runs_keep_the_mop_invariants) {
   for (uint64_t seed = 1; seed <= 200; ++seed) {
     std::mt19937_64 rng(seed);
     SimOptions o = random_options(rng);
-    BOOST_TEST_CONTEXT("case " << seed << ": " << o.workers << " workers, " << o.configs
-                               << " configs, " << o.partitions << " partitions, " << o.max_epochs
-                               << " epochs max") {
+    BOOST_TEST_CONTEXT("case " << seed << ": " << o.workers << " workers, " << o.configs << " configs, " << o.partitions
+                               << " partitions, " << o.max_epochs << " epochs max") {
       Simulation sim(o, std::make_unique<RandomizedPolicy>(seed), seed * 7919, true);
       if (sim.run(counters)) sim.check_outcome();
     }
@@ -332,12 +331,11 @@ BOOST_AUTO_TEST_CASE(randomized_runs_keep_the_mop_invariants) {
   BOOST_TEST(counters.late_configs > 0);
   BOOST_TEST(counters.epochs_completed > 1000);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  BOOST_TEST_MESSAGE("200 simulated runs in " << seconds << " s: " << counters.epochs_completed
-                     << " epochs, " << counters.failed_attempts << " failed attempts, "
-                     << counters.lost_in_flight << " units lost with their worker, "
-                     << counters.ignored_completions << " completions of ended configs, "
-                     << counters.configs_ended << " configs stopped/failed, "
-                     << counters.early_stops << " early stops, " << counters.late_configs
+  BOOST_TEST_MESSAGE("200 simulated runs in "
+                     << seconds << " s: " << counters.epochs_completed << " epochs, " << counters.failed_attempts
+                     << " failed attempts, " << counters.lost_in_flight << " units lost with their worker, "
+                     << counters.ignored_completions << " completions of ended configs, " << counters.configs_ended
+                     << " configs stopped/failed, " << counters.early_stops << " early stops, " << counters.late_configs
                      << " late configs");
 }
 
@@ -360,8 +358,7 @@ BOOST_AUTO_TEST_CASE(replay_reproduces_each_configs_visit_order) {
       again.embedded = !o.embedded;
       again.unit_failure_p = 0.1;
       again.worker_removals = 2;
-      Simulation replay(again, std::make_unique<ReplayPolicy>(original.visit_order()),
-                        seed + 1000, false);
+      Simulation replay(again, std::make_unique<ReplayPolicy>(original.visit_order()), seed + 1000, false);
       if (!replay.run(counters)) continue;
       replay.check_outcome();
       BOOST_TEST((replay.visit_order() == original.visit_order()));

@@ -15,14 +15,11 @@ namespace {
 // (end == next start) but never overlap. One failed attempt overlaps others.
 std::vector<UnitRecord> good_log() {
   return {
-      {0, 1, 0, 0, 0.0, 1.0, true},   //  worker 0: [0,1] [1,2.5] [2.5,3] [3,4]
-      {1, 0, 0, 1, 0.0, 1.0, true},   //  worker 1: [0,1] [1,2]   [2,3]
-      {0, 0, 0, 1, 1.0, 2.0, true},
-      {1, 1, 0, 0, 1.0, 2.5, true},
-      {0, 0, 1, 1, 2.0, 3.0, true},
-      {1, 1, 1, 0, 2.5, 3.0, true},   //  config 1's partial epoch 1
-      {0, 1, 1, 0, 3.0, 4.0, true},
-      {0, 1, 1, 1, 2.9, 3.5, false},  //  a failed attempt: ignored
+      {0, 1, 0, 0, 0.0, 1.0, true},  //  worker 0: [0,1] [1,2.5] [2.5,3] [3,4]
+      {1, 0, 0, 1, 0.0, 1.0, true},  //  worker 1: [0,1] [1,2]   [2,3]
+      {0, 0, 0, 1, 1.0, 2.0, true}, {1, 1, 0, 0, 1.0, 2.5, true},
+      {0, 0, 1, 1, 2.0, 3.0, true}, {1, 1, 1, 0, 2.5, 3.0, true},   //  config 1's partial epoch 1
+      {0, 1, 1, 0, 3.0, 4.0, true}, {0, 1, 1, 1, 2.9, 3.5, false},  //  a failed attempt: ignored
   };
 }
 
@@ -34,8 +31,7 @@ void expect_violation(const std::vector<UnitRecord>& log, const ExpectedRun& exp
   Status s = check_mop_invariants(log, expected);
   BOOST_TEST_REQUIRE(!s.ok());
   for (const std::string& needle : needles) {
-    BOOST_TEST(s.message().find(needle) != std::string::npos,
-               "'" << needle << "' not in: " << s.message());
+    BOOST_TEST(s.message().find(needle) != std::string::npos, "'" << needle << "' not in: " << s.message());
   }
 }
 
@@ -52,8 +48,7 @@ BOOST_AUTO_TEST_CASE(accepts_a_correct_log) {
 BOOST_AUTO_TEST_CASE(rejects_a_missing_partition) {
   std::vector<UnitRecord> log = good_log();
   log.erase(log.begin() + 6);  // config 0, partition 1, epoch 1
-  expect_violation(log, good_expected(),
-                   {"completeness", "config 0 epoch 1", "never visited partition 1"});
+  expect_violation(log, good_expected(), {"completeness", "config 0 epoch 1", "never visited partition 1"});
   expect_violation({}, ExpectedRun{2, {{3, 1}}}, {"config 3 epoch 0", "partition 0"});
 }
 
@@ -69,9 +64,9 @@ BOOST_AUTO_TEST_CASE(rejects_overlapping_units_of_one_config) {
   log[3].worker = 2;
   log[3].start_s = 0.5;
   log[3].end_s = 1.5;
-  expect_violation(log, good_expected(),
-                   {"isolation", "config 1 / partition 0 / epoch 0",
-                    "config 1 / partition 1 / epoch 0 on worker 2 [0.5 s, 1.5 s]"});
+  expect_violation(
+      log, good_expected(),
+      {"isolation", "config 1 / partition 0 / epoch 0", "config 1 / partition 1 / epoch 0 on worker 2 [0.5 s, 1.5 s]"});
 }
 
 BOOST_AUTO_TEST_CASE(rejects_overlapping_units_on_one_worker) {
@@ -93,12 +88,11 @@ BOOST_AUTO_TEST_CASE(rejects_epochs_out_of_order) {
 BOOST_AUTO_TEST_CASE(rejects_epochs_beyond_the_expected_ones) {
   std::vector<UnitRecord> log = good_log();
   log.push_back({1, 0, 2, 3, 10.0, 11.0, true});
-  expect_violation(log, good_expected(), {"completeness", "config 1 / partition 0 / epoch 2",
-                                          "completed only 1 epoch"});
+  expect_violation(log, good_expected(),
+                   {"completeness", "config 1 / partition 0 / epoch 2", "completed only 1 epoch"});
   ExpectedRun fewer = good_expected();
   fewer.epochs_completed[0] = 1;
-  expect_violation(good_log(), fewer,
-                   {"config 0 visited every partition in epoch 1", "completed only 1"});
+  expect_violation(good_log(), fewer, {"config 0 visited every partition in epoch 1", "completed only 1"});
 }
 
 BOOST_AUTO_TEST_CASE(rejects_malformed_records) {

@@ -92,13 +92,13 @@ BOOST_AUTO_TEST_CASE(a_config_continues_while_fewer_than_n_over_eta_are_better) 
   AshaProcedure asha(AshaOptions{4, 1, 2});  // rungs at 1 and 2 epochs, eta 2
   auto kind = [&](ConfigId c, double accuracy) { return asha.decide(outcome(c, 0, accuracy))[0].kind; };
   using K = SearchDecision::Kind;
-  BOOST_TEST((kind(0, 0.5) == K::continue_training));  // 0 better of 1
-  BOOST_TEST((kind(1, 0.4) == K::stop));               // 1 better of 2: 1 * 2 >= 2
-  BOOST_TEST((kind(2, 0.6) == K::continue_training));  // 0 better of 3
-  BOOST_TEST((kind(3, 0.45) == K::stop));              // 2 better of 4
-  BOOST_TEST((kind(4, 0.55) == K::continue_training)); // 1 better of 5: 2 < 5
-  BOOST_TEST((kind(5, 0.5) == K::continue_training));  // 2 better of 6 (the equal 0.5 is not better)
-  BOOST_TEST((kind(6, 0.4) == K::stop));               // 5 better of 7
+  BOOST_TEST((kind(0, 0.5) == K::continue_training));   // 0 better of 1
+  BOOST_TEST((kind(1, 0.4) == K::stop));                // 1 better of 2: 1 * 2 >= 2
+  BOOST_TEST((kind(2, 0.6) == K::continue_training));   // 0 better of 3
+  BOOST_TEST((kind(3, 0.45) == K::stop));               // 2 better of 4
+  BOOST_TEST((kind(4, 0.55) == K::continue_training));  // 1 better of 5: 2 < 5
+  BOOST_TEST((kind(5, 0.5) == K::continue_training));   // 2 better of 6 (the equal 0.5 is not better)
+  BOOST_TEST((kind(6, 0.4) == K::stop));                // 5 better of 7
   auto stopped = asha.decide(outcome(7, 0, 0.1));
   BOOST_TEST(stopped[0].reason == "not in the top 1/2 at rung 1 epochs: 7 of the 8 configs there so far are better");
   // Between rungs and at R: always on, the last one with a reason.
@@ -153,14 +153,15 @@ BOOST_AUTO_TEST_CASE(simulated_clusters_keep_the_mop_invariants) {
         const int32_t trained = sim.epochs_completed(c);
         if (outcome.status == ConfigStatus::completed) BOOST_TEST(trained == max_epochs);
         if (outcome.status == ConfigStatus::stopped) {
-          BOOST_TEST((std::find(rungs.begin(), rungs.end(), trained) != rungs.end()), "config " << c << " stopped after " << trained);
+          BOOST_TEST((std::find(rungs.begin(), rungs.end(), trained) != rungs.end()),
+                     "config " << c << " stopped after " << trained);
         }
         for (size_t k = 0; k < rungs.size(); ++k) {
           if (trained >= rungs[k] && outcome.status != ConfigStatus::diverged) ++reached[k];
         }
       }
       for (size_t k = 0; k < rungs.size(); ++k) {
-        BOOST_TEST(asha->reached(k) >= reached[k]);  // a config that diverged later also counted
+        BOOST_TEST(asha->reached(k) >= reached[k]);                    // a config that diverged later also counted
         if (asha->reached(k) > 0) BOOST_TEST(asha->promoted(k) >= 1);  // the first arrival always goes on
         if (k + 1 < rungs.size()) BOOST_TEST(asha->reached(k + 1) <= asha->promoted(k));
       }

@@ -95,8 +95,10 @@ BOOST_AUTO_TEST_CASE(a_rung_is_decided_when_its_last_racing_config_arrives) {
   std::set<ConfigId> promoted;
   for (const auto& d : decided) {
     BOOST_TEST(d.epoch == 0);
-    if (d.kind == SearchDecision::Kind::continue_training) promoted.insert(d.config);
-    else BOOST_TEST((d.kind == SearchDecision::Kind::stop));
+    if (d.kind == SearchDecision::Kind::continue_training)
+      promoted.insert(d.config);
+    else
+      BOOST_TEST((d.kind == SearchDecision::Kind::stop));
   }
   BOOST_TEST((promoted == std::set<ConfigId>{6, 7, 8}));
   BOOST_TEST(hb.reached(0, 0) == 9);
@@ -121,8 +123,8 @@ BOOST_AUTO_TEST_CASE(a_config_that_leaves_no_longer_holds_up_its_rung) {
   BOOST_REQUIRE(made.ok());
   HyperbandProcedure& hb = **made;
   for (ConfigId c = 9; c < 13; ++c) BOOST_TEST(hb.decide(outcome(c, 2, 0.1 * c)).empty());  // bracket 1 at 3 epochs
-  BOOST_TEST(hb.on_config_ended(0).empty());  // another bracket
-  auto decided = hb.on_config_ended(13);     // the last one racing in bracket 1 diverged
+  BOOST_TEST(hb.on_config_ended(0).empty());                                                // another bracket
+  auto decided = hb.on_config_ended(13);  // the last one racing in bracket 1 diverged
   BOOST_REQUIRE_EQUAL(decided.size(), 4u);
   BOOST_TEST(std::count_if(decided.begin(), decided.end(), [](const SearchDecision& d) {
                return d.kind == SearchDecision::Kind::continue_training && d.config == 12;
@@ -163,8 +165,10 @@ BOOST_AUTO_TEST_CASE(simulated_clusters_run_the_brackets) {
             return hb->bracket_of(c) == b && sim.epochs_completed(c) >= bracket.epochs[i];
           });
           BOOST_TEST_CONTEXT("bracket s=" << bracket.s << " rung " << i) {
-            if (faults) BOOST_TEST(trained <= bracket.sizes[i]);
-            else BOOST_TEST(trained == bracket.sizes[i]);
+            if (faults)
+              BOOST_TEST(trained <= bracket.sizes[i]);
+            else
+              BOOST_TEST(trained == bracket.sizes[i]);
           }
         }
       }

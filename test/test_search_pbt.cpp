@@ -27,8 +27,13 @@ const json kSpace = json::parse(R"({
 std::vector<ConfigParams> population(int n) {
   std::vector<ConfigParams> out;
   for (int i = 0; i < n; ++i) {
-    out.push_back({i, {{"model", i % 2 ? "cnn" : "mlp"}, {"lr", 1e-3 * (i + 1)}, {"dropout", 0.1 * i},
-                       {"batch_size", 64}, {"momentum", 0.9}, {"optimizer", "adam"}}});
+    out.push_back({i,
+                   {{"model", i % 2 ? "cnn" : "mlp"},
+                    {"lr", 1e-3 * (i + 1)},
+                    {"dropout", 0.1 * i},
+                    {"batch_size", 64},
+                    {"momentum", 0.9},
+                    {"optimizer", "adam"}}});
   }
   return out;
 }
@@ -68,8 +73,9 @@ BOOST_AUTO_TEST_CASE(default_perturbed_keys_are_the_float_ranges) {
   BOOST_TEST(error({"model"}) == "[experiment] perturb_keys names 'model', which is not numeric in [space]");
   BOOST_TEST(error({"momentum"}).find("'momentum', which has a single value") != std::string::npos);
   BOOST_TEST(error({"lr", "lr"}) == "[experiment] perturb_keys names 'lr' twice");
-  BOOST_TEST(perturb_ranges(json::parse(R"({"model": ["mlp"], "batch_size": [32, 64]})"), {}).error().find(
-                 "nothing to perturb") != std::string::npos);
+  BOOST_TEST(perturb_ranges(json::parse(R"({"model": ["mlp"], "batch_size": [32, 64]})"), {})
+                 .error()
+                 .find("nothing to perturb") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(options_out_of_range_or_a_member_twice_are_invalid) {

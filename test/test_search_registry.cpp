@@ -61,24 +61,26 @@ BOOST_AUTO_TEST_CASE(the_spec_layer_alone_applies_no_search_rules) {
   BOOST_TEST(parse_spec_string_with(random_without_samples, "/specs", "r.toml", SearchChecks{}).ok());
   auto full = parse_spec_string(random_without_samples, "/specs", "r.toml");
   BOOST_REQUIRE(!full.ok());
-  BOOST_TEST(full.error() == "r.toml:1:1: [experiment] samples is required: search = \"random\" needs the number "
-                             "of configs to sample, e.g. samples = 8");
+  BOOST_TEST(full.error() ==
+             "r.toml:1:1: [experiment] samples is required: search = \"random\" needs the number "
+             "of configs to sample, e.g. samples = 8");
 
   const std::string grid_with_samples = "[experiment]\nsamples = 3\n" + kRest;
   BOOST_TEST(parse_spec_string_with(grid_with_samples, "/specs", "g.toml", SearchChecks{}).ok());
   auto grid = parse_spec_string(grid_with_samples, "/specs", "g.toml");
   BOOST_REQUIRE(!grid.ok());
-  BOOST_TEST(grid.error() == "g.toml:2:11: [experiment] samples applies only to search = \"random\", \"asha\" or \"tpe\" "
-                             "(a grid tries every combination)");
+  BOOST_TEST(grid.error() ==
+             "g.toml:2:11: [experiment] samples applies only to search = \"random\", \"asha\" or \"tpe\" "
+             "(a grid tries every combination)");
 }
 
 BOOST_AUTO_TEST_CASE(asha_and_hyperband_derive_epochs_from_max_epochs_in_the_registry_check) {
-  auto asha = parse_spec_string("[experiment]\nsearch = \"asha\"\nsamples = 4\nmax_epochs = 9\n" + kRest, "/specs",
-                                "a.toml");
+  auto asha =
+      parse_spec_string("[experiment]\nsearch = \"asha\"\nsamples = 4\nmax_epochs = 9\n" + kRest, "/specs", "a.toml");
   BOOST_REQUIRE_MESSAGE(asha.ok(), asha.error());
   BOOST_TEST(asha->epochs == 9);
-  auto bare = parse_spec_string_with("[experiment]\nsearch = \"asha\"\nsamples = 4\nmax_epochs = 9\n" + kRest,
-                                     "/specs", "a.toml", SearchChecks{});
+  auto bare = parse_spec_string_with("[experiment]\nsearch = \"asha\"\nsamples = 4\nmax_epochs = 9\n" + kRest, "/specs",
+                                     "a.toml", SearchChecks{});
   BOOST_REQUIRE(bare.ok());
   BOOST_TEST(bare->epochs == 3);  // the default: no search rule ran
 }

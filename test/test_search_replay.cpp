@@ -119,8 +119,8 @@ BOOST_AUTO_TEST_CASE(an_exploit_waits_until_its_source_state_exists) {
 BOOST_AUTO_TEST_CASE(a_replayed_asha_run_ends_every_config_the_same_way) {
   for (uint64_t seed = 1; seed <= 3; ++seed) {
     auto configs = quality_configs(12, seed);
-    SearchSimulation original(original_cluster(), configs, 9,
-                              std::make_unique<AshaProcedure>(AshaOptions{9, 1, 3}), seed);
+    SearchSimulation original(original_cluster(), configs, 9, std::make_unique<AshaProcedure>(AshaOptions{9, 1, 3}),
+                              seed);
     BOOST_TEST_REQUIRE(original.run());
     check_replay(original, configs, 9, seed);
   }

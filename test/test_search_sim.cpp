@@ -27,8 +27,9 @@ double gain_of(const nlohmann::json& params) {
 
 FakeState train(const FakeState& from, const Unit& u, const nlohmann::json& params) {
   FakeState s;
-  s.hash = mix(from.hash ^ mix((static_cast<uint64_t>(u.config) << 40) ^ (static_cast<uint64_t>(u.epoch) << 20) ^
-                               static_cast<uint64_t>(u.partition)) ^
+  s.hash = mix(from.hash ^
+               mix((static_cast<uint64_t>(u.config) << 40) ^ (static_cast<uint64_t>(u.epoch) << 20) ^
+                   static_cast<uint64_t>(u.partition)) ^
                std::hash<std::string>{}(params.dump()));
   s.skill = from.skill + gain_of(params);
   return s;
@@ -90,7 +91,8 @@ int32_t SearchSimulation::epochs_completed(ConfigId c) const { return epochs_com
 void SearchSimulation::dispatch() {
   for (const Dispatch& d : control_.dispatch()) {
     const ConfigId c = d.unit.config;
-    if (pending_copies_.count(c)) problem(fmt::format("{} dispatched while its state copy is pending", to_string(d.unit)));
+    if (pending_copies_.count(c))
+      problem(fmt::format("{} dispatched while its state copy is pending", to_string(d.unit)));
     auto copied = copied_into_.find(c);
     if (copied != copied_into_.end()) {
       if (copied->second != latest_.at(c)) {
@@ -98,9 +100,13 @@ void SearchSimulation::dispatch() {
       }
       copied_into_.erase(copied);
     }
-    Attempt a{next_attempt_++, d, now_,
+    Attempt a{next_attempt_++,
+              d,
+              now_,
               std::bernoulli_distribution(cluster_.unit_failure_p)(rng_),
-              std::bernoulli_distribution(cluster_.diverge_p)(rng_), latest_.at(c), params_.at(c)};
+              std::bernoulli_distribution(cluster_.diverge_p)(rng_),
+              latest_.at(c),
+              params_.at(c)};
     const double duration = speed_.at(c) * std::uniform_real_distribution<double>(0.2, 1.0)(rng_);
     push(Event::unit_end, now_ + duration, d.worker, a.id, c);
     attempts_[d.worker] = std::move(a);
@@ -153,9 +159,7 @@ void SearchSimulation::handle(const Event& ev) {
       push(Event::worker_returns, now_ + std::uniform_real_distribution<double>(0.5, 3.0)(rng_), w, 0, -1);
       return;
     }
-    case Event::worker_returns:
-      control_.add_worker(ev.worker, holdings_.at(ev.worker));
-      return;
+    case Event::worker_returns: control_.add_worker(ev.worker, holdings_.at(ev.worker)); return;
   }
 }
 
@@ -214,8 +218,7 @@ Status SearchSimulation::check() const {
   expected.num_partitions = cluster_.partitions;
   for (const auto& [c, n] : epochs_completed_) expected.epochs_completed[c] = n;
   if (Status s = check_mop_invariants(log_, expected); !s.ok()) return s;
-  const int64_t committed =
-      std::count_if(log_.begin(), log_.end(), [](const UnitRecord& r) { return r.committed; });
+  const int64_t committed = std::count_if(log_.begin(), log_.end(), [](const UnitRecord& r) { return r.committed; });
   if (control_.units_done() != committed || control_.units_total() != committed) {
     return Status::internal(fmt::format("units_done {} and units_total {} differ from the {} committed units",
                                         control_.units_done(), control_.units_total(), committed));

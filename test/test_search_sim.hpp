@@ -81,9 +81,7 @@ class SearchSimulation {
     int64_t seq;
   };
   struct Later {
-    bool operator()(const Event& a, const Event& b) const {
-      return a.time != b.time ? a.time > b.time : a.seq > b.seq;
-    }
+    bool operator()(const Event& a, const Event& b) const { return a.time != b.time ? a.time > b.time : a.seq > b.seq; }
   };
   struct Attempt {
     int64_t id;

@@ -83,19 +83,21 @@ BOOST_AUTO_TEST_CASE(pbt_keys_parse_with_their_defaults) {
   BOOST_TEST(configs_for(spec).value().size() == 8u);
   auto procedure = make_search_procedure(spec, configs_for(spec).value()).value();
   BOOST_TEST(procedure->name() == "pbt");
-  auto custom = parse("search = \"pbt\"\npopulation = 4\nepochs = 10\nready = 2\nexploit_fraction = 0.5\n"
-                      "perturb = [0.5, 1, 2]\nperturb_keys = [\"lr\", \"batch_size\"]\n");
+  auto custom = parse(
+      "search = \"pbt\"\npopulation = 4\nepochs = 10\nready = 2\nexploit_fraction = 0.5\n"
+      "perturb = [0.5, 1, 2]\nperturb_keys = [\"lr\", \"batch_size\"]\n");
   BOOST_TEST(custom.ready == 2);
   BOOST_TEST(custom.exploit_fraction == 0.5);
   BOOST_TEST((custom.perturb == std::vector<double>{0.5, 1.0, 2.0}));
   BOOST_TEST((custom.perturb_keys == std::vector<std::string>{"lr", "batch_size"}));
   BOOST_TEST(make_search_procedure(custom, configs_for(custom).value()).ok());
-  BOOST_TEST(make_search_procedure(parse("search = \"grid\"\n", "[space]\nmodel = [\"mlp\"]\n"), {})
-                 .value()->name() == "fixed");
+  BOOST_TEST(make_search_procedure(parse("search = \"grid\"\n", "[space]\nmodel = [\"mlp\"]\n"), {}).value()->name() ==
+             "fixed");
 }
 
 BOOST_AUTO_TEST_CASE(required_keys_and_keys_of_other_searches) {
-  expect_error("search = \"asha\"\nmax_epochs = 9\n", {"search.toml:1:1: [experiment] samples is required", "samples = 27"});
+  expect_error("search = \"asha\"\nmax_epochs = 9\n",
+               {"search.toml:1:1: [experiment] samples is required", "samples = 27"});
   expect_error("search = \"asha\"\nsamples = 9\n", {"[experiment] max_epochs is required", "max_epochs = 9"});
   expect_error("search = \"hyperband\"\n", {"[experiment] max_epochs is required", "max_epochs = 81"});
   expect_error("search = \"pbt\"\n", {"[experiment] population is required", "population = 8"});
@@ -119,12 +121,15 @@ BOOST_AUTO_TEST_CASE(required_keys_and_keys_of_other_searches) {
 
 BOOST_AUTO_TEST_CASE(values_out_of_range) {
   const std::string asha = "search = \"asha\"\nsamples = 4\n";
-  expect_error(asha + "max_epochs = 0\n", {"search.toml:4:14: [experiment] max_epochs must be an integer >= 1, got integer 0"});
+  expect_error(asha + "max_epochs = 0\n",
+               {"search.toml:4:14: [experiment] max_epochs must be an integer >= 1, got integer 0"});
   expect_error(asha + "max_epochs = 9\neta = 1\n", {"[experiment] eta must be an integer >= 2, got integer 1"});
   expect_error(asha + "max_epochs = 9\neta = 2.5\n", {"eta must be an integer >= 2, got float 2.5"});
-  expect_error(asha + "max_epochs = 9\nmin_epochs = 10\n", {"[experiment] min_epochs must be <= max_epochs (9), got 10"});
-  expect_error("search = \"hyperband\"\nmax_epochs = 81\nbrackets = 6\n",
-               {"search.toml:4:12: [experiment] brackets must be <= 5: max_epochs 81 and eta 3 give 5 brackets, got 6"});
+  expect_error(asha + "max_epochs = 9\nmin_epochs = 10\n",
+               {"[experiment] min_epochs must be <= max_epochs (9), got 10"});
+  expect_error(
+      "search = \"hyperband\"\nmax_epochs = 81\nbrackets = 6\n",
+      {"search.toml:4:12: [experiment] brackets must be <= 5: max_epochs 81 and eta 3 give 5 brackets, got 6"});
   expect_error("search = \"hyperband\"\nmax_epochs = 1000000\neta = 2\n",
                {"[experiment] max_epochs 1000000 with eta 2 makes hyperband start", "more than 100000"});
   const std::string pbt = "search = \"pbt\"\npopulation = 4\nepochs = 4\n";
@@ -142,8 +147,9 @@ BOOST_AUTO_TEST_CASE(values_out_of_range) {
 
 BOOST_AUTO_TEST_CASE(pbt_checks_what_it_perturbs_against_the_space) {
   const std::string pbt = "search = \"pbt\"\npopulation = 4\nepochs = 4\n";
-  expect_error(pbt + "perturb_keys = [\"lrr\"]\n",
-               {"search.toml:5:16: [experiment] perturb_keys names 'lrr', which is not in [space] (did you mean 'lr'?)"});
+  expect_error(
+      pbt + "perturb_keys = [\"lrr\"]\n",
+      {"search.toml:5:16: [experiment] perturb_keys names 'lrr', which is not in [space] (did you mean 'lr'?)"});
   expect_error(pbt + "perturb_keys = [\"model\"]\n", {"perturb_keys names 'model', which is not numeric in [space]"});
   expect_error(pbt, {"search.toml:1:1: [experiment] search = \"pbt\" has nothing to perturb"},
                "[space]\nmodel = [\"mlp\"]\nbatch_size = [64, 128]\n");
@@ -153,16 +159,17 @@ BOOST_AUTO_TEST_CASE(pbt_checks_what_it_perturbs_against_the_space) {
 }
 
 BOOST_AUTO_TEST_CASE(distributions_are_allowed_for_every_sampling_search) {
-  for (const std::string& experiment : {std::string("search = \"asha\"\nsamples = 4\nmax_epochs = 3\n"),
-                                        std::string("search = \"hyperband\"\nmax_epochs = 3\n"),
-                                        std::string("search = \"pbt\"\npopulation = 3\n")}) {
+  for (const std::string& experiment :
+       {std::string("search = \"asha\"\nsamples = 4\nmax_epochs = 3\n"),
+        std::string("search = \"hyperband\"\nmax_epochs = 3\n"), std::string("search = \"pbt\"\npopulation = 3\n")}) {
     auto spec = parse(experiment);
     auto configs = configs_for(spec).value();
     for (const auto& c : configs) BOOST_TEST(c.params["lr"].is_number_float());
   }
   expect_error("search = \"grid\"\n", {"[space] lr is a distribution"});
   BOOST_TEST(search_names().size() == 6u);
-  expect_error("search = \"bohb\"\n", {"search must be \"grid\", \"random\", \"asha\", \"hyperband\", \"pbt\" or \"tpe\""});
+  expect_error("search = \"bohb\"\n",
+               {"search must be \"grid\", \"random\", \"asha\", \"hyperband\", \"pbt\" or \"tpe\""});
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -156,7 +156,7 @@ BOOST_AUTO_TEST_CASE(good_set_of_one_objective_is_the_best_with_nan_last) {
 BOOST_AUTO_TEST_CASE(pareto_ranks_and_the_good_set_of_two_objectives) {
   const std::vector<std::vector<double>> scores = {{1, 0}, {0, 1}, {0.5, 0.5}, {0.4, 0.4}, {0, 0}, {0.4, 0.4}};
   BOOST_TEST((pareto_ranks(scores) == std::vector<int>{0, 0, 0, 1, 2, 1}));
-  BOOST_TEST((tpe_good_set(scores, 3) == std::vector<size_t>{0, 1, 2}));  // exactly the first front
+  BOOST_TEST((tpe_good_set(scores, 3) == std::vector<size_t>{0, 1, 2}));     // exactly the first front
   BOOST_TEST((tpe_good_set(scores, 4) == std::vector<size_t>{0, 1, 2, 3}));  // a tie in front 1: the earlier
 
   // One front of four on a line: the extremes have infinite crowding distance,
@@ -260,8 +260,9 @@ BOOST_AUTO_TEST_CASE(pending_configs_push_the_next_proposal_away) {
     near_total += near;
     far_total += far;
   }
-  BOOST_TEST_MESSAGE("running near 0.3 moved the proposal farther in " << farther << " of 30 seeds, closer in "
-                     << closer << "; mean distance " << near_total / 30 << " vs " << far_total / 30);
+  BOOST_TEST_MESSAGE("running near 0.3 moved the proposal farther in "
+                     << farther << " of 30 seeds, closer in " << closer << "; mean distance " << near_total / 30
+                     << " vs " << far_total / 30);
   // Measured: farther in 15, closer in 5 (equal otherwise); mean distance
   // 0.25 vs 0.17. Without the liar both would propose the same x.
   BOOST_TEST(farther > 2 * closer);
@@ -271,8 +272,8 @@ BOOST_AUTO_TEST_CASE(pending_configs_push_the_next_proposal_away) {
 BOOST_AUTO_TEST_CASE(bad_input_is_a_clear_error) {
   BOOST_TEST(!TpeSampler::create(json::object(), 1).ok());
   BOOST_TEST(!TpeSampler::create(json::parse(R"({"x": {"dist": "normal"}})"), 1).ok());
-  const auto wide = TpeSampler::create(
-      json::parse(R"({"n": {"dist": "int_uniform", "low": 0, "high": 9007199254740992}})"), 1);
+  const auto wide =
+      TpeSampler::create(json::parse(R"({"n": {"dist": "int_uniform", "low": 0, "high": 9007199254740992}})"), 1);
   BOOST_TEST(!wide.ok());
   BOOST_TEST(wide.error().find("2^53") != std::string::npos, wide.error());
   for (TpeOptions bad : {TpeOptions{-1}, TpeOptions{10, 0}, TpeOptions{10, 24, 0.0}, TpeOptions{10, 24, 1.0, 0.0},
@@ -325,9 +326,10 @@ BOOST_AUTO_TEST_CASE(tpe_beats_random_on_a_shifted_sphere) {
     tpe_total += sequential;
     random_total += random;
   }
-  BOOST_TEST_MESSAGE("TPE's best beat random's in " << sequential_wins << " of 30 seeds one at a time, "
-                     << async_wins << " of 30 with 4 in flight (constant liar); mean best " << tpe_total / 30
-                     << " against " << random_total / 30 << " (the optimum is 0)");
+  BOOST_TEST_MESSAGE("TPE's best beat random's in " << sequential_wins << " of 30 seeds one at a time, " << async_wins
+                                                    << " of 30 with 4 in flight (constant liar); mean best "
+                                                    << tpe_total / 30 << " against " << random_total / 30
+                                                    << " (the optimum is 0)");
   // Measured: 27 of 30 one at a time, 28 of 30 with 4 in flight (27 of 30
   // with 4 in flight when pending configs are ignored, i.e. without the liar).
   BOOST_TEST(sequential_wins >= 22);
@@ -365,8 +367,8 @@ BOOST_AUTO_TEST_CASE(motpe_beats_random_on_two_objectives) {
     wins += hypervolume(run_tpe(sampler, 60, 1, objectives)) > random;
     async_wins += hypervolume(run_tpe(sampler, 60, 4, objectives)) > random;
   }
-  BOOST_TEST_MESSAGE("MOTPE's hypervolume beat random's in " << wins << " of 20 seeds one at a time, "
-                     << async_wins << " of 20 with 4 in flight");
+  BOOST_TEST_MESSAGE("MOTPE's hypervolume beat random's in " << wins << " of 20 seeds one at a time, " << async_wins
+                                                             << " of 20 with 4 in flight");
   // Measured: 19 of 20 one at a time, 20 of 20 with 4 in flight.
   BOOST_TEST(wins >= 15);
   BOOST_TEST(async_wins >= 15);

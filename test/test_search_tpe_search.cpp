@@ -111,8 +111,10 @@ struct Driver {
   void create_proposals() {
     for (auto& p : control.take_proposals()) {
       proposals[p.config] = p.params;
-      if (reject.count(p.config)) control.on_config_rejected(p.config, "test: pilot check failed");
-      else control.on_config_created(p.config);
+      if (reject.count(p.config))
+        control.on_config_rejected(p.config, "test: pilot check failed");
+      else
+        control.on_config_created(p.config);
     }
   }
 
@@ -134,8 +136,10 @@ struct Driver {
       max_live = std::max(max_live, live());
       if (stop_after >= 0 && static_cast<int>(log.size()) >= stop_after) return;
       Dispatch d = newest_first ? running.back() : running.front();
-      if (newest_first) running.pop_back();
-      else running.pop_front();
+      if (newest_first)
+        running.pop_back();
+      else
+        running.pop_front();
       UnitLogEntry e;
       e.seq = static_cast<int64_t>(log.size()) + 1;
       e.config = d.unit.config;
@@ -232,7 +236,8 @@ BOOST_AUTO_TEST_CASE(resume_mid_search_proposes_exactly_what_an_uninterrupted_ru
     first.run(stop_after);
     // What the store holds at the stop: the created configs and the log.
     std::vector<ConfigRecord> records;
-    for (auto c : first.control.book().configs()) records.push_back({c, first.proposals.at(c), ConfigStatus::running, ""});
+    for (auto c : first.control.book().configs())
+      records.push_back({c, first.proposals.at(c), ConfigStatus::running, ""});
     Driver resumed(o);
     resumed.control.set_recorded_configs(records);
     auto restored = resumed.control.restore(first.log);
@@ -371,8 +376,7 @@ BOOST_AUTO_TEST_CASE(tpe_beats_random_on_a_smooth_objective_in_most_seeds) {
     tpe.run();
     double random_best = 0;
     const auto sampled = sample_random(space5(), o.samples, seed).value();
-    for (const auto& c : sampled)
-      random_best = std::max(random_best, accuracy_of(c.params) * 0.9);
+    for (const auto& c : sampled) random_best = std::max(random_best, accuracy_of(c.params) * 0.9);
     tpe_wins += tpe.best() > random_best;
   }
   BOOST_TEST_MESSAGE("tpe (async, 3 in flight) beat random search in " << tpe_wins << " of " << seeds << " seeds");
@@ -447,8 +451,9 @@ BOOST_AUTO_TEST_CASE(several_objectives_are_modelled_by_motpe) {
 }
 
 BOOST_AUTO_TEST_CASE(several_objectives_parse_with_directions_and_bad_ones_are_named) {
-  const std::string rest = "[data]\nsource = \"idx\"\npath = \"/nonexistent\"\n[space]\nmodel = \"mlp\"\n"
-                           "lr = { dist = \"loguniform\", low = 1e-4, high = 0.1 }\n";
+  const std::string rest =
+      "[data]\nsource = \"idx\"\npath = \"/nonexistent\"\n[space]\nmodel = \"mlp\"\n"
+      "lr = { dist = \"loguniform\", low = 1e-4, high = 0.1 }\n";
   auto parse = [&](const std::string& metric) {
     return parse_spec_string("[experiment]\nsearch = \"random\"\nsamples = 4\nmetric = " + metric + "\n" + rest, "",
                              "t.toml");

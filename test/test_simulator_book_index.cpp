@@ -62,8 +62,7 @@ void check_index(const MopBook& book, const std::vector<WorkerId>& workers) {
     }
   }
   for (ConfigId c : book.configs()) {
-    BOOST_TEST_REQUIRE(book.pending_set(c).to_vector() == book.pending_partitions(c),
-                       boost::test_tools::per_element());
+    BOOST_TEST_REQUIRE(book.pending_set(c).to_vector() == book.pending_partitions(c), boost::test_tools::per_element());
     const MopBook::ConfigSummary summary = book.summary(c);
     BOOST_TEST_REQUIRE(summary.state == book.state(c));
     BOOST_TEST_REQUIRE(summary.epoch == book.epoch(c));
@@ -104,7 +103,10 @@ BOOST_AUTO_TEST_CASE(partition_set_counts_iterates_and_intersects) {
   a.for_each_common(b, [&](PartitionId p) { common.push_back(p); });
   BOOST_TEST(common == (std::vector<PartitionId>{5, 64}), boost::test_tools::per_element());
   std::vector<PartitionId> until;
-  BOOST_TEST(a.any_common(b, [&](PartitionId p) { until.push_back(p); return p == 5; }));
+  BOOST_TEST(a.any_common(b, [&](PartitionId p) {
+    until.push_back(p);
+    return p == 5;
+  }));
   BOOST_TEST(until == (std::vector<PartitionId>{5}), boost::test_tools::per_element());
   BOOST_TEST(a.erase(63));
   BOOST_TEST(!a.erase(63));
@@ -242,7 +244,10 @@ BOOST_AUTO_TEST_CASE(index_and_policies_follow_random_operations) {
           if (c == next_config) {
             book.add_config(next_config++, in(1, 3));
           } else if (book.state(c) == ConfigState::pending_epoch || book.state(c) == ConfigState::awaiting_decision) {
-            if (in(0, 1)) book.stop(c); else book.fail(c);
+            if (in(0, 1))
+              book.stop(c);
+            else
+              book.fail(c);
           }
         }
         check_index(book, workers);

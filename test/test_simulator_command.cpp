@@ -38,8 +38,8 @@ Outcome run_cli(std::vector<std::string> args) {
 BOOST_AUTO_TEST_SUITE(simulate_command)
 
 BOOST_AUTO_TEST_CASE(json_report_has_the_issue_fields) {
-  Outcome o = run_cli({"--configs", "12", "--workers", "4", "--epochs", "2", "--seed", "3", "--policy",
-                                "critical_path", "--heterogeneity", "uniform", "--json"});
+  Outcome o = run_cli({"--configs", "12", "--workers", "4", "--epochs", "2", "--seed", "3", "--policy", "critical_path",
+                       "--heterogeneity", "uniform", "--json"});
   BOOST_TEST_REQUIRE(o.code == 0, o.err);
   auto report = nlohmann::json::parse(o.out);
   for (const char* key : {"makespan", "lower_bound", "ratio", "utilization", "decision_latency_p50_us",
@@ -55,7 +55,7 @@ BOOST_AUTO_TEST_CASE(json_report_has_the_issue_fields) {
 
 BOOST_AUTO_TEST_CASE(policy_all_compares_every_policy_on_one_workload) {
   Outcome o = run_cli({"--configs", "6", "--workers", "3", "--epochs", "1", "--policy", "all", "--json",
-                                "--heterogeneity", "none", "--replicas", "2", "--failure-rate", "0.1"});
+                       "--heterogeneity", "none", "--replicas", "2", "--failure-rate", "0.1"});
   BOOST_TEST_REQUIRE(o.code == 0, o.err);
   auto reports = nlohmann::json::parse(o.out);
   BOOST_TEST_REQUIRE(reports.size() == 2u);
@@ -67,8 +67,7 @@ BOOST_AUTO_TEST_CASE(policy_all_compares_every_policy_on_one_workload) {
 BOOST_AUTO_TEST_CASE(text_report_names_each_figure) {
   Outcome o = run_cli({"--configs", "4", "--workers", "2", "--epochs", "1"});
   BOOST_TEST_REQUIRE(o.code == 0, o.err);
-  for (const char* word : {"policy critical_path", "makespan", "lower bound", "ratio", "utilization",
-                           "latency p50"}) {
+  for (const char* word : {"policy critical_path", "makespan", "lower bound", "ratio", "utilization", "latency p50"}) {
     BOOST_TEST_CONTEXT(word) { BOOST_TEST(o.out.find(word) != std::string::npos); }
   }
 }

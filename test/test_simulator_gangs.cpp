@@ -90,8 +90,8 @@ BOOST_AUTO_TEST_CASE(gangs_keep_the_invariants_and_cover_each_unit_once) {
       BOOST_TEST(r.gangs > 0);
       Status s = check_mop_invariants(r.log, r.expected);
       BOOST_TEST(s.ok(), s.message());
-      int64_t gang_records = std::count_if(r.log.begin(), r.log.end(),
-                                           [](const UnitRecord& u) { return u.committed && u.gang > 0; });
+      int64_t gang_records =
+          std::count_if(r.log.begin(), r.log.end(), [](const UnitRecord& u) { return u.committed && u.gang > 0; });
       BOOST_TEST(gang_records == r.gang_units);
       BOOST_TEST(r.units == static_cast<int64_t>(std::count_if(r.log.begin(), r.log.end(),
                                                                [](const UnitRecord& u) { return u.committed; })));
@@ -104,8 +104,8 @@ BOOST_AUTO_TEST_CASE(a_failed_member_fails_the_gang_and_its_units_run_again) {
   o.failure_rate = 0.05;
   o.downtime_s = 30;
   SimulationReport r = run(o);
-  int64_t failed_gang_records = std::count_if(r.log.begin(), r.log.end(),
-                                              [](const UnitRecord& u) { return !u.committed && u.gang > 0; });
+  int64_t failed_gang_records =
+      std::count_if(r.log.begin(), r.log.end(), [](const UnitRecord& u) { return !u.committed && u.gang > 0; });
   BOOST_TEST(failed_gang_records > 0);
   Status s = check_mop_invariants(r.log, r.expected);  // every unit once, none half-committed
   BOOST_TEST(s.ok(), s.message());
@@ -142,8 +142,8 @@ BOOST_AUTO_TEST_CASE(the_same_seed_gives_the_same_gangs) {
 
 BOOST_AUTO_TEST_CASE(simulate_compare_reports_mop_and_auto) {
   std::string out, err;
-  int32_t code = cli({"--workers", "16", "--search", "hyperband", "--epochs", "9", "--configs", "1",
-                      "--parallelism", "compare", "--json"},
+  int32_t code = cli({"--workers", "16", "--search", "hyperband", "--epochs", "9", "--configs", "1", "--parallelism",
+                      "compare", "--json"},
                      out, err);
   BOOST_TEST_REQUIRE(code == 0, err);
   auto reports = nlohmann::json::parse(out);

@@ -66,10 +66,14 @@ BOOST_AUTO_TEST_CASE(model_learns_costs_and_speeds_from_times) {
 // estimated the ratio at 2.2; the least-squares refit finds it.
 BOOST_AUTO_TEST_CASE(model_learns_a_speed_ratio_from_a_short_run) {
   UnitTimeModel model;
-  struct Sample { ConfigId config; WorkerId worker; double seconds; };
-  for (Sample s : {Sample{0, 0, 0.587}, Sample{1, 1, 0.602}, Sample{2, 0, 0.133}, Sample{2, 0, 0.110},
-                   Sample{3, 1, 0.532}, Sample{0, 0, 0.633}, Sample{1, 0, 0.110}, Sample{2, 1, 0.674},
-                   Sample{0, 0, 0.667}, Sample{3, 1, 0.645}}) {
+  struct Sample {
+    ConfigId config;
+    WorkerId worker;
+    double seconds;
+  };
+  for (Sample s :
+       {Sample{0, 0, 0.587}, Sample{1, 1, 0.602}, Sample{2, 0, 0.133}, Sample{2, 0, 0.110}, Sample{3, 1, 0.532},
+        Sample{0, 0, 0.633}, Sample{1, 0, 0.110}, Sample{2, 1, 0.674}, Sample{0, 0, 0.667}, Sample{3, 1, 0.645}}) {
     model.observe(s.config, s.worker, s.seconds);
   }
   double ratio = model.speed(0) / model.speed(1);

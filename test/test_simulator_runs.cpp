@@ -45,7 +45,7 @@ BOOST_AUTO_TEST_CASE(lower_bound_of_a_hand_made_workload) {
   Workload wl;
   wl.config_mflops = {1000, 3000};
   wl.worker_tflops = {1, 2};
-  wl.holders = {{0}, {0, 1}};   // partition 0 only on worker 0
+  wl.holders = {{0}, {0, 1}};  // partition 0 only on worker 0
   wl.holdings = {{0, 1}, {1}};
   wl.examples_per_partition = 1000;
   wl.epochs = 2;
@@ -100,8 +100,9 @@ BOOST_AUTO_TEST_CASE(bad_options_name_the_flag) {
   BOOST_TEST(error_of([](SimulationOptions& o) { o.configs = 0; }).find("--configs") == 0u);
   BOOST_TEST(error_of([](SimulationOptions& o) { o.workers = -1; }).find("--workers") == 0u);
   // The event queue carries worker ids in 24 bits.
-  BOOST_TEST(error_of([](SimulationOptions& o) { o.workers = (1 << 24) + 1; }).find("--workers: must be in 1..16777216") ==
-             0u);
+  BOOST_TEST(error_of([](SimulationOptions& o) {
+               o.workers = (1 << 24) + 1;
+             }).find("--workers: must be in 1..16777216") == 0u);
   BOOST_TEST(error_of([](SimulationOptions& o) { o.epochs = 0; }).find("--epochs") == 0u);
   BOOST_TEST(error_of([](SimulationOptions& o) { o.replicas = 9; }).find("--replicas: must be in 1..8") == 0u);
   BOOST_TEST(error_of([](SimulationOptions& o) { o.noise = -0.1; }).find("--noise") == 0u);
@@ -159,8 +160,7 @@ BOOST_AUTO_TEST_CASE(runs_keep_the_invariants_and_respect_the_lower_bound) {
         BOOST_TEST(invariants.ok(), invariants.message());
         int64_t units = int64_t{o.configs} * o.workers * o.epochs;
         BOOST_TEST(r.units == units);
-        BOOST_TEST(std::count_if(r.log.begin(), r.log.end(), [](const UnitRecord& u) { return u.committed; }) ==
-                   units);
+        BOOST_TEST(std::count_if(r.log.begin(), r.log.end(), [](const UnitRecord& u) { return u.committed; }) == units);
         for (const auto& [config, epochs] : r.expected.epochs_completed) BOOST_TEST(epochs == o.epochs);
         BOOST_TEST(r.bound.seconds() <= r.makespan_s * (1 + 1e-12));
         BOOST_TEST(r.ratio >= 1 - 1e-12);
@@ -225,16 +225,17 @@ BOOST_AUTO_TEST_CASE(critical_path_beats_randomized_on_heterogeneous_clusters) {
       o.heterogeneity = c.heterogeneity;
       o.seed = seed;
       double randomized = run(o, "randomized").ratio, critical = run(o, "critical_path").ratio;
-      BOOST_TEST_CONTEXT(c.configs << " x " << c.workers << " " << to_string(c.heterogeneity) << ", seed "
-                                   << seed << ": randomized " << randomized << ", critical_path " << critical) {
+      BOOST_TEST_CONTEXT(c.configs << " x " << c.workers << " " << to_string(c.heterogeneity) << ", seed " << seed
+                                   << ": randomized " << randomized << ", critical_path " << critical) {
         BOOST_TEST(critical <= randomized + 0.02);
       }
       randomized_sum += randomized;
       critical_sum += critical;
     }
     double randomized_mean = randomized_sum / seeds, critical_mean = critical_sum / seeds;
-    BOOST_TEST_MESSAGE(c.configs << " x " << c.workers << " " << to_string(c.heterogeneity) << ": mean ratio randomized "
-                                 << randomized_mean << ", critical_path " << critical_mean);
+    BOOST_TEST_MESSAGE(c.configs << " x " << c.workers << " " << to_string(c.heterogeneity)
+                                 << ": mean ratio randomized " << randomized_mean << ", critical_path "
+                                 << critical_mean);
     BOOST_TEST(critical_mean <= randomized_mean - 0.03);
     BOOST_TEST(critical_mean <= 1.05);
   }
@@ -271,8 +272,8 @@ BOOST_AUTO_TEST_CASE(critical_path_leaves_heavy_units_to_the_fast_worker) {
     critical_sum += critical.ratio;
   }
   double randomized_mean = randomized_sum / 10, critical_mean = critical_sum / 10;
-  BOOST_TEST_MESSAGE("4 configs x 2 workers, one 4x slower: mean ratio randomized " << randomized_mean
-                     << ", critical_path " << critical_mean);
+  BOOST_TEST_MESSAGE("4 configs x 2 workers, one 4x slower: mean ratio randomized "
+                     << randomized_mean << ", critical_path " << critical_mean);
   BOOST_TEST(critical_mean <= randomized_mean - 0.5);
   CEREBRO_CHECK_CONTRACT(Simulator(o, Workload{}, make_policy(SchedulerKind::randomized, 1)),
                          "the workload (0 configs, 0 workers, 0 epochs) does not match the options");

@@ -66,30 +66,38 @@ BOOST_AUTO_TEST_CASE(wrong_types_name_the_expected_type_and_the_value) {
                {"fashion.toml:2:10: [experiment] epochs must be an integer >= 1, got float 3.0"});
   expect_error("[experiment]\nepochs = 0\n" + kData + kSpace, {"epochs must be an integer >= 1, got integer 0"});
   expect_error("[experiment]\nseed = -1\n" + kData + kSpace, {":2:8:", "seed must be an integer >= 0"});
-  expect_error("[experiment]\nname = 5\n" + kData + kSpace, {":2:8:", "[experiment] name must be a string, got integer 5"});
+  expect_error("[experiment]\nname = 5\n" + kData + kSpace,
+               {":2:8:", "[experiment] name must be a string, got integer 5"});
   expect_error(kData + "[cluster]\nworkers = 2.5\n" + kSpace, {":5:11:", "[cluster] workers must be an integer"});
   expect_error(kData + "[cluster]\nthreads_per_worker = 0\n" + kSpace, {"threads_per_worker must be an integer >= 1"});
-  expect_error(kData + "partitions = true\n" + kSpace, {":4:14:", "[data] partitions must be an integer >= 0, got boolean true"});
+  expect_error(kData + "partitions = true\n" + kSpace,
+               {":4:14:", "[data] partitions must be an integer >= 0, got boolean true"});
   expect_error(kData + "limit = -5\n" + kSpace, {"[data] limit must be an integer >= 0"});
-  expect_error(kData + "validation_fraction = 1\n" + kSpace, {":4:23:", "validation_fraction must be a number in [0, 1), got integer 1"});
+  expect_error(kData + "validation_fraction = 1\n" + kSpace,
+               {":4:23:", "validation_fraction must be a number in [0, 1), got integer 1"});
   expect_error(kData + "validation_fraction = \"0.1\"\n" + kSpace, {"validation_fraction must be a number"});
   expect_error("[experiment]\nepochs = 99999999999\n" + kData + kSpace, {"epochs must be an integer <= 2147483647"});
 }
 
 BOOST_AUTO_TEST_CASE(enumerated_values_list_the_accepted_ones) {
-  expect_error("[experiment]\nsearch = \"grd\"\n" + kData + kSpace,
-               {":2:10:", "[experiment] search must be \"grid\", \"random\", \"asha\", \"hyperband\", \"pbt\" or \"tpe\", got \"grd\""});
+  expect_error(
+      "[experiment]\nsearch = \"grd\"\n" + kData + kSpace,
+      {":2:10:",
+       "[experiment] search must be \"grid\", \"random\", \"asha\", \"hyperband\", \"pbt\" or \"tpe\", got \"grd\""});
   expect_error("[experiment]\nmetric = \"accuracy\"\n" + kData + kSpace, {"metric must be", "\"val_loss\""});
   expect_error(kData + "normalization = \"zscore\"\n" + kSpace, {"[data] normalization must be", "\"per_feature\""});
-  expect_error(kData + "[cluster]\nscheduler = \"fifo\"\n" + kSpace, {"[cluster] scheduler must be \"critical_path\" or \"randomized\""});
-  expect_error("[data]\nsource = \"parquet\"\n" + kSpace, {":2:10:", "[data] source must be \"idx\", \"csv\" or \"images\""});
+  expect_error(kData + "[cluster]\nscheduler = \"fifo\"\n" + kSpace,
+               {"[cluster] scheduler must be \"critical_path\" or \"randomized\""});
+  expect_error("[data]\nsource = \"parquet\"\n" + kSpace,
+               {":2:10:", "[data] source must be \"idx\", \"csv\" or \"images\""});
   expect_error("[experiment]\nname = \"a/b\"\n" + kData + kSpace, {"name must not contain '/'"});
 }
 
 BOOST_AUTO_TEST_CASE(missing_required_keys_are_named) {
   expect_error(kSpace, {"the [data] section is missing"});
   expect_error("[data]\npath = \"/d\"\n" + kSpace, {"fashion.toml:1:1: [data] source is required"});
-  expect_error("[data]\nsource = \"idx\"\n" + kSpace, {"fashion.toml:1:1: [data] path is required", "or all four of train_images"});
+  expect_error("[data]\nsource = \"idx\"\n" + kSpace,
+               {"fashion.toml:1:1: [data] path is required", "or all four of train_images"});
   expect_error("[data]\nsource = \"idx\"\ntrain_images = \"a\"\ntrain_labels = \"b\"\ntest_images = \"c\"\n" + kSpace,
                {"[data] test_labels is required: give all four IDX files"});
   expect_error(kData + "train_images = \"a\"\n" + kSpace, {"[data] path and the explicit files"});
@@ -98,21 +106,28 @@ BOOST_AUTO_TEST_CASE(missing_required_keys_are_named) {
   expect_error("[data]\nsource = \"csv\"\ntrain = \"t.csv\"\nlabel_column = \"y\"\npath = \"/d\"\n" + kSpace,
                {":5:8:", "[data] path applies only to source = \"idx\""});
   expect_error(kData + "label_column = \"y\"\n" + kSpace, {"[data] label_column applies only to source = \"csv\""});
-  expect_error("[data]\nsource = \"csv\"\ntrain = \"t.csv\"\ntest = \"u.csv\"\nlabel_column = \"y\"\ntest_fraction = 0.2\n" + kSpace,
-               {":6:17:", "test_fraction applies only when no test file is given"});
+  expect_error(
+      "[data]\nsource = \"csv\"\ntrain = \"t.csv\"\ntest = \"u.csv\"\nlabel_column = \"y\"\ntest_fraction = 0.2\n" +
+          kSpace,
+      {":6:17:", "test_fraction applies only when no test file is given"});
   expect_error("[data]\nsource = \"csv\"\ntrain = \"t.csv\"\nlabel_column = \"y\"\ntest_fraction = 0\n" + kSpace,
                {":5:17:", "test_fraction must be a number in (0, 1), got integer 0"});
   expect_error("[experiment]\nsearch = \"random\"\n" + kData + kSpace,
                {"fashion.toml:1:1: [experiment] samples is required", "e.g. samples = 8"});
-  expect_error("[experiment]\nsamples = 4\n" + kData + kSpace, {":2:11:", "samples applies only to search = \"random\""});
-  expect_error("[experiment]\nsearch = \"random\"\nsamples = 0\n" + kData + kSpace, {"samples must be an integer >= 1"});
-  expect_error("[data]\nsource = \"csv\"\ntrain = \"\"\nlabel_column = \"y\"\n" + kSpace, {":3:9:", "[data] train must not be empty"});
+  expect_error("[experiment]\nsamples = 4\n" + kData + kSpace,
+               {":2:11:", "samples applies only to search = \"random\""});
+  expect_error("[experiment]\nsearch = \"random\"\nsamples = 0\n" + kData + kSpace,
+               {"samples must be an integer >= 1"});
+  expect_error("[data]\nsource = \"csv\"\ntrain = \"\"\nlabel_column = \"y\"\n" + kSpace,
+               {":3:9:", "[data] train must not be empty"});
 }
 
 BOOST_AUTO_TEST_CASE(image_data_keys_are_checked_and_belong_to_their_sources) {
   const std::string images = "[data]\nsource = \"images\"\npath = \"/img\"\n";
-  auto ok = parse_spec_string(images + "image_size = [32, 24]\ncolor = \"rgb\"\nresize = false\nskip_bad = true\n"
-                              "augment = [\"hflip\", \"random_crop\"]\ncrop_padding = 2\ncache = false\n" + kSpace,
+  auto ok = parse_spec_string(images +
+                                  "image_size = [32, 24]\ncolor = \"rgb\"\nresize = false\nskip_bad = true\n"
+                                  "augment = [\"hflip\", \"random_crop\"]\ncrop_padding = 2\ncache = false\n" +
+                                  kSpace,
                               "/specs", "i.toml");
   BOOST_REQUIRE_MESSAGE(ok.ok(), ok.error());
   BOOST_TEST(ok->data.image_size == (std::vector<int64_t>{32, 24}), boost::test_tools::per_element());
@@ -127,14 +142,17 @@ BOOST_AUTO_TEST_CASE(image_data_keys_are_checked_and_belong_to_their_sources) {
   BOOST_TEST(square->data.image_size == (std::vector<int64_t>{28, 28}), boost::test_tools::per_element());
   expect_error("[data]\nsource = \"images\"\n" + kSpace, {"[data] path is required: give path = a folder"});
   expect_error(images + "image_size = [0, 3]\n" + kSpace, {"[data] image_size must be an integer or [height, width]"});
-  expect_error(images + "augment = [\"rotate\"]\n" + kSpace, {"[data] augment holds \"rotate\": each entry must be \"random_crop\" or \"hflip\""});
-  expect_error(images + "crop_padding = 3\n" + kSpace, {"[data] crop_padding applies only with augment = [\"random_crop\""});
+  expect_error(images + "augment = [\"rotate\"]\n" + kSpace,
+               {"[data] augment holds \"rotate\": each entry must be \"random_crop\" or \"hflip\""});
+  expect_error(images + "crop_padding = 3\n" + kSpace,
+               {"[data] crop_padding applies only with augment = [\"random_crop\""});
   expect_error(kData + "image_size = 28\n" + kSpace, {"[data] image_size applies only to source = \"images\""});
   expect_error(images + "label_column = \"y\"\n" + kSpace, {"[data] label_column applies only to source = \"csv\""});
   expect_error("[data]\nsource = \"csv\"\ntrain = \"t.csv\"\nlabel_column = \"y\"\naugment = [\"hflip\"]\n" + kSpace,
                {"[data] augment applies only to source = \"idx\" or \"images\""});
   expect_error(kData + "[cluster]\nmemory_mb = -1\n" + kSpace, {"[cluster] memory_mb must be an integer >= 0"});
-  expect_error(kData + "[cluster]\nmodel_memory_mb = -1\n" + kSpace, {"[cluster] model_memory_mb must be an integer >= 0"});
+  expect_error(kData + "[cluster]\nmodel_memory_mb = -1\n" + kSpace,
+               {"[cluster] model_memory_mb must be an integer >= 0"});
 }
 
 // [data] read_ahead, off by default, turned on by the spec (a
@@ -147,7 +165,8 @@ BOOST_AUTO_TEST_CASE(read_ahead_is_a_data_key_off_by_default) {
   BOOST_REQUIRE_MESSAGE(on.ok(), on.error());
   BOOST_TEST(on->data.read_ahead);
   BOOST_TEST(cerebro::spec_to_json(*on)["data"]["read_ahead"] == true);
-  expect_error(kData + "read_ahead = \"yes\"\n" + kSpace, {"[data] read_ahead must be true or false, got string \"yes\""});
+  expect_error(kData + "read_ahead = \"yes\"\n" + kSpace,
+               {"[data] read_ahead must be true or false, got string \"yes\""});
   expect_error(kData + "read_ahead = 1\n" + kSpace, {"[data] read_ahead must be true or false, got integer 1"});
   expect_error(kData + "read_ahaed = true\n" + kSpace, {"read_ahead"});  // the suggestion names the key
 }
@@ -174,7 +193,8 @@ BOOST_AUTO_TEST_CASE(bad_distributions_under_random_search) {
   expect_error(head + "lr = { dist = \"uniform\", low = 0.1 }\n", {"[space] lr needs 'high' for dist = \"uniform\""});
   expect_error(head + "lr = { dist = \"uniform\", low = 0.1, high = 1, step = 2 }\n",
                {"[space] lr has an unknown field 'step'"});
-  expect_error(head + "lr = { dist = \"uniform\", low = \"a\", high = 1 }\n", {"uniform bounds must be finite numbers, got string \"a\""});
+  expect_error(head + "lr = { dist = \"uniform\", low = \"a\", high = 1 }\n",
+               {"uniform bounds must be finite numbers, got string \"a\""});
   expect_error(head + "lr = { dist = \"loguniform\", low = 0, high = 1 }\n", {"[space] lr loguniform needs low > 0"});
   expect_error(head + "units = { dist = \"int_uniform\", low = 1.0, high = 5 }\n",
                {"[space] units int_uniform bounds must be integers, got float 1.0"});

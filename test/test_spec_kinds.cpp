@@ -55,8 +55,8 @@ BOOST_AUTO_TEST_SUITE_END()
 BOOST_AUTO_TEST_SUITE(steering_commands_table)
 
 BOOST_AUTO_TEST_CASE(every_steering_command_round_trips_through_its_name) {
-  const std::vector<std::string> names = {"top", "show", "pause", "resume", "stop", "add", "clone", "export",
-                                          "configs", "detail", "units"};
+  const std::vector<std::string> names = {"top",   "show",   "pause",   "resume", "stop", "add",
+                                          "clone", "export", "configs", "detail", "units"};
   BOOST_REQUIRE(steering_commands().size() == names.size());
   for (size_t i = 0; i < names.size(); ++i) {
     const SteeringCommandInfo& info = steering_commands()[i];
@@ -96,9 +96,9 @@ BOOST_AUTO_TEST_SUITE_END()
 BOOST_AUTO_TEST_SUITE(metric_kind)
 
 BOOST_AUTO_TEST_CASE(both_metrics_round_trip_and_know_their_direction) {
-  BOOST_TEST(metric_names() == (std::vector<std::string>{"val_accuracy", "val_loss", "val_macro_f1", "val_top5_accuracy",
-                                                         "val_mse", "val_mae", "val_r2", "val_subset_accuracy",
-                                                         "val_micro_f1"}),
+  BOOST_TEST(metric_names() ==
+                 (std::vector<std::string>{"val_accuracy", "val_loss", "val_macro_f1", "val_top5_accuracy", "val_mse",
+                                           "val_mae", "val_r2", "val_subset_accuracy", "val_micro_f1"}),
              boost::test_tools::per_element());
   for (Metric metric : {Metric::val_accuracy, Metric::val_loss}) {
     BOOST_TEST((parse_metric(to_string(metric)) == metric));
@@ -112,7 +112,8 @@ BOOST_AUTO_TEST_CASE(both_metrics_round_trip_and_know_their_direction) {
 BOOST_AUTO_TEST_CASE(task_metrics_know_their_direction) {
   for (auto task : {cerebro::datasets::TaskKind::classification, cerebro::datasets::TaskKind::regression,
                     cerebro::datasets::TaskKind::multilabel}) {
-    for (const auto& quantity : task_quantities(task)) BOOST_TEST(parse_metric("val_" + quantity).has_value(), quantity);
+    for (const auto& quantity : task_quantities(task))
+      BOOST_TEST(parse_metric("val_" + quantity).has_value(), quantity);
   }
   BOOST_TEST(parse_metric("val_r2")->higher_is_better());
   BOOST_TEST(!parse_metric("val_mse")->higher_is_better());
@@ -134,8 +135,8 @@ BOOST_AUTO_TEST_SUITE_END()
 BOOST_AUTO_TEST_SUITE(distribution_kind)
 
 BOOST_AUTO_TEST_CASE(every_distribution_round_trips_and_is_read_from_its_entry) {
-  for (Distribution d : {Distribution::uniform, Distribution::loguniform, Distribution::int_uniform,
-                         Distribution::choice}) {
+  for (Distribution d :
+       {Distribution::uniform, Distribution::loguniform, Distribution::int_uniform, Distribution::choice}) {
     BOOST_TEST((parse_distribution(to_string(d)) == d));
     BOOST_TEST((distribution_of(nlohmann::json{{"dist", to_string(d)}}) == d));
   }

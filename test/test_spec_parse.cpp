@@ -105,8 +105,8 @@ BOOST_AUTO_TEST_CASE(full_spec_parses_every_field) {
 }
 
 BOOST_AUTO_TEST_CASE(defaults_apply_to_a_minimal_spec) {
-  auto result = parse_spec_string("[data]\nsource = \"idx\"\npath = \"/d\"\n[space]\nmodel = \"mlp\"\n",
-                                  "", "minimal.toml");
+  auto result =
+      parse_spec_string("[data]\nsource = \"idx\"\npath = \"/d\"\n[space]\nmodel = \"mlp\"\n", "", "minimal.toml");
   BOOST_REQUIRE_MESSAGE(result.ok(), result.error());
   const ExperimentSpec& spec = *result;
   BOOST_TEST(spec.name == "minimal");  // the origin's stem
@@ -130,8 +130,8 @@ BOOST_AUTO_TEST_CASE(defaults_apply_to_a_minimal_spec) {
   BOOST_TEST(cerebro::higher_is_better(spec.metric));
   BOOST_TEST(!cerebro::metric_higher_is_better("val_loss"));
 
-  auto unnamed = parse_spec_string("[data]\nsource = \"idx\"\npath = \"/d\"\n[space]\nmodel = \"mlp\"\n",
-                                   "", "<string>");
+  auto unnamed =
+      parse_spec_string("[data]\nsource = \"idx\"\npath = \"/d\"\n[space]\nmodel = \"mlp\"\n", "", "<string>");
   BOOST_REQUIRE(unnamed.ok());
   BOOST_TEST(unnamed->name == "experiment");
 }
@@ -139,7 +139,8 @@ BOOST_AUTO_TEST_CASE(defaults_apply_to_a_minimal_spec) {
 BOOST_AUTO_TEST_CASE(integer_values_are_accepted_for_float_keys) {
   auto result = parse_spec_string(
       "[data]\nsource = \"csv\"\ntrain = \"t.csv\"\nlabel_column = \"y\"\nvalidation_fraction = 0\n"
-      "[space]\nlr = [1, 0.5]\n", "/s", "f.toml");
+      "[space]\nlr = [1, 0.5]\n",
+      "/s", "f.toml");
   BOOST_REQUIRE_MESSAGE(result.ok(), result.error());
   BOOST_TEST(result->data.validation_fraction == 0.0);
   BOOST_TEST(result->space["lr"][0].is_number_integer());  // list values keep their TOML type
@@ -149,9 +150,9 @@ BOOST_AUTO_TEST_CASE(integer_values_are_accepted_for_float_keys) {
 BOOST_AUTO_TEST_CASE(relative_data_paths_resolve_against_the_spec_directory) {
   TempDir dir;
   fs::path file = dir.write("specs/mnist.toml",
-      "[data]\nsource = \"idx\"\ntrain_images = \"../data/./a-images\"\n"
-      "train_labels = \"b\"\ntest_images = \"/abs/dir/../c\"\ntest_labels = \"sub/d\"\n"
-      "[space]\nmodel = [\"mlp\", \"../models/net.pt\", \"/abs/m.pt\"]\n");
+                            "[data]\nsource = \"idx\"\ntrain_images = \"../data/./a-images\"\n"
+                            "train_labels = \"b\"\ntest_images = \"/abs/dir/../c\"\ntest_labels = \"sub/d\"\n"
+                            "[space]\nmodel = [\"mlp\", \"../models/net.pt\", \"/abs/m.pt\"]\n");
   auto result = parse_spec_file(file.string());
   BOOST_REQUIRE_MESSAGE(result.ok(), result.error());
   const fs::path specs = fs::absolute(dir.path() / "specs").lexically_normal();
@@ -169,15 +170,16 @@ BOOST_AUTO_TEST_CASE(relative_data_paths_resolve_against_the_spec_directory) {
 }
 
 BOOST_AUTO_TEST_CASE(pt_models_resolve_as_scalars_and_in_choice_distributions) {
-  auto scalar = parse_spec_string("[data]\nsource=\"idx\"\npath=\"d/\"\n[space]\nmodel = \"m/x.pt\"\n",
-                                  "/root/exp", "a.toml");
+  auto scalar =
+      parse_spec_string("[data]\nsource=\"idx\"\npath=\"d/\"\n[space]\nmodel = \"m/x.pt\"\n", "/root/exp", "a.toml");
   BOOST_REQUIRE_MESSAGE(scalar.ok(), scalar.error());
   BOOST_TEST(scalar->space["model"] == json::array({"/root/exp/m/x.pt"}));
   BOOST_TEST(scalar->data.path == "/root/exp/d");  // trailing separator dropped
 
   auto choice = parse_spec_string(
       "[experiment]\nsearch=\"random\"\nsamples=2\n[data]\nsource=\"idx\"\npath=\"/d\"\n"
-      "[space]\nmodel = { dist = \"choice\", values = [\"cnn\", \"y.pt\"] }\n", "/root/exp", "a.toml");
+      "[space]\nmodel = { dist = \"choice\", values = [\"cnn\", \"y.pt\"] }\n",
+      "/root/exp", "a.toml");
   BOOST_REQUIRE_MESSAGE(choice.ok(), choice.error());
   BOOST_TEST(choice->space["model"]["values"] == json({"cnn", "/root/exp/y.pt"}));
 }
@@ -241,12 +243,13 @@ BOOST_AUTO_TEST_CASE(example_specs_parse) {
 // or label list the task does not have is an error at its key.
 BOOST_AUTO_TEST_CASE(tasks_label_columns_and_template_metrics) {
   const std::string data = "[data]\nsource = \"csv\"\ntrain = \"t.csv\"\n";
-  auto regression = parse_spec_string("[experiment]\ntask = \"regression\"\n" + data +
-                                          "label_column = [\"y1\", \"y2\"]\n[space]\nmodel = [\"mlp\"]\n",
-                                      "/d", "r.toml");
+  auto regression = parse_spec_string(
+      "[experiment]\ntask = \"regression\"\n" + data + "label_column = [\"y1\", \"y2\"]\n[space]\nmodel = [\"mlp\"]\n",
+      "/d", "r.toml");
   BOOST_REQUIRE_MESSAGE(regression.ok(), regression.error());
   BOOST_TEST((regression->task == cerebro::datasets::TaskKind::regression));
-  BOOST_TEST(regression->data.label_columns == (std::vector<std::string>{"y1", "y2"}), boost::test_tools::per_element());
+  BOOST_TEST(regression->data.label_columns == (std::vector<std::string>{"y1", "y2"}),
+             boost::test_tools::per_element());
   BOOST_TEST(to_string(regression->metric) == "val_r2");  // the task's default
 
   auto custom = parse_spec_string("[experiment]\nmetric = \"val_ndcg\"\nmetric_goal = \"maximize\"\n" + data +
@@ -257,14 +260,16 @@ BOOST_AUTO_TEST_CASE(tasks_label_columns_and_template_metrics) {
   BOOST_TEST(custom->metric.higher_is_better());
   BOOST_TEST(!custom->metric.builtin());
 
-  auto no_goal = parse_spec_string("[experiment]\nmetric = \"val_ndcg\"\n" + data +
-                                       "label_column = \"y\"\n[space]\nmodel = [\"mlp\"]\n", "/d", "g.toml");
+  auto no_goal = parse_spec_string(
+      "[experiment]\nmetric = \"val_ndcg\"\n" + data + "label_column = \"y\"\n[space]\nmodel = [\"mlp\"]\n", "/d",
+      "g.toml");
   BOOST_REQUIRE(!no_goal.ok());
   BOOST_TEST(no_goal.error().find("g.toml:2:10: [experiment] metric must be") != std::string::npos, no_goal.error());
   BOOST_TEST(no_goal.error().find("metric_goal") != std::string::npos);
 
   auto lists = parse_spec_string("[experiment]\ntask = \"multilabel\"\nmetric = \"val_r2\"\n" + data +
-                                     "label_column = [\"a\", \"b\"]\n[space]\nmodel = [\"mlp\"]\n", "/d", "l.toml");
+                                     "label_column = [\"a\", \"b\"]\n[space]\nmodel = [\"mlp\"]\n",
+                                 "/d", "l.toml");
   BOOST_REQUIRE(!lists.ok());
   BOOST_TEST(lists.error().find("\"val_r2\" is not computed for task multilabel") != std::string::npos, lists.error());
   BOOST_TEST(lists.error().find("several target columns are for task = \"regression\"") != std::string::npos);

@@ -66,9 +66,9 @@ BOOST_AUTO_TEST_CASE(a_pipeline_config_added_mid_run_trains_to_the_end_over_2_st
     // More stages than the model has top-level children: the plan's reason.
     auto too_many = client.add(experiment, {"parallelism=pipeline", "stages=3"});
     BOOST_REQUIRE(!too_many.ok());
-    BOOST_TEST(too_many.error().find("[space] stages = 3: the model has only 2 top-level children") !=
-                   std::string::npos,
-               too_many.error());
+    BOOST_TEST(
+        too_many.error().find("[space] stages = 3: the model has only 2 top-level children") != std::string::npos,
+        too_many.error());
 
     BOOST_REQUIRE(client.resume(experiment).ok());
     auto done = client.wait(experiment);

@@ -73,8 +73,8 @@ UnitPhases unit_phases(const std::vector<UnitLogEntry>& log, const nlohmann::jso
   }
   if (p.units > 0) {
     const double per_unit_ms = 1e3 / static_cast<double>(p.units);
-    for (double* v : {&p.compute_ms, &p.restore_ms, &p.save_ms, &p.rest_ms, &p.occupied_fixed_ms, &p.commit_ms,
-                      &p.idle_between_ms})
+    for (double* v :
+         {&p.compute_ms, &p.restore_ms, &p.save_ms, &p.rest_ms, &p.occupied_fixed_ms, &p.commit_ms, &p.idle_between_ms})
       *v *= per_unit_ms;
   }
   {
@@ -141,13 +141,14 @@ nlohmann::json phases_json(const UnitPhases& p) {
 }
 
 std::string phases_line(const UnitPhases& p) {
-  return fmt::format("fixed cost over the workers' time {:.2f} ms per unit (restore {:.2f}, save {:.2f}, state read "
-                     "+ messages {:.2f}, p50 {:.2f}, p90 {:.2f}, by epoch {:.2f}, configs' first units {:.2f}, later {:.2f}); idle between a result and the next dispatch {:.2f} ms; commit after the "
-                     "result {:.2f} ms; makespan_over_compute {:.3f}",
-                     p.occupied_fixed_ms, p.restore_ms, p.save_ms, p.rest_ms, p.rest_p50_ms, p.rest_p90_ms,
-                     fmt::join(p.rest_by_epoch_ms, " / "), p.rest_first_units_ms, p.rest_later_units_ms,
-                     p.idle_between_ms, p.commit_ms,
-                     p.makespan_over_compute);
+  return fmt::format(
+      "fixed cost over the workers' time {:.2f} ms per unit (restore {:.2f}, save {:.2f}, state read "
+      "+ messages {:.2f}, p50 {:.2f}, p90 {:.2f}, by epoch {:.2f}, configs' first units {:.2f}, later {:.2f}); idle "
+      "between a result and the next dispatch {:.2f} ms; commit after the "
+      "result {:.2f} ms; makespan_over_compute {:.3f}",
+      p.occupied_fixed_ms, p.restore_ms, p.save_ms, p.rest_ms, p.rest_p50_ms, p.rest_p90_ms,
+      fmt::join(p.rest_by_epoch_ms, " / "), p.rest_first_units_ms, p.rest_later_units_ms, p.idle_between_ms,
+      p.commit_ms, p.makespan_over_compute);
 }
 
 }  // namespace
@@ -236,8 +237,8 @@ Result<std::unique_ptr<BenchCluster>> BenchCluster::start(const std::string& dir
       (fs::path(dir) / "coordinator.log").string());
   for (int a = 1; a <= agents; ++a)
     c->agents_.push_back(std::make_unique<e2e::ChildProcess>(
-        std::vector<std::string>{self_exe, "agent", "--join", "127.0.0.1:" + c->port_, "--token-file",
-                                 c->token_path_, "--workers", "1", "--data-dir",
+        std::vector<std::string>{self_exe, "agent", "--join", "127.0.0.1:" + c->port_, "--token-file", c->token_path_,
+                                 "--workers", "1", "--data-dir",
                                  (fs::path(dir) / ("agent" + std::to_string(a))).string(), "--name",
                                  "bench" + std::to_string(a)},
         (fs::path(dir) / ("agent" + std::to_string(a) + ".log")).string()));
@@ -360,11 +361,12 @@ int run_small_units(const ModeOptions& o) {
                         {"makespan_over_compute_median", median(makespans)}};
   if (cluster) report["cluster_overhead_ms_per_unit_median"] = median(cluster_ms);
   emit(o, report);
-  fmt::print("small units: per-unit fixed cost over the workers' time (dispatch to result, minus training and "
-             "validation) median {:.2f} ms (goal <= 5 ms); over the durable span (dispatch to durable ack) median "
-             "{:.2f} ms; makespan_over_compute median {:.3f}; over {} embedded runs{}\n",
-             median(workers_ms), median(embedded_ms), median(makespans), o.runs,
-             cluster ? fmt::format(", {:.2f} ms on agent processes", median(cluster_ms)) : std::string());
+  fmt::print(
+      "small units: per-unit fixed cost over the workers' time (dispatch to result, minus training and "
+      "validation) median {:.2f} ms (goal <= 5 ms); over the durable span (dispatch to durable ack) median "
+      "{:.2f} ms; makespan_over_compute median {:.3f}; over {} embedded runs{}\n",
+      median(workers_ms), median(embedded_ms), median(makespans), o.runs,
+      cluster ? fmt::format(", {:.2f} ms on agent processes", median(cluster_ms)) : std::string());
   return 0;
 }
 
@@ -387,8 +389,10 @@ int run_parity(const ModeOptions& o) {
     auto run_cluster_side = [&] {
       on_cluster = cluster->run(spec_path, (fs::path(o.out_dir) / fmt::format("cluster-{}", i)).string());
     };
-    if (embedded_first) run_embedded_side(), run_cluster_side();
-    else run_cluster_side(), run_embedded_side();
+    if (embedded_first)
+      run_embedded_side(), run_cluster_side();
+    else
+      run_cluster_side(), run_embedded_side();
     if (!embedded.ok()) return fmt::print(stderr, "error: {}\n", embedded.error()), 1;
     if (!on_cluster.ok()) return fmt::print(stderr, "error: {}\n", on_cluster.error()), 1;
     auto e = unit_overhead(*embedded), c = unit_overhead(*on_cluster);
@@ -397,7 +401,8 @@ int run_parity(const ModeOptions& o) {
     cluster_hop.push_back(c.hop_overhead_fraction);
     embedded_hop.push_back(e.hop_overhead_fraction);
     cluster_span.push_back(c.span_overhead_fraction);
-    fmt::print(stderr, "pair {} ({} first): unit compute embedded {:.2f} s, agents {:.2f} s (ratio {:.3f}); hop "
+    fmt::print(stderr,
+               "pair {} ({} first): unit compute embedded {:.2f} s, agents {:.2f} s (ratio {:.3f}); hop "
                "overhead {:.2f}% / {:.2f}% (over the durable spans {:.2f}% / {:.2f}%)\n",
                i, embedded_first ? "embedded" : "agents", e.unit_compute_s, c.unit_compute_s, ratio,
                100 * e.hop_overhead_fraction, 100 * c.hop_overhead_fraction, 100 * e.span_overhead_fraction,
@@ -419,11 +424,11 @@ int run_parity(const ModeOptions& o) {
                         {"hop_10MB_ms_p50", percentile(*hops, 0.5)},
                         {"hop_10MB_ms_p99", percentile(*hops, 0.99)}};
   emit(o, report);
-  fmt::print("parity over {} interleaved pairs: agents/embedded unit compute median {:.3f} (goal within 3%), "
-             "cluster hop overhead median {:.2f}% (goal <= 1%), 10 MB hop through the guard p50 {:.1f} ms p99 {:.1f} "
-             "ms over {} hops (goal 15 / 40)\n",
-             o.runs, median(ratios), 100 * median(cluster_hop), percentile(*hops, 0.5), percentile(*hops, 0.99),
-             hops->size());
+  fmt::print(
+      "parity over {} interleaved pairs: agents/embedded unit compute median {:.3f} (goal within 3%), "
+      "cluster hop overhead median {:.2f}% (goal <= 1%), 10 MB hop through the guard p50 {:.1f} ms p99 {:.1f} "
+      "ms over {} hops (goal 15 / 40)\n",
+      o.runs, median(ratios), 100 * median(cluster_hop), percentile(*hops, 0.5), percentile(*hops, 0.99), hops->size());
   return 0;
 }
 

@@ -31,7 +31,7 @@ struct UnitOverhead {
   int64_t units = 0;
   double compute_ms_per_unit = 0;
   double overhead_ms_per_unit = 0;
-  double hop_overhead_fraction = 0;  // over the workers' time (commits overlap the next unit)
+  double hop_overhead_fraction = 0;   // over the workers' time (commits overlap the next unit)
   double span_overhead_fraction = 0;  // over dispatch-to-durable spans (the commit included)
   double unit_compute_s = 0;
 };
@@ -45,15 +45,15 @@ UnitOverhead unit_overhead(const nlohmann::json& summary);
 // between its result and its next dispatch (the policy's decision included).
 struct UnitPhases {
   int64_t units = 0;
-  double compute_ms = 0;       // train + validate
+  double compute_ms = 0;  // train + validate
   double restore_ms = 0, save_ms = 0;
-  double rest_ms = 0;          // occupied - compute - restore - save
+  double rest_ms = 0;                       // occupied - compute - restore - save
   double rest_p50_ms = 0, rest_p90_ms = 0;  // its spread over the units (a few long waits, or every unit?)
-  std::vector<double> rest_by_epoch_ms;      // its mean per epoch (the first reads states from the store)
+  std::vector<double> rest_by_epoch_ms;     // its mean per epoch (the first reads states from the store)
   double rest_first_units_ms = 0, rest_later_units_ms = 0;  // its mean over each config's first unit, and the others
-  double occupied_fixed_ms = 0;  // occupied - compute: the fixed cost over the workers' time
-  double commit_ms = 0;        // result to durable (the synced write's start)
-  double idle_between_ms = 0;  // a worker's result to its next dispatch, per unit
+  double occupied_fixed_ms = 0;                             // occupied - compute: the fixed cost over the workers' time
+  double commit_ms = 0;                                     // result to durable (the synced write's start)
+  double idle_between_ms = 0;                               // a worker's result to its next dispatch, per unit
   double wall_s = 0;
   double makespan_over_compute = 0;
 };

@@ -44,8 +44,8 @@ Result<std::string> read_cluster_token(const std::string& token_file) {
 ClientSession::ClientSession(const ClientOptions& o, std::string token)
     : config(system_role::client, o.tls), system(config) {
   auto at = parse_endpoint(o.cluster);
-  auto connected = Client::connect(system, GatewayAddress{at.host, at.port, o.tls.enabled()}, std::move(token),
-                                   o.connect_timeout_s);
+  auto connected =
+      Client::connect(system, GatewayAddress{at.host, at.port, o.tls.enabled()}, std::move(token), o.connect_timeout_s);
   if (connected.ok()) {
     client = std::move(connected).value();
     client->reconnect_timeout_s = o.reconnect_timeout_s;
@@ -74,8 +74,7 @@ int save_run_files(const Result<run_files>& result, const std::string& experimen
   if (auto written = write_run_files(files, out_dir); !written.ok()) return fail(written.message());
   auto summary = nlohmann::json::parse(std::ifstream(fs::path(out_dir) / "summary.json"), nullptr, false);
   fmt::print("\nexperiment {} finished; run files in {}\n", experiment, out_dir);
-  if (!summary.is_discarded() && summary["best"].is_object())
-    fmt::print("{}\n", cli::best_line(summary));
+  if (!summary.is_discarded() && summary["best"].is_object()) fmt::print("{}\n", cli::best_line(summary));
   return 0;
 }
 

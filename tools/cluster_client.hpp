@@ -26,7 +26,7 @@ Result<std::string> read_cluster_token(const std::string& token_file);
 struct ClientOptions {
   std::string cluster = "127.0.0.1:7070";
   std::string token_file;
-  double connect_timeout_s = 15;    // retry budget
+  double connect_timeout_s = 15;     // retry budget
   double reconnect_timeout_s = 120;  // after losing the coordinator mid-experiment
   tls_options tls;
 };

@@ -49,9 +49,9 @@ char** complete(const char* text, int start, int) {
   auto words = words_of(std::string(rl_line_buffer, static_cast<size_t>(start)));
   candidates = (*active_completer)(words, text);
   // "EXPERIMENT/" goes on with a config id: no space after it.
-  bool all_prefixes = !candidates.empty() && std::all_of(candidates.begin(), candidates.end(), [](const std::string& c) {
-    return !c.empty() && c.back() == '/';
-  });
+  bool all_prefixes =
+      !candidates.empty() && std::all_of(candidates.begin(), candidates.end(),
+                                         [](const std::string& c) { return !c.empty() && c.back() == '/'; });
   rl_completion_append_character = all_prefixes ? '\0' : ' ';
   return rl_completion_matches(text, next_candidate);
 }

@@ -18,8 +18,8 @@ class LineEditor {
   // The candidates for the word being completed: `words` are the words before
   // it on the line, `prefix` what is typed of it so far. Candidates that do
   // not start with `prefix` are dropped.
-  using Completer = std::function<std::vector<std::string>(const std::vector<std::string>& words,
-                                                            const std::string& prefix)>;
+  using Completer =
+      std::function<std::vector<std::string>(const std::vector<std::string>& words, const std::string& prefix)>;
 
   // Loads the history from `history_file` (missing: starts empty).
   LineEditor(std::string history_file, Completer completer);

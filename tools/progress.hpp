@@ -15,8 +15,7 @@ namespace cerebro::cli {
 
 class ProgressPrinter {
  public:
-  explicit ProgressPrinter(std::string metric)
-      : metric_(std::move(metric)), terminal_(isatty(fileno(stderr)) != 0) {}
+  explicit ProgressPrinter(std::string metric) : metric_(std::move(metric)), terminal_(isatty(fileno(stderr)) != 0) {}
 
   void line(const std::string& text) {
     clear_status();
@@ -51,8 +50,9 @@ class ProgressPrinter {
     std::string eta = "--:--";
     if (p.units_done > 0 && p.units_total >= p.units_done)
       eta = clock(p.elapsed_s / static_cast<double>(p.units_done) * static_cast<double>(p.units_total - p.units_done));
-    std::string best = p.best_config >= 0 ? fmt::format("best config {} {} {:.4f}", p.best_config, metric_, p.best_metric)
-                                          : std::string("best: none yet");
+    std::string best = p.best_config >= 0
+                           ? fmt::format("best config {} {} {:.4f}", p.best_config, metric_, p.best_metric)
+                           : std::string("best: none yet");
     fmt::print(stderr, "\r\033[K{} units {}/{}  elapsed {}  ETA {}  {}", bar(p), p.units_done, p.units_total,
                clock(p.elapsed_s), eta, best);
     std::fflush(stderr);

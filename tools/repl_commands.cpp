@@ -29,8 +29,7 @@ bool error(const std::string& message) {
 }
 
 bool usage_error(const std::string& command, const std::string& problem) {
-  return error(fmt::format("{}: {} (usage: {}; see help {})", command, problem, find_command(command)->usage,
-                           command));
+  return error(fmt::format("{}: {} (usage: {}; see help {})", command, problem, find_command(command)->usage, command));
 }
 
 bool is_number(const std::string& s) {
@@ -56,7 +55,7 @@ bool enter_pressed(double seconds) {
 namespace {
 // The first name of a command is the one to_string gives.
 const std::pair<SessionCommand, const char*> session_command_names[] = {
-    {SessionCommand::status, "status"}, {SessionCommand::submit, "submit"}, {SessionCommand::wait, "wait"},
+    {SessionCommand::status, "status"},   {SessionCommand::submit, "submit"}, {SessionCommand::wait, "wait"},
     {SessionCommand::predict, "predict"}, {SessionCommand::log, "log"},       {SessionCommand::help, "help"},
     {SessionCommand::quit, "quit"},       {SessionCommand::quit, "exit"}};
 }  // namespace
@@ -170,8 +169,8 @@ bool ReplCommands::run(const std::vector<std::string>& words) {
   if (!command) {
     std::vector<std::string> names;
     for (const auto& c : repl_commands()) names.push_back(c.name);
-    return error(fmt::format("unknown command \"{}\"; commands: {} (help CMD explains one)", name,
-                             fmt::join(names, ", ")));
+    return error(
+        fmt::format("unknown command \"{}\"; commands: {} (help CMD explains one)", name, fmt::join(names, ", ")));
   }
   if (auto steering = parse_steering_command(name)) {
     switch (*steering) {
@@ -249,7 +248,8 @@ bool ReplCommands::wait(const std::vector<std::string>& args) {
     }
     if (!live_) return;
     fmt::print(stderr, "\r\033[K{}: {}/{} units, elapsed {}", e["id"].get<std::string>(),
-               e["units_done"].get<int64_t>(), e["units_total"].get<int64_t>(), clock_text(e["elapsed_s"].get<double>()));
+               e["units_done"].get<int64_t>(), e["units_total"].get<int64_t>(),
+               clock_text(e["elapsed_s"].get<double>()));
     std::fflush(stderr);
     drawn = true;
   });
@@ -263,8 +263,8 @@ bool ReplCommands::wait(const std::vector<std::string>& args) {
     if (auto board = client_.top(e["id"].get<std::string>(), 1); board.ok() && board->contains("pareto"))
       fmt::print("{}", format_live_pareto((*board)["pareto"]));
   }
-  if (experiment_status_of(e) != ExperimentStatus::completed) return error(fmt::format("experiment {} {}", e["id"].get<std::string>(),
-                                                           e["status"].get<std::string>()));
+  if (experiment_status_of(e) != ExperimentStatus::completed)
+    return error(fmt::format("experiment {} {}", e["id"].get<std::string>(), e["status"].get<std::string>()));
   return true;
 }
 
@@ -355,8 +355,7 @@ bool ReplCommands::clone(const std::vector<std::string>& args) {
   auto done = client_.clone(ref->experiment, ref->id, settings);
   if (!done.ok()) return error(done.error());
   fmt::print("config {} of experiment {} is a clone of config {} (its latest weights and optimizer state): {}\n",
-             (*done)["config"].get<int>(), (*done)["experiment"].get<std::string>(), ref->id,
-             (*done)["params"].dump());
+             (*done)["config"].get<int>(), (*done)["experiment"].get<std::string>(), ref->id, (*done)["params"].dump());
   return true;
 }
 

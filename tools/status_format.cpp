@@ -59,8 +59,8 @@ std::string format_top(const nlohmann::json& top) {
   auto metric = top["metric"].get<std::string>();
   std::string out = fmt::format("experiment {}{}: {} configs\n", top["experiment"].get<std::string>(),
                                 top.value("paused", false) ? " (paused)" : "", top["configs"].get<int64_t>());
-  out += fmt::format("{:>4}  {:>6}  {:<9}  {:>6}  {:>12}  {}\n", "rank", "config", "status", "epochs", metric,
-                     "params");
+  out +=
+      fmt::format("{:>4}  {:>6}  {:<9}  {:>6}  {:>12}  {}\n", "rank", "config", "status", "epochs", metric, "params");
   for (const auto& r : top["rows"]) {
     auto value = r["metric"].is_null() ? std::string("-") : fmt::format("{:.4f}", r["metric"].get<double>());
     out += fmt::format("{:>4}  {:>6}  {:<9}  {:>6}  {:>12}  {}\n", r["rank"].get<int>(), r["config"].get<int>(),
@@ -75,13 +75,15 @@ std::string format_live_pareto(const nlohmann::json& pareto) {
   std::vector<std::string> names, later;
   for (const auto& o : pareto["objectives"]) {
     const auto name = o["name"].get<std::string>();
-    if (o["live"].get<bool>()) names.push_back(name + (o["direction"] == "maximize" ? " max" : " min"));
-    else later.push_back(name);
+    if (o["live"].get<bool>())
+      names.push_back(name + (o["direction"] == "maximize" ? " max" : " min"));
+    else
+      later.push_back(name);
   }
-  std::string out = fmt::format("Pareto front{} ({}{}): {} config(s)\n", pareto["final"].get<bool>() ? "" : " so far",
-                                fmt::join(names, ", "),
-                                later.empty() ? std::string() : fmt::format("; {} when the run ends", fmt::join(later, ", ")),
-                                pareto["front"].size());
+  std::string out = fmt::format(
+      "Pareto front{} ({}{}): {} config(s)\n", pareto["final"].get<bool>() ? "" : " so far", fmt::join(names, ", "),
+      later.empty() ? std::string() : fmt::format("; {} when the run ends", fmt::join(later, ", ")),
+      pareto["front"].size());
   out += fmt::format("{:>6}", "config");
   for (const auto& o : pareto["objectives"])
     if (o["live"].get<bool>()) out += fmt::format("  {:>14}", o["name"].get<std::string>());
@@ -113,7 +115,8 @@ std::string best_line(const nlohmann::json& summary) {
   const auto& best = summary["best"];
   std::string out = fmt::format("best: config {}", best["id"].get<int>());
   auto value = [&](const std::string& key) {
-    return best.contains(key) && best[key].is_number() ? fmt::format(" {} {:.4f}", key, best[key].get<double>()) : std::string();
+    return best.contains(key) && best[key].is_number() ? fmt::format(" {} {:.4f}", key, best[key].get<double>())
+                                                       : std::string();
   };
   out += value("val_accuracy") + value("test_accuracy");
   const auto metric = summary.value("metric", std::string("val_accuracy"));
@@ -131,8 +134,8 @@ std::string format_config(const nlohmann::json& show) {
   for (const auto& a : show["actions"]) {
     const auto action = parse_steering_command(a.value("action", std::string()));
     if (action == SteeringCommand::add && a["cloned_from"].get<int>() >= 0)
-      out += fmt::format("cloned from config {} (its latest weights and optimizer state)\n",
-                         a["cloned_from"].get<int>());
+      out +=
+          fmt::format("cloned from config {} (its latest weights and optimizer state)\n", a["cloned_from"].get<int>());
     else if (action == SteeringCommand::add)
       out += "added by hand\n";
     else if (action == SteeringCommand::stop)
@@ -148,7 +151,8 @@ std::string format_config(const nlohmann::json& show) {
   for (const auto& e : epochs) {
     out += fmt::format("{:>5}  {:>10.4f}  {:>10.4f}  {:>12.4f}  {:>8.2f}\n", e["epoch"].get<int>(),
                        e["train_loss"].get<double>(), e["val_loss"].get<double>(),
-                       column.empty() || !e[column].is_number() ? 0.0 : e[column].get<double>(), e["seconds"].get<double>());
+                       column.empty() || !e[column].is_number() ? 0.0 : e[column].get<double>(),
+                       e["seconds"].get<double>());
     train.push_back(e["train_loss"].get<double>());
     measure.push_back(e[metric].is_number() ? e[metric].get<double>() : std::nan(""));
   }

@@ -9,7 +9,7 @@
 namespace cerebro {
 
 struct DashboardAsset {
-  const char* path;          // "/index.html", "/chart.min.js"
+  const char* path;  // "/index.html", "/chart.min.js"
   const char* content_type;
   const char* data;
   size_t size;

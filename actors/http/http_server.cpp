@@ -65,7 +65,7 @@ struct HttpServer::Impl {
   bool tls = false;
   api::SessionTable sessions;
   std::unique_ptr<api::OneTimeToken> one_time;  // an embedded --ui's link
-  api::LoginThrottle throttle;                   // wrong tokens at /login and in links, per address
+  api::LoginThrottle throttle;                  // wrong tokens at /login and in links, per address
 
   Impl(caf::actor_system& actor_system, coordinator_actor gateway_handle, HttpServerOptions server_options)
       : system(actor_system), gateway(std::move(gateway_handle)), options(std::move(server_options)) {}
@@ -83,8 +83,9 @@ struct HttpServer::Impl {
       return;
     }
     res.set_header("WWW-Authenticate", "Bearer realm=\"cerebro\"");
-    reply(res, {401, api::error_json(401, "this server needs the cluster token: send \"Authorization: Bearer TOKEN\" "
-                                          "or log in at /login")});
+    reply(res, {401, api::error_json(401,
+                                     "this server needs the cluster token: send \"Authorization: Bearer TOKEN\" "
+                                     "or log in at /login")});
   }
 
   void log_in(httplib::Response& res) {
@@ -108,8 +109,10 @@ struct HttpServer::Impl {
     auto wait = throttle.retry_after_s(req.remote_addr, api::LoginThrottle::Clock::now());
     if (wait == 0) return false;
     res.set_header("Retry-After", std::to_string(wait));
-    login_page(res, 429, fmt::format("<p class=\"problem\">Too many wrong tokens from your address: try again in "
-                                     "{} s.</p>", wait));
+    login_page(res, 429,
+               fmt::format("<p class=\"problem\">Too many wrong tokens from your address: try again in "
+                           "{} s.</p>",
+                           wait));
     return true;
   }
 
@@ -125,21 +128,22 @@ struct HttpServer::Impl {
     if (throttled(req, res)) return;
     const auto presented = req.get_param_value("token");
     if (!one_time) {
-      if (!api::same_token(presented, options.token)) return refused_login(req, res, "The token in the address is not this server's.");
+      if (!api::same_token(presented, options.token))
+        return refused_login(req, res, "The token in the address is not this server's.");
       throttle.succeeded(req.remote_addr);
       return log_in(res);
     }
     using Outcome = api::OneTimeToken::Outcome;
     switch (one_time->redeem(presented, api::OneTimeToken::Clock::now())) {
-      case Outcome::accepted:
-        throttle.succeeded(req.remote_addr);
-        return log_in(res);
+      case Outcome::accepted: throttle.succeeded(req.remote_addr); return log_in(res);
       case Outcome::spent:
-        return refused_login(req, res, "This link has been used: it logs one browser in, once. Log in with the API "
-                                       "token printed beside it.");
+        return refused_login(req, res,
+                             "This link has been used: it logs one browser in, once. Log in with the API "
+                             "token printed beside it.");
       case Outcome::expired:
-        return refused_login(req, res, "This link has expired (unused links last an hour). Log in with the API token "
-                                       "printed beside it.");
+        return refused_login(req, res,
+                             "This link has expired (unused links last an hour). Log in with the API token "
+                             "printed beside it.");
       case Outcome::wrong: break;
     }
     refused_login(req, res, "The token in the address is not this server's.");
@@ -166,8 +170,8 @@ struct HttpServer::Impl {
                                         options.token, sessions);
     if (credential == api::Credential::none) return unauthorized(req, res);
     if (credential == api::Credential::session && req.method != "GET" && !req.has_header(kCsrfHeader))
-      return reply(res, {403, api::error_json(403, fmt::format("a request from the dashboard needs the {} header",
-                                                              kCsrfHeader))});
+      return reply(res, {403, api::error_json(
+                                  403, fmt::format("a request from the dashboard needs the {} header", kCsrfHeader))});
     if (req.path == "/metrics" && req.method == "GET") {
       auto client = make_client();
       return reply(res, answer_metrics(*client));
@@ -211,13 +215,13 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(caf::actor_system& system,
   auto impl = std::make_unique<Impl>(system, std::move(gateway), std::move(options));
   auto& o = impl->options;
   if (!o.one_time_token.empty())
-    impl->one_time = std::make_unique<api::OneTimeToken>(
-        o.one_time_token, api::OneTimeToken::Clock::now() + api::kOneTimeTokenLifetime);
+    impl->one_time = std::make_unique<api::OneTimeToken>(o.one_time_token,
+                                                         api::OneTimeToken::Clock::now() + api::kOneTimeTokenLifetime);
   if (!o.tls_certificate.empty() || !o.tls_key.empty()) {
     auto ssl = std::make_unique<httplib::SSLServer>(o.tls_certificate.c_str(), o.tls_key.c_str());
     if (!ssl->is_valid())
-      return Status::invalid_argument(fmt::format("HTTPS: cannot load the certificate {} with the key {}",
-                                                  o.tls_certificate, o.tls_key));
+      return Status::invalid_argument(
+          fmt::format("HTTPS: cannot load the certificate {} with the key {}", o.tls_certificate, o.tls_key));
     impl->server = std::move(ssl);
     impl->tls = true;
   } else {
@@ -244,7 +248,8 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(caf::actor_system& system,
                                      : fmt::format("HTTP error {}", res.status);
     res.set_content(api::error_json(res.status, message), "application/json");
   });
-  int port = o.port == 0 ? server.bind_to_any_port(o.host) : (server.bind_to_port(o.host.c_str(), o.port) ? o.port : -1);
+  int port =
+      o.port == 0 ? server.bind_to_any_port(o.host) : (server.bind_to_port(o.host.c_str(), o.port) ? o.port : -1);
   if (port <= 0) return Status::unavailable(fmt::format("cannot listen for HTTP on {}:{}", o.host, o.port));
   impl->port = static_cast<uint16_t>(port);
   raise_listen_backlog(impl->port);

@@ -106,7 +106,8 @@ int main(int argc, char** argv) {
       std::cerr << id << " failed: " << result.error << "\n";
       return 1;
     }
-    std::cout << "\n" << id << " leaderboard (" << feed.size() << " readings, " << result.wall_s << " s):\n"
+    std::cout << "\n"
+              << id << " leaderboard (" << feed.size() << " readings, " << result.wall_s << " s):\n"
               << cerebro::format_leaderboard(result, 10) << "\n";
     // Serve the round's best model (exported as TorchScript) on fresh traffic.
     auto served = served_accuracy(result.run_dir, feed.sample(300));

@@ -32,15 +32,15 @@ const char* const kScriptForward = R"(def forward(self, x):
 }  // namespace
 
 void register_residual_mlp() {
-  cerebro::models::register_model("residual_mlp", [](cerebro::models::ParamReader& params,
-                                                     const cerebro::models::DataShape& shape) {
-    int64_t in = 1;
-    for (auto size : shape.sample_shape) in *= size;
-    ResidualMlp net(in, params.integer("width", 32, 1), shape.num_classes);
-    return cerebro::models::NativeModule{
-        net.ptr(), [net](const torch::Tensor& x) mutable { return net->forward(x); },
-        [net](const std::string& path) mutable {
-          return cerebro::models::save_as_torchscript(*net, "ResidualMlp", kScriptForward, path);
-        }};
-  });
+  cerebro::models::register_model(
+      "residual_mlp", [](cerebro::models::ParamReader& params, const cerebro::models::DataShape& shape) {
+        int64_t in = 1;
+        for (auto size : shape.sample_shape) in *= size;
+        ResidualMlp net(in, params.integer("width", 32, 1), shape.num_classes);
+        return cerebro::models::NativeModule{
+            net.ptr(), [net](const torch::Tensor& x) mutable { return net->forward(x); },
+            [net](const std::string& path) mutable {
+              return cerebro::models::save_as_torchscript(*net, "ResidualMlp", kScriptForward, path);
+            }};
+      });
 }

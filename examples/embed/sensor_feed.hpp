@@ -25,7 +25,7 @@ class SensorFeed {
   cerebro::datasets::SourceData snapshot() const;
 
  private:
-  mutable std::mutex mutex_;  // arrivals may race with an experiment's ETL
+  mutable std::mutex mutex_;                          // arrivals may race with an experiment's ETL
   cerebro::datasets::Dataset draw(int64_t readings);  // with mutex_ held
 
   std::mt19937_64 rng_;

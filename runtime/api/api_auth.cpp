@@ -29,7 +29,8 @@ bool same_token(const std::string& presented, const std::string& expected) {
 
 std::optional<std::string> bearer_token(const std::string& authorization) {
   const std::string scheme = "Bearer ";
-  if (authorization.size() <= scheme.size() || authorization.compare(0, scheme.size(), scheme) != 0) return std::nullopt;
+  if (authorization.size() <= scheme.size() || authorization.compare(0, scheme.size(), scheme) != 0)
+    return std::nullopt;
   auto token = authorization.substr(scheme.size());
   while (!token.empty() && (token.back() == ' ' || token.back() == '\t')) token.pop_back();
   if (token.empty()) return std::nullopt;

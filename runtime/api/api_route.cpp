@@ -88,7 +88,8 @@ RouteMatch match_route(const std::string& method, const std::string& path) {
     path_known = true;
     if (info.method != method) continue;
     if (!bad_config.empty())
-      return {std::nullopt, 400, fmt::format("\"{}\" is not a config id (a number such as 3)", bad_config.substr(0, 40))};
+      return {std::nullopt, 400,
+              fmt::format("\"{}\" is not a config id (a number such as 3)", bad_config.substr(0, 40))};
     return {route, 200, ""};
   }
   if (path_known) return {std::nullopt, 405, fmt::format("{} is not allowed on {}", method, path.substr(0, 200))};
@@ -99,8 +100,8 @@ Result<int64_t> parse_since(const std::string& text) {
   int64_t value = -1;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value < 0)
-    return Status::invalid_argument(fmt::format(
-        "since: \"{}\" is not a count of units (a whole number such as 0 or 120)", text.substr(0, 40)));
+    return Status::invalid_argument(
+        fmt::format("since: \"{}\" is not a count of units (a whole number such as 0 or 120)", text.substr(0, 40)));
   return value;
 }
 

@@ -37,16 +37,16 @@ Result<FinishedRuns::Entry*> FinishedRuns::entry(const std::string& experiment, 
   return &it->second;
 }
 
-Result<std::shared_ptr<const StateStore>> FinishedRuns::store(const std::string& experiment,
-                                                              const std::string& run_dir, uint64_t generation) {
+Result<std::shared_ptr<const StateStore>> FinishedRuns::store(const std::string& experiment, const std::string& run_dir,
+                                                              uint64_t generation) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto e = entry(experiment, run_dir, generation);
   if (!e.ok()) return e.status();
   return (*e)->store;
 }
 
-Result<std::string> FinishedRuns::answer(const std::string& experiment, const std::string& run_dir,
-                                         uint64_t generation, const std::string& key,
+Result<std::string> FinishedRuns::answer(const std::string& experiment, const std::string& run_dir, uint64_t generation,
+                                         const std::string& key,
                                          const std::function<Result<std::string>(const StateStore&)>& compute) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto e = entry(experiment, run_dir, generation);

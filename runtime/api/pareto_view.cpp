@@ -62,7 +62,8 @@ std::vector<Candidate> live_candidates(const StateStore& store, const std::vecto
       } else if (o.builtin == BuiltinObjective::train_seconds) {
         value = train_seconds[record.id];
       } else if (o.builtin == BuiltinObjective::parameters) {
-        if (auto text = store.get_meta(fmt::format("parameters/{}", record.id))) value = std::strtod(text->c_str(), nullptr);
+        if (auto text = store.get_meta(fmt::format("parameters/{}", record.id)))
+          value = std::strtod(text->c_str(), nullptr);
       }
       complete &= std::isfinite(value);
       c.values.push_back(value);
@@ -105,9 +106,8 @@ nlohmann::json pareto_of(const StateStore& store) {
     if (!objective) continue;  // a name this build does not know
     // inference_ms is measured when the run ends.
     const bool live = final || objective->builtin != BuiltinObjective::inference_ms;
-    objectives.push_back({{"name", objective->name},
-                          {"direction", objective->maximize() ? "maximize" : "minimize"},
-                          {"live", live}});
+    objectives.push_back(
+        {{"name", objective->name}, {"direction", objective->maximize() ? "maximize" : "minimize"}, {"live", live}});
     if (live) used.push_back(*objective);
   }
   std::vector<Candidate> candidates;

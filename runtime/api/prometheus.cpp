@@ -27,7 +27,8 @@ class Writer {
     auto counts = cumulative_buckets(values, bounds);
     const std::string sep = labels.empty() ? "" : ",";
     for (size_t i = 0; i < bounds.size(); ++i)
-      sample(name + "_bucket", fmt::format("{}{}le=\"{}\"", labels, sep, number(bounds[i])), static_cast<double>(counts[i]));
+      sample(name + "_bucket", fmt::format("{}{}le=\"{}\"", labels, sep, number(bounds[i])),
+             static_cast<double>(counts[i]));
     sample(name + "_bucket", fmt::format("{}{}le=\"+Inf\"", labels, sep), static_cast<double>(values.size()));
     double sum = 0;
     for (double v : values) sum += v;
@@ -65,10 +66,14 @@ const nlohmann::json& array_at(const nlohmann::json& j, const char* key) {
 std::string escape_label(const std::string& value) {
   std::string out;
   for (char c : value) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '"') out += "\\\"";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
   }
   return out;
 }
@@ -143,16 +148,19 @@ std::string render_metrics(const nlohmann::json& status, const std::map<std::str
   }
   w.family("cerebro_units_completed_total", "counter", "Units committed (durable) so far.");
   for (const auto& [id, d] : derived) w.sample("cerebro_units_completed_total", label("experiment", id), d.completed);
-  w.family("cerebro_worker_busy_seconds_total", "counter", "Seconds a worker spent on committed units (dispatch to result).");
+  w.family("cerebro_worker_busy_seconds_total", "counter",
+           "Seconds a worker spent on committed units (dispatch to result).");
   for (const auto& [id, d] : derived)
     for (const auto& [worker, s] : d.busy)
       w.sample("cerebro_worker_busy_seconds_total",
                label("experiment", id) + "," + label("worker", std::to_string(worker)), s);
-  w.family("cerebro_unit_duration_seconds", "histogram", "Committed units' dispatch-to-result seconds (a worker's time on them).");
+  w.family("cerebro_unit_duration_seconds", "histogram",
+           "Committed units' dispatch-to-result seconds (a worker's time on them).");
   for (const auto& [id, d] : derived)
     w.histogram("cerebro_unit_duration_seconds", label("experiment", id), d.unit_s, kUnitBounds);
-  w.family("cerebro_hop_duration_seconds", "histogram",
-           "Seconds of a worker's time on a unit outside training and validation: state fetch, restore, save, messages.");
+  w.family(
+      "cerebro_hop_duration_seconds", "histogram",
+      "Seconds of a worker's time on a unit outside training and validation: state fetch, restore, save, messages.");
   for (const auto& [id, d] : derived)
     w.histogram("cerebro_hop_duration_seconds", label("experiment", id), d.hop_s, kHopBounds);
   return w.take();

@@ -31,8 +31,8 @@ inline bool operator<(const Unit& a, const Unit& b) {
 
 // "config 3 / partition 1 / epoch 0"
 inline std::string to_string(const Unit& u) {
-  return "config " + std::to_string(u.config) + " / partition " + std::to_string(u.partition) +
-         " / epoch " + std::to_string(u.epoch);
+  return "config " + std::to_string(u.config) + " / partition " + std::to_string(u.partition) + " / epoch " +
+         std::to_string(u.epoch);
 }
 
 inline std::ostream& operator<<(std::ostream& os, const Unit& u) { return os << to_string(u); }

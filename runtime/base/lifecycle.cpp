@@ -50,9 +50,7 @@ std::string to_string(ExperimentStatus status) {
   return "unknown";
 }
 
-std::optional<UnitStatus> parse_unit_status(const std::string& text) {
-  return parse_enum(text, UnitStatus::failed);
-}
+std::optional<UnitStatus> parse_unit_status(const std::string& text) { return parse_enum(text, UnitStatus::failed); }
 std::optional<ConfigStatus> parse_config_status(const std::string& text) {
   return parse_enum(text, ConfigStatus::stopped);
 }

@@ -31,7 +31,7 @@ enum class ConfigStatus { running, completed, diverged, failed, stopped };
 
 // An experiment as the coordinator lists it.
 enum class ExperimentStatus {
-  waiting,    // known from its run directory, to be resumed
+  waiting,  // known from its run directory, to be resumed
   running,
   completed,
   failed,

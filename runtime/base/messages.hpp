@@ -19,7 +19,7 @@ using StateBytes = std::string;
 
 // One unit of work for a worker: train config's model over a partition.
 struct unit_task {
-  std::string experiment;   // which experiment's partitions to train on
+  std::string experiment;  // which experiment's partitions to train on
   std::vector<int64_t> sample_shape;
   int64_t num_classes = 0;  // classes, or the target width (regression, multilabel)
   // The task (datasets/task_kind.hpp name; "" = classification) and, for
@@ -31,16 +31,16 @@ struct unit_task {
   PartitionId partition = 0;
   int32_t epoch = 0;
   int32_t attempt = 0;
-  uint64_t seed = 0;        // batch order and dropout of this unit
-  bool validate = false;    // the config's last unit of its epoch: evaluate after
+  uint64_t seed = 0;      // batch order and dropout of this unit
+  bool validate = false;  // the config's last unit of its epoch: evaluate after
   // Training-time augmentation ([data] augment), drawn from `seed`.
   bool augment_hflip = false;
   int32_t augment_crop_padding = 0;  // > 0: random crops with this padding
-  bool read_ahead = false;  // [data] read_ahead: a mapped partition's batches gathered ahead
+  bool read_ahead = false;           // [data] read_ahead: a mapped partition's batches gathered ahead
   // The config's hyper-parameters as JSON text: user data with arbitrary
   // keys and value types (runtime/spec/param_value.hpp), read by the trainer.
   std::string params_json;
-  StateBytes state;         // the state to start from
+  StateBytes state;  // the state to start from
 };
 
 // What a worker answers: the new state and the unit's metrics and timings.
@@ -50,7 +50,7 @@ struct unit_result {
   int32_t epoch = 0;
   WorkerId worker = 0;
   UnitStatus status = UnitStatus::ok;
-  std::string error;   // for failed
+  std::string error;  // for failed
   StateBytes state;
   double train_loss = 0;
   int64_t examples = 0;

@@ -11,10 +11,10 @@
 namespace cerebro {
 
 struct stage_tensor {
-  int64_t micro_batch = 0;      // which micro-batch of the current batch
-  bool integer = false;         // int64 elements (class labels) instead of float32
-  std::vector<int64_t> shape;   // empty and no data: no tensor (stage 0's input gradient)
-  std::string data;             // the elements, contiguous, in this machine's byte order
+  int64_t micro_batch = 0;     // which micro-batch of the current batch
+  bool integer = false;        // int64 elements (class labels) instead of float32
+  std::vector<int64_t> shape;  // empty and no data: no tensor (stage 0's input gradient)
+  std::string data;            // the elements, contiguous, in this machine's byte order
 };
 
 }  // namespace cerebro

@@ -61,7 +61,9 @@ class Status {
   static Status of(StatusCode code, std::string message) { return Status(code, std::move(message)); }
   // Carries no code: being removed (say what kind of failure it is with one of the others).
   static Status error(std::string message) { return Status(StatusCode::unknown, std::move(message)); }
-  static Status invalid_argument(std::string message) { return Status(StatusCode::invalid_argument, std::move(message)); }
+  static Status invalid_argument(std::string message) {
+    return Status(StatusCode::invalid_argument, std::move(message));
+  }
   static Status not_found(std::string message) { return Status(StatusCode::not_found, std::move(message)); }
   static Status corruption(std::string message) { return Status(StatusCode::corruption, std::move(message)); }
   static Status io_error(std::string message) { return Status(StatusCode::io_error, std::move(message)); }
@@ -116,7 +118,7 @@ class Error : public std::runtime_error {
 template <class T>
 class Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : value_(std::move(value)) {}         // NOLINT: implicit by design
   Result(Status status) : status_(std::move(status)) {  // NOLINT
     if (status_.ok()) status_ = Status::internal("internal: Result built from an ok Status");
   }
@@ -130,9 +132,18 @@ class Result {
 
   // value() of a failed Result is a bug in the caller (it did not check
   // ok()): a contract violation, which aborts with the failure's message.
-  T& value() & { check(); return *value_; }
-  const T& value() const& { check(); return *value_; }
-  T&& value() && { check(); return std::move(*value_); }
+  T& value() & {
+    check();
+    return *value_;
+  }
+  const T& value() const& {
+    check();
+    return *value_;
+  }
+  T&& value() && {
+    check();
+    return std::move(*value_);
+  }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }

@@ -36,9 +36,9 @@ enum class JoinRefusal { wrong_token, bad_resources, malformed_request, name_tak
 
 // A join's outcome: the new id, or why it was refused.
 struct JoinDecision {
-  AgentId id = -1;                      // >= 1 when accepted
-  std::optional<JoinRefusal> refusal;   // set when refused
-  std::string reason;                   // what the agent is told ("wrong token", ...)
+  AgentId id = -1;                     // >= 1 when accepted
+  std::optional<JoinRefusal> refusal;  // set when refused
+  std::string reason;                  // what the agent is told ("wrong token", ...)
   bool accepted() const { return !refusal; }
 };
 

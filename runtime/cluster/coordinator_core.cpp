@@ -116,10 +116,8 @@ std::string CoordinatorCore::status_json(TimePoint now) const {
     if (!e.progress.pareto_json.empty())
       experiments.back()["pareto"] = nlohmann::json::parse(e.progress.pareto_json, nullptr, false);
   }
-  return nlohmann::json{{"listen", settings_.listen},
-                        {"latest", experiments_.latest()},
-                        {"agents", agents},
-                        {"experiments", experiments}}
+  return nlohmann::json{
+      {"listen", settings_.listen}, {"latest", experiments_.latest()}, {"agents", agents}, {"experiments", experiments}}
       .dump();
 }
 

@@ -86,9 +86,9 @@ class CoordinatorCore {
 
   // Once a second.
   struct TickDecisions {
-    std::vector<LostNotice> lost;                  // agents lost to running experiments
-    std::vector<AgentRegistry::Dropped> dropped;   // agents dropped from the cluster
-    std::vector<RunStart> resume;                  // waiting experiments that resume now (already running)
+    std::vector<LostNotice> lost;                 // agents lost to running experiments
+    std::vector<AgentRegistry::Dropped> dropped;  // agents dropped from the cluster
+    std::vector<RunStart> resume;                 // waiting experiments that resume now (already running)
   };
   TickDecisions tick(TimePoint now);
 

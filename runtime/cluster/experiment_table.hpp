@@ -33,7 +33,7 @@ namespace cerebro {
 struct ExperimentFacts {
   std::string name;
   std::string metric = "val_accuracy";
-  std::string spec_text;  // the spec's source: a resubmission of the same text follows this experiment
+  std::string spec_text;            // the spec's source: a resubmission of the same text follows this experiment
   double heartbeat_timeout_s = 10;  // the spec's [cluster] heartbeat_timeout
 };
 

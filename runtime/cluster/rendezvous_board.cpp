@@ -49,9 +49,7 @@ rendezvous_reply RendezvousBoard::handle(const rendezvous_request& r) {
       for (const auto& k : r.keys)
         if (!scope.count(k)) reply.found = false;
       break;
-    case RendezvousOp::remove:
-      reply.found = scope.erase(key) > 0;
-      break;
+    case RendezvousOp::remove: reply.found = scope.erase(key) > 0; break;
     case RendezvousOp::num_keys:
       reply.found = true;
       reply.number = static_cast<int64_t>(scope.size());

@@ -33,9 +33,12 @@ std::optional<uint32_t> BaspFrameReader::feed(const unsigned char* data, size_t 
     if (header_filled_ < kBaspHeaderSize) break;
     header_filled_ = 0;
     auto claimed = basp_payload_len(header_);
-    if (claimed > max_payload_bytes_) refused_ = claimed;
-    else if (claimed == 0) ++frames_;
-    else payload_left_ = claimed;
+    if (claimed > max_payload_bytes_)
+      refused_ = claimed;
+    else if (claimed == 0)
+      ++frames_;
+    else
+      payload_left_ = claimed;
   }
   return refused_;
 }

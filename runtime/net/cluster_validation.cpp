@@ -9,7 +9,8 @@
 namespace cerebro {
 
 Status validate_run_file_path(const std::string& path) {
-  if (path.empty() || path.size() > 256) return Status::invalid_argument("a run file path must have 1 to 256 characters");
+  if (path.empty() || path.size() > 256)
+    return Status::invalid_argument("a run file path must have 1 to 256 characters");
   size_t start = 0;
   while (true) {
     auto slash = path.find('/', start);
@@ -24,7 +25,8 @@ Status validate_placement(const shard_placement& p) {
   if (auto s = validate_name("experiment", p.experiment); !s.ok()) return s;
   if (auto s = validate_name("shard file", p.file); !s.ok()) return s;
   if (p.partition < -1) return Status::invalid_argument(fmt::format("bad partition id {}", p.partition));
-  if (p.bytes <= 0 || p.bytes > (int64_t{1} << 40)) return Status::invalid_argument(fmt::format("bad shard size {}", p.bytes));
+  if (p.bytes <= 0 || p.bytes > (int64_t{1} << 40))
+    return Status::invalid_argument(fmt::format("bad shard size {}", p.bytes));
   if (p.checksum.rfind("crc32:", 0) != 0 || p.checksum.size() != 14)
     return Status::invalid_argument(fmt::format("bad checksum \"{}\"", p.checksum));
   return Status::ok_status();

@@ -38,7 +38,7 @@ std::string numeric_address(const sockaddr* address, socklen_t length) {
   if (getnameinfo(address, length, host, sizeof host, service, sizeof service, NI_NUMERICHOST | NI_NUMERICSERV) != 0)
     return "unknown peer";
   return std::string(host).find(':') == std::string::npos ? fmt::format("{}:{}", host, service)
-                                                           : fmt::format("[{}]:{}", host, service);
+                                                          : fmt::format("[{}]:{}", host, service);
 }
 
 // Relayed messages are small requests as well as large states: do not let
@@ -190,8 +190,8 @@ struct FrameGuard::Impl {
     for (;;) {
       bool spliced_payload = reader && reader->payload_left() >= kSpliceMin;
       if (splicer.usable() && (!reader || spliced_payload)) {
-        size_t want = reader ? static_cast<size_t>(std::min<uint64_t>(reader->payload_left(), kSpliceChunk))
-                             : kSpliceChunk;
+        size_t want =
+            reader ? static_cast<size_t>(std::min<uint64_t>(reader->payload_left(), kSpliceChunk)) : kSpliceChunk;
         auto moved = splicer.move(from, to, want);
         if (moved > 0) {
           if (reader) reader->skip_payload(static_cast<uint64_t>(moved));
@@ -206,7 +206,8 @@ struct FrameGuard::Impl {
       auto size = static_cast<size_t>(received);
       if (reader) {
         if (auto claimed = reader->feed(buffer.data(), size)) {
-          log(fmt::format("frame guard: refused a message of {} bytes from {} (limit {} bytes, "
+          log(
+              fmt::format("frame guard: refused a message of {} bytes from {} (limit {} bytes, "
                           "--max-message-mb); closed the connection",
                           *claimed, relay.peer, config.max_payload_bytes));
           break;
@@ -237,8 +238,8 @@ struct FrameGuard::Impl {
     auto peer = numeric_address(reinterpret_cast<sockaddr*>(&address), length);
     auto inner = connect_loopback(config.target_port);
     if (!inner.ok()) {
-      log(fmt::format("frame guard: cannot reach the coordinator on 127.0.0.1:{} for {}: {}", config.target_port,
-                      peer, inner.error()));
+      log(fmt::format("frame guard: cannot reach the coordinator on 127.0.0.1:{} for {}: {}", config.target_port, peer,
+                      inner.error()));
       ::close(peer_fd);
       return;
     }
@@ -307,8 +308,8 @@ Result<std::unique_ptr<FrameGuard>> FrameGuard::start(const FrameGuardConfig& co
   impl->log = log ? std::move(log) : [](const std::string&) {};
   auto listener = bind_listener(config.listen_host, config.listen_port);
   if (!listener.ok())
-    return Status::of(listener.code(), fmt::format("cannot listen on {}:{}: {}", config.listen_host,
-                                                   config.listen_port, listener.error()));
+    return Status::of(listener.code(), fmt::format("cannot listen on {}:{}: {}", config.listen_host, config.listen_port,
+                                                   listener.error()));
   impl->listen_fd = *listener;
   impl->port = bound_port(impl->listen_fd);
   impl->wake_fd = ::eventfd(0, EFD_CLOEXEC);

@@ -68,10 +68,9 @@ using data_partition_actor = caf::typed_actor<caf::replies_to<borrow_atom>::with
 // The key-value board a data-parallel gang's ranks meet on,
 // served by the scheduler's side: their Gloo addresses travel over the
 // cluster's own channel, not through a TCPStore listening on every interface.
-using rendezvous_actor = caf::typed_actor<
-    caf::replies_to<rendezvous_atom, rendezvous_request>::with<rendezvous_reply>,
-    // The gang's attempt ended: drop its keys.
-    caf::reacts_to<rendezvous_atom, int64_t>>;
+using rendezvous_actor = caf::typed_actor<caf::replies_to<rendezvous_atom, rendezvous_request>::with<rendezvous_reply>,
+                                          // The gang's attempt ended: drop its keys.
+                                          caf::reacts_to<rendezvous_atom, int64_t>>;
 
 // Trains one unit at a time with LibTorch (detached: training blocks for
 // seconds).
@@ -191,8 +190,7 @@ using scheduler_actor = caf::typed_actor<
 using coordinator_actor = caf::typed_actor<
     // From node agents: join (-> a handle and an id, or a refusal), then
     // heartbeats (-> whether the id is a live agent of this coordinator).
-    caf::replies_to<join_atom, join_request>::with<join_reply>,
-    caf::replies_to<heartbeat_atom, int32_t>::with<bool>,
+    caf::replies_to<join_atom, join_request>::with<join_reply>, caf::replies_to<heartbeat_atom, int32_t>::with<bool>,
     // From clients, each with the token: submit a spec (-> experiment id);
     // follow an experiment (token, experiment -> {"status", "metric"} JSON;
     // then progress and, at the end, run files arrive); the cluster's status

@@ -17,15 +17,16 @@ namespace cerebro {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, unit_task& x) {
-  return f(caf::meta::type_name("unit_task"), x.experiment, x.sample_shape, x.num_classes, x.task, x.target_stddev, x.config, x.partition, x.epoch, x.attempt, x.seed, x.validate,
-           x.augment_hflip, x.augment_crop_padding, x.read_ahead, x.params_json, x.state);
+  return f(caf::meta::type_name("unit_task"), x.experiment, x.sample_shape, x.num_classes, x.task, x.target_stddev,
+           x.config, x.partition, x.epoch, x.attempt, x.seed, x.validate, x.augment_hflip, x.augment_crop_padding,
+           x.read_ahead, x.params_json, x.state);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, unit_result& x) {
-  return f(caf::meta::type_name("unit_result"), x.config, x.partition, x.epoch, x.worker, x.status, x.error,
-           x.state, x.train_loss, x.examples, x.has_validation, x.val_loss, x.val_accuracy, x.val_metrics, x.restore_s, x.train_s,
-           x.validate_s, x.save_s, x.result_s, x.pipeline_workers);
+  return f(caf::meta::type_name("unit_result"), x.config, x.partition, x.epoch, x.worker, x.status, x.error, x.state,
+           x.train_loss, x.examples, x.has_validation, x.val_loss, x.val_accuracy, x.val_metrics, x.restore_s,
+           x.train_s, x.validate_s, x.save_s, x.result_s, x.pipeline_workers);
 }
 
 template <class Inspector>
@@ -48,8 +49,9 @@ typename Inspector::result_type inspect(Inspector& f, state_copy& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, UnitLogEntry& x) {
   return f(caf::meta::type_name("unit_log_entry"), x.seq, x.config, x.partition, x.epoch, x.worker, x.status, x.seed,
-           x.train_loss, x.examples, x.has_validation, x.val_loss, x.val_accuracy, x.val_metrics, x.start_s, x.end_s, x.train_s,
-           x.validate_s, x.restore_s, x.save_s, x.state_checksum, x.state_bytes, x.rolled_back, x.gang, x.gang_size, x.result_s, x.pipeline_workers);
+           x.train_loss, x.examples, x.has_validation, x.val_loss, x.val_accuracy, x.val_metrics, x.start_s, x.end_s,
+           x.train_s, x.validate_s, x.restore_s, x.save_s, x.state_checksum, x.state_bytes, x.rolled_back, x.gang,
+           x.gang_size, x.result_s, x.pipeline_workers);
 }
 
 // An exploit decision's hyper-parameters (user data with arbitrary keys, see

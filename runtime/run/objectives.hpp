@@ -42,7 +42,7 @@ void add_objectives(nlohmann::json& summary, const ExperimentSpec& spec, const s
 // "objective_values").
 nlohmann::json objectives_json(const ExperimentSpec& spec);  // [{"name", "direction"}]
 bool has_objective(const ExperimentSpec& spec, BuiltinObjective builtin);
-std::string parameters_meta_key(ConfigId id);                 // "parameters/<id>"
+std::string parameters_meta_key(ConfigId id);  // "parameters/<id>"
 nlohmann::json objective_values_json(const ExperimentSpec& spec, const std::vector<ObjectiveValues>& values);
 
 // The Pareto front of a summary made with add_objectives, as a text table;

@@ -65,9 +65,8 @@ std::vector<RecordedEpochEnd> epoch_ends_of(const std::vector<UnitLogEntry>& log
   return out;
 }
 
-Result<std::unique_ptr<SearchProcedure>> replay_proposing_search(const ExperimentSpec& spec,
-                                                                 const StateStore& original, int partitions,
-                                                                 const ParametersOf& parameters_of) {
+Result<std::unique_ptr<SearchProcedure>> replay_proposing_search(const ExperimentSpec& spec, const StateStore& original,
+                                                                 int partitions, const ParametersOf& parameters_of) {
   SearchSetup setup;
   setup.default_in_flight = spec.cluster.workers > 0 ? spec.cluster.workers : partitions;
   // What the original was warm-started with, as it kept it (the earlier runs
@@ -109,11 +108,11 @@ Result<std::shared_ptr<ExperimentControl>> make_run_control(const ExperimentSpec
       // Steps taken by hand (the REPL) are not the search procedure's to re-make.
       if (is_user_action(d)) {
         const bool named = d.contains("action") && d.at("action").is_string();
-        return Status::failed_precondition(fmt::format("{} was steered by hand ({} in its decision records): a "
-                                                       "replay re-makes only the search procedure's decisions, so it "
-                                                       "cannot reproduce this run",
-                                                       replay_of,
-                                                       named ? d.at("action").get<std::string>() : "an action"));
+        return Status::failed_precondition(
+            fmt::format("{} was steered by hand ({} in its decision records): a "
+                        "replay re-makes only the search procedure's decisions, so it "
+                        "cannot reproduce this run",
+                        replay_of, named ? d.at("action").get<std::string>() : "an action"));
       }
       auto decision = search_decision_from_json(d);
       if (!decision.ok()) return decision.status().with_context(replay_of);

@@ -43,9 +43,8 @@ Status check_gang_size(const ClusterSpec& cluster, int workers);
 // spec's procedure built again (with the original's stored warm start),
 // hearing the original's epoch ends in its order (runtime/search/ordered_replay.hpp).
 std::vector<RecordedEpochEnd> epoch_ends_of(const std::vector<UnitLogEntry>& log, int partitions);
-Result<std::unique_ptr<SearchProcedure>> replay_proposing_search(const ExperimentSpec& spec,
-                                                                 const StateStore& original, int partitions,
-                                                                 const ParametersOf& parameters_of);
+Result<std::unique_ptr<SearchProcedure>> replay_proposing_search(const ExperimentSpec& spec, const StateStore& original,
+                                                                 int partitions, const ParametersOf& parameters_of);
 
 // The per-config visit order of a finished run, from its unit log.
 Result<ReplayPolicy::VisitOrder> visit_order_of(const std::string& run_dir);

@@ -37,7 +37,10 @@ Result<nlohmann::json> finish_run(StateStore& store, const ExperimentControl& co
     auto test = models.test(top.params, *state);
     if (!test.ok()) return test.status();
     auto val = top.epochs.back();
-    best = {{"id", top.id}, {"params", top.params}, {"val_loss", val.val_loss}, {"test_loss", test->loss},
+    best = {{"id", top.id},
+            {"params", top.params},
+            {"val_loss", val.val_loss},
+            {"test_loss", test->loss},
             {"model_file", "best_model.pt"}};
     // val_<name> and test_<name> of every metric (test_accuracy stays for classification).
     for (const auto& [name, value] : named_values(val)) best[name] = value;
@@ -55,8 +58,15 @@ Result<nlohmann::json> finish_run(StateStore& store, const ExperimentControl& co
     unit_span_s = 0;
     for (const auto& e : log) unit_span_s += e.end_s - e.start_s;
   }
-  RunFacts facts{spec.name,   spec.seed,   training.workers, training.partitions,
-                 spec.epochs, to_string(spec.metric), goal_of(spec.metric), training.wall_s,  unit_span_s};
+  RunFacts facts{spec.name,
+                 spec.seed,
+                 training.workers,
+                 training.partitions,
+                 spec.epochs,
+                 to_string(spec.metric),
+                 goal_of(spec.metric),
+                 training.wall_s,
+                 unit_span_s};
   auto summary = build_summary(facts, ranked, log, best);
   if (!training.replay_of.empty()) summary["replay_of"] = fs::absolute(training.replay_of).string();
   if (auto resumes = store.get_meta("resumes")) summary["resumes"] = std::stoi(*resumes);
@@ -68,10 +78,8 @@ Result<nlohmann::json> finish_run(StateStore& store, const ExperimentControl& co
     store.put_meta("objective_values", objective_values_json(spec, *values).dump());
   }
   summary["units_rolled_back"] = store.rolled_back_units().size();
-  if (auto st = write_file_atomically((dir / "summary.json").string(), summary.dump(2) + "\n"); !st.ok())
-    return st;
-  if (auto st = write_file_atomically((dir / "metrics.csv").string(), metrics_csv(ranked)); !st.ok())
-    return st;
+  if (auto st = write_file_atomically((dir / "summary.json").string(), summary.dump(2) + "\n"); !st.ok()) return st;
+  if (auto st = write_file_atomically((dir / "metrics.csv").string(), metrics_csv(ranked)); !st.ok()) return st;
   // TensorBoard logs are for looking at, not for resuming: a failure to
   // write them is said, and the run still finishes.
   RunView view{spec.name, run_dir, to_string(spec.metric), ranked, log, summary, spec.metric.higher_is_better()};
@@ -82,7 +90,8 @@ Result<nlohmann::json> finish_run(StateStore& store, const ExperimentControl& co
   if (training.tensorboard && !training.tensorboard->failed()) {
     auto completed = training.tensorboard->finish(view);
     logged = completed.ok();
-    if (!logged) say("the live TensorBoard logs could not be completed (" + completed.error() + "); writing them again");
+    if (!logged)
+      say("the live TensorBoard logs could not be completed (" + completed.error() + "); writing them again");
   }
   if (!logged) {
     if (auto written = write_tensorboard_logs(run_dir, view, clock); !written.ok())

@@ -50,8 +50,8 @@ Result<RecoveredRun> recover_run(StateStore& store, const ExperimentSpec& spec, 
   // tpe proposes its configs as it goes: the restore below re-derives the
   // proposals, and the recorded configs join as they are re-proposed.
   const bool proposes = spec.search == SearchKind::tpe;
-  auto control = make_run_control(spec, replay_of, proposes ? std::vector<ConfigParams>{} : r.configs, partitions,
-                                  warm, parameters_of);
+  auto control = make_run_control(spec, replay_of, proposes ? std::vector<ConfigParams>{} : r.configs, partitions, warm,
+                                  parameters_of);
   if (!control.ok()) return control.status();
   r.control = *control;
   // The priors the run started with (a run from before priors has none).
@@ -69,8 +69,10 @@ Result<RecoveredRun> recover_run(StateStore& store, const ExperimentSpec& spec, 
   std::vector<ConfigRecord> recorded;
   for (auto record : records) {
     if (record.status == ConfigStatus::failed) {
-      if (proposes) recorded.push_back(record);
-      else r.control->reject_config(record.id, record.error);
+      if (proposes)
+        recorded.push_back(record);
+      else
+        r.control->reject_config(record.id, record.error);
       continue;
     }
     auto recovered = store.recover_latest_state(record.id);
@@ -95,8 +97,10 @@ Result<RecoveredRun> recover_run(StateStore& store, const ExperimentSpec& spec, 
                                             : std::string("its initial state"),
                       units.size(), fmt::join(units, ", ")));
     }
-    if (proposes) recorded.push_back(record);
-    else r.control->add_config(record.id, spec.epochs);
+    if (proposes)
+      recorded.push_back(record);
+    else
+      r.control->add_config(record.id, spec.epochs);
     r.params_json[record.id] = record.params.dump();
     live.insert(record.id);
   }

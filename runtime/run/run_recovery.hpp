@@ -31,9 +31,9 @@ Result<ExperimentSpec> resumable_spec(const StateStore& store, const std::string
 
 struct RecoveredRun {
   std::shared_ptr<ExperimentControl> control;
-  std::vector<ConfigParams> configs;               // every config of the run
-  std::map<ConfigId, std::string> params_json;     // the configs that go on
-  int64_t units_done = 0;                          // committed units replayed
+  std::vector<ConfigParams> configs;            // every config of the run
+  std::map<ConfigId, std::string> params_json;  // the configs that go on
+  int64_t units_done = 0;                       // committed units replayed
 };
 
 // Rebuilds the run's control and writes what recovery decides to the store:

@@ -42,9 +42,10 @@ Result<std::vector<WarmConfig>> load_warm_start(const ExperimentSpec& spec) {
     auto earlier = spec_of_run(**store, dir);
     if (!earlier.ok()) return where("cannot read its spec: " + earlier.error());
     if (earlier->space != spec.space) {
-      return where(fmt::format("it searched another [space] (keys that differ: {}); warm start needs the same "
-                               "space, key for key",
-                               fmt::join(differing_keys(earlier->space, spec.space), ", ")));
+      return where(
+          fmt::format("it searched another [space] (keys that differ: {}); warm start needs the same "
+                      "space, key for key",
+                      fmt::join(differing_keys(earlier->space, spec.space), ", ")));
     }
     const auto log = (*store)->unit_log();
     for (const auto& record : (*store)->configs()) {
@@ -82,9 +83,10 @@ Status resolve_warm_start_ids(ExperimentSpec& spec, const ExperimentLookup& expe
     }
     std::error_code ec;
     if (fs::is_directory(spec.warm_start[i], ec)) continue;
-    return Status::invalid_argument(fmt::format("[experiment] warm_start: \"{}\" is neither an experiment of this "
-                                                "coordinator (see cerebro status) nor a run directory",
-                                                written));
+    return Status::invalid_argument(
+        fmt::format("[experiment] warm_start: \"{}\" is neither an experiment of this "
+                    "coordinator (see cerebro status) nor a run directory",
+                    written));
   }
   return Status::ok_status();
 }
@@ -93,7 +95,9 @@ nlohmann::json to_json(const std::vector<WarmConfig>& warm) {
   nlohmann::json out = nlohmann::json::array();
   // JSON has no infinity: a diverged config's score is null.
   for (const auto& w : warm)
-    out.push_back({{"run_dir", w.run_dir}, {"config", w.id}, {"params", w.params},
+    out.push_back({{"run_dir", w.run_dir},
+                   {"config", w.id},
+                   {"params", w.params},
                    {"score", std::isfinite(w.score) ? nlohmann::json(w.score) : nlohmann::json(nullptr)}});
   return out;
 }
@@ -122,11 +126,12 @@ std::vector<TpeObservation> warm_observations(const std::vector<WarmConfig>& war
 }
 
 std::vector<std::pair<ConfigId, WarmConfig>> seed_configs(std::vector<ConfigParams>& configs,
-                                                         const std::vector<WarmConfig>& warm) {
+                                                          const std::vector<WarmConfig>& warm) {
   std::vector<const WarmConfig*> best;
   for (const auto& w : warm)
     if (std::isfinite(w.score)) best.push_back(&w);
-  std::stable_sort(best.begin(), best.end(), [](const WarmConfig* a, const WarmConfig* b) { return a->score > b->score; });
+  std::stable_sort(best.begin(), best.end(),
+                   [](const WarmConfig* a, const WarmConfig* b) { return a->score > b->score; });
   const size_t places = std::min(best.size(), (configs.size() + 1) / 2);
   std::vector<std::pair<ConfigId, WarmConfig>> seeded;
   for (size_t i = 0; i < places; ++i) {

@@ -66,7 +66,7 @@ std::vector<TpeObservation> warm_observations(const std::vector<WarmConfig>& war
 // the places of the first configs, at most ceil(n / 2) of the n. Returns for
 // each config id it replaced the warm config it now is.
 std::vector<std::pair<ConfigId, WarmConfig>> seed_configs(std::vector<ConfigParams>& configs,
-                                                         const std::vector<WarmConfig>& warm);
+                                                          const std::vector<WarmConfig>& warm);
 
 // The warm config with exactly these params, if any (from_checkpoint).
 const WarmConfig* find_warm_config(const std::vector<WarmConfig>& warm, const nlohmann::json& params);

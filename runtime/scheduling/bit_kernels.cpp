@@ -25,89 +25,87 @@ inline int32_t block_sum(const uint16_t* counts) {
 
 // Portable versions, compiled as plain code and (on x86-64) with POPCNT. The
 // k-th set bit of one word (k < its popcount) halves the word six times.
-#define CEREBRO_SCALAR_KERNELS(SUFFIX, ATTRIBUTE)                                               \
-  ATTRIBUTE inline int32_t select_in_word_##SUFFIX(uint64_t x, int32_t k) {                     \
-    int32_t position = 0;                                                                       \
-    for (int32_t width = 32; width > 0; width /= 2) {                                           \
-      uint64_t low = x & ((uint64_t{1} << width) - 1);                                          \
-      int32_t in_low = __builtin_popcountll(low);                                               \
-      if (k >= in_low) {                                                                        \
-        k -= in_low;                                                                            \
-        x >>= width;                                                                            \
-        position += width;                                                                      \
-      } else {                                                                                  \
-        x = low;                                                                                \
-      }                                                                                         \
-    }                                                                                           \
-    return position;                                                                            \
-  }                                                                                             \
-  ATTRIBUTE int32_t count_common_##SUFFIX(const uint64_t* a, const uint64_t* b, size_t words) { \
-    int32_t n = 0;                                                                              \
-    for (size_t i = 0; i < words; ++i) n += __builtin_popcountll(a[i] & b[i]);                  \
-    return n;                                                                                   \
-  }                                                                                             \
-  ATTRIBUTE int32_t count_common_words_##SUFFIX(const uint64_t* a, const uint64_t* b, size_t words,  \
-                                                uint16_t* counts) {                             \
-    int32_t total = 0;                                                                          \
-    for (size_t i = 0; i < words; ++i) {                                                        \
-      counts[i] = static_cast<uint16_t>(__builtin_popcountll(a[i] & b[i]));                     \
-      total += counts[i];                                                                       \
-    }                                                                                           \
-    for (size_t i = words; i < counted_length(words); ++i) counts[i] = 0;                    \
-    return total;                                                                               \
-  }                                                                                             \
-  ATTRIBUTE int32_t select_common_counted_##SUFFIX(const uint64_t* a, const uint64_t* b,        \
-                                                   const uint16_t* counts, size_t words,        \
-                                                   int32_t k) {                                 \
-    for (size_t i = 0; i < words; i += 8) {                                                     \
-      int32_t in_block = block_sum(counts + i);                                                 \
-      if (k < in_block) {                                                                       \
-        for (size_t j = i;; ++j) {                                                              \
-          if (k < counts[j]) return static_cast<int32_t>(j * 64) + select_in_word_##SUFFIX(a[j] & b[j], k); \
-          k -= counts[j];                                                                       \
-        }                                                                                       \
-      }                                                                                         \
-      k -= in_block;                                                                            \
-    }                                                                                           \
-    return -1;                                                                                  \
-  }                                                                                             \
-  ATTRIBUTE int32_t insert_all_##SUFFIX(uint64_t* a, const uint64_t* b, size_t words) {           \
-    int32_t added = 0;                                                                          \
-    for (size_t i = 0; i < words; ++i) {                                                        \
-      uint64_t bits = b[i] & ~a[i];                                                             \
-      if (bits) {                                                                               \
-        a[i] |= bits;                                                                           \
-        added += __builtin_popcountll(bits);                                                    \
-      }                                                                                         \
-    }                                                                                           \
-    return added;                                                                               \
-  }                                                                                             \
-  ATTRIBUTE bool intersects_##SUFFIX(const uint64_t* a, const uint64_t* b, size_t words) {      \
-    for (size_t i = 0; i < words; ++i) {                                                        \
-      if (a[i] & b[i]) return true;                                                             \
-    }                                                                                           \
-    return false;                                                                               \
-  }                                                                                             \
-  ATTRIBUTE int32_t select_common_##SUFFIX(const uint64_t* a, const uint64_t* b, size_t words,  \
-                                           int32_t k) {                                         \
-    for (size_t i = 0; i < words; ++i) {                                                        \
-      uint64_t word = a[i] & b[i];                                                              \
-      int32_t in_word = __builtin_popcountll(word);                                             \
-      if (k < in_word) {                                                                        \
-        return static_cast<int32_t>(i * 64) + select_in_word_##SUFFIX(word, k);                 \
-      }                                                                                         \
-      k -= in_word;                                                                             \
-    }                                                                                           \
-    return -1;                                                                                  \
-  }                                                                                             \
-  ATTRIBUTE int32_t select_##SUFFIX(const uint64_t* words, size_t first, int32_t k) {           \
-    size_t i = first;                                                                           \
-    for (;; ++i) {                                                                              \
-      int32_t in_word = __builtin_popcountll(words[i]);                                         \
-      if (k < in_word) break;                                                                   \
-      k -= in_word;                                                                             \
-    }                                                                                           \
-    return static_cast<int32_t>(i * 64) + select_in_word_##SUFFIX(words[i], k);                 \
+#define CEREBRO_SCALAR_KERNELS(SUFFIX, ATTRIBUTE)                                                                \
+  ATTRIBUTE inline int32_t select_in_word_##SUFFIX(uint64_t x, int32_t k) {                                      \
+    int32_t position = 0;                                                                                        \
+    for (int32_t width = 32; width > 0; width /= 2) {                                                            \
+      uint64_t low = x & ((uint64_t{1} << width) - 1);                                                           \
+      int32_t in_low = __builtin_popcountll(low);                                                                \
+      if (k >= in_low) {                                                                                         \
+        k -= in_low;                                                                                             \
+        x >>= width;                                                                                             \
+        position += width;                                                                                       \
+      } else {                                                                                                   \
+        x = low;                                                                                                 \
+      }                                                                                                          \
+    }                                                                                                            \
+    return position;                                                                                             \
+  }                                                                                                              \
+  ATTRIBUTE int32_t count_common_##SUFFIX(const uint64_t* a, const uint64_t* b, size_t words) {                  \
+    int32_t n = 0;                                                                                               \
+    for (size_t i = 0; i < words; ++i) n += __builtin_popcountll(a[i] & b[i]);                                   \
+    return n;                                                                                                    \
+  }                                                                                                              \
+  ATTRIBUTE int32_t count_common_words_##SUFFIX(const uint64_t* a, const uint64_t* b, size_t words,              \
+                                                uint16_t* counts) {                                              \
+    int32_t total = 0;                                                                                           \
+    for (size_t i = 0; i < words; ++i) {                                                                         \
+      counts[i] = static_cast<uint16_t>(__builtin_popcountll(a[i] & b[i]));                                      \
+      total += counts[i];                                                                                        \
+    }                                                                                                            \
+    for (size_t i = words; i < counted_length(words); ++i) counts[i] = 0;                                        \
+    return total;                                                                                                \
+  }                                                                                                              \
+  ATTRIBUTE int32_t select_common_counted_##SUFFIX(const uint64_t* a, const uint64_t* b, const uint16_t* counts, \
+                                                   size_t words, int32_t k) {                                    \
+    for (size_t i = 0; i < words; i += 8) {                                                                      \
+      int32_t in_block = block_sum(counts + i);                                                                  \
+      if (k < in_block) {                                                                                        \
+        for (size_t j = i;; ++j) {                                                                               \
+          if (k < counts[j]) return static_cast<int32_t>(j * 64) + select_in_word_##SUFFIX(a[j] & b[j], k);      \
+          k -= counts[j];                                                                                        \
+        }                                                                                                        \
+      }                                                                                                          \
+      k -= in_block;                                                                                             \
+    }                                                                                                            \
+    return -1;                                                                                                   \
+  }                                                                                                              \
+  ATTRIBUTE int32_t insert_all_##SUFFIX(uint64_t* a, const uint64_t* b, size_t words) {                          \
+    int32_t added = 0;                                                                                           \
+    for (size_t i = 0; i < words; ++i) {                                                                         \
+      uint64_t bits = b[i] & ~a[i];                                                                              \
+      if (bits) {                                                                                                \
+        a[i] |= bits;                                                                                            \
+        added += __builtin_popcountll(bits);                                                                     \
+      }                                                                                                          \
+    }                                                                                                            \
+    return added;                                                                                                \
+  }                                                                                                              \
+  ATTRIBUTE bool intersects_##SUFFIX(const uint64_t* a, const uint64_t* b, size_t words) {                       \
+    for (size_t i = 0; i < words; ++i) {                                                                         \
+      if (a[i] & b[i]) return true;                                                                              \
+    }                                                                                                            \
+    return false;                                                                                                \
+  }                                                                                                              \
+  ATTRIBUTE int32_t select_common_##SUFFIX(const uint64_t* a, const uint64_t* b, size_t words, int32_t k) {      \
+    for (size_t i = 0; i < words; ++i) {                                                                         \
+      uint64_t word = a[i] & b[i];                                                                               \
+      int32_t in_word = __builtin_popcountll(word);                                                              \
+      if (k < in_word) {                                                                                         \
+        return static_cast<int32_t>(i * 64) + select_in_word_##SUFFIX(word, k);                                  \
+      }                                                                                                          \
+      k -= in_word;                                                                                              \
+    }                                                                                                            \
+    return -1;                                                                                                   \
+  }                                                                                                              \
+  ATTRIBUTE int32_t select_##SUFFIX(const uint64_t* words, size_t first, int32_t k) {                            \
+    size_t i = first;                                                                                            \
+    for (;; ++i) {                                                                                               \
+      int32_t in_word = __builtin_popcountll(words[i]);                                                          \
+      if (k < in_word) break;                                                                                    \
+      k -= in_word;                                                                                              \
+    }                                                                                                            \
+    return static_cast<int32_t>(i * 64) + select_in_word_##SUFFIX(words[i], k);                                  \
   }
 
 CEREBRO_SCALAR_KERNELS(plain, )
@@ -133,12 +131,12 @@ CEREBRO_AVX512 inline int32_t select_in_word_bmi2(uint64_t x, int32_t k) {
 
 CEREBRO_AVX512 int32_t count_common_avx512(const uint64_t* a, const uint64_t* b, size_t words) {
   __m512i counts = _mm512_setzero_si512();
-  for (size_t i = 0; i < words; i += 8) counts = _mm512_add_epi64(counts, _mm512_popcnt_epi64(and_block(a, b, i, words)));
+  for (size_t i = 0; i < words; i += 8)
+    counts = _mm512_add_epi64(counts, _mm512_popcnt_epi64(and_block(a, b, i, words)));
   return static_cast<int32_t>(_mm512_reduce_add_epi64(counts));
 }
 
-CEREBRO_AVX512 int32_t count_common_words_avx512(const uint64_t* a, const uint64_t* b, size_t words,
-                                                 uint16_t* counts) {
+CEREBRO_AVX512 int32_t count_common_words_avx512(const uint64_t* a, const uint64_t* b, size_t words, uint16_t* counts) {
   __m512i total = _mm512_setzero_si512();
   for (size_t i = 0; i < words; i += 8) {
     __m512i in_words = _mm512_popcnt_epi64(and_block(a, b, i, words));

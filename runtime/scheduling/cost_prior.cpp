@@ -73,7 +73,8 @@ nlohmann::json CostPriors::to_json() const {
 }
 
 Result<CostPriors> CostPriors::from_json(const nlohmann::json& j) {
-  if (!j.is_object()) return Status::invalid_argument("cost priors: expected an object of config id -> seconds per example");
+  if (!j.is_object())
+    return Status::invalid_argument("cost priors: expected an object of config id -> seconds per example");
   CostPriors priors;
   for (const auto& [key, value] : j.items()) {
     ConfigId c = 0;

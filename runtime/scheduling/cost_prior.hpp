@@ -57,8 +57,7 @@ class CostPriors {
   // fails gets no prior (the policy treats it as before: the mean of the
   // measured ones); the first error is returned alongside in `problems`.
   struct Estimated;
-  static Estimated estimate(const std::vector<std::pair<ConfigId, nlohmann::json>>& configs,
-                            ModelCostProbe& probe);
+  static Estimated estimate(const std::vector<std::pair<ConfigId, nlohmann::json>>& configs, ModelCostProbe& probe);
 
   // invalid_argument (and no prior set) unless seconds_per_example is a
   // positive, finite number.
@@ -85,7 +84,7 @@ class CostPriors {
 
 struct CostPriors::Estimated {
   CostPriors priors;
-  int probes = 0;                  // distinct cost keys measured
+  int probes = 0;                     // distinct cost keys measured
   std::vector<std::string> problems;  // "config N: why", one per config without a prior
 };
 

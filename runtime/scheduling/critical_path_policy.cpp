@@ -185,9 +185,8 @@ void UnitTimeModel::refit(int sweeps) {
     // there look light (measured on a loaded 2-core VM: a cnn fit as cheaper
     // than the mlps, and its chain was left for last).
     if (priors_ > 0) {
-      const double shift = configs_.prior_shift_count
-                               ? configs_.prior_shift_sum / static_cast<double>(configs_.prior_shift_count)
-                               : 0;
+      const double shift =
+          configs_.prior_shift_count ? configs_.prior_shift_sum / static_cast<double>(configs_.prior_shift_count) : 0;
       for (auto& [c, entry] : sums_) {
         const Factor* f = configs_.find(c);
         if (!f || !f->has_prior) continue;
@@ -195,14 +194,16 @@ void UnitTimeModel::refit(int sweeps) {
         entry.second += kPriorWeight;
       }
     }
-    for (const auto& [c, entry] : sums_) configs_.reset_log(configs_.at(c), entry.first / static_cast<double>(entry.second));
+    for (const auto& [c, entry] : sums_)
+      configs_.reset_log(configs_.at(c), entry.first / static_cast<double>(entry.second));
     sums_.clear();
     for (const Sample& s : window_) {
       auto& [sum, n] = sums_[s.worker];
       sum += configs_.at(s.config).log - s.log_seconds;
       ++n;
     }
-    for (const auto& [w, entry] : sums_) workers_.reset_log(workers_.at(w), entry.first / static_cast<double>(entry.second));
+    for (const auto& [w, entry] : sums_)
+      workers_.reset_log(workers_.at(w), entry.first / static_cast<double>(entry.second));
   }
 }
 
@@ -258,10 +259,9 @@ double CriticalPathPolicy::chain(ConfigId c, const ConfigProgress& progress, int
 }
 
 void CriticalPathPolicy::insert_critical(double chain, ConfigId c) {
-  auto at = std::lower_bound(critical_.begin(), critical_.end(), std::make_pair(chain, c),
-                             [](const auto& a, const auto& b) {
-                               return a.first != b.first ? a.first > b.first : a.second < b.second;
-                             });
+  auto at = std::lower_bound(
+      critical_.begin(), critical_.end(), std::make_pair(chain, c),
+      [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
   critical_.insert(at, {chain, c});
 }
 
@@ -273,7 +273,8 @@ void CriticalPathPolicy::erase_critical(ConfigId c) {
 void CriticalPathPolicy::prefetch_observation(WorkerId worker, const Unit& u) const {
   (void)worker;
   model_.prefetch_config(u.config);
-  if (static_cast<uint32_t>(u.config) < progress_.size()) __builtin_prefetch(&progress_[static_cast<uint32_t>(u.config)]);
+  if (static_cast<uint32_t>(u.config) < progress_.size())
+    __builtin_prefetch(&progress_[static_cast<uint32_t>(u.config)]);
 }
 
 void CriticalPathPolicy::set_cost_prior(ConfigId c, double seconds_per_example) {
@@ -462,7 +463,7 @@ std::optional<Unit> CriticalPathPolicy::choose_linking(WorkerId w, const MopBook
 }
 
 CriticalPathPolicy::OtherHolders CriticalPathPolicy::other_holders(WorkerId w, const MopBook& book,
-                                                                    double ratio) const {
+                                                                   double ratio) const {
   OtherHolders out;
   if (!model_.knows_worker(w)) return out;
   double speed = model_.speed(w);
@@ -481,8 +482,8 @@ CriticalPathPolicy::OtherHolders CriticalPathPolicy::other_holders(WorkerId w, c
 
 bool CriticalPathPolicy::faster_holder_present(WorkerId w, PartitionId p, const MopBook& book) const {
   WorkerId fastest = static_cast<size_t>(p) < fastest_holder_.size() ? fastest_holder_[p] : -1;
-  return fastest >= 0 && fastest != w && model_.speed(fastest) > 1.1 * model_.speed(w) &&
-         book.has_worker(fastest) && book.holds(fastest, p);
+  return fastest >= 0 && fastest != w && model_.speed(fastest) > 1.1 * model_.speed(w) && book.has_worker(fastest) &&
+         book.holds(fastest, p);
 }
 
 double CriticalPathPolicy::chain_if_run(const Unit& u, WorkerId w, const MopBook& book) {

@@ -183,7 +183,7 @@ class UnitTimeModel {
   std::vector<Sample> window_;  // the last kWindow observations, a ring
   size_t window_next_ = 0;
   int64_t observations_ = 0;
-  int64_t priors_ = 0;  // configs with a prior
+  int64_t priors_ = 0;                                            // configs with a prior
   std::unordered_map<int32_t, std::pair<double, int64_t>> sums_;  // refit scratch
   // Union-find over the observed configs and workers (nodes), linked by
   // observations, with the number of workers per root.
@@ -301,14 +301,14 @@ class CriticalPathPolicy : public SchedulingPolicy {
   std::vector<bool> dense_critical_;  // is_critical by id, if small and non-negative
   std::unordered_set<ConfigId> sparse_critical_;
   std::vector<std::pair<double, ConfigId>> chains_;  // refresh()'s scratch
-  std::vector<ConfigId> unmeasured_;  // configs with no observation yet (some may have one now)
-  double total_inverse_ = 0;    // sum of inverse_speed over the partitions
-  double max_inverse_ = 0;      // the largest inverse_speed
+  std::vector<ConfigId> unmeasured_;                 // configs with no observation yet (some may have one now)
+  double total_inverse_ = 0;                         // sum of inverse_speed over the partitions
+  double max_inverse_ = 0;                           // the largest inverse_speed
   int32_t partitions_ = 0;
-  double remaining_work_ = 0;   // sum of cost x remaining units over live configs
-  double total_speed_ = 0;      // of the workers that ran a unit
-  double threshold_ = 0;        // chain that makes a config critical, at the last refresh
-  int64_t since_refresh_ = -1;  // observations; -1: never refreshed
+  double remaining_work_ = 0;    // sum of cost x remaining units over live configs
+  double total_speed_ = 0;       // of the workers that ran a unit
+  double threshold_ = 0;         // chain that makes a config critical, at the last refresh
+  int64_t since_refresh_ = -1;   // observations; -1: never refreshed
   bool newly_measured_ = false;  // a config got its first observation since
 };
 

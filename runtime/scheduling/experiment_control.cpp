@@ -29,8 +29,7 @@ uint64_t unit_seed(uint64_t experiment_seed, const Unit& u) {
 }
 
 ExperimentControl::ExperimentControl(int32_t num_partitions, uint64_t seed, Metric metric, int max_unit_retries,
-                                     std::unique_ptr<SchedulingPolicy> policy,
-                                     std::unique_ptr<SearchProcedure> search)
+                                     std::unique_ptr<SchedulingPolicy> policy, std::unique_ptr<SearchProcedure> search)
     : book_(num_partitions),
       seed_(seed),
       metric_(metric),
@@ -167,15 +166,14 @@ DispatchBatch ExperimentControl::dispatch_all() {
 std::vector<Dispatch> ExperimentControl::dispatch() {
   DispatchBatch batch = dispatch_all();
   if (!batch.gangs.empty() || !batch.pipelines.empty())
-    throw Error(fmt::format("dispatch() started {} gang(s) and {} pipeline attempt(s): a shell running them calls "
-                            "dispatch_all()",
-                            batch.gangs.size(), batch.pipelines.size()));
+    throw Error(
+        fmt::format("dispatch() started {} gang(s) and {} pipeline attempt(s): a shell running them calls "
+                    "dispatch_all()",
+                    batch.gangs.size(), batch.pipelines.size()));
   return std::move(batch.units);
 }
 
-bool ExperimentControl::better(double a, double b) const {
-  return metric_.higher_is_better() ? a > b : a < b;
-}
+bool ExperimentControl::better(double a, double b) const { return metric_.higher_is_better() ? a > b : a < b; }
 
 std::string ExperimentControl::on_committed(WorkerId w, const UnitLogEntry& e) {
   SchedulingPolicy::Observation observation{w, Unit{e.config, e.partition, e.epoch}, e.train_s, e.validate_s,
@@ -207,14 +205,14 @@ std::string ExperimentControl::conclude(const UnitLogEntry& e, bool diverged, bo
     auto state = book_.state(e.config);
     const bool live = state == ConfigState::pending_epoch || state == ConfigState::awaiting_decision;
     if (live) book_.stop(e.config);
-    outcome = ConfigOutcome{ConfigStatus::diverged, fmt::format("loss became NaN/inf in epoch {} on partition {}", e.epoch,
-                                                    e.partition)};
+    outcome = ConfigOutcome{ConfigStatus::diverged,
+                            fmt::format("loss became NaN/inf in epoch {} on partition {}", e.epoch, e.partition)};
     std::string line = fmt::format("config {} diverged (loss NaN/inf) in epoch {}", e.config, e.epoch);
     return live ? line + config_ended(e.config) : line;
   }
   if (!epoch_ended) return {};
 
-  EpochOutcome result{e.config, e.epoch, loss.second ? loss.first / static_cast<double>(loss.second) : 0.0,
+  EpochOutcome result{e.config,   e.epoch,        loss.second ? loss.first / static_cast<double>(loss.second) : 0.0,
                       e.val_loss, e.val_accuracy, e.val_metrics};
   result.train_seconds = train_seconds_[e.config];
   loss = {0.0, 0};
@@ -222,7 +220,8 @@ std::string ExperimentControl::conclude(const UnitLogEntry& e, bool diverged, bo
   std::string line = fmt::format("config {} epoch {}: train_loss {:.4f} val_loss {:.4f}", e.config, e.epoch,
                                  result.train_loss, e.val_loss);
   if (e.val_metrics.empty()) line += fmt::format(" val_accuracy {:.4f}", e.val_accuracy);
-  if (auto it = e.val_metrics.find("accuracy"); it != e.val_metrics.end()) line += fmt::format(" val_accuracy {:.4f}", it->second);
+  if (auto it = e.val_metrics.find("accuracy"); it != e.val_metrics.end())
+    line += fmt::format(" val_accuracy {:.4f}", it->second);
   for (const auto& [name, value] : e.val_metrics)
     if (name != "accuracy") line += fmt::format(" val_{} {:.4f}", name, value);
   return line + apply(search_->decide(result));
@@ -238,10 +237,11 @@ std::string ExperimentControl::apply(const std::vector<SearchDecision>& decision
     }
     const auto state = book_.state(d.config);
     if (state != ConfigState::awaiting_decision || book_.epoch(d.config) != d.epoch || copy_pending(d.config)) {
-      throw Error(fmt::format("search procedure '{}' decided \"{}\" but config {} is {} in epoch {}{}, not "
-                              "awaiting a decision after epoch {}",
-                              search_->name(), to_string(d), d.config, to_string(state), book_.epoch(d.config),
-                              copy_pending(d.config) ? " waiting for a state copy" : "", d.epoch));
+      throw Error(
+          fmt::format("search procedure '{}' decided \"{}\" but config {} is {} in epoch {}{}, not "
+                      "awaiting a decision after epoch {}",
+                      search_->name(), to_string(d), d.config, to_string(state), book_.epoch(d.config),
+                      copy_pending(d.config) ? " waiting for a state copy" : "", d.epoch));
     }
     auto& outcome = outcomes_[d.config];
     switch (d.kind) {
@@ -255,9 +255,10 @@ std::string ExperimentControl::apply(const std::vector<SearchDecision>& decision
         break;
       case SearchDecision::Kind::exploit:
         if (d.source == d.config || !outcomes_.count(d.source) || d.source_epoch < 0 || !d.params.is_object()) {
-          throw Error(fmt::format("search procedure '{}' decided \"{}\": the source must be another known "
-                                  "config with an epoch, and params an object",
-                                  search_->name(), to_string(d)));
+          throw Error(
+              fmt::format("search procedure '{}' decided \"{}\": the source must be another known "
+                          "config with an epoch, and params an object",
+                          search_->name(), to_string(d)));
         }
         pending_copies_[d.config] = d;
         copies_.push_back(StateCopy{d.config, d.source, d.source_epoch, d.params});
@@ -271,9 +272,7 @@ std::string ExperimentControl::apply(const std::vector<SearchDecision>& decision
   return lines;
 }
 
-std::string ExperimentControl::config_ended(ConfigId c) {
-  return apply(search_->on_config_ended(c));
-}
+std::string ExperimentControl::config_ended(ConfigId c) { return apply(search_->on_config_ended(c)); }
 
 std::vector<SearchDecision> ExperimentControl::take_decisions() {
   std::vector<SearchDecision> out;
@@ -421,9 +420,10 @@ Status ExperimentControl::stop_config(ConfigId c) {
 Status ExperimentControl::add_config_by_user(ConfigId c, int32_t epochs, const nlohmann::json& params,
                                              ConfigId cloned_from, int32_t stages) {
   if (!search_->takes_added_configs())
-    return Status::error(fmt::format("configs can be added to grid and random searches only; this experiment "
-                                     "runs {}, which plans its configs up front",
-                                     search_->name()));
+    return Status::error(
+        fmt::format("configs can be added to grid and random searches only; this experiment "
+                    "runs {}, which plans its configs up front",
+                    search_->name()));
   if (outcomes_.count(c)) return Status::error(fmt::format("config {} exists already", c));
   if (epochs < 1) return Status::error(fmt::format("config {}: epochs must be >= 1, got {}", c, epochs));
   if (cloned_from >= 0 && !outcomes_.count(cloned_from))

@@ -342,13 +342,13 @@ class ExperimentControl {
   std::map<Unit, int32_t> failed_attempts_;
   std::map<ConfigId, double> last_metric_;
   std::map<ConfigId, std::pair<double, int64_t>> epoch_loss_;  // weighted sum, examples
-  std::map<ConfigId, double> train_seconds_;                  // per config, its units' train_s
-  std::vector<SearchDecision> decisions_;            // not yet taken by the shell
-  std::vector<StateCopy> copies_;                    // not yet taken by the shell
-  std::map<ConfigId, SearchDecision> pending_copies_;  // issued, not confirmed
-  std::vector<ConfigProposal> proposals_;             // not yet taken by the shell
-  std::map<ConfigId, int32_t> pending_creation_;      // proposed, not yet created: planned epochs
-  std::map<ConfigId, ConfigRecord> recorded_;         // resuming: recorded configs not yet re-proposed
+  std::map<ConfigId, double> train_seconds_;                   // per config, its units' train_s
+  std::vector<SearchDecision> decisions_;                      // not yet taken by the shell
+  std::vector<StateCopy> copies_;                              // not yet taken by the shell
+  std::map<ConfigId, SearchDecision> pending_copies_;          // issued, not confirmed
+  std::vector<ConfigProposal> proposals_;                      // not yet taken by the shell
+  std::map<ConfigId, int32_t> pending_creation_;               // proposed, not yet created: planned epochs
+  std::map<ConfigId, ConfigRecord> recorded_;                  // resuming: recorded configs not yet re-proposed
 
   // Takes the procedure's new proposals: recorded ones join at once, the
   // others wait for the shell.

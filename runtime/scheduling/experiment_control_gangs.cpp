@@ -28,8 +28,8 @@ std::optional<int64_t> ExperimentControl::gang_of(WorkerId w) const {
   return std::nullopt;
 }
 
-std::string ExperimentControl::on_gang_committed(int64_t gang, const std::vector<UnitLogEntry>& entries,
-                                                 int64_t steps, double allreduce_s) {
+std::string ExperimentControl::on_gang_committed(int64_t gang, const std::vector<UnitLogEntry>& entries, int64_t steps,
+                                                 double allreduce_s) {
   auto it = gangs_.find(gang);
   if (it == gangs_.end()) throw Error(fmt::format("on_gang_committed: gang {} is not running", gang));
   const std::vector<MopBook::GangMember> members = it->second;
@@ -159,9 +159,10 @@ ExperimentControl::Restored ExperimentControl::restore(const std::vector<UnitLog
         members.push_back({replay_worker(r), Unit{entries[r].config, entries[r].partition, entries[r].epoch}});
       // The book's misuse aborts: ask it first.
       if (auto fits = book_.can_start_gang(members); !fits.ok()) {
-        throw Error(fmt::format("cannot resume: the unit log's gang {} (seq {}) contradicts MOP: "
-                                "MopBook::start_gang: {}",
-                                e.gang, e.seq, fits.message()));
+        throw Error(
+            fmt::format("cannot resume: the unit log's gang {} (seq {}) contradicts MOP: "
+                        "MopBook::start_gang: {}",
+                        e.gang, e.seq, fits.message()));
       }
       book_.start_gang(members);
       commit_gang(members, entries);

@@ -55,11 +55,11 @@
 namespace cerebro {
 
 struct GangCosts {
-  double allreduce_s = 0;    // one allreduce of a config's gradients between 2 ranks
-  double setup_s = 0;        // forming a gang (rendezvous, process group), per attempt
-  double steps_per_unit = 1; // optimizer steps of one unit (examples per partition / batch size)
-  int32_t max_gang = 8;      // most members of one gang, >= 2
-  double margin = 0.05;      // auto: the gang's estimate must be this fraction sooner
+  double allreduce_s = 0;     // one allreduce of a config's gradients between 2 ranks
+  double setup_s = 0;         // forming a gang (rendezvous, process group), per attempt
+  double steps_per_unit = 1;  // optimizer steps of one unit (examples per partition / batch size)
+  int32_t max_gang = 8;       // most members of one gang, >= 2
+  double margin = 0.05;       // auto: the gang's estimate must be this fraction sooner
   // Whether allreduce_s is a known cost (the simulator's) or still to be
   // measured (a real run's): until it is, auto forms no gang (an unmeasured
   // allreduce would look free).
@@ -71,13 +71,13 @@ struct GangCosts {
 double gang_seconds(double unit_s, int32_t k, const GangCosts& costs);
 
 struct GangEstimateInput {
-  double unit_s = 0;             // the config's unit alone on the gang's slowest member
-  double mop_unit_s = 0;         // its unit alone on an average worker (0: unit_s)
-  int64_t remaining_units = 0;   // the config's, this epoch and the planned ones after it
-  double other_work_s = 0;       // every other config's remaining work, worker-seconds
-  double other_chain_s = 0;      // the longest remaining chain of another config
+  double unit_s = 0;            // the config's unit alone on the gang's slowest member
+  double mop_unit_s = 0;        // its unit alone on an average worker (0: unit_s)
+  int64_t remaining_units = 0;  // the config's, this epoch and the planned ones after it
+  double other_work_s = 0;      // every other config's remaining work, worker-seconds
+  double other_chain_s = 0;     // the longest remaining chain of another config
   int32_t workers = 1;
-  double gang_factor = 1;        // measured gang attempts / gang_seconds (1: none measured)
+  double gang_factor = 1;  // measured gang attempts / gang_seconds (1: none measured)
 };
 
 struct GangEstimate {

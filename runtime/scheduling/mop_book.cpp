@@ -130,8 +130,7 @@ void MopBook::add_worker(WorkerId w, std::vector<PartitionId> holds) {
   std::set<PartitionId> held;
   for (PartitionId p : holds) {
     if (p < 0 || p >= num_partitions_) {
-      misuse("add_worker", fmt::format("worker {} holds partition {}, outside 0..{}", w, p,
-                                       num_partitions_ - 1));
+      misuse("add_worker", fmt::format("worker {} holds partition {}, outside 0..{}", w, p, num_partitions_ - 1));
     }
     held.insert(p);
   }
@@ -235,9 +234,7 @@ int32_t MopBook::count_idle_needing(PartitionId p) const {
   return set.count_common_words(idle_, last.counts);
 }
 
-bool MopBook::has_idle_needing(PartitionId p) const {
-  return needers(p, "has_idle_needing").intersects(idle_);
-}
+bool MopBook::has_idle_needing(PartitionId p) const { return needers(p, "has_idle_needing").intersects(idle_); }
 
 ConfigId MopBook::idle_config_needing(PartitionId p, int32_t k) const {
   const SlotSet& set = needers(p, "idle_config_needing");
@@ -246,8 +243,8 @@ ConfigId MopBook::idle_config_needing(PartitionId p, int32_t k) const {
   bool counted = last.partition == p && last.needers_version == set.version() && last.idle_version == idle_.version();
   int32_t slot = k < 0 ? -1 : counted ? set.select_common_counted(idle_, last.counts, k) : set.select_common(idle_, k);
   if (slot < 0) {
-    misuse("idle_config_needing", fmt::format("partition {}: index {} outside 0..{}", p, k,
-                                              set.count_common(idle_) - 1));
+    misuse("idle_config_needing",
+           fmt::format("partition {}: index {} outside 0..{}", p, k, set.count_common(idle_) - 1));
   }
   return hot_[slot].id;
 }
@@ -311,12 +308,12 @@ MopBook::ConfigEntry& MopBook::finish_attempt(WorkerId w, const Unit& u, const c
     misuse(operation, fmt::format("worker {} is idle, it is not running {}", w, to_string(u)));
   }
   if (*worker.running != u) {
-    misuse(operation, fmt::format("worker {} is running {}, not {}", w, to_string(*worker.running),
-                                  to_string(u)));
+    misuse(operation, fmt::format("worker {} is running {}, not {}", w, to_string(*worker.running), to_string(u)));
   }
   if (worker.in_gang) {
     misuse(operation, fmt::format("worker {} runs {} as a gang member: the gang ends as a whole "
-                                  "(complete_gang / requeue_gang)", w, to_string(u)));
+                                  "(complete_gang / requeue_gang)",
+                                  w, to_string(u)));
   }
   worker.running.reset();
   --running_units_;
@@ -343,8 +340,8 @@ void MopBook::requeue(WorkerId w, const Unit& u) {
 void MopBook::advance(ConfigId c) {
   ConfigEntry& config = config_entry(c, "advance");
   if (config.state != ConfigState::awaiting_decision) {
-    misuse("advance", fmt::format("config {} is {}, not awaiting_decision (epoch {})", c,
-                                  to_string(config.state), config.epoch));
+    misuse("advance",
+           fmt::format("config {} is {}, not awaiting_decision (epoch {})", c, to_string(config.state), config.epoch));
   }
   ++config.epoch;
   hot_[config.slot].epoch = config.epoch;
@@ -372,9 +369,7 @@ void MopBook::fail(ConfigId c) { end_config(c, ConfigState::failed, "fail"); }
 
 int32_t MopBook::planned_epochs(ConfigId c) const { return config_entry(c, "planned_epochs").epochs; }
 
-std::optional<Unit> MopBook::running_on(WorkerId w) const {
-  return worker_entry(w, "running_on").running;
-}
+std::optional<Unit> MopBook::running_on(WorkerId w) const { return worker_entry(w, "running_on").running; }
 
 std::vector<PartitionId> MopBook::pending_partitions(ConfigId c) const {
   return config_entry(c, "pending_partitions").pending.to_vector();

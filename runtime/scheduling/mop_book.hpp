@@ -56,9 +56,7 @@ enum class ConfigState {
 };
 
 std::string to_string(ConfigState state);
-inline std::ostream& operator<<(std::ostream& os, ConfigState state) {
-  return os << to_string(state);
-}
+inline std::ostream& operator<<(std::ostream& os, ConfigState state) { return os << to_string(state); }
 
 class MopBook {
  public:
@@ -300,7 +298,7 @@ class MopBook {
     uint64_t version_ = 0;
   };
   struct WorkerEntry {
-    bool present = false;  // removed workers keep their slot
+    bool present = false;            // removed workers keep their slot
     std::vector<PartitionId> holds;  // ascending, no duplicates
     PartitionSet held;               // holds, for O(1) membership
     std::optional<Unit> running;
@@ -316,7 +314,7 @@ class MopBook {
     ConfigState state = ConfigState::pending_epoch;
     int32_t slot = 0;
     std::optional<WorkerId> running_on;  // a member, while any runs
-    int32_t running_count = 0;          // 1 for MOP, the members left for a gang
+    int32_t running_count = 0;           // 1 for MOP, the members left for a gang
     std::optional<Unit> handed_over;     // on no worker, its commit under way
     int64_t units_done = 0;
     PartitionSet pending;  // current epoch, not done, not running
@@ -385,9 +383,9 @@ class MopBook {
     bool busy = false;
   };
   std::vector<HotConfig> hot_;
-  SlotSet idle_;  // slots of the configs with no running unit
+  SlotSet idle_;                              // slots of the configs with no running unit
   std::map<ConfigId, int32_t> config_order_;  // id -> slot, ascending ids
-  std::vector<SlotSet> needers_;  // per partition: slots of the configs needing it
+  std::vector<SlotSet> needers_;              // per partition: slots of the configs needing it
   // What the last count_idle_needing counted, per word, while neither set has
   // changed: idle_config_needing(p, k) right after it (a uniform draw) then
   // reads the counts instead of the words.
@@ -399,7 +397,7 @@ class MopBook {
   };
   mutable IdleCount last_idle_count_;
   int64_t units_done_ = 0;
-  int64_t live_configs_ = 0;   // neither finished, stopped nor failed
+  int64_t live_configs_ = 0;  // neither finished, stopped nor failed
   int64_t running_units_ = 0;
   int64_t handed_over_units_ = 0;
   // Checks that u is c's unit handed over and ends that state; returns c.
@@ -410,12 +408,8 @@ class MopBook {
 inline ConfigState MopBook::state(ConfigId c) const { return config_entry(c, "state").state; }
 inline int32_t MopBook::epoch(ConfigId c) const { return hot_[config_slot(c, "epoch")].epoch; }
 inline bool MopBook::config_busy(ConfigId c) const { return hot_[config_slot(c, "config_busy")].busy; }
-inline const PartitionSet& MopBook::pending_set(ConfigId c) const {
-  return config_entry(c, "pending_set").pending;
-}
-inline bool MopBook::worker_busy(WorkerId w) const {
-  return worker_entry(w, "worker_busy").running.has_value();
-}
+inline const PartitionSet& MopBook::pending_set(ConfigId c) const { return config_entry(c, "pending_set").pending; }
+inline bool MopBook::worker_busy(WorkerId w) const { return worker_entry(w, "worker_busy").running.has_value(); }
 inline int32_t MopBook::count_needing(PartitionId p) const { return needers(p, "count_needing").count(); }
 inline std::optional<ConfigId> MopBook::config_needing_at(PartitionId p, int32_t position) const {
   // Slots are handed out in order of add_config: slot == position.

@@ -35,7 +35,8 @@ std::string MopBook::gang_problem(const std::vector<GangMember>& members, bool s
       return fmt::format("gang members {} and {} differ in config or epoch", to_string(first), to_string(m.unit));
     if (!workers.insert(m.worker).second)
       return fmt::format("worker {} appears twice in the gang of config {}", m.worker, first.config);
-    if (!partitions.insert(m.unit.partition).second) return fmt::format("{} appears twice in the gang", to_string(m.unit));
+    if (!partitions.insert(m.unit.partition).second)
+      return fmt::format("{} appears twice in the gang", to_string(m.unit));
     const int32_t worker_slot = worker_slots_.find(m.worker);
     if (worker_slot < 0 || !workers_[worker_slot].present) return fmt::format("unknown worker {}", m.worker);
     const WorkerEntry& worker = workers_[worker_slot];
@@ -96,8 +97,8 @@ bool MopBook::complete_gang(const std::vector<GangMember>& members) {
   check_gang(members, "complete_gang", false);
   ConfigEntry& config = config_entry(members.front().unit.config, "complete_gang");
   if (config.running_count != static_cast<int32_t>(members.size())) {
-    misuse("complete_gang", fmt::format("config {} runs {} gang member(s), {} given: a gang commits whole",
-                                        config.id, config.running_count, members.size()));
+    misuse("complete_gang", fmt::format("config {} runs {} gang member(s), {} given: a gang commits whole", config.id,
+                                        config.running_count, members.size()));
   }
   for (const GangMember& m : members) {
     WorkerEntry& worker = worker_entry(m.worker, "complete_gang");

@@ -18,7 +18,7 @@ void MopBook::hand_over(WorkerId w, const Unit& u) {
   WorkerEntry& worker = worker_entry(w, "hand_over");
   if (!worker.running || *worker.running != u || worker.in_gang) {
     misuse("hand_over", fmt::format("worker {} is {}, cannot hand over {}", w,
-                                    !worker.running ? std::string("idle")
+                                    !worker.running  ? std::string("idle")
                                     : worker.in_gang ? "in a gang"
                                                      : "running " + to_string(*worker.running),
                                     to_string(u)));

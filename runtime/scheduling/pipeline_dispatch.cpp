@@ -64,8 +64,9 @@ std::string crew_shortage_error(int stages, int workers) {
 
 int64_t PipelineAttempts::start(PipelineCrew crew) {
   if (crew.stages() < 2)
-    contract_violation("PipelineAttempts::start", fmt::format("a pipeline attempt of {} needs at least 2 stages, got {}",
-                                                              to_string(crew.unit), crew.stages()));
+    contract_violation(
+        "PipelineAttempts::start",
+        fmt::format("a pipeline attempt of {} needs at least 2 stages, got {}", to_string(crew.unit), crew.stages()));
   const auto members = crew.members();
   std::set<WorkerId> seen;
   for (WorkerId w : members) {

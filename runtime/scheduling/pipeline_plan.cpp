@@ -88,39 +88,39 @@ Result<PipelinePlan> plan_pipeline(const ModelChain& chain, const PipelineReques
   if (!request.forced && request.stages != 0)
     return Status::invalid_argument(fmt::format(
         "[space] stages = {} applies to parallelism = \"pipeline\" only (without it a config is split only when "
-        "it does not fit [cluster] model_memory_mb)", request.stages));
+        "it does not fit [cluster] model_memory_mb)",
+        request.stages));
   if (!request.forced && !over_budget) {
-    auto plan = make_plan(chain, {0}, limits.budget_bytes > 0
-                                          ? fmt::format("its training state ({}) fits the worker's memory ({})",
-                                                        megabytes(total), megabytes(limits.budget_bytes))
-                                          : "no memory budget and no pipeline asked for");
+    auto plan = make_plan(chain, {0},
+                          limits.budget_bytes > 0 ? fmt::format("its training state ({}) fits the worker's memory ({})",
+                                                                megabytes(total), megabytes(limits.budget_bytes))
+                                                  : "no memory budget and no pipeline asked for");
     return plan;
   }
-  const std::string why = request.forced
-                              ? std::string("[space] parallelism = \"pipeline\"")
-                              : fmt::format("its training state ({}) exceeds [cluster] model_memory_mb ({})", megabytes(total),
-                                            megabytes(limits.budget_bytes));
+  const std::string why = request.forced ? std::string("[space] parallelism = \"pipeline\"")
+                                         : fmt::format("its training state ({}) exceeds [cluster] model_memory_mb ({})",
+                                                       megabytes(total), megabytes(limits.budget_bytes));
   if (!chain.not_a_chain.empty())
-    return Status::invalid_argument(fmt::format("{}: the model cannot be split into pipeline stages: {}", why,
-                                                chain.not_a_chain));
+    return Status::invalid_argument(
+        fmt::format("{}: the model cannot be split into pipeline stages: {}", why, chain.not_a_chain));
   const int links = static_cast<int>(chain.link_bytes.size());
   if (request.forced && request.stages < 0)
     return Status::invalid_argument(fmt::format("[space] stages must be >= 2, got {}", request.stages));
   if (request.stages == 1)
     return Status::invalid_argument("[space] stages = 1 is no pipeline: give 2 or more, or drop parallelism");
   if (request.stages > links)
-    return Status::invalid_argument(fmt::format(
-        "[space] stages = {}: the model has only {} top-level children ({}), fewer than the stages", request.stages,
-        links, fmt::join(chain.link_names, ", ")));
+    return Status::invalid_argument(
+        fmt::format("[space] stages = {}: the model has only {} top-level children ({}), fewer than the stages",
+                    request.stages, links, fmt::join(chain.link_names, ", ")));
   if (request.stages > limits.workers)
-    return Status::invalid_argument(fmt::format("[space] stages = {}: more stages than the {} workers", request.stages,
-                                                limits.workers));
+    return Status::invalid_argument(
+        fmt::format("[space] stages = {}: more stages than the {} workers", request.stages, limits.workers));
   if (links < 2)
     return Status::invalid_argument(fmt::format("{}: the model has {} top-level child{}, a pipeline needs 2 or more",
                                                 why, links, links == 1 ? "" : "ren"));
   if (limits.workers < 2)
-    return Status::invalid_argument(fmt::format("{}: a pipeline needs 2 or more workers, there is {}", why,
-                                                limits.workers));
+    return Status::invalid_argument(
+        fmt::format("{}: a pipeline needs 2 or more workers, there is {}", why, limits.workers));
   const int most = std::min(links, limits.workers);
   // Asked for k stages: exactly k. Otherwise the fewest that fit.
   const int from = request.stages > 0 ? request.stages : 2;

@@ -69,10 +69,10 @@ struct ModelChain {
 // The decision: stages == 1 trains the config whole.
 struct PipelinePlan {
   int stages = 1;
-  std::vector<size_t> first_link;   // per stage
-  std::vector<int64_t> stage_bytes; // per stage
+  std::vector<size_t> first_link;    // per stage
+  std::vector<int64_t> stage_bytes;  // per stage
   int64_t total_bytes = 0;
-  std::string reason;               // why split (or why not), for logs and summaries
+  std::string reason;  // why split (or why not), for logs and summaries
 };
 
 // Decides how a config trains. Errors (invalid_argument) name the key:

@@ -15,8 +15,9 @@ Status ReplayPolicy::check(const VisitOrder& visit_order) {
       std::set<PartitionId> seen;
       for (PartitionId p : epochs[e]) {
         if (p < 0 || !seen.insert(p).second) {
-          return Status::invalid_argument(fmt::format("ReplayPolicy: visit order of config {} epoch {} has {} partition {}",
-                                                      config, e, p < 0 ? "negative" : "repeated", p));
+          return Status::invalid_argument(
+              fmt::format("ReplayPolicy: visit order of config {} epoch {} has {} partition {}", config, e,
+                          p < 0 ? "negative" : "repeated", p));
         }
       }
     }
@@ -33,8 +34,7 @@ ReplayPolicy::ReplayPolicy(VisitOrder visit_order) : visit_order_(std::move(visi
   if (auto checked = check(visit_order_); !checked.ok()) contract_violation("ReplayPolicy", checked.message());
 }
 
-std::optional<PartitionId> ReplayPolicy::next_logged(ConfigId c, int32_t e,
-                                                     const MopBook& book) const {
+std::optional<PartitionId> ReplayPolicy::next_logged(ConfigId c, int32_t e, const MopBook& book) const {
   auto it = visit_order_.find(c);
   if (it == visit_order_.end() || e < 0 || static_cast<size_t>(e) >= it->second.size()) {
     return std::nullopt;

@@ -25,8 +25,8 @@ class SchedulingPolicy {
   struct Observation {
     WorkerId worker = 0;
     Unit unit;
-    double train_s = 0;      // training time of the unit
-    double validate_s = 0;   // validation time (last unit of an epoch)
+    double train_s = 0;     // training time of the unit
+    double validate_s = 0;  // validation time (last unit of an epoch)
     int64_t examples = 0;
   };
   virtual void observe(const Observation& observation) { (void)observation; }

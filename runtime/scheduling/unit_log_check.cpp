@@ -10,8 +10,8 @@ namespace cerebro {
 namespace {
 
 std::string describe(const UnitRecord& r) {
-  return fmt::format("{} on worker {} [{:g} s, {:g} s]{}",
-                     to_string(Unit{r.config, r.partition, r.epoch}), r.worker, r.start_s, r.end_s,
+  return fmt::format("{} on worker {} [{:g} s, {:g} s]{}", to_string(Unit{r.config, r.partition, r.epoch}), r.worker,
+                     r.start_s, r.end_s,
                      r.gang ? fmt::format(" in gang {} of {}", r.gang, r.gang_size) : std::string());
 }
 
@@ -30,8 +30,10 @@ Status check_gangs(const std::vector<const UnitRecord*>& records) {
     for (const UnitRecord* r : members) {
       if (r->config != first.config || r->epoch != first.epoch || r->gang_size != first.gang_size ||
           r->start_s != first.start_s || r->end_s != first.end_s) {
-        return Status::internal(fmt::format("gang {} is not one attempt: {} and {} differ in config, epoch, size or "
-                                            "times", id, describe(first), describe(*r)));
+        return Status::internal(
+            fmt::format("gang {} is not one attempt: {} and {} differ in config, epoch, size or "
+                        "times",
+                        id, describe(first), describe(*r)));
       }
       if (!workers.insert(r->worker).second) {
         return Status::internal(fmt::format("gang {} uses worker {} twice: {}", id, r->worker, describe(*r)));
@@ -55,23 +57,22 @@ std::vector<const UnitRecord*> one_per_attempt(const std::vector<const UnitRecor
   return out;
 }
 
-Status check_well_formed(const std::vector<const UnitRecord*>& records,
-                         const ExpectedRun& expected) {
+Status check_well_formed(const std::vector<const UnitRecord*>& records, const ExpectedRun& expected) {
   for (const UnitRecord* r : records) {
     if (!expected.epochs_completed.count(r->config)) {
       return Status::internal(fmt::format("unknown config: {} is not in the expected run", describe(*r)));
     }
     if (r->partition < 0 || r->partition >= expected.num_partitions) {
-      return Status::internal(fmt::format("bad partition: {} is outside 0..{}", describe(*r),
-                                          expected.num_partitions - 1));
+      return Status::internal(
+          fmt::format("bad partition: {} is outside 0..{}", describe(*r), expected.num_partitions - 1));
     }
     if (r->epoch < 0) return Status::internal(fmt::format("bad epoch: {}", describe(*r)));
     if (r->end_s < r->start_s) {
       return Status::internal(fmt::format("bad times: {} ends before it starts", describe(*r)));
     }
     if (r->worker_end() < r->start_s || r->worker_end() > r->end_s) {
-      return Status::internal(fmt::format("bad times: {} frees its worker at {:g} s, outside its span", describe(*r),
-                                          r->worker_end()));
+      return Status::internal(
+          fmt::format("bad times: {} frees its worker at {:g} s, outside its span", describe(*r), r->worker_end()));
     }
   }
   return Status::ok_status();
@@ -82,23 +83,21 @@ Status check_no_duplicates(const std::vector<const UnitRecord*>& records) {
   for (const UnitRecord* r : records) {
     auto [it, inserted] = seen.emplace(Unit{r->config, r->partition, r->epoch}, r);
     if (!inserted) {
-      return Status::internal(fmt::format("unit committed twice: {} and {}", describe(*it->second),
-                                          describe(*r)));
+      return Status::internal(fmt::format("unit committed twice: {} and {}", describe(*it->second), describe(*r)));
     }
   }
   return Status::ok_status();
 }
 
-Status check_completeness(const std::vector<const UnitRecord*>& records,
-                          const ExpectedRun& expected) {
+Status check_completeness(const std::vector<const UnitRecord*>& records, const ExpectedRun& expected) {
   // config -> epoch -> partitions visited (no duplicates by now)
   std::map<ConfigId, std::map<int32_t, std::set<PartitionId>>> visited;
   for (const UnitRecord* r : records) {
     int32_t completed = expected.epochs_completed.at(r->config);
     if (r->epoch > completed) {
-      return Status::internal(fmt::format(
-          "completeness: {} ran but config {} completed only {} epoch(s), so epoch {} is unfinished",
-          describe(*r), r->config, completed, completed));
+      return Status::internal(
+          fmt::format("completeness: {} ran but config {} completed only {} epoch(s), so epoch {} is unfinished",
+                      describe(*r), r->config, completed, completed));
     }
     visited[r->config][r->epoch].insert(r->partition);
   }
@@ -108,16 +107,16 @@ Status check_completeness(const std::vector<const UnitRecord*>& records,
       if (e < completed && static_cast<int32_t>(seen.size()) != expected.num_partitions) {
         PartitionId missing = 0;
         while (seen.count(missing)) ++missing;
-        return Status::internal(fmt::format(
-            "completeness: config {} epoch {} is expected complete but never visited partition {} "
-            "({} of {} partitions)",
-            config, e, missing, seen.size(), expected.num_partitions));
+        return Status::internal(
+            fmt::format("completeness: config {} epoch {} is expected complete but never visited partition {} "
+                        "({} of {} partitions)",
+                        config, e, missing, seen.size(), expected.num_partitions));
       }
       if (e == completed && static_cast<int32_t>(seen.size()) == expected.num_partitions) {
-        return Status::internal(fmt::format(
-            "completeness: config {} visited every partition in epoch {}, but is expected to have "
-            "completed only {} epoch(s)",
-            config, e, completed));
+        return Status::internal(
+            fmt::format("completeness: config {} visited every partition in epoch {}, but is expected to have "
+                        "completed only {} epoch(s)",
+                        config, e, completed));
       }
     }
   }
@@ -126,8 +125,7 @@ Status check_completeness(const std::vector<const UnitRecord*>& records,
 
 // Records grouped by key must not overlap in time (touching is fine).
 template <class Key, class End>
-Status check_no_overlap(const std::vector<const UnitRecord*>& records, Key key, End end,
-                        const char* invariant) {
+Status check_no_overlap(const std::vector<const UnitRecord*>& records, Key key, End end, const char* invariant) {
   std::map<int32_t, std::vector<const UnitRecord*>> groups;
   for (const UnitRecord* r : records) groups[key(*r)].push_back(r);
   for (auto& [id, group] : groups) {
@@ -137,8 +135,8 @@ Status check_no_overlap(const std::vector<const UnitRecord*>& records, Key key, 
     // Sorted by start, any overlap shows up between neighbours.
     for (size_t i = 1; i < group.size(); ++i) {
       if (end(*group[i - 1]) > group[i]->start_s) {
-        return Status::internal(fmt::format("{}: {} overlaps {}", invariant, describe(*group[i - 1]),
-                                            describe(*group[i])));
+        return Status::internal(
+            fmt::format("{}: {} overlaps {}", invariant, describe(*group[i - 1]), describe(*group[i])));
       }
     }
   }
@@ -146,7 +144,10 @@ Status check_no_overlap(const std::vector<const UnitRecord*>& records, Key key, 
 }
 
 Status check_epoch_order(const std::vector<const UnitRecord*>& records) {
-  struct Span { const UnitRecord* first_start = nullptr; const UnitRecord* last_end = nullptr; };
+  struct Span {
+    const UnitRecord* first_start = nullptr;
+    const UnitRecord* last_end = nullptr;
+  };
   std::map<ConfigId, std::map<int32_t, Span>> spans;
   for (const UnitRecord* r : records) {
     Span& s = spans[r->config][r->epoch];
@@ -158,8 +159,7 @@ Status check_epoch_order(const std::vector<const UnitRecord*>& records) {
     const Span* previous = nullptr;
     for (const auto& [epoch, span] : epochs) {
       if (previous && previous->last_end->end_s > span.first_start->start_s) {
-        return Status::internal(fmt::format("epoch order: {} ends after {} starts",
-                                            describe(*previous->last_end),
+        return Status::internal(fmt::format("epoch order: {} ends after {} starts", describe(*previous->last_end),
                                             describe(*span.first_start)));
       }
       previous = &span;
@@ -187,8 +187,9 @@ Status check_mop_invariants(const std::vector<UnitRecord>& log, const ExpectedRu
   if (Status s = check_gangs(committed); !s.ok()) return s;
   if (Status s = check_no_duplicates(committed); !s.ok()) return s;
   if (Status s = check_completeness(committed, expected); !s.ok()) return s;
-  if (Status s = check_no_overlap(one_per_attempt(committed), [](const UnitRecord& r) { return r.config; },
-                                  [](const UnitRecord& r) { return r.end_s; }, "isolation");
+  if (Status s = check_no_overlap(
+          one_per_attempt(committed), [](const UnitRecord& r) { return r.config; },
+          [](const UnitRecord& r) { return r.end_s; }, "isolation");
       !s.ok()) {
     return s;
   }
@@ -209,8 +210,9 @@ Status check_mop_invariants(const std::vector<UnitRecord>& log, const ExpectedRu
   }
   std::vector<const UnitRecord*> occupying = committed;
   for (const UnitRecord& r : hosted) occupying.push_back(&r);
-  if (Status s = check_no_overlap(occupying, [](const UnitRecord& r) { return r.worker; },
-                                  [](const UnitRecord& r) { return r.worker_end(); }, "one unit per worker");
+  if (Status s = check_no_overlap(
+          occupying, [](const UnitRecord& r) { return r.worker; }, [](const UnitRecord& r) { return r.worker_end(); },
+          "one unit per worker");
       !s.ok()) {
     return s;
   }

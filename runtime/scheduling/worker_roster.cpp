@@ -90,8 +90,7 @@ bool WorkerRoster::gang_begins(const GangDispatch& gang) {
 }
 
 void WorkerRoster::none_tasked(int64_t gang) {
-  if (auto it = attempts_.find(gang); it != attempts_.end())
-    it->second.replied.assign(it->second.replied.size(), true);
+  if (auto it = attempts_.find(gang); it != attempts_.end()) it->second.replied.assign(it->second.replied.size(), true);
 }
 
 WorkerRoster::GangReply WorkerRoster::replied(const GangDispatch& gang, size_t rank, bool ok) {

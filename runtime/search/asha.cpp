@@ -56,11 +56,10 @@ std::vector<SearchDecision> AshaProcedure::decide(const EpochOutcome& o) {
       fmt::format("rung {} epochs: {} of the {} configs there so far are better", *rung, better, n);
   if (better * options_.eta < n) {
     ++promoted_[k];
-    return {SearchDecision::continue_training(
-        o.config, o.epoch, fmt::format("promoted, in the top 1/{} at {}", options_.eta, where))};
+    return {SearchDecision::continue_training(o.config, o.epoch,
+                                              fmt::format("promoted, in the top 1/{} at {}", options_.eta, where))};
   }
-  return {SearchDecision::stop(o.config, o.epoch,
-                               fmt::format("not in the top 1/{} at {}", options_.eta, where))};
+  return {SearchDecision::stop(o.config, o.epoch, fmt::format("not in the top 1/{} at {}", options_.eta, where))};
 }
 
 }  // namespace cerebro

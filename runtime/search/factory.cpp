@@ -35,9 +35,9 @@ Result<std::unique_ptr<SearchProcedure>> make_search_procedure(const ExperimentS
       const auto needed = hyperband_config_count(spec.max_epochs, spec.eta, spec.brackets);
       if (!needed.ok()) return needed.status().with_context(context);
       if (static_cast<int64_t>(configs.size()) != *needed) {
-        return Status::invalid_argument(fmt::format(
-            "[experiment] search = \"hyperband\" needs {} configs for max_epochs {} and eta {}, got {}", *needed,
-            spec.max_epochs, spec.eta, configs.size()));
+        return Status::invalid_argument(
+            fmt::format("[experiment] search = \"hyperband\" needs {} configs for max_epochs {} and eta {}, got {}",
+                        *needed, spec.max_epochs, spec.eta, configs.size()));
       }
       std::vector<ConfigId> ids;
       for (const auto& c : configs) ids.push_back(c.id);
@@ -85,8 +85,8 @@ Result<std::unique_ptr<SearchProcedure>> make_search_procedure(const ExperimentS
       return std::unique_ptr<SearchProcedure>(std::move(made).value());
     }
   }
-  return Status::invalid_argument(fmt::format("[experiment] search must be {}, got kind {}", quoted_alternatives(search_names()),
-                                   static_cast<int>(spec.search)));
+  return Status::invalid_argument(fmt::format("[experiment] search must be {}, got kind {}",
+                                              quoted_alternatives(search_names()), static_cast<int>(spec.search)));
 }
 
 }  // namespace cerebro

@@ -68,7 +68,7 @@ Result<int64_t> hyperband_config_count(int32_t max_epochs, int32_t eta, int32_t 
 }
 
 Result<std::unique_ptr<HyperbandProcedure>> HyperbandProcedure::create(HyperbandOptions options,
-                                                                        std::vector<ConfigId> configs) {
+                                                                       std::vector<ConfigId> configs) {
   auto brackets = hyperband_brackets(options.max_epochs, options.eta, options.brackets);
   if (!brackets.ok()) return brackets.status();
   int64_t needed = 0;
@@ -115,9 +115,10 @@ std::vector<SearchDecision> HyperbandProcedure::decide(const EpochOutcome& o) {
   if (trained != bracket.epochs[state.rung]) return {SearchDecision::continue_training(o.config, o.epoch)};
   if (!state.racing.count(o.config) || state.arrived.count(o.config)) {
     // ExperimentControl reports each config's epoch ends once, in order.
-    contract_violation("HyperbandProcedure",
-                       fmt::format("hyperband: config {} reached rung {} epochs of bracket s={} but is not racing there",
-                                   o.config, trained, bracket.s));
+    contract_violation(
+        "HyperbandProcedure",
+        fmt::format("hyperband: config {} reached rung {} epochs of bracket s={} but is not racing there", o.config,
+                    trained, bracket.s));
   }
   state.arrived[o.config] = metric_score(o, options_.metric);
   ++state.reached[state.rung];
@@ -141,9 +142,8 @@ std::vector<SearchDecision> HyperbandProcedure::close_rung_if_complete(size_t b)
   std::vector<std::pair<double, ConfigId>> ranked;
   for (const auto& [config, score] : state.arrived) ranked.emplace_back(score, config);
   // Best first; equal scores in config order, so the outcome never depends on arrival order.
-  std::sort(ranked.begin(), ranked.end(), [](const auto& x, const auto& y) {
-    return x.first != y.first ? x.first > y.first : x.second < y.second;
-  });
+  std::sort(ranked.begin(), ranked.end(),
+            [](const auto& x, const auto& y) { return x.first != y.first ? x.first > y.first : x.second < y.second; });
   const size_t keep = std::min(ranked.size(), static_cast<size_t>(bracket.sizes[state.rung + 1]));
   const int32_t epoch = bracket.epochs[state.rung] - 1;
   std::vector<SearchDecision> out;

@@ -103,9 +103,8 @@ std::vector<SearchDecision> OrderedReplay::decide(const EpochOutcome& outcome) {
 
 std::vector<SearchDecision> OrderedReplay::on_config_ended(ConfigId config) {
   if (diverged_) return forward_end(config);
-  const bool recorded_divergence = std::any_of(order_.begin(), order_.end(), [&](const RecordedEpochEnd& e) {
-    return e.config == config && e.diverged;
-  });
+  const bool recorded_divergence = std::any_of(
+      order_.begin(), order_.end(), [&](const RecordedEpochEnd& e) { return e.config == config && e.diverged; });
   if (recorded_divergence) {
     held_ends_.insert(config);
     return release();

@@ -73,14 +73,14 @@ class OrderedReplay : public SearchProcedure {
   bool expected_later(ConfigId config) const;
 
   std::unique_ptr<SearchProcedure> procedure_;
-  std::deque<RecordedEpochEnd> order_;             // the original's events not yet handed on
-  std::set<EpochKey> remaining_;                   // their (config, epoch), for lookups
-  std::map<EpochKey, double> recorded_seconds_;    // train_seconds of the original's epoch ends
-  std::map<EpochKey, EpochOutcome> held_;          // epoch ends waiting for their turn
-  std::vector<EpochKey> arrival_;                  // held epoch ends, in arrival order
-  std::set<ConfigId> held_ends_;                   // divergences waiting for their turn
-  std::map<ConfigId, int32_t> planned_epochs_;     // from the proposals
-  std::set<ConfigId> ended_;                       // configs that ended in the replay
+  std::deque<RecordedEpochEnd> order_;           // the original's events not yet handed on
+  std::set<EpochKey> remaining_;                 // their (config, epoch), for lookups
+  std::map<EpochKey, double> recorded_seconds_;  // train_seconds of the original's epoch ends
+  std::map<EpochKey, EpochOutcome> held_;        // epoch ends waiting for their turn
+  std::vector<EpochKey> arrival_;                // held epoch ends, in arrival order
+  std::set<ConfigId> held_ends_;                 // divergences waiting for their turn
+  std::map<ConfigId, int32_t> planned_epochs_;   // from the proposals
+  std::set<ConfigId> ended_;                     // configs that ended in the replay
   bool diverged_ = false;
 };
 

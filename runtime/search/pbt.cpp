@@ -74,18 +74,19 @@ Result<std::map<std::string, PerturbRange>> perturb_ranges(const json& space, co
     if (!space.contains(key)) {
       std::vector<std::string> known;
       for (auto it = space.begin(); it != space.end(); ++it) known.push_back(it.key());
-      return Status::invalid_argument(fmt::format("[experiment] perturb_keys names '{}', which is not in [space] ({})", key,
-                                                  suggest_name(key, known)));
+      return Status::invalid_argument(fmt::format("[experiment] perturb_keys names '{}', which is not in [space] ({})",
+                                                  key, suggest_name(key, known)));
     }
     const EntryFacts f = facts_of(space.at(key));
     if (!f.numeric) {
-      return Status::invalid_argument(fmt::format("[experiment] perturb_keys names '{}', which is not numeric in [space]", key));
+      return Status::invalid_argument(
+          fmt::format("[experiment] perturb_keys names '{}', which is not numeric in [space]", key));
     }
     if (!(f.range.low < f.range.high)) {
-      return Status::invalid_argument(fmt::format(
-          "[experiment] perturb_keys names '{}', which has a single value in [space]: give it a range to "
-          "perturb within (a list of values or a uniform distribution)",
-          key));
+      return Status::invalid_argument(
+          fmt::format("[experiment] perturb_keys names '{}', which has a single value in [space]: give it a range to "
+                      "perturb within (a list of values or a uniform distribution)",
+                      key));
     }
     out[key] = f.range;
   }
@@ -93,15 +94,14 @@ Result<std::map<std::string, PerturbRange>> perturb_ranges(const json& space, co
 }
 
 Status PbtProcedure::check(const PbtOptions& options, const std::vector<ConfigParams>& population) {
-  const bool perturb_ok = !options.perturb.empty() &&
-                          std::all_of(options.perturb.begin(), options.perturb.end(),
-                                      [](double f) { return std::isfinite(f) && f > 0; });
+  const bool perturb_ok = !options.perturb.empty() && std::all_of(options.perturb.begin(), options.perturb.end(),
+                                                                  [](double f) { return std::isfinite(f) && f > 0; });
   if (options.epochs < 1 || options.ready < 1 || !(options.exploit_fraction > 0) || options.exploit_fraction > 0.5 ||
       !perturb_ok) {
-    return Status::invalid_argument(fmt::format("pbt: needs epochs >= 1, ready >= 1, exploit_fraction in (0, 0.5] and "
-                                                "positive perturb factors, got {}, {}, {} and {} factors",
-                                                options.epochs, options.ready, options.exploit_fraction,
-                                                options.perturb.size()));
+    return Status::invalid_argument(
+        fmt::format("pbt: needs epochs >= 1, ready >= 1, exploit_fraction in (0, 0.5] and "
+                    "positive perturb factors, got {}, {}, {} and {} factors",
+                    options.epochs, options.ready, options.exploit_fraction, options.perturb.size()));
   }
   std::set<ConfigId> ids;
   for (const auto& member : population) {
@@ -163,17 +163,16 @@ std::vector<SearchDecision> PbtProcedure::decide(const EpochOutcome& o) {
   }
   std::vector<std::pair<double, ConfigId>> ranked;  // best first, ties in config order
   for (const auto& [config, score] : latest_) ranked.emplace_back(score.value, config);
-  std::sort(ranked.begin(), ranked.end(), [](const auto& x, const auto& y) {
-    return x.first != y.first ? x.first > y.first : x.second < y.second;
-  });
+  std::sort(ranked.begin(), ranked.end(),
+            [](const auto& x, const auto& y) { return x.first != y.first ? x.first > y.first : x.second < y.second; });
   const size_t members = ranked.size();
   if (members < 2) {
     return {SearchDecision::continue_training(o.config, o.epoch, "ready, but no other member has a score yet")};
   }
-  const size_t q = std::max<size_t>(1, static_cast<size_t>(std::floor(static_cast<double>(members) * options_.exploit_fraction)));
+  const size_t q =
+      std::max<size_t>(1, static_cast<size_t>(std::floor(static_cast<double>(members) * options_.exploit_fraction)));
   const size_t rank = static_cast<size_t>(
-      std::find_if(ranked.begin(), ranked.end(), [&](const auto& r) { return r.second == o.config; }) -
-      ranked.begin());
+      std::find_if(ranked.begin(), ranked.end(), [&](const auto& r) { return r.second == o.config; }) - ranked.begin());
   if (rank < members - q) {
     return {SearchDecision::continue_training(
         o.config, o.epoch, fmt::format("ready: rank {} of {}, not in the bottom {}", rank + 1, members, q))};

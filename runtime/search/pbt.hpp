@@ -52,13 +52,13 @@ Result<std::map<std::string, PerturbRange>> perturb_ranges(const nlohmann::json&
                                                            const std::vector<std::string>& keys);
 
 struct PbtOptions {
-  int32_t epochs = 1;             // planned epochs per member
-  int32_t ready = 1;              // epochs between exploit/explore steps
-  double exploit_fraction = 0.25; // (0, 0.5]
+  int32_t epochs = 1;              // planned epochs per member
+  int32_t ready = 1;               // epochs between exploit/explore steps
+  double exploit_fraction = 0.25;  // (0, 0.5]
   std::vector<double> perturb = {0.8, 1.2};
   std::map<std::string, PerturbRange> ranges;  // the hyper-parameters to perturb
   SearchMetric metric = SearchMetric::val_accuracy;
-  uint64_t seed = 0;              // the draws of sources and factors
+  uint64_t seed = 0;  // the draws of sources and factors
 };
 
 class PbtProcedure : public SearchProcedure {

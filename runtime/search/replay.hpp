@@ -41,7 +41,7 @@ class ReplayDecisions : public SearchProcedure {
  private:
   using EpochKey = std::pair<ConfigId, int32_t>;  // (config, epoch)
   std::map<EpochKey, SearchDecision> recorded_;
-  std::map<ConfigId, int32_t> epochs_ended_;  // per config: the epochs ended in this replay
+  std::map<ConfigId, int32_t> epochs_ended_;                 // per config: the epochs ended in this replay
   std::map<EpochKey, std::vector<SearchDecision>> waiting_;  // exploits by the (source, source_epoch) they need
 };
 

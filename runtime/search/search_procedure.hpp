@@ -97,9 +97,9 @@ Result<SearchDecision> search_decision_from_json(const nlohmann::json& j);
 // its initial state durable, then ExperimentControl adds it to the schedule.
 struct ConfigProposal {
   ConfigId config = 0;
-  nlohmann::json params;   // object: key -> concrete value
-  int32_t epochs = 1;      // planned epochs
-  std::string reason;      // one human line: how it was proposed
+  nlohmann::json params;  // object: key -> concrete value
+  int32_t epochs = 1;     // planned epochs
+  std::string reason;     // one human line: how it was proposed
 };
 
 class SearchProcedure {

@@ -92,11 +92,13 @@ void check_tpe(ExperimentKeys& s, ExperimentSpec& spec) {
   size_t modelled = 0;
   for (const auto& o : spec.objectives) modelled += o.builtin != BuiltinObjective::inference_ms;
   if (modelled > 1 && !spec.warm_start.empty())
-    s.report("warm_start", "does not combine with several objectives for search = \"tpe\" (earlier runs give one "
-                           "score per config)");
+    s.report("warm_start",
+             "does not combine with several objectives for search = \"tpe\" (earlier runs give one "
+             "score per config)");
   if (spec.pruner.empty()) {
     for (const char* key : {"max_epochs", "min_epochs", "eta", "brackets"}) {
-      if (s.has(key)) s.report(key, "applies to search = \"tpe\" only with a pruner (pruner = \"asha\" or \"hyperband\")");
+      if (s.has(key))
+        s.report(key, "applies to search = \"tpe\" only with a pruner (pruner = \"asha\" or \"hyperband\")");
     }
     return;
   }
@@ -118,7 +120,8 @@ void check_tpe_space(ExperimentKeys& s, const ExperimentSpec& spec) {
   for (auto it = spec.space.begin(); it != spec.space.end(); ++it) {
     const auto& v = it.value();
     if (v.is_array()) {
-      combinations = std::min<int64_t>(combinations * static_cast<int64_t>(std::max<size_t>(1, v.size())), kMaxConfigs + 1);
+      combinations =
+          std::min<int64_t>(combinations * static_cast<int64_t>(std::max<size_t>(1, v.size())), kMaxConfigs + 1);
     } else if (v.is_object() && v.value("dist", std::string()) == "choice" && v.contains("values") &&
                v["values"].is_array()) {
       combinations = std::min<int64_t>(combinations * static_cast<int64_t>(std::max<size_t>(1, v["values"].size())),
@@ -129,9 +132,10 @@ void check_tpe_space(ExperimentKeys& s, const ExperimentSpec& spec) {
   }
   if (!lists_only) return;
   if (combinations <= 1) {
-    s.report_message("search", "[experiment] search = \"tpe\": the [space] has one value per hyper-parameter, so "
-                               "there is nothing to search: give a list of several values or a distribution "
-                               "(e.g. lr = { dist = \"loguniform\", low = 1e-4, high = 1e-1 })");
+    s.report_message("search",
+                     "[experiment] search = \"tpe\": the [space] has one value per hyper-parameter, so "
+                     "there is nothing to search: give a list of several values or a distribution "
+                     "(e.g. lr = { dist = \"loguniform\", low = 1e-4, high = 1e-1 })");
   } else if (combinations < spec.samples) {
     s.report_message("samples", fmt::format("[experiment] samples = {} but the [space] (lists only) has {} "
                                             "combinations: use search = \"grid\" to try each once, or give "
@@ -159,8 +163,9 @@ void check_experiment(ExperimentKeys& s, ExperimentSpec& spec) {
   }
   if (info.check_experiment) info.check_experiment(s, spec);
   if (s.has("warm_start") && spec.search == SearchKind::grid)
-    s.report("warm_start", "does not apply to search = \"grid\", which tries every combination anyway (warm start "
-                           "seeds random, asha, hyperband, pbt and tpe)");
+    s.report("warm_start",
+             "does not apply to search = \"grid\", which tries every combination anyway (warm start "
+             "seeds random, asha, hyperband, pbt and tpe)");
 }
 
 }  // namespace
@@ -168,28 +173,59 @@ void check_experiment(ExperimentKeys& s, ExperimentSpec& spec) {
 const std::vector<SearchInfo>& search_registry() {
   static const std::vector<SearchInfo> table = [] {
     std::vector<SearchInfo> t;
-    t.push_back({SearchKind::grid, "every combination of the [space] lists, each config for `epochs` epochs", {},
-                 {{"samples", " (a grid tries every combination)"}}, /*samples_space=*/false, /*takes_added_configs=*/true,
-                 nullptr, nullptr});
-    t.push_back({SearchKind::random, "`samples` configs drawn from the [space], each for `epochs` epochs",
-                 {"samples"}, {}, true, true, check_random, nullptr});
-    t.push_back({SearchKind::asha, "asynchronous successive halving: `samples` configs promoted through rungs "
+    t.push_back({SearchKind::grid,
+                 "every combination of the [space] lists, each config for `epochs` epochs",
+                 {},
+                 {{"samples", " (a grid tries every combination)"}},
+                 /*samples_space=*/false,
+                 /*takes_added_configs=*/true,
+                 nullptr,
+                 nullptr});
+    t.push_back({SearchKind::random,
+                 "`samples` configs drawn from the [space], each for `epochs` epochs",
+                 {"samples"},
+                 {},
+                 true,
+                 true,
+                 check_random,
+                 nullptr});
+    t.push_back({SearchKind::asha,
+                 "asynchronous successive halving: `samples` configs promoted through rungs "
                  "from min_epochs to max_epochs by a factor eta",
-                 {"samples", "max_epochs", "eta", "min_epochs"}, {}, true, false, check_asha, nullptr});
-    t.push_back({SearchKind::hyperband, "brackets of successive halving up to max_epochs; the number of configs "
+                 {"samples", "max_epochs", "eta", "min_epochs"},
+                 {},
+                 true,
+                 false,
+                 check_asha,
+                 nullptr});
+    t.push_back({SearchKind::hyperband,
+                 "brackets of successive halving up to max_epochs; the number of configs "
                  "follows from max_epochs, eta and brackets",
                  {"max_epochs", "eta", "brackets"},
-                 {{"samples", " (hyperband derives the number of configs from max_epochs and eta)"}}, true, false,
-                 check_hyperband, nullptr});
-    t.push_back({SearchKind::pbt, "population based training: every `ready` epochs the bottom members copy the "
+                 {{"samples", " (hyperband derives the number of configs from max_epochs and eta)"}},
+                 true,
+                 false,
+                 check_hyperband,
+                 nullptr});
+    t.push_back({SearchKind::pbt,
+                 "population based training: every `ready` epochs the bottom members copy the "
                  "top ones and perturb their hyper-parameters",
                  {"population", "ready", "exploit_fraction", "perturb", "perturb_keys"},
-                 {{"samples", " (pbt samples `population` configs)"}}, true, false, check_pbt, check_pbt_space});
-    t.push_back({SearchKind::tpe, "Tree-structured Parzen Estimator: `samples` configs proposed one by one as "
+                 {{"samples", " (pbt samples `population` configs)"}},
+                 true,
+                 false,
+                 check_pbt,
+                 check_pbt_space});
+    t.push_back({SearchKind::tpe,
+                 "Tree-structured Parzen Estimator: `samples` configs proposed one by one as "
                  "workers free, each from a model of the finished ones; optional pruner asha or hyperband",
                  {"samples", "startup", "candidates", "gamma", "prior_weight", "in_flight", "pruner", "max_epochs",
                   "min_epochs", "eta", "brackets"},
-                 {}, true, false, check_tpe, check_tpe_space});
+                 {},
+                 true,
+                 false,
+                 check_tpe,
+                 check_tpe_space});
     return t;
   }();
   return table;
@@ -203,11 +239,10 @@ const SearchInfo& search_info(SearchKind kind) {
 }
 
 const SearchChecks& search_checks() {
-  static const SearchChecks checks{
-      check_experiment, [](SearchKind kind) { return search_info(kind).samples_space; },
-      [](ExperimentKeys& s, const ExperimentSpec& spec) {
-        if (const auto& check = search_info(spec.search).check_space) check(s, spec);
-      }};
+  static const SearchChecks checks{check_experiment, [](SearchKind kind) { return search_info(kind).samples_space; },
+                                   [](ExperimentKeys& s, const ExperimentSpec& spec) {
+                                     if (const auto& check = search_info(spec.search).check_space) check(s, spec);
+                                   }};
   return checks;
 }
 

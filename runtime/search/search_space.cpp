@@ -16,15 +16,11 @@ namespace {
 using nlohmann::json;
 
 // The candidates of a list entry; a scalar is a one-element list.
-json candidates(const json& entry) {
-  return entry.is_array() ? entry : json::array({entry});
-}
+json candidates(const json& entry) { return entry.is_array() ? entry : json::array({entry}); }
 
 // Uniform double in [0, 1) from the top 53 bits of one draw. The standard
 // distributions are implementation-defined, so the mapping is spelled out here.
-double unit_double(std::mt19937_64& gen) {
-  return static_cast<double>(gen() >> 11) * 0x1.0p-53;
-}
+double unit_double(std::mt19937_64& gen) { return static_cast<double>(gen() >> 11) * 0x1.0p-53; }
 
 // Uniform integer in [0, range) without modulo bias: draws below the
 // threshold (2^64 mod range) are rejected. range == 0 means the full 2^64.
@@ -84,8 +80,7 @@ Result<std::vector<ConfigParams>> expand_grid(const json& space) {
     total *= static_cast<int64_t>(lists.back().size());
     if (total > kMaxConfigs) {
       return Status::invalid_argument(fmt::format(
-          "[space] the grid has more than {} configs: shorten some lists or use search = \"random\"",
-          kMaxConfigs));
+          "[space] the grid has more than {} configs: shorten some lists or use search = \"random\"", kMaxConfigs));
     }
   }
   std::vector<ConfigParams> configs;
@@ -105,12 +100,11 @@ Result<std::vector<ConfigParams>> expand_grid(const json& space) {
 
 Result<std::vector<ConfigParams>> sample_random(const json& space, int samples, uint64_t seed) {
   if (samples < 1) {
-    return Status::invalid_argument(fmt::format("[experiment] samples must be >= 1 for random search, got {}",
-                                                samples));
+    return Status::invalid_argument(
+        fmt::format("[experiment] samples must be >= 1 for random search, got {}", samples));
   }
   if (samples > kMaxConfigs) {
-    return Status::invalid_argument(fmt::format("[experiment] samples must be <= {}, got {}", kMaxConfigs,
-                                                samples));
+    return Status::invalid_argument(fmt::format("[experiment] samples must be <= {}, got {}", kMaxConfigs, samples));
   }
   if (auto st = check_space(space, /*allow_distributions=*/true); !st) return st;
   std::mt19937_64 gen(seed);
@@ -136,14 +130,16 @@ Result<std::vector<ConfigParams>> configs_for(const ExperimentSpec& spec) {
       if (!counted.ok()) return counted.status().with_context("[experiment]");
       const int64_t count = *counted;
       if (count > kMaxConfigs) {
-        return Status::invalid_argument(fmt::format("[experiment] hyperband with max_epochs {} and eta {} starts {} configs, "
-                                         "more than {}", spec.max_epochs, spec.eta, count, kMaxConfigs));
+        return Status::invalid_argument(
+            fmt::format("[experiment] hyperband with max_epochs {} and eta {} starts {} configs, "
+                        "more than {}",
+                        spec.max_epochs, spec.eta, count, kMaxConfigs));
       }
       return sample_random(spec.space, static_cast<int>(count), spec.seed);
     }
   }
-  return Status::invalid_argument(fmt::format("[experiment] search must be {}, got kind {}", quoted_alternatives(search_names()),
-                                   static_cast<int>(spec.search)));
+  return Status::invalid_argument(fmt::format("[experiment] search must be {}, got kind {}",
+                                              quoted_alternatives(search_names()), static_cast<int>(spec.search)));
 }
 
 std::string describe_params(const json& params) {
@@ -161,8 +157,7 @@ std::string describe_params(const json& params) {
     const json& value = params.at(key);
     std::string shown = describe_value(value);
     // The "model" hyper-parameter (a JSON key) may be a TorchScript file path: show its file name.
-    if (key == "model" && value.is_string() && shown.size() > 3 &&
-        shown.compare(shown.size() - 3, 3, ".pt") == 0) {
+    if (key == "model" && value.is_string() && shown.size() > 3 && shown.compare(shown.size() - 3, 3, ".pt") == 0) {
       shown = std::filesystem::path(shown).filename().string();
     }
     if (!out.empty()) out += ' ';

@@ -30,8 +30,7 @@ Result<std::vector<ConfigParams>> expand_grid(const nlohmann::json& space);
 // independently from one std::mt19937_64 seeded with `seed`: a list by uniform
 // choice, distributions as documented in param_value.hpp. Samples are drawn
 // with replacement, so small discrete spaces can repeat a config.
-Result<std::vector<ConfigParams>> sample_random(const nlohmann::json& space, int samples,
-                                                uint64_t seed);
+Result<std::vector<ConfigParams>> sample_random(const nlohmann::json& space, int samples, uint64_t seed);
 
 // The configs of a spec, by spec.search: grid -> expand_grid; random and asha
 // -> sample_random(samples); pbt -> sample_random(population); hyperband ->

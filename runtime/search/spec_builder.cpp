@@ -31,7 +31,9 @@ void insert_json(toml::table& table, const std::string& key, const json& value) 
   switch (value.type()) {
     case json::value_t::boolean: table.insert_or_assign(key, value.get<bool>()); break;
     case json::value_t::number_integer: table.insert_or_assign(key, value.get<int64_t>()); break;
-    case json::value_t::number_unsigned: table.insert_or_assign(key, static_cast<int64_t>(value.get<uint64_t>())); break;
+    case json::value_t::number_unsigned:
+      table.insert_or_assign(key, static_cast<int64_t>(value.get<uint64_t>()));
+      break;
     case json::value_t::number_float: table.insert_or_assign(key, value.get<double>()); break;
     case json::value_t::string: table.insert_or_assign(key, value.get<std::string>()); break;
     case json::value_t::array: table.insert_or_assign(key, to_array(value)); break;

@@ -32,7 +32,7 @@ class SpecBuilder {
   // [experiment]
   SpecBuilder& epochs(int epochs);
   SpecBuilder& seed(uint64_t seed);
-  SpecBuilder& metric(const std::string& metric);    // val_accuracy | val_loss
+  SpecBuilder& metric(const std::string& metric);     // val_accuracy | val_loss
   SpecBuilder& search(const std::string& procedure);  // grid | random | asha | hyperband | pbt
   SpecBuilder& samples(int samples);                  // random, asha
 

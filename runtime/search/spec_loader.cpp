@@ -4,9 +4,7 @@
 
 namespace cerebro {
 
-Result<ExperimentSpec> parse_spec_file(const std::string& path) {
-  return parse_spec_file_with(path, search_checks());
-}
+Result<ExperimentSpec> parse_spec_file(const std::string& path) { return parse_spec_file_with(path, search_checks()); }
 
 Result<ExperimentSpec> parse_spec_string(const std::string& toml_text, const std::string& spec_dir,
                                          const std::string& origin) {

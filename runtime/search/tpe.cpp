@@ -19,7 +19,7 @@ using nlohmann::json;
 using Kind = TpeSampler::Param::Kind;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kSqrt2Pi = 2.50662827463100050242;      // sqrt(2 pi)
+constexpr double kSqrt2Pi = 2.50662827463100050242;     // sqrt(2 pi)
 constexpr double kLogSqrt2Pi = 0.91893853320467274178;  // log(sqrt(2 pi))
 
 // ---- Random numbers, spelled out so every platform draws the same ----
@@ -33,9 +33,7 @@ uint64_t mix64(uint64_t x) {
 }
 
 // Uniform double in [0, 1) from the top 53 bits of one draw (as sample_random).
-double unit_double(std::mt19937_64& gen) {
-  return static_cast<double>(gen() >> 11) * 0x1.0p-53;
-}
+double unit_double(std::mt19937_64& gen) { return static_cast<double>(gen() >> 11) * 0x1.0p-53; }
 
 // ---- The standard normal distribution ----
 
@@ -75,10 +73,10 @@ double log_gauss_mass(double a, double b) {
 // 1.2e-9) refined by one Halley step against erfc, to about double precision.
 double ndtri(double p) {
   p = std::min(std::max(p, DBL_MIN), 1.0 - DBL_EPSILON / 2);
-  static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
+  static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02,  -2.759285104469687e+02,
                              1.383577518672690e+02,  -3.066479806614716e+01, 2.506628277459239e+00};
   static const double b[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
-                             6.680131188771972e+01,  -1.328068155288572e+01};
+                             6.680131188771972e+01, -1.328068155288572e+01};
   static const double c[] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
                              -2.549732539343734e+00, 4.374664141464968e+00,  2.938163982698783e+00};
   static const double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
@@ -161,8 +159,8 @@ struct NumericEstimator {
   bool discrete = false;
   std::vector<double> mu, sigma, weight, log_weight, log_mass;
 
-  NumericEstimator(const std::vector<double>& values, bool uniform_weights, double prior_weight, double lo_,
-                   double hi_, bool discrete_)
+  NumericEstimator(const std::vector<double>& values, bool uniform_weights, double prior_weight, double lo_, double hi_,
+                   bool discrete_)
       : lo(lo_), hi(hi_), discrete(discrete_) {
     const size_t n = values.size();
     const double range = hi - lo;
@@ -203,9 +201,8 @@ struct NumericEstimator {
   double log_pdf(double x) const {
     std::vector<double> terms(mu.size());
     for (size_t k = 0; k < mu.size(); ++k) {
-      const double kernel =
-          discrete ? log_gauss_mass((x - 0.5 - mu[k]) / sigma[k], (x + 0.5 - mu[k]) / sigma[k])
-                   : -0.5 * square((x - mu[k]) / sigma[k]) - kLogSqrt2Pi - std::log(sigma[k]);
+      const double kernel = discrete ? log_gauss_mass((x - 0.5 - mu[k]) / sigma[k], (x + 0.5 - mu[k]) / sigma[k])
+                                     : -0.5 * square((x - mu[k]) / sigma[k]) - kLogSqrt2Pi - std::log(sigma[k]);
       terms[k] = log_weight[k] + kernel - log_mass[k];
     }
     return log_sum_exp(terms);
@@ -430,9 +427,8 @@ std::vector<size_t> tpe_good_set(const std::vector<std::vector<double>>& scores,
   if (scores[0].size() == 1) {
     std::vector<size_t> order(n);
     std::iota(order.begin(), order.end(), size_t{0});
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      return score_or_worst(scores[a][0]) > score_or_worst(scores[b][0]);
-    });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return score_or_worst(scores[a][0]) > score_or_worst(scores[b][0]); });
     good.assign(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(want));
   } else {
     const std::vector<int> rank = pareto_ranks(scores);
@@ -488,12 +484,12 @@ Result<TpeSampler> TpeSampler::create(const json& space, uint64_t seed, TpeOptio
 }
 
 Result<TpeProposal> TpeSampler::propose(const std::vector<TpeObservation>& observations,
-                                                   const std::vector<json>& pending) const {
+                                        const std::vector<json>& pending) const {
   const size_t objectives = observations.empty() ? 1 : observations[0].scores.size();
   for (size_t i = 0; i < observations.size(); ++i) {
     if (observations[i].scores.empty() || observations[i].scores.size() != objectives) {
       return Status::invalid_argument(fmt::format("[tpe] observation {} has {} scores, the first has {}", i,
-                                                             observations[i].scores.size(), objectives));
+                                                  observations[i].scores.size(), objectives));
     }
   }
   // Every config in the model's space (this also checks them all, startup or not).

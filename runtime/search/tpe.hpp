@@ -59,9 +59,9 @@
 namespace cerebro {
 
 struct TpeOptions {
-  int startup = 10;           // random configs before the model (Optuna's n_startup_trials)
-  int candidates = 24;        // draws from l(x) per parameter (Optuna's n_ei_candidates)
-  double prior_weight = 1.0;  // the prior kernel's weight, > 0
+  int startup = 10;             // random configs before the model (Optuna's n_startup_trials)
+  int candidates = 24;          // draws from l(x) per parameter (Optuna's n_ei_candidates)
+  double prior_weight = 1.0;    // the prior kernel's weight, > 0
   double gamma_fraction = 0.1;  // good set size: ceil(gamma_fraction * n), in (0, 1] ...
   int gamma_cap = 25;           // ... at most this many; 0 = no cap (multi-objective default)
 };
@@ -115,7 +115,7 @@ class TpeSampler {
     enum class Kind { categorical, uniform, loguniform, int_uniform };
     std::string key;
     Kind kind = Kind::categorical;
-    double low = 0, high = 0;       // numbers: the bounds as given (int_uniform inclusive)
+    double low = 0, high = 0;             // numbers: the bounds as given (int_uniform inclusive)
     std::vector<nlohmann::json> choices;  // categorical: the candidate values
   };
 

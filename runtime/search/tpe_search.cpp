@@ -22,8 +22,8 @@ Result<std::unique_ptr<TpeProcedure>> TpeProcedure::create(const nlohmann::json&
                                                 options.samples, options.in_flight, options.epochs));
   for (size_t i = 0; i < options.warm.size(); ++i) {
     if (options.warm[i].scores.size() != 1)
-      return Status::invalid_argument(fmt::format("tpe: warm-start observation {} has {} scores, not 1", i,
-                                                  options.warm[i].scores.size()));
+      return Status::invalid_argument(
+          fmt::format("tpe: warm-start observation {} has {} scores, not 1", i, options.warm[i].scores.size()));
   }
   size_t modelled = 0;
   for (const auto& o : options.objectives) {
@@ -32,8 +32,9 @@ Result<std::unique_ptr<TpeProcedure>> TpeProcedure::create(const nlohmann::json&
       return Status::invalid_argument("tpe: the objective parameters needs the run's model builder");
   }
   if (modelled > 1 && !options.warm.empty())
-    return Status::invalid_argument("tpe: warm_start with several objectives is not supported (earlier runs give "
-                                    "one score per config)");
+    return Status::invalid_argument(
+        "tpe: warm_start with several objectives is not supported (earlier runs give "
+        "one score per config)");
   // MOTPE: the good set is not capped (as Optuna).
   if (modelled > 1) options.tpe.gamma_cap = 0;
   auto sampler = TpeSampler::create(space, seed, options.tpe);
@@ -58,8 +59,8 @@ TpeProcedure::TpeProcedure(TpeSampler sampler, TpeSearchOptions options)
   int64_t first = options_.min_epochs;
   for (int32_t b = 0; b < count; ++b, first *= options_.eta) {
     const auto first_rung = static_cast<int32_t>(std::min<int64_t>(first, options_.epochs));
-    brackets_.push_back(std::make_unique<AshaProcedure>(
-        AshaOptions{options_.epochs, first_rung, options_.eta, options_.metric}));
+    brackets_.push_back(
+        std::make_unique<AshaProcedure>(AshaOptions{options_.epochs, first_rung, options_.eta, options_.metric}));
   }
 }
 
@@ -80,9 +81,12 @@ std::vector<double> TpeProcedure::scores_of(const EpochOutcome& o, const Tracked
   if (options_.objectives.empty()) return {metric_score(o, options_.metric)};
   std::vector<double> out;
   for (const auto& objective : options_.objectives) {
-    if (objective.metric) out.push_back(metric_score(o, *objective.metric));
-    else if (objective.builtin == BuiltinObjective::parameters) out.push_back(-c.parameters);
-    else if (objective.builtin == BuiltinObjective::train_seconds) out.push_back(-o.train_seconds);
+    if (objective.metric)
+      out.push_back(metric_score(o, *objective.metric));
+    else if (objective.builtin == BuiltinObjective::parameters)
+      out.push_back(-c.parameters);
+    else if (objective.builtin == BuiltinObjective::train_seconds)
+      out.push_back(-o.train_seconds);
   }
   return out;
 }
@@ -121,14 +125,19 @@ Status TpeProcedure::propose_while_slots_free() {
     const std::vector<double> worst(modelled_objectives(), kWorst);
     for (const auto& c : configs_) {
       if (options_.pruner == TpePruner::none) {
-        if (!c.ended) pending.push_back(c.params);
-        else observations.push_back({c.params, c.scores.empty() ? worst : c.scores.rbegin()->second});
+        if (!c.ended)
+          pending.push_back(c.params);
+        else
+          observations.push_back({c.params, c.scores.empty() ? worst : c.scores.rbegin()->second});
         continue;
       }
       auto at = c.scores.find(level);
-      if (at != c.scores.end()) observations.push_back({c.params, at->second});
-      else if (c.ended) observations.push_back({c.params, worst});
-      else pending.push_back(c.params);
+      if (at != c.scores.end())
+        observations.push_back({c.params, at->second});
+      else if (c.ended)
+        observations.push_back({c.params, worst});
+      else
+        pending.push_back(c.params);
     }
     auto proposal = sampler_.propose(observations, pending);
     if (!proposal.ok()) return proposal.status().with_context("tpe");
@@ -198,7 +207,8 @@ std::vector<ConfigProposal> TpeProcedure::take_proposals() {
 }
 
 void TpeProcedure::use_recorded_params(ConfigId config, const nlohmann::json& params) {
-  if (config >= 0 && config < static_cast<ConfigId>(configs_.size())) configs_[static_cast<size_t>(config)].params = params;
+  if (config >= 0 && config < static_cast<ConfigId>(configs_.size()))
+    configs_[static_cast<size_t>(config)].params = params;
 }
 
 }  // namespace cerebro

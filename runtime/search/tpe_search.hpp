@@ -48,9 +48,9 @@ namespace cerebro {
 enum class TpePruner { none, asha, hyperband };
 
 struct TpeSearchOptions {
-  int samples = 1;      // configs to propose in all
-  int in_flight = 1;    // configs live at once
-  int32_t epochs = 1;   // planned epochs of each config (max_epochs with a pruner)
+  int samples = 1;         // configs to propose in all
+  int in_flight = 1;       // configs live at once
+  int32_t epochs = 1;      // planned epochs of each config (max_epochs with a pruner)
   int32_t min_epochs = 1;  // pruner: the first rung
   int32_t eta = 3;         // pruner: the reduction factor
   int32_t brackets = 0;    // hyperband pruner: brackets, 0 = all
@@ -108,9 +108,9 @@ class TpeProcedure : public SearchProcedure {
 
   TpeSampler sampler_;
   TpeSearchOptions options_;
-  std::vector<Tracked> configs_;          // by id
-  std::vector<ConfigId> ended_order_;     // in the order they ended
-  std::vector<ConfigProposal> proposals_;  // not yet taken
+  std::vector<Tracked> configs_;                          // by id
+  std::vector<ConfigId> ended_order_;                     // in the order they ended
+  std::vector<ConfigProposal> proposals_;                 // not yet taken
   std::vector<std::unique_ptr<AshaProcedure>> brackets_;  // pruner: one per bracket
   int32_t model_level_ = 0;
 };

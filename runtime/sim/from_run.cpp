@@ -40,21 +40,24 @@ Result<RunWorkload> workload_from_log(const std::vector<UnitLogEntry>& log, cons
   if (counted == 0) return Status::failed_precondition("the run's unit log has no committed units to simulate");
   const auto num_partitions = static_cast<int32_t>(partitions.size());
   if (*partitions.begin() != 0 || *partitions.rbegin() != num_partitions - 1)
-    return Status::failed_precondition(fmt::format("the run's units cover partitions {}..{} but only {} of them: a "
-                                                   "partition never trained cannot be simulated",
-                                                   *partitions.begin(), *partitions.rbegin(), num_partitions));
+    return Status::failed_precondition(
+        fmt::format("the run's units cover partitions {}..{} but only {} of them: a "
+                    "partition never trained cannot be simulated",
+                    *partitions.begin(), *partitions.rbegin(), num_partitions));
   int32_t epochs = -1;
   for (const auto& [c, done] : units) {
     int32_t config_epochs = static_cast<int32_t>(done.size()) / num_partitions;
     if (static_cast<int32_t>(done.size()) % num_partitions != 0 || done.rbegin()->first != config_epochs - 1)
-      return Status::failed_precondition(fmt::format("config {} trained {} units, not whole epochs over {} "
-                                                     "partitions: only runs whose configs all trained every epoch "
-                                                     "can be simulated",
-                                                     c, done.size(), num_partitions));
+      return Status::failed_precondition(
+          fmt::format("config {} trained {} units, not whole epochs over {} "
+                      "partitions: only runs whose configs all trained every epoch "
+                      "can be simulated",
+                      c, done.size(), num_partitions));
     if (epochs >= 0 && config_epochs != epochs)
-      return Status::failed_precondition(fmt::format("config {} trained {} epochs and config {} {}: the simulator "
-                                                     "trains every config for the same epochs (no early stopping)",
-                                                     c, config_epochs, units.begin()->first, epochs));
+      return Status::failed_precondition(
+          fmt::format("config {} trained {} epochs and config {} {}: the simulator "
+                      "trains every config for the same epochs (no early stopping)",
+                      c, config_epochs, units.begin()->first, epochs));
     epochs = config_epochs;
   }
   Workload& wl = run.workload;

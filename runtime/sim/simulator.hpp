@@ -65,12 +65,12 @@ struct SimulationOptions {
   int32_t epochs = 10;
   uint64_t seed = 1;
   Heterogeneity heterogeneity = Heterogeneity::paper;
-  int32_t replicas = 1;             // holders per partition, 1 .. workers
-  double noise = 0;                 // a unit runs 1 + U(0, noise) times its nominal time
-  double failure_rate = 0;          // per attempt: its worker fails at a random point of it
-  double downtime_s = 60;           // a failed worker is back (same partitions) after this
-  int64_t examples = 1281167;       // training examples over all partitions (ImageNet-1k)
-  bool keep_log = false;            // record every attempt (memory: ~40 bytes per unit)
+  int32_t replicas = 1;        // holders per partition, 1 .. workers
+  double noise = 0;            // a unit runs 1 + U(0, noise) times its nominal time
+  double failure_rate = 0;     // per attempt: its worker fails at a random point of it
+  double downtime_s = 60;      // a failed worker is back (same partitions) after this
+  int64_t examples = 1281167;  // training examples over all partitions (ImageNet-1k)
+  bool keep_log = false;       // record every attempt (memory: ~40 bytes per unit)
   // Give the policy each config's true cost as its cost prior before the run
   // (SchedulingPolicy::set_cost_prior), as a real run's probe does.
   bool priors = false;
@@ -80,10 +80,10 @@ struct SimulationOptions {
   int32_t eta = 3;
   // Data-parallel gangs.
   Parallelism parallelism = Parallelism::mop;
-  double allreduce_s = 0.08;        // one allreduce between 2 ranks (100 MB of gradients at 10 Gb/s)
-  double gang_setup_s = 1;          // forming a gang, per attempt
-  int32_t batch_size = 256;         // a config's batch: steps per unit = examples per partition / this
-  int32_t max_gang = 8;             // most workers in one gang, 2 .. workers
+  double allreduce_s = 0.08;  // one allreduce between 2 ranks (100 MB of gradients at 10 Gb/s)
+  double gang_setup_s = 1;    // forming a gang, per attempt
+  int32_t batch_size = 256;   // a config's batch: steps per unit = examples per partition / this
+  int32_t max_gang = 8;       // most workers in one gang, 2 .. workers
 };
 // The configs of one Hyperband iteration with max epochs R and factor eta
 // (the sum of its brackets' first rungs).
@@ -141,17 +141,17 @@ struct SimulationReport {
   int64_t decisions = 0;        // choose() calls
   double makespan_s = 0;
   LowerBound bound;
-  double ratio = 0;        // makespan / lower bound (the MOP bound, also with gangs)
+  double ratio = 0;             // makespan / lower bound (the MOP bound, also with gangs)
   double ratio_gang_bound = 0;  // makespan / bound.seconds_with_gangs(max_gang), with gangs
   int64_t gangs = 0;            // committed gang attempts
   int64_t gang_units = 0;       // units they covered
-  double utilization = 0;  // time workers spent running units / (workers x makespan)
+  double utilization = 0;       // time workers spent running units / (workers x makespan)
   double decision_latency_p50_us = 0;
   double decision_latency_p99_us = 0;
   int64_t decision_latency_every = 1;  // the percentiles are over every n-th decision
-  double wall_s = 0;       // real time the simulation took
-  std::vector<UnitRecord> log;  // with keep_log
-  ExpectedRun expected;         // what check_mop_invariants should find in the log
+  double wall_s = 0;                   // real time the simulation took
+  std::vector<UnitRecord> log;         // with keep_log
+  ExpectedRun expected;                // what check_mop_invariants should find in the log
 
   nlohmann::json to_json() const;
 };

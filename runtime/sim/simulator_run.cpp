@@ -116,9 +116,10 @@ Result<SimulationReport> Simulator::Run::execute() {
     }
   }
   if (!book_.all_done()) {
-    return Status::internal(fmt::format("simulation stalled at t={:.1f} s: {} of {} units done and every worker "
-                                        "idle (policy {} left eligible work undone?)",
-                                        now_, book_.units_done(), book_.units_total(), policy_.name()));
+    return Status::internal(
+        fmt::format("simulation stalled at t={:.1f} s: {} of {} units done and every worker "
+                    "idle (policy {} left eligible work undone?)",
+                    now_, book_.units_done(), book_.units_total(), policy_.name()));
   }
   report_.policy = policy_.name();
   report_.options = options_;

@@ -91,8 +91,8 @@ class Simulator::Run {
 
   void record(WorkerId w, const Attempt& a, bool committed, int32_t gang_size = 0) {
     if (!options_.keep_log) return;
-    report_.log.push_back(UnitRecord{a.unit.config, a.unit.partition, a.unit.epoch, w, a.start_s, now_, committed,
-                                     a.gang, gang_size});
+    report_.log.push_back(
+        UnitRecord{a.unit.config, a.unit.partition, a.unit.epoch, w, a.start_s, now_, committed, a.gang, gang_size});
   }
 
   // simulator_run.cpp: the MOP dispatch and the event handlers.
@@ -135,8 +135,8 @@ class Simulator::Run {
   std::vector<EventKind> next_event_;  // per worker: what its pending event is
   double now_ = 0;
   double busy_s_ = 0;
-  std::vector<Attempt> attempts_;        // per worker, its current attempt
-  std::vector<char> waiting_;            // per worker: idle, and got nothing or certainly had nothing
+  std::vector<Attempt> attempts_;         // per worker, its current attempt
+  std::vector<char> waiting_;             // per worker: idle, and got nothing or certainly had nothing
   std::vector<int32_t> waiting_holders_;  // per partition
   PartitionSet waiting_partitions_;       // partitions with a waiting holder
   // workload_.holders and .holdings flattened: one array each, not one

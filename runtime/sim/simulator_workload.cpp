@@ -37,12 +37,9 @@ double draw_mflops(std::mt19937_64& rng) {
 
 double draw_tflops(Heterogeneity h, std::mt19937_64& rng) {
   switch (h) {
-    case Heterogeneity::paper:
-      return kPaperTflops[std::uniform_int_distribution<int>(0, 3)(rng)];
-    case Heterogeneity::uniform:
-      return std::uniform_real_distribution<double>(5.6, 18.7)(rng);
-    case Heterogeneity::none:
-      return kEqualTflops;
+    case Heterogeneity::paper: return kPaperTflops[std::uniform_int_distribution<int>(0, 3)(rng)];
+    case Heterogeneity::uniform: return std::uniform_real_distribution<double>(5.6, 18.7)(rng);
+    case Heterogeneity::none: return kEqualTflops;
   }
   return kEqualTflops;
 }
@@ -150,18 +147,18 @@ Status validate(const SimulationOptions& o) {
   if (o.batch_size < 1) return bad("--batch-size", fmt::format("must be >= 1, got {}", o.batch_size));
   if (o.parallelism != Parallelism::mop && (o.max_gang < 2 || o.max_gang > o.workers)) {
     return bad("--max-gang", fmt::format("a gang needs 2 .. {} workers (one per partition it covers, "
-                                         "each on a worker holding it), got {}", o.workers, o.max_gang));
+                                         "each on a worker holding it), got {}",
+                                         o.workers, o.max_gang));
   }
   if (o.examples < o.workers) {
-    return bad("--examples", fmt::format("must be >= the workers ({}) so no partition is empty, got {}",
-                                         o.workers, o.examples));
+    return bad("--examples",
+               fmt::format("must be >= the workers ({}) so no partition is empty, got {}", o.workers, o.examples));
   }
   return Status::ok_status();
 }
 
 double Workload::unit_seconds(ConfigId c, WorkerId w) const {
-  return config_mflops[c] * kTrainingPasses * static_cast<double>(examples_per_partition) /
-         (worker_tflops[w] * 1e6);
+  return config_mflops[c] * kTrainingPasses * static_cast<double>(examples_per_partition) / (worker_tflops[w] * 1e6);
 }
 
 Workload make_workload(const SimulationOptions& o) {
@@ -246,8 +243,8 @@ LowerBound lower_bound(const Workload& wl) {
   for (size_t w = 0; w < wl.holdings.size(); ++w) {
     int64_t exclusive = 0;
     for (PartitionId p : wl.holdings[w]) exclusive += wl.holders[p].size() == 1 ? 1 : 0;
-    lb.worker_load_s = std::max(
-        lb.worker_load_s, seconds(total_mflops, wl.worker_tflops[w]) * static_cast<double>(exclusive) * epochs);
+    lb.worker_load_s = std::max(lb.worker_load_s,
+                                seconds(total_mflops, wl.worker_tflops[w]) * static_cast<double>(exclusive) * epochs);
   }
   return lb;
 }

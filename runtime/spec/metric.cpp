@@ -12,7 +12,7 @@ namespace {
 
 // Every built-in quantity and its direction; the task table below says who computes which.
 const std::pair<const char*, bool> kBuiltinQuantities[] = {
-    {"accuracy", true}, {"loss", false}, {"macro_f1", true},       {"top5_accuracy", true}, {"mse", false},
+    {"accuracy", true}, {"loss", false}, {"macro_f1", true},        {"top5_accuracy", true}, {"mse", false},
     {"mae", false},     {"r2", true},    {"subset_accuracy", true}, {"micro_f1", true}};
 
 const std::pair<const char*, bool>* find_builtin(const std::string& quantity) {

@@ -21,7 +21,7 @@ enum class BuiltinObjective { parameters, train_seconds, inference_ms };
 
 struct Objective {
   std::string name;
-  std::optional<Metric> metric;            // a task metric, or
+  std::optional<Metric> metric;             // a task metric, or
   std::optional<BuiltinObjective> builtin;  // a built-in cost
   bool maximize() const { return metric ? higher_is_better(*metric) : false; }
 };

@@ -16,24 +16,20 @@ Status space_error(const std::string& key, const std::string& what) {
 }
 
 // A finite number (TOML has inf and nan; neither makes sense as a bound).
-bool is_finite_number(const json& v) {
-  return v.is_number() && std::isfinite(v.get<double>());
-}
+bool is_finite_number(const json& v) { return v.is_number() && std::isfinite(v.get<double>()); }
 
-Status check_fields(const std::string& key, const json& entry,
-                    const std::set<std::string>& allowed) {
+Status check_fields(const std::string& key, const json& entry, const std::set<std::string>& allowed) {
   for (auto it = entry.begin(); it != entry.end(); ++it) {
     if (allowed.count(it.key()) == 0) {
       std::string names;
       for (const auto& name : allowed) names += (names.empty() ? "" : ", ") + name;
-      return space_error(key, fmt::format("has an unknown field '{}' for dist = \"{}\" (fields: {})",
-                                          it.key(), entry.at("dist").get<std::string>(), names));
+      return space_error(key, fmt::format("has an unknown field '{}' for dist = \"{}\" (fields: {})", it.key(),
+                                          entry.at("dist").get<std::string>(), names));
     }
   }
   for (const auto& name : allowed) {
     if (!entry.contains(name)) {
-      return space_error(key, fmt::format("needs '{}' for dist = \"{}\"", name,
-                                          entry.at("dist").get<std::string>()));
+      return space_error(key, fmt::format("needs '{}' for dist = \"{}\"", name, entry.at("dist").get<std::string>()));
     }
   }
   return Status::ok_status();
@@ -42,8 +38,7 @@ Status check_fields(const std::string& key, const json& entry,
 Status check_distribution(const std::string& key, const json& entry) {
   const json& dist = entry.at("dist");
   if (!dist.is_string()) {
-    return space_error(key, fmt::format("dist must be a string, got {} {}", json_type_name(dist),
-                                        dist.dump()));
+    return space_error(key, fmt::format("dist must be a string, got {} {}", json_type_name(dist), dist.dump()));
   }
   const std::string name = dist.get<std::string>();
   const std::optional<Distribution> kind = parse_distribution(name);
@@ -53,13 +48,12 @@ Status check_distribution(const std::string& key, const json& entry) {
     const json& high = entry.at("high");
     for (const auto* bound : {&low, &high}) {
       if (!is_finite_number(*bound)) {
-        return space_error(key, fmt::format("{} bounds must be finite numbers, got {} {}", name,
-                                            json_type_name(*bound), bound->dump()));
+        return space_error(key, fmt::format("{} bounds must be finite numbers, got {} {}", name, json_type_name(*bound),
+                                            bound->dump()));
       }
     }
     if (!(low.get<double>() < high.get<double>())) {
-      return space_error(key, fmt::format("needs low < high, got low = {} and high = {}",
-                                          low.dump(), high.dump()));
+      return space_error(key, fmt::format("needs low < high, got low = {} and high = {}", low.dump(), high.dump()));
     }
     if (kind == Distribution::loguniform && !(low.get<double>() > 0)) {
       return space_error(key, fmt::format("loguniform needs low > 0, got low = {}", low.dump()));
@@ -72,13 +66,12 @@ Status check_distribution(const std::string& key, const json& entry) {
     const json& high = entry.at("high");
     for (const auto* bound : {&low, &high}) {
       if (!bound->is_number_integer()) {
-        return space_error(key, fmt::format("int_uniform bounds must be integers, got {} {}",
-                                            json_type_name(*bound), bound->dump()));
+        return space_error(
+            key, fmt::format("int_uniform bounds must be integers, got {} {}", json_type_name(*bound), bound->dump()));
       }
     }
     if (low.get<int64_t>() > high.get<int64_t>()) {
-      return space_error(key, fmt::format("needs low <= high, got low = {} and high = {}",
-                                          low.dump(), high.dump()));
+      return space_error(key, fmt::format("needs low <= high, got low = {} and high = {}", low.dump(), high.dump()));
     }
     return Status::ok_status();
   }
@@ -86,14 +79,15 @@ Status check_distribution(const std::string& key, const json& entry) {
     if (auto st = check_fields(key, entry, {"dist", "values"}); !st) return st;
     const json& values = entry.at("values");
     if (!values.is_array()) {
-      return space_error(key, fmt::format("choice values must be a list, got {} {}",
-                                          json_type_name(values), values.dump()));
+      return space_error(key,
+                         fmt::format("choice values must be a list, got {} {}", json_type_name(values), values.dump()));
     }
     if (values.empty()) return space_error(key, "has an empty choice list: give at least one value");
     return Status::ok_status();
   }
   return space_error(key, fmt::format("has an unknown dist \"{}\" (use uniform, loguniform, "
-                                      "int_uniform or choice)", name));
+                                      "int_uniform or choice)",
+                                      name));
 }
 
 // Levenshtein distance with one row of the table.
@@ -114,9 +108,7 @@ size_t edit_distance(const std::string& a, const std::string& b) {
 
 }  // namespace
 
-bool is_distribution(const json& entry) {
-  return entry.is_object() && entry.contains("dist");
-}
+bool is_distribution(const json& entry) { return entry.is_object() && entry.contains("dist"); }
 
 std::string to_string(Distribution distribution) {
   switch (distribution) {
@@ -129,8 +121,8 @@ std::string to_string(Distribution distribution) {
 }
 
 std::optional<Distribution> parse_distribution(const std::string& name) {
-  for (Distribution d : {Distribution::uniform, Distribution::loguniform, Distribution::int_uniform,
-                         Distribution::choice}) {
+  for (Distribution d :
+       {Distribution::uniform, Distribution::loguniform, Distribution::int_uniform, Distribution::choice}) {
     if (to_string(d) == name) return d;
   }
   return std::nullopt;
@@ -148,12 +140,14 @@ Status check_space_entry(const std::string& key, const json& entry, bool allow_d
   }
   if (entry.is_object()) {
     if (!is_distribution(entry)) {
-      return space_error(key, "is a table without 'dist': give a list of values or a distribution "
-                              "such as { dist = \"uniform\", low = 0.0001, high = 0.1 }");
+      return space_error(key,
+                         "is a table without 'dist': give a list of values or a distribution "
+                         "such as { dist = \"uniform\", low = 0.0001, high = 0.1 }");
     }
     if (!allow_distributions) {
-      return space_error(key, "is a distribution, which only search = \"random\" can sample: "
-                              "set search = \"random\" in [experiment] or give a list of values");
+      return space_error(key,
+                         "is a distribution, which only search = \"random\" can sample: "
+                         "set search = \"random\" in [experiment] or give a list of values");
     }
     return check_distribution(key, entry);
   }
@@ -163,8 +157,9 @@ Status check_space_entry(const std::string& key, const json& entry, bool allow_d
 
 Status check_space(const json& space, bool allow_distributions) {
   if (!space.is_object() || space.empty()) {
-    return Status::invalid_argument("the search space is empty: give at least one hyper-parameter in [space], "
-                                    "e.g. model = [\"mlp\"]");
+    return Status::invalid_argument(
+        "the search space is empty: give at least one hyper-parameter in [space], "
+        "e.g. model = [\"mlp\"]");
   }
   for (auto it = space.begin(); it != space.end(); ++it) {
     if (auto st = check_space_entry(it.key(), it.value(), allow_distributions); !st) return st;
@@ -191,8 +186,8 @@ std::string json_type_name(const json& value) {
   }
 }
 
-std::string suggest_name(const std::string& typo, const std::vector<std::string>& known,
-                         const std::string& open, const std::string& close) {
+std::string suggest_name(const std::string& typo, const std::vector<std::string>& known, const std::string& open,
+                         const std::string& close) {
   std::string best;
   size_t best_distance = 3;  // more than two edits away is not a typo
   for (const auto& name : known) {

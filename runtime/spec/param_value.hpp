@@ -34,8 +34,7 @@ std::optional<Distribution> distribution_of(const nlohmann::json& entry);
 // Checks one search-space entry. `key` names the hyper-parameter in messages,
 // which read like "[space] lr is an empty list: give at least one value".
 // With allow_distributions == false (grid search) a distribution is an error.
-Status check_space_entry(const std::string& key, const nlohmann::json& entry,
-                         bool allow_distributions);
+Status check_space_entry(const std::string& key, const nlohmann::json& entry, bool allow_distributions);
 
 // Checks a whole space: a non-empty object whose entries all pass check_space_entry.
 Status check_space(const nlohmann::json& space, bool allow_distributions);
@@ -51,8 +50,8 @@ std::string json_type_name(const nlohmann::json& value);
 // For a name that is not one of `known` (a misspelt key): "did you mean
 // 'search'?" when a known name is at most two edits away, otherwise
 // "known: 'a', 'b'". `open`/`close` quote the names ("[" "]" for sections).
-std::string suggest_name(const std::string& typo, const std::vector<std::string>& known,
-                         const std::string& open = "'", const std::string& close = "'");
+std::string suggest_name(const std::string& typo, const std::vector<std::string>& known, const std::string& open = "'",
+                         const std::string& close = "'");
 
 // "\"grid\" or \"random\"", "\"a\", \"b\" or \"c\"": the accepted values of an enum key.
 std::string quoted_alternatives(const std::vector<std::string>& names);

@@ -6,8 +6,7 @@ namespace cerebro {
 
 const std::vector<SchedulerInfo>& scheduler_registry() {
   static const std::vector<SchedulerInfo> table = {
-      {SchedulerKind::randomized, "randomized",
-       "the paper's Algorithm 1: a random runnable unit for each idle worker"},
+      {SchedulerKind::randomized, "randomized", "the paper's Algorithm 1: a random runnable unit for each idle worker"},
       {SchedulerKind::critical_path, "critical_path",
        "learns worker speeds and config costs, longest remaining chain first"},
   };

@@ -17,8 +17,8 @@ std::string to_string(SearchKind kind) {
 }
 
 const std::vector<SearchKind>& search_kinds() {
-  static const std::vector<SearchKind> kinds = {SearchKind::grid, SearchKind::random, SearchKind::asha,
-                                                SearchKind::hyperband, SearchKind::pbt, SearchKind::tpe};
+  static const std::vector<SearchKind> kinds = {SearchKind::grid,      SearchKind::random, SearchKind::asha,
+                                                SearchKind::hyperband, SearchKind::pbt,    SearchKind::tpe};
   return kinds;
 }
 

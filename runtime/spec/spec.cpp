@@ -57,14 +57,13 @@ Result<ExperimentSpec> parse_spec_string_with(const std::string& toml_text, cons
     const std::string key(k.str());
     const bool known = std::find(sections.begin(), sections.end(), key) != sections.end();
     if (known && !node.is_table()) {
-      problems.add(k.source(), fmt::format("'{}' must be a section [{}], got {}", key, key,
-                                           describe_node(node)));
+      problems.add(k.source(), fmt::format("'{}' must be a section [{}], got {}", key, key, describe_node(node)));
     } else if (!known && node.is_table()) {
-      problems.add(node.source(), fmt::format("unknown section [{}] ({})", key,
-                                              suggest_name(key, sections, "[", "]")));
+      problems.add(node.source(), fmt::format("unknown section [{}] ({})", key, suggest_name(key, sections, "[", "]")));
     } else if (!known) {
       problems.add(k.source(), fmt::format("unknown key '{}' at the top level: keys belong in a section "
-                                           "([experiment], [data], [cluster] or [space])", key));
+                                           "([experiment], [data], [cluster] or [space])",
+                                           key));
     }
   }
   auto table_of = [&](const char* name) { return root.get_as<toml::table>(name); };
@@ -105,37 +104,74 @@ Result<ExperimentSpec> parse_spec_file_with(const std::string& path, const Searc
 json spec_to_json(const ExperimentSpec& spec) {
   const DataSpec& d = spec.data;
   const ClusterSpec& c = spec.cluster;
-  return json{
-      {"name", spec.name}, {"epochs", spec.epochs}, {"seed", spec.seed}, {"search", to_string(spec.search)},
-      {"samples", spec.samples}, {"metric", to_string(spec.metric)}, {"metric_goal", goal_of(spec.metric)},
-      {"task", datasets::to_string(spec.task)}, {"spec_dir", spec.spec_dir},
-      {"max_epochs", spec.max_epochs}, {"min_epochs", spec.min_epochs}, {"eta", spec.eta},
-      {"brackets", spec.brackets}, {"population", spec.population}, {"ready", spec.ready},
-      {"exploit_fraction", spec.exploit_fraction}, {"perturb", spec.perturb},
-      {"perturb_keys", spec.perturb_keys},
-      {"startup", spec.startup}, {"candidates", spec.candidates}, {"gamma", spec.gamma},
-      {"prior_weight", spec.prior_weight}, {"in_flight", spec.in_flight}, {"pruner", spec.pruner},
-      {"warm_start", spec.warm_start}, {"from_checkpoint", spec.from_checkpoint},
-      {"objectives", [&] {
-         json names = json::array();
-         for (const auto& o : spec.objectives) names.push_back(o.name);
-         return names;
-       }()},
-      {"data", {{"source", d.source}, {"path", d.path}, {"train_images", d.train_images},
-                {"train_labels", d.train_labels}, {"test_images", d.test_images},
-                {"test_labels", d.test_labels}, {"train", d.train}, {"test", d.test},
-                {"label_column", d.label_column}, {"label_columns", d.label_columns}, {"validation_fraction", d.validation_fraction},
-                {"test_fraction", d.test_fraction}, {"partitions", d.partitions},
-                {"limit", d.limit}, {"normalization", d.normalization}, {"image_size", d.image_size},
-                {"color", d.color}, {"resize", d.resize}, {"skip_bad", d.skip_bad}, {"augment", d.augment},
-                {"crop_padding", d.crop_padding}, {"cache", d.cache},
+  return json{{"name", spec.name},
+              {"epochs", spec.epochs},
+              {"seed", spec.seed},
+              {"search", to_string(spec.search)},
+              {"samples", spec.samples},
+              {"metric", to_string(spec.metric)},
+              {"metric_goal", goal_of(spec.metric)},
+              {"task", datasets::to_string(spec.task)},
+              {"spec_dir", spec.spec_dir},
+              {"max_epochs", spec.max_epochs},
+              {"min_epochs", spec.min_epochs},
+              {"eta", spec.eta},
+              {"brackets", spec.brackets},
+              {"population", spec.population},
+              {"ready", spec.ready},
+              {"exploit_fraction", spec.exploit_fraction},
+              {"perturb", spec.perturb},
+              {"perturb_keys", spec.perturb_keys},
+              {"startup", spec.startup},
+              {"candidates", spec.candidates},
+              {"gamma", spec.gamma},
+              {"prior_weight", spec.prior_weight},
+              {"in_flight", spec.in_flight},
+              {"pruner", spec.pruner},
+              {"warm_start", spec.warm_start},
+              {"from_checkpoint", spec.from_checkpoint},
+              {"objectives",
+               [&] {
+                 json names = json::array();
+                 for (const auto& o : spec.objectives) names.push_back(o.name);
+                 return names;
+               }()},
+              {"data",
+               {{"source", d.source},
+                {"path", d.path},
+                {"train_images", d.train_images},
+                {"train_labels", d.train_labels},
+                {"test_images", d.test_images},
+                {"test_labels", d.test_labels},
+                {"train", d.train},
+                {"test", d.test},
+                {"label_column", d.label_column},
+                {"label_columns", d.label_columns},
+                {"validation_fraction", d.validation_fraction},
+                {"test_fraction", d.test_fraction},
+                {"partitions", d.partitions},
+                {"limit", d.limit},
+                {"normalization", d.normalization},
+                {"image_size", d.image_size},
+                {"color", d.color},
+                {"resize", d.resize},
+                {"skip_bad", d.skip_bad},
+                {"augment", d.augment},
+                {"crop_padding", d.crop_padding},
+                {"cache", d.cache},
                 {"read_ahead", d.read_ahead}}},
-      {"cluster", {{"workers", c.workers}, {"threads_per_worker", c.threads_per_worker},
-                   {"max_unit_retries", c.max_unit_retries}, {"scheduler", to_string(c.scheduler)},
-                   {"replication", c.replication}, {"heartbeat_timeout", c.heartbeat_timeout},
-                   {"memory_mb", c.memory_mb}, {"model_memory_mb", c.model_memory_mb}, {"parallelism", to_string(c.parallelism)},
-                   {"max_gang", c.max_gang}}},
-      {"space", spec.space}};
+              {"cluster",
+               {{"workers", c.workers},
+                {"threads_per_worker", c.threads_per_worker},
+                {"max_unit_retries", c.max_unit_retries},
+                {"scheduler", to_string(c.scheduler)},
+                {"replication", c.replication},
+                {"heartbeat_timeout", c.heartbeat_timeout},
+                {"memory_mb", c.memory_mb},
+                {"model_memory_mb", c.model_memory_mb},
+                {"parallelism", to_string(c.parallelism)},
+                {"max_gang", c.max_gang}}},
+              {"space", spec.space}};
 }
 
 std::string effective_normalization(const DataSpec& data) {
@@ -157,15 +193,13 @@ const std::vector<std::string>& normalization_names() {
   return names;
 }
 const std::vector<std::string>& search_specific_keys() {
-  static const std::vector<std::string> keys = {"samples",    "max_epochs", "eta",   "min_epochs",
-                                                "brackets",   "population", "ready", "exploit_fraction",
-                                                "perturb",    "perturb_keys",
+  static const std::vector<std::string> keys = {"samples", "max_epochs", "eta", "min_epochs", "brackets", "population",
+                                                "ready", "exploit_fraction", "perturb", "perturb_keys",
                                                 // tpe
                                                 "startup", "candidates", "gamma", "prior_weight", "in_flight",
                                                 "pruner"};
   return keys;
 }
-
 
 bool metric_higher_is_better(const std::string& metric) { return metric_from_record(metric).higher_is_better(); }
 

@@ -21,26 +21,27 @@
 namespace cerebro {
 
 struct DataSpec {
-  std::string source;                  // "idx" | "csv" | "images" | a registered source name (required)
-  std::string path;                    // idx: directory with the MNIST-layout files; images: a folder
-                                       // tree (train/<class>/*, optional test/<class>/*) or a CSV manifest
+  std::string source;  // "idx" | "csv" | "images" | a registered source name (required)
+  std::string path;    // idx: directory with the MNIST-layout files; images: a folder
+                       // tree (train/<class>/*, optional test/<class>/*) or a CSV manifest
   std::string train_images, train_labels, test_images, test_labels;  // idx: explicit files instead of path
-  std::string train, test;             // csv files (test optional)
-  std::string label_column;            // csv: required (the first column when a list is given)
+  std::string train, test;                                           // csv files (test optional)
+  std::string label_column;                // csv: required (the first column when a list is given)
   std::vector<std::string> label_columns;  // csv: every label column (regression: one or more targets)
-  double validation_fraction = 0.1;    // [0, 1)
-  double test_fraction = 0.1;          // csv without `test`: (0, 1)
-  int partitions = 0;                  // 0 = one per worker
-  int64_t limit = 0;                   // 0 = all training examples; else the first N
-  std::string normalization = "auto";  // auto|none|global|per_feature (auto: global for idx and images, else per_feature)
+  double validation_fraction = 0.1;        // [0, 1)
+  double test_fraction = 0.1;              // csv without `test`: (0, 1)
+  int partitions = 0;                      // 0 = one per worker
+  int64_t limit = 0;                       // 0 = all training examples; else the first N
+  std::string normalization =
+      "auto";  // auto|none|global|per_feature (auto: global for idx and images, else per_feature)
   // images: decoding (docs/SPEC.md "Image data")
-  std::vector<int64_t> image_size;     // {height, width}; empty: the first image's size
-  std::string color = "grayscale";     // grayscale | rgb
-  bool resize = true;                  // false: an image of another size is an error naming it
-  bool skip_bad = false;               // true: undecodable images are skipped and counted
+  std::vector<int64_t> image_size;  // {height, width}; empty: the first image's size
+  std::string color = "grayscale";  // grayscale | rgb
+  bool resize = true;               // false: an image of another size is an error naming it
+  bool skip_bad = false;            // true: undecodable images are skipped and counted
   // idx and images: training-time augmentation, drawn from each unit's seed
-  std::vector<std::string> augment;    // "random_crop", "hflip"
-  int crop_padding = 4;                // random_crop: pixels of zero padding on each side
+  std::vector<std::string> augment;  // "random_crop", "hflip"
+  int crop_padding = 4;              // random_crop: pixels of zero padding on each side
   // Prepared partitions live in the shared content-addressed cache
   // (datasets/prepared_cache.hpp); false prepares into the run directory.
   bool cache = true;
@@ -77,7 +78,7 @@ struct ClusterSpec {
 };
 
 struct ExperimentSpec {
-  std::string name;                    // default: the spec file's stem
+  std::string name;  // default: the spec file's stem
   // Planned epochs of every config, >= 1. For asha and hyperband the parser
   // sets it to max_epochs (the key `epochs` is refused there), so it is always
   // the epochs a config trains unless the search procedure stops it earlier.
@@ -87,45 +88,45 @@ struct ExperimentSpec {
   // The search-specific keys below are read and type-checked here; which
   // searches accept them, and their cross-checks, are the search registry's
   // (runtime/search/search_registry.hpp).
-  int samples = 0;                     // random, asha: number of configs (required, >= 1)
+  int samples = 0;  // random, asha: number of configs (required, >= 1)
   // What is learned: the labels' kind, the loss and the metrics (docs/SPEC.md, "Tasks").
   datasets::TaskKind task = datasets::TaskKind::classification;
   // The ranking metric: any metric the task computes (default: default_metric(task)), or a training
   // template's own metric, whose direction `metric_goal` gives.
   Metric metric = Metric::val_accuracy;
   // AutoML procedures (docs/SPEC.md, "Search procedures"); each key only with its searches.
-  int max_epochs = 0;                  // asha, hyperband: R, the most epochs a config trains (required)
-  int min_epochs = 1;                  // asha: r, the first rung, 1 .. max_epochs
-  int eta = 3;                         // asha, hyperband: the reduction factor, >= 2
-  int brackets = 0;                    // hyperband: how many brackets, 0 = all (s_max + 1)
-  int population = 0;                  // pbt: number of configs (required, >= 2)
-  int ready = 1;                       // pbt: epochs between exploit/explore steps, < epochs
-  double exploit_fraction = 0.25;      // pbt: bottom fraction that copies the top fraction, (0, 0.5]
+  int max_epochs = 0;                        // asha, hyperband: R, the most epochs a config trains (required)
+  int min_epochs = 1;                        // asha: r, the first rung, 1 .. max_epochs
+  int eta = 3;                               // asha, hyperband: the reduction factor, >= 2
+  int brackets = 0;                          // hyperband: how many brackets, 0 = all (s_max + 1)
+  int population = 0;                        // pbt: number of configs (required, >= 2)
+  int ready = 1;                             // pbt: epochs between exploit/explore steps, < epochs
+  double exploit_fraction = 0.25;            // pbt: bottom fraction that copies the top fraction, (0, 0.5]
   std::vector<double> perturb = {0.8, 1.2};  // pbt: factors a perturbed hyper-parameter is multiplied by
   std::vector<std::string> perturb_keys;     // pbt: hyper-parameters to perturb; empty = every float range
   // tpe (docs/SEARCH.md): the model's options, how many configs are in
   // flight, and the optional pruner (BOHB-like: asha or hyperband rungs).
-  int startup = 10;                    // tpe: random configs before the model, >= 1
-  int candidates = 24;                 // tpe: draws from l(x) per hyper-parameter, >= 1
-  double gamma = 0.1;                  // tpe: the good set's fraction of the finished configs, (0, 1]
-  double prior_weight = 1.0;           // tpe: the prior kernel's weight, > 0
-  int in_flight = 0;                   // tpe: configs training at once; 0 = [cluster] workers, else the partitions
-  std::string pruner;                  // tpe: "" (none), "asha" or "hyperband"
+  int startup = 10;           // tpe: random configs before the model, >= 1
+  int candidates = 24;        // tpe: draws from l(x) per hyper-parameter, >= 1
+  double gamma = 0.1;         // tpe: the good set's fraction of the finished configs, (0, 1]
+  double prior_weight = 1.0;  // tpe: the prior kernel's weight, > 0
+  int in_flight = 0;          // tpe: configs training at once; 0 = [cluster] workers, else the partitions
+  std::string pruner;         // tpe: "" (none), "asha" or "hyperband"
   // Warm start (docs/SEARCH.md): earlier run directories, absolute; their
   // finished configs over the same [space] seed this search.
   std::vector<std::string> warm_start;
   // The same entries as written: on a coordinator an entry may name one of
   // its experiments by id (runtime/run/warm_start.hpp, resolve_warm_start_ids).
   std::vector<std::string> warm_start_as_written;
-  bool from_checkpoint = false;        // a warm-started config starts from its earlier checkpoint
+  bool from_checkpoint = false;  // a warm-started config starts from its earlier checkpoint
   // Several objectives (metric = [...], objective.hpp): empty for one metric.
   // `metric` is then the first task metric of the list (the run's ranking).
   std::vector<Objective> objectives;
   DataSpec data;
   ClusterSpec cluster;
-  nlohmann::json space;                // object: key -> array of values, or a distribution object
-  std::string spec_dir;                // absolute directory of the spec file ("" for strings)
-  std::string source_text;             // the TOML text, kept so a run directory can store it
+  nlohmann::json space;     // object: key -> array of values, or a distribution object
+  std::string spec_dir;     // absolute directory of the spec file ("" for strings)
+  std::string source_text;  // the TOML text, kept so a run directory can store it
 };
 
 // Larger grids and populations are refused: they are almost always a typo,
@@ -183,9 +184,9 @@ nlohmann::json spec_to_json(const ExperimentSpec& spec);
 std::string effective_normalization(const DataSpec& data);
 
 // Accepted values of the enumerated keys (the first is the default where one exists).
-std::vector<std::string> data_source_names();             // idx, csv, then registered sources
-                                                          // (datasets/dataset_source.hpp)
-const std::vector<std::string>& normalization_names();    // auto, none, global, per_feature
+std::vector<std::string> data_source_names();           // idx, csv, then registered sources
+                                                        // (datasets/dataset_source.hpp)
+const std::vector<std::string>& normalization_names();  // auto, none, global, per_feature
 // The [experiment] keys that belong to some searches only, in declaration
 // order; the search registry says which searches accept each.
 const std::vector<std::string>& search_specific_keys();

@@ -5,8 +5,8 @@
 namespace cerebro::spec_detail {
 
 void parse_cluster(Section s, ClusterSpec& cluster) {
-  s.check_unknown({"workers", "threads_per_worker", "max_unit_retries", "scheduler", "replication",
-                   "heartbeat_timeout", "memory_mb", "model_memory_mb", "parallelism", "max_gang"});
+  s.check_unknown({"workers", "threads_per_worker", "max_unit_retries", "scheduler", "replication", "heartbeat_timeout",
+                   "memory_mb", "model_memory_mb", "parallelism", "max_gang"});
   s.read_int("workers", cluster.workers, 0, INT_MAX);
   s.read_int("threads_per_worker", cluster.threads_per_worker, 1, INT_MAX);
   s.read_int("max_unit_retries", cluster.max_unit_retries, 0, INT_MAX);

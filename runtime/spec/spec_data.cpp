@@ -33,16 +33,19 @@ const std::vector<std::pair<std::string, std::vector<datasets::BuiltinSource>>>&
 }  // namespace
 
 void parse_data(Section s, DataSpec& data, const std::string& base) {
-  std::vector<std::string> known = {"source", "validation_fraction", "test_fraction", "partitions", "limit",
-                                    "normalization", "cache", "read_ahead"};
+  std::vector<std::string> known = {"source", "validation_fraction", "test_fraction", "partitions",
+                                    "limit",  "normalization",       "cache",         "read_ahead"};
   for (const auto& [key, sources] : source_specific_keys()) known.push_back(key);
   s.check_unknown(known);
 
   s.read_string("source", data.source, data_source_names());
-  const std::vector<std::pair<const char*, std::string*>> path_keys = {
-      {"path", &data.path},         {"train_images", &data.train_images},
-      {"train_labels", &data.train_labels}, {"test_images", &data.test_images},
-      {"test_labels", &data.test_labels},   {"train", &data.train}, {"test", &data.test}};
+  const std::vector<std::pair<const char*, std::string*>> path_keys = {{"path", &data.path},
+                                                                       {"train_images", &data.train_images},
+                                                                       {"train_labels", &data.train_labels},
+                                                                       {"test_images", &data.test_images},
+                                                                       {"test_labels", &data.test_labels},
+                                                                       {"train", &data.train},
+                                                                       {"test", &data.test}};
   for (auto [key, field] : path_keys) {
     s.read_string(key, *field);
     *field = resolve_path(base, *field);
@@ -85,19 +88,21 @@ void parse_data(Section s, DataSpec& data, const std::string& base) {
     s.report("crop_padding", "applies only with augment = [\"random_crop\", ...]");
   if (!builtin) return;  // a source registered by C++ code: the loader supplies the examples
   if (*builtin == datasets::BuiltinSource::idx) {
-    const bool any_file = s.has("train_images") || s.has("train_labels") || s.has("test_images") ||
-                          s.has("test_labels");
+    const bool any_file =
+        s.has("train_images") || s.has("train_labels") || s.has("test_images") || s.has("test_labels");
     if (s.has("path") && any_file) {
       s.report("path", "and the explicit files (train_images ...) exclude each other: give one");
     } else if (!s.has("path") && !any_file) {
-      s.missing("path", "give path = the directory with the IDX files, or all four of "
-                        "train_images, train_labels, test_images and test_labels");
+      s.missing("path",
+                "give path = the directory with the IDX files, or all four of "
+                "train_images, train_labels, test_images and test_labels");
     } else if (!s.has("path")) {
       for (const auto& key : {"train_images", "train_labels", "test_images", "test_labels"}) {
         if (!s.has(key)) s.missing(key, "give all four IDX files, or path = the directory holding them");
       }
     }
-    if (s.has("test_fraction")) s.report("test_fraction", "applies only to source = \"csv\", \"images\" or a registered source");
+    if (s.has("test_fraction"))
+      s.report("test_fraction", "applies only to source = \"csv\", \"images\" or a registered source");
   } else if (*builtin == datasets::BuiltinSource::csv) {
     if (!s.has("train")) s.missing("train", "give train = the CSV file to train on");
     if (!s.has("label_column")) s.missing("label_column", "give the name of the CSV column holding the label");
@@ -105,7 +110,8 @@ void parse_data(Section s, DataSpec& data, const std::string& base) {
       s.report("test_fraction", "applies only when no test file is given (the test set is split from train)");
     }
   } else if (!s.has("path")) {
-    s.missing("path", "give path = a folder with train/<class>/ image folders, or a CSV manifest with path,label columns");
+    s.missing("path",
+              "give path = a folder with train/<class>/ image folders, or a CSV manifest with path,label columns");
   }
 }
 
@@ -113,7 +119,8 @@ void parse_data(Section s, DataSpec& data, const std::string& base) {
 void check_task_labels(Section s, const ExperimentSpec& spec) {
   if (spec.data.label_columns.size() > 1 && spec.task != datasets::TaskKind::regression) {
     s.report("label_column", fmt::format("lists {} columns: several target columns are for task = \"regression\"; "
-                                         "task {} reads one", spec.data.label_columns.size(), datasets::to_string(spec.task)));
+                                         "task {} reads one",
+                                         spec.data.label_columns.size(), datasets::to_string(spec.task)));
   }
   const auto builtin = datasets::parse_builtin_source(spec.data.source);
   if (spec.task != datasets::TaskKind::classification &&

@@ -17,7 +17,8 @@ void resolve_model_paths(json& entry, const std::string& base) {
   if (entry.is_string() && ends_with(entry.get<std::string>(), ".pt")) {
     entry = resolve_path(base, entry.get<std::string>());
   } else if (entry.is_array()) {
-    for (auto& item : entry) if (item.is_string()) resolve_model_paths(item, base);
+    for (auto& item : entry)
+      if (item.is_string()) resolve_model_paths(item, base);
   } else if (is_distribution(entry) && entry.contains("values")) {
     resolve_model_paths(entry["values"], base);
   }
@@ -54,15 +55,18 @@ void read_objectives(Section& s, const toml::array& list, ExperimentSpec& spec) 
       spec.objectives.push_back(*objective);
     }
   }
-  auto task = std::find_if(spec.objectives.begin(), spec.objectives.end(), [](const Objective& o) { return o.metric.has_value(); });
+  auto task = std::find_if(spec.objectives.begin(), spec.objectives.end(),
+                           [](const Objective& o) { return o.metric.has_value(); });
   if (ok && task == spec.objectives.end()) {
     std::vector<std::string> task_names;
     for (const auto& q : quantities) task_names.push_back("val_" + q);
     s.report("metric", fmt::format("needs a task metric among its objectives ({}) to rank configs by",
                                    quoted_alternatives(task_names)));
   }
-  if (!ok || task == spec.objectives.end()) spec.objectives.clear();
-  else spec.metric = *task->metric;
+  if (!ok || task == spec.objectives.end())
+    spec.objectives.clear();
+  else
+    spec.metric = *task->metric;
 }
 
 // [experiment] metric: a metric of the task, or with metric_goal a training template's own metric; or a
@@ -97,10 +101,10 @@ void read_metric(Section& s, ExperimentSpec& spec) {
     return s.report("metric", fmt::format("\"{}\" is not computed for task {} (its metrics: {})", name,
                                           datasets::to_string(spec.task), fmt::join(task_names, ", ")));
   }
-  const bool well_formed = name.size() > 4 && name.rfind("val_", 0) == 0 &&
-                           std::all_of(name.begin(), name.end(), [](char c) {
-                             return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-                           });
+  const bool well_formed =
+      name.size() > 4 && name.rfind("val_", 0) == 0 && std::all_of(name.begin(), name.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+      });
   if (!well_formed || goal.empty()) {
     return s.report("metric", fmt::format("must be {} (task {}), or val_<name> of a training template's own metric "
                                           "with metric_goal = \"maximize\" or \"minimize\"; got \"{}\"",
@@ -112,14 +116,13 @@ void read_metric(Section& s, ExperimentSpec& spec) {
 }  // namespace
 
 void parse_experiment(Section s, ExperimentSpec& spec, const SearchChecks& checks, const std::string& base) {
-  std::vector<std::string> known = {"name",     "epochs", "seed",        "search",    "metric",
-                                    "task",     "metric_goal", "warm_start", "from_checkpoint"};
+  std::vector<std::string> known = {"name", "epochs",      "seed",       "search",         "metric",
+                                    "task", "metric_goal", "warm_start", "from_checkpoint"};
   for (const auto& key : search_specific_keys()) known.push_back(key);
   s.check_unknown(known);
   s.read_string("name", spec.name);
   if (s.has("name") && spec.name.find_first_of("/\\") != std::string::npos) {
-    s.report("name", fmt::format("must not contain '/' or '\\' (it names the run directory), got \"{}\"",
-                                 spec.name));
+    s.report("name", fmt::format("must not contain '/' or '\\' (it names the run directory), got \"{}\"", spec.name));
   }
   s.read_int("epochs", spec.epochs, 1, INT_MAX);
   s.read_int("seed", spec.seed, 0, INT64_MAX);
@@ -149,8 +152,10 @@ void parse_experiment(Section s, ExperimentSpec& spec, const SearchChecks& check
   spec.warm_start_as_written = spec.warm_start;
   for (auto& dir : spec.warm_start) dir = resolve_path(base, dir);
   if (const toml::node* node = s.get("from_checkpoint")) {
-    if (!node->is_boolean()) s.report("from_checkpoint", fmt::format("must be true or false, got {}", describe_node(*node)));
-    else spec.from_checkpoint = node->as_boolean()->get();
+    if (!node->is_boolean())
+      s.report("from_checkpoint", fmt::format("must be true or false, got {}", describe_node(*node)));
+    else
+      spec.from_checkpoint = node->as_boolean()->get();
   }
   if (spec.from_checkpoint && spec.warm_start.empty())
     s.report("from_checkpoint", "needs warm_start: the earlier runs whose checkpoints to start from");
@@ -163,18 +168,18 @@ void parse_experiment(Section s, ExperimentSpec& spec, const SearchChecks& check
   if (checks.experiment) checks.experiment(s, spec);
 }
 
-void parse_space(const toml::table* table, ExperimentSpec& spec, Problems& problems,
-                 const std::string& base, bool allow_distributions) {
+void parse_space(const toml::table* table, ExperimentSpec& spec, Problems& problems, const std::string& base,
+                 bool allow_distributions) {
   spec.space = json::object();
-  const std::string empty = "the search space is empty: give at least one hyper-parameter in [space], "
-                            "e.g. model = [\"mlp\"]";
+  const std::string empty =
+      "the search space is empty: give at least one hyper-parameter in [space], "
+      "e.g. model = [\"mlp\"]";
   if (!table) return problems.add(empty);
   if (table->empty()) return problems.add(table->source(), empty);
   for (const auto& [k, node] : *table) {
     const std::string key(k.str());
     if (auto bad = find_non_finite(node)) {
-      problems.add(bad->source(), fmt::format("[space] {} must hold finite numbers, got {}", key,
-                                              describe_node(*bad)));
+      problems.add(bad->source(), fmt::format("[space] {} must hold finite numbers, got {}", key, describe_node(*bad)));
       continue;
     }
     auto entry = to_json(node);

@@ -48,10 +48,12 @@ std::string describe_node(const toml::node& node) {
 const toml::node* find_non_finite(const toml::node& node) {
   if (auto v = node.as_floating_point()) return std::isfinite(v->get()) ? nullptr : &node;
   if (auto arr = node.as_array()) {
-    for (const auto& item : *arr) if (auto bad = find_non_finite(item)) return bad;
+    for (const auto& item : *arr)
+      if (auto bad = find_non_finite(item)) return bad;
   }
   if (auto tbl = node.as_table()) {
-    for (const auto& [k, v] : *tbl) if (auto bad = find_non_finite(v)) return bad;
+    for (const auto& [k, v] : *tbl)
+      if (auto bad = find_non_finite(v)) return bad;
   }
   return nullptr;
 }

@@ -52,7 +52,10 @@ class Problems {
   }
 
  private:
-  struct Entry { uint32_t line, column; std::string text; };
+  struct Entry {
+    uint32_t line, column;
+    std::string text;
+  };
   std::string origin_;
   std::vector<Entry> list_;
 };
@@ -83,17 +86,22 @@ class Section : public ExperimentKeys {
   void report(const std::string& key, const std::string& text) override {
     const toml::node* node = get(key);
     std::string message = fmt::format("[{}] {} {}", name_, key, text);
-    if (node) problems_.add(node->source(), message);
-    else if (where()) problems_.add(*where(), message);
-    else problems_.add(message);
+    if (node)
+      problems_.add(node->source(), message);
+    else if (where())
+      problems_.add(*where(), message);
+    else
+      problems_.add(message);
   }
   void missing(const std::string& key, const std::string& hint) override {
     std::string message = fmt::format("[{}] {} is required: {}", name_, key, hint);
-    if (where()) problems_.add(*where(), message); else problems_.add(message);
+    if (where())
+      problems_.add(*where(), message);
+    else
+      problems_.add(message);
   }
 
-  void read_string(const std::string& key, std::string& out,
-                   const std::vector<std::string>& allowed = {}) {
+  void read_string(const std::string& key, std::string& out, const std::vector<std::string>& allowed = {}) {
     const toml::node* node = get(key);
     if (!node) return;
     if (!node->is_string()) return wrong(key, "a string", *node);
@@ -132,8 +140,8 @@ class Section : public ExperimentKeys {
     if (!node) return;
     const std::string expected = zero_allowed ? "a number in [0, 1)" : "a number in (0, 1)";
     if (!node->is_number()) return wrong(key, expected, *node);
-    const double value = node->is_integer() ? static_cast<double>(node->as_integer()->get())
-                                            : node->as_floating_point()->get();
+    const double value =
+        node->is_integer() ? static_cast<double>(node->as_integer()->get()) : node->as_floating_point()->get();
     if (!(value >= 0 && value < 1) || (!zero_allowed && value == 0)) {
       return wrong(key, expected, *node);
     }
@@ -223,7 +231,8 @@ class Section : public ExperimentKeys {
       return;
     }
     const toml::array* list = node->as_array();
-    if (!list || list->size() != 2 || !in_range(*list->get(0)) || !in_range(*list->get(1))) return wrong(key, expected, *node);
+    if (!list || list->size() != 2 || !in_range(*list->get(0)) || !in_range(*list->get(1)))
+      return wrong(key, expected, *node);
     out = {list->get(0)->as_integer()->get(), list->get(1)->as_integer()->get()};
   }
 
@@ -231,9 +240,12 @@ class Section : public ExperimentKeys {
   // the section when the key is absent.
   void report_message(const std::string& key, const std::string& message) override {
     const toml::node* node = get(key);
-    if (node) problems_.add(node->source(), message);
-    else if (where()) problems_.add(*where(), message);
-    else problems_.add(message);
+    if (node)
+      problems_.add(node->source(), message);
+    else if (where())
+      problems_.add(*where(), message);
+    else
+      problems_.add(message);
   }
 
   // Reports keys not in `known`, at the key's own position.
@@ -242,8 +254,7 @@ class Section : public ExperimentKeys {
     for (const auto& [k, v] : *table_) {
       const std::string key(k.str());
       if (std::find(known.begin(), known.end(), key) != known.end()) continue;
-      problems_.add(k.source(), fmt::format("unknown key '{}' in [{}] ({})", key, name_,
-                                            suggest_name(key, known)));
+      problems_.add(k.source(), fmt::format("unknown key '{}' in [{}] ({})", key, name_, suggest_name(key, known)));
     }
   }
 
@@ -253,8 +264,7 @@ class Section : public ExperimentKeys {
   }
 
   void wrong(const std::string& key, const std::string& expected, const toml::node& node) {
-    problems_.add(node.source(), fmt::format("[{}] {} must be {}, got {}", name_, key, expected,
-                                             describe_node(node)));
+    problems_.add(node.source(), fmt::format("[{}] {} must be {}, got {}", name_, key, expected, describe_node(node)));
   }
 
   const toml::table* table_;
@@ -266,8 +276,8 @@ class Section : public ExperimentKeys {
 // reports what is wrong to the section's problems.
 // spec_experiment.cpp; `base` is the directory relative paths start from.
 void parse_experiment(Section s, ExperimentSpec& spec, const SearchChecks& checks, const std::string& base);
-void parse_space(const toml::table* table, ExperimentSpec& spec, Problems& problems,
-                 const std::string& base, bool allow_distributions);
+void parse_space(const toml::table* table, ExperimentSpec& spec, Problems& problems, const std::string& base,
+                 bool allow_distributions);
 // spec_data.cpp. check_task_labels: the label columns the task reads
 // (several only for regression), once [experiment] and [data] are read.
 void check_task_labels(Section s, const ExperimentSpec& spec);

@@ -30,7 +30,8 @@ Result<experiment_result> result_from_summary(const std::string& experiment, con
       e.config = c.value("id", ConfigId{0});
       e.params_json = c.value("params", nlohmann::json::object()).dump();
       auto status = config_status_from_json(c.at("status"));
-      if (!status.ok()) return status.status().with_context(fmt::format("{}/summary.json: config {}", run_dir, e.config));
+      if (!status.ok())
+        return status.status().with_context(fmt::format("{}/summary.json: config {}", run_dir, e.config));
       e.status = *status;
       auto metric = c.value("metric", nlohmann::json());
       e.validated = metric.is_number();
@@ -43,11 +44,12 @@ Result<experiment_result> result_from_summary(const std::string& experiment, con
   }
   // The order of the CLI's leaderboard (rank_configs): ranked best first,
   // then the unranked by id.
-  std::stable_sort(r.leaderboard.begin(), r.leaderboard.end(), [&](const leaderboard_entry& a, const leaderboard_entry& b) {
-    if (a.validated != b.validated) return a.validated;
-    if (!a.validated) return a.config < b.config;
-    return higher ? a.metric > b.metric : a.metric < b.metric;
-  });
+  std::stable_sort(r.leaderboard.begin(), r.leaderboard.end(),
+                   [&](const leaderboard_entry& a, const leaderboard_entry& b) {
+                     if (a.validated != b.validated) return a.validated;
+                     if (!a.validated) return a.config < b.config;
+                     return higher ? a.metric > b.metric : a.metric < b.metric;
+                   });
   return r;
 }
 
@@ -60,7 +62,8 @@ experiment_result failed_result(const std::string& experiment, const std::string
 }
 
 std::string format_leaderboard(const experiment_result& result, size_t max_rows) {
-  std::string out = fmt::format("{:>4}  {:>6}  {:<9}  {:>12}  {}\n", "rank", "config", "status", result.metric, "params");
+  std::string out =
+      fmt::format("{:>4}  {:>6}  {:<9}  {:>12}  {}\n", "rank", "config", "status", result.metric, "params");
   size_t rank = 0;
   for (const auto& e : result.leaderboard) {
     if (rank++ >= max_rows) break;

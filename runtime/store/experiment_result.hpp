@@ -16,10 +16,10 @@ namespace cerebro {
 // One config's standing: its metric after its last validated epoch.
 struct leaderboard_entry {
   ConfigId config = 0;
-  std::string params_json;  // the config's hyper-parameters, a JSON object
+  std::string params_json;                        // the config's hyper-parameters, a JSON object
   ConfigStatus status = ConfigStatus::completed;  // completed | stopped | diverged | failed
-  bool validated = false;   // false: it never finished an epoch, `metric` is meaningless
-  double metric = 0;        // the experiment's metric (val_accuracy or val_loss)
+  bool validated = false;                         // false: it never finished an epoch, `metric` is meaningless
+  double metric = 0;                              // the experiment's metric (val_accuracy or val_loss)
 };
 
 struct experiment_result {
@@ -29,7 +29,7 @@ struct experiment_result {
   std::string metric;      // val_accuracy (higher is better) | val_loss (lower)
   double wall_s = 0;
   std::vector<leaderboard_entry> leaderboard;  // best first; never-validated configs last, by id
-  std::string summary_json;  // summary.json (per-epoch metrics, the best config's test score ...)
+  std::string summary_json;                    // summary.json (per-epoch metrics, the best config's test score ...)
 
   bool ok() const { return error.empty(); }
   // summary_json parsed; null when there is none (a failed experiment).
@@ -39,7 +39,7 @@ struct experiment_result {
 // The result of a finished run from its summary.json document; invalid_argument
 // when a field is missing or of the wrong type, or a config's status is no known word.
 Result<experiment_result> result_from_summary(const std::string& experiment, const std::string& run_dir,
-                                      const nlohmann::json& summary);
+                                              const nlohmann::json& summary);
 
 // A failed experiment's result.
 experiment_result failed_result(const std::string& experiment, const std::string& run_dir, std::string error);

@@ -60,8 +60,8 @@ Result<std::vector<std::string>> unpack_stage_states(const std::string& state) {
     at += length;
   }
   if (at != state.size())
-    return Status::corruption(fmt::format("pipeline state: {} bytes follow the last of {} stages", state.size() - at,
-                                          count));
+    return Status::corruption(
+        fmt::format("pipeline state: {} bytes follow the last of {} stages", state.size() - at, count));
   return stages;
 }
 
@@ -93,8 +93,8 @@ Result<std::map<ConfigId, int32_t>> stored_pipeline_stages(const StateStore& sto
     }
     if (config < 0 || !it.value().is_number_integer() || it.value().get<int64_t>() < 2 ||
         it.value().get<int64_t>() > 1 << 20)
-      return Status::corruption(fmt::format("the run's meta pipeline_stages: bad entry \"{}\": {}", it.key(),
-                                            it.value().dump()));
+      return Status::corruption(
+          fmt::format("the run's meta pipeline_stages: bad entry \"{}\": {}", it.key(), it.value().dump()));
     out[config] = it.value().get<int32_t>();
   }
   return out;

@@ -19,7 +19,8 @@ std::vector<Standing> rank_configs(const std::vector<ConfigRecord>& configs, con
 }
 
 Metric stored_metric(const StateStore& store) {
-  return metric_from_record(store.get_meta("metric").value_or("val_accuracy"), store.get_meta("metric_goal").value_or(""));
+  return metric_from_record(store.get_meta("metric").value_or("val_accuracy"),
+                            store.get_meta("metric_goal").value_or(""));
 }
 
 void store_metric(StateStore& store, const Metric& metric) {
@@ -31,7 +32,8 @@ std::vector<std::pair<std::string, double>> named_values(const EpochMetrics& epo
   std::vector<std::pair<std::string, double>> out;
   if (epoch.val_metrics.empty()) return {{"val_accuracy", epoch.val_accuracy}};
   // accuracy first, as before named values; then the others by name
-  if (auto it = epoch.val_metrics.find("accuracy"); it != epoch.val_metrics.end()) out.emplace_back("val_accuracy", it->second);
+  if (auto it = epoch.val_metrics.find("accuracy"); it != epoch.val_metrics.end())
+    out.emplace_back("val_accuracy", it->second);
   for (const auto& [name, value] : epoch.val_metrics)
     if (name != "accuracy") out.emplace_back("val_" + name, value);
   return out;
@@ -164,12 +166,16 @@ nlohmann::json build_summary(const RunFacts& f, const std::vector<Standing>& ran
   for (const auto& s : by_id) {
     nlohmann::json epochs = nlohmann::json::array();
     for (const auto& e : s.epochs) {
-      nlohmann::json epoch{{"epoch", e.epoch}, {"train_loss", e.train_loss}, {"val_loss", e.val_loss}, {"seconds", e.seconds}};
+      nlohmann::json epoch{
+          {"epoch", e.epoch}, {"train_loss", e.train_loss}, {"val_loss", e.val_loss}, {"seconds", e.seconds}};
       for (const auto& [name, value] : named_values(e)) epoch[name] = value;
       epochs.push_back(std::move(epoch));
     }
     // "metric": the config's standing on the leaderboard (null: unranked).
-    nlohmann::json entry{{"id", s.id}, {"params", s.params}, {"status", to_string(s.status)}, {"epochs", epochs},
+    nlohmann::json entry{{"id", s.id},
+                         {"params", s.params},
+                         {"status", to_string(s.status)},
+                         {"epochs", epochs},
                          {"metric", s.metric ? nlohmann::json(*s.metric) : nlohmann::json(nullptr)}};
     if (!s.error.empty()) entry["error"] = s.error;
     entry["training"] = how_trained(log, s.id);  // MOP units, data-parallel gangs
@@ -229,14 +235,14 @@ std::string metrics_csv(const std::vector<Standing>& ranked) {
 }
 
 std::string format_leaderboard(const std::vector<Standing>& ranked, const std::string& metric, size_t max_rows) {
-  std::string out = fmt::format("{:>4}  {:>6}  {:<9}  {:>6}  {:>12}  {}\n", "rank", "config", "status", "epochs",
-                                metric, "params");
+  std::string out =
+      fmt::format("{:>4}  {:>6}  {:<9}  {:>6}  {:>12}  {}\n", "rank", "config", "status", "epochs", metric, "params");
   size_t rank = 0;
   for (const auto& s : ranked) {
     if (rank++ >= max_rows) break;
     auto value = s.metric ? fmt::format("{:.4f}", *s.metric) : std::string("-");
-    out += fmt::format("{:>4}  {:>6}  {:<9}  {:>6}  {:>12}  {}\n", rank, s.id, to_string(s.status), s.epochs.size(), value,
-                       describe_params(s.params));
+    out += fmt::format("{:>4}  {:>6}  {:<9}  {:>6}  {:>12}  {}\n", rank, s.id, to_string(s.status), s.epochs.size(),
+                       value, describe_params(s.params));
   }
   if (ranked.size() > max_rows) out += fmt::format("  ... {} more\n", ranked.size() - max_rows);
   return out;

@@ -55,8 +55,8 @@ Result<std::string> unframed(std::string_view value, const std::string& what) {
   auto expected = value.substr(0, nl);
   auto actual = checksum_of(state);
   if (expected != actual)
-    return Status::corruption(fmt::format("{}: stored state checksum {} does not match its content ({})", what,
-                                     expected, actual));
+    return Status::corruption(
+        fmt::format("{}: stored state checksum {} does not match its content ({})", what, expected, actual));
   return std::string(state);
 }
 
@@ -83,15 +83,30 @@ std::string trained_as(const UnitLogEntry& e) {
 }
 
 nlohmann::json to_json(const UnitLogEntry& e) {
-  nlohmann::json j = {{"seq", e.seq},           {"config", e.config},     {"partition", e.partition},
-          {"epoch", e.epoch},       {"worker", e.worker},     {"status", to_string(e.status)},
-          {"seed", e.seed},         {"train_loss", e.train_loss}, {"examples", e.examples},
-          {"has_validation", e.has_validation}, {"val_loss", e.val_loss}, {"val_accuracy", e.val_accuracy},
-          {"val_metrics", e.val_metrics},  {"start_s", e.start_s},   {"end_s", e.end_s},       {"train_s", e.train_s},
-          {"validate_s", e.validate_s}, {"restore_s", e.restore_s}, {"save_s", e.save_s},
-          {"state_checksum", e.state_checksum}, {"state_bytes", e.state_bytes}, {"rolled_back", e.rolled_back}};
+  nlohmann::json j = {{"seq", e.seq},
+                      {"config", e.config},
+                      {"partition", e.partition},
+                      {"epoch", e.epoch},
+                      {"worker", e.worker},
+                      {"status", to_string(e.status)},
+                      {"seed", e.seed},
+                      {"train_loss", e.train_loss},
+                      {"examples", e.examples},
+                      {"has_validation", e.has_validation},
+                      {"val_loss", e.val_loss},
+                      {"val_accuracy", e.val_accuracy},
+                      {"val_metrics", e.val_metrics},
+                      {"start_s", e.start_s},
+                      {"end_s", e.end_s},
+                      {"train_s", e.train_s},
+                      {"validate_s", e.validate_s},
+                      {"restore_s", e.restore_s},
+                      {"save_s", e.save_s},
+                      {"state_checksum", e.state_checksum},
+                      {"state_bytes", e.state_bytes},
+                      {"rolled_back", e.rolled_back}};
   if (e.result_s >= 0) j["result_s"] = e.result_s;  // Older logs have none
-  if (e.gang > 0) {  // only gang entries carry the keys: logs of MOP runs read as before
+  if (e.gang > 0) {                                 // only gang entries carry the keys: logs of MOP runs read as before
     j["gang"] = e.gang;
     j["gang_size"] = e.gang_size;
   }
@@ -188,15 +203,13 @@ Status check_records(rocksdb::DB* db) {
   auto note = [&bad](const Status& s) {
     if (bad.ok() && !s.ok()) bad = s;
   };
-  for (auto read : {scan(db, "log/", [&](const rocksdb::Slice& k, const rocksdb::Slice& v) {
-                      note(log_entry_of(k, v).status());
-                    }),
-                    scan(db, "config/", [&](const rocksdb::Slice& k, const rocksdb::Slice& v) {
-                      note(config_record_of(k, v).status());
-                    }),
-                    scan(db, "decision/", [&](const rocksdb::Slice& k, const rocksdb::Slice& v) {
-                      if (parsed(v).is_discarded()) note(Status::invalid_argument(k.ToString() + ": not JSON"));
-                    })}) {
+  for (auto read :
+       {scan(db, "log/", [&](const rocksdb::Slice&k, const rocksdb::Slice&v) { note(log_entry_of(k, v).status()); }),
+        scan(db, "config/",
+             [&](const rocksdb::Slice&k, const rocksdb::Slice&v) { note(config_record_of(k, v).status()); }),
+        scan(db, "decision/", [&](const rocksdb::Slice&k, const rocksdb::Slice&v) {
+          if (parsed(v).is_discarded()) note(Status::invalid_argument(k.ToString() + ": not JSON"));
+        })}) {
     if (!read.ok()) return read;
   }
   return bad;
@@ -252,8 +265,10 @@ Result<std::unique_ptr<StateStore>> StateStore::open(const std::string& dir, boo
   for (const char* prefix : {"log/", "state/"}) {
     auto read = scan(db, prefix, [&](const rocksdb::Slice& k, const rocksdb::Slice&) {
       auto seq = seq_of(k);
-      if (!seq.ok()) bad_key = seq.status();
-      else store->next_seq_ = std::max<int64_t>(store->next_seq_, *seq + 1);
+      if (!seq.ok())
+        bad_key = seq.status();
+      else
+        store->next_seq_ = std::max<int64_t>(store->next_seq_, *seq + 1);
     });
     if (!read.ok()) return read;
     if (!bad_key.ok()) return bad_key.with_context(context);
@@ -269,7 +284,8 @@ Result<std::unique_ptr<StateStore>> StateStore::open_read_only(const std::string
   auto s = rocksdb::DB::OpenForReadOnly(options, dir, &db);
   if (!s.ok()) return from_rocksdb(s, fmt::format("{}: cannot open the state store to read", dir));
   std::unique_ptr<StateStore> store(new StateStore(db));
-  if (auto checked = check_records(db); !checked.ok()) return checked.with_context(fmt::format("{}: the state store", dir));
+  if (auto checked = check_records(db); !checked.ok())
+    return checked.with_context(fmt::format("{}: the state store", dir));
   store->next_decision_ = static_cast<int64_t>(store->decisions().size()) + 1;
   return store;
 }
@@ -391,9 +407,10 @@ Result<std::vector<UnitLogEntry>> StateStore::commit_gang(std::vector<UnitLogEnt
   const UnitLogEntry& first = entries.front();
   for (const UnitLogEntry& e : entries) {
     if (e.config != first.config || e.epoch != first.epoch) {
-      return Status::invalid_argument(fmt::format("a gang's units are of one config and epoch: config {} epoch {} "
-                                                  "and config {} epoch {}", first.config, first.epoch, e.config,
-                                                  e.epoch));
+      return Status::invalid_argument(
+          fmt::format("a gang's units are of one config and epoch: config {} epoch {} "
+                      "and config {} epoch {}",
+                      first.config, first.epoch, e.config, e.epoch));
     }
   }
   rocksdb::WriteBatch batch;
@@ -411,9 +428,8 @@ Result<std::vector<UnitLogEntry>> StateStore::commit_gang(std::vector<UnitLogEnt
   ConfigId config = first.config;
   batch.Put(state_key(config, entries.back().seq), checksum + "\n" + state);
   std::vector<std::string> older;
-  auto listed = scan(db_, state_prefix(config), [&](const rocksdb::Slice& k, const rocksdb::Slice&) {
-    older.push_back(k.ToString());
-  });
+  auto listed = scan(db_, state_prefix(config),
+                     [&](const rocksdb::Slice& k, const rocksdb::Slice&) { older.push_back(k.ToString()); });
   if (!listed.ok()) return listed;
   for (size_t i = 0; i + 1 < older.size(); ++i) batch.Delete(older[i]);
   auto s = write_batch_synced(&batch);
@@ -447,8 +463,10 @@ Status StateStore::copy_epoch_state(ConfigId from, int32_t from_epoch, ConfigId 
   for (auto record : configs())
     if (record.id == to) {
       record.params = params;
-      batch.Put(config_key(to), nlohmann::json{{"id", record.id}, {"params", record.params},
-                                               {"status", to_string(record.status)}, {"error", record.error}}
+      batch.Put(config_key(to), nlohmann::json{{"id", record.id},
+                                               {"params", record.params},
+                                               {"status", to_string(record.status)},
+                                               {"error", record.error}}
                                     .dump());
     }
   auto s = write_batch_synced(&batch);
@@ -535,9 +553,9 @@ Result<StateStore::Recovery> StateStore::recover_latest_state(ConfigId config) {
   if (!intact) {
     auto initial = initial_state(config);
     if (!initial.ok())
-      return Status::of(initial.code(), fmt::format("config {}: no intact state left ({}); {}", config,
-                                                    r.problem.empty() ? "no unit state stored" : r.problem,
-                                                    initial.error()));
+      return Status::of(initial.code(),
+                        fmt::format("config {}: no intact state left ({}); {}", config,
+                                    r.problem.empty() ? "no unit state stored" : r.problem, initial.error()));
     r.intact_seq = 0;
   }
   if (r.intact_seq >= newest_logged && r.problem.empty()) return r;
@@ -556,7 +574,8 @@ Result<StateStore::Recovery> StateStore::recover_latest_state(ConfigId config) {
 
 Status StateStore::replace_decisions(const std::vector<nlohmann::json>& decisions) {
   rocksdb::WriteBatch batch;
-  auto listed = scan(db_, "decision/", [&](const rocksdb::Slice& k, const rocksdb::Slice&) { batch.Delete(k.ToString()); });
+  auto listed =
+      scan(db_, "decision/", [&](const rocksdb::Slice& k, const rocksdb::Slice&) { batch.Delete(k.ToString()); });
   if (!listed.ok()) return listed;
   int64_t n = 1;
   for (const auto& d : decisions) batch.Put(decision_key(n++), d.dump());

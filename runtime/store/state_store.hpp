@@ -46,7 +46,7 @@ struct UnitLogEntry {
   bool has_validation = false;  // the config's last unit of the epoch validates
   double val_loss = 0, val_accuracy = 0;
   std::map<std::string, double> val_metrics;  // named metrics of the task or template ("r2" ...)
-  double start_s = 0, end_s = 0;  // dispatch and commit times, seconds since the run started
+  double start_s = 0, end_s = 0;              // dispatch and commit times, seconds since the run started
   // When the result reached the scheduler, which freed the worker then (issue
   // 11): start_s .. result_s is the worker's, result_s .. end_s the commit's
   // (end_s: when the synced write that made it durable began). Logs written
@@ -84,7 +84,7 @@ struct EpochMetrics {
   double train_loss = 0;  // example-weighted over the epoch's units
   double val_loss = 0, val_accuracy = 0;
   std::map<std::string, double> val_metrics;
-  double seconds = 0;     // compute seconds of the epoch's units
+  double seconds = 0;  // compute seconds of the epoch's units
 };
 std::vector<EpochMetrics> epoch_metrics(const std::vector<UnitLogEntry>& log, ConfigId config);
 
@@ -156,10 +156,10 @@ class StateStore {
 
   // What recover_latest_state did for one config.
   struct Recovery {
-    bool fell_back = false;     // the newest state was corrupt or missing
-    int64_t intact_seq = 0;     // the newest intact state (0: the initial state)
+    bool fell_back = false;                 // the newest state was corrupt or missing
+    int64_t intact_seq = 0;                 // the newest intact state (0: the initial state)
     std::vector<UnitLogEntry> rolled_back;  // the config's units after it, to run again
-    std::string problem;        // what was wrong with the newer states
+    std::string problem;                    // what was wrong with the newer states
   };
   // Makes sure the config's newest state is intact: if it is not, deletes the
   // damaged states, falls back to the newest intact one (an older state, else

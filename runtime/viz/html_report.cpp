@@ -69,10 +69,11 @@ std::string facts(const RunView& run) {
   const auto& s = run.summary;
   auto [t0, t1] = log_span(run.log);
   std::string out = "<p class=\"facts\">";
-  out += fmt::format("metric <b>{}</b> ({} is better) &middot; <b>{}</b> configs &middot; <b>{}</b> units on <b>{}</b> "
-                     "workers",
-                     escape(run.metric), run.metric_higher_is_better ? "higher" : "lower",
-                     run.ranked.size(), run.log.size(), log_workers(run.log).size());
+  out += fmt::format(
+      "metric <b>{}</b> ({} is better) &middot; <b>{}</b> configs &middot; <b>{}</b> units on <b>{}</b> "
+      "workers",
+      escape(run.metric), run.metric_higher_is_better ? "higher" : "lower", run.ranked.size(), run.log.size(),
+      log_workers(run.log).size());
   if (s.is_object()) {
     if (s.contains("partitions")) out += fmt::format(" &middot; <b>{}</b> partitions", s["partitions"].dump());
     if (s.contains("wall_s") && s["wall_s"].is_number())
@@ -88,7 +89,8 @@ std::string facts(const RunView& run) {
     out += fmt::format("<p class=\"facts\">best: config <b>{}</b> ({})", b.value("id", -1),
                        escape(describe_params(b.value("params", nlohmann::json::object()))));
     for (const char* key : {"val_accuracy", "val_loss", "test_accuracy", "test_loss"})
-      if (b.contains(key) && b[key].is_number()) out += fmt::format(" &middot; {} <b>{}</b>", key, fixed(b[key].get<double>()));
+      if (b.contains(key) && b[key].is_number())
+        out += fmt::format(" &middot; {} <b>{}</b>", key, fixed(b[key].get<double>()));
     out += "</p>\n";
   }
   return out;
@@ -119,10 +121,12 @@ std::string learning_curves(const RunView& run) {
     std::function<std::optional<double>(const EpochMetrics&)> value;  // none: the epoch lacks it
     bool needs_validation;
   };
-  std::vector<Which> charts = {
-      {"curve-val_accuracy", "validation accuracy", [](const EpochMetrics& e) { return std::optional<double>(e.val_accuracy); }, true},
-      {"curve-val_loss", "validation loss", [](const EpochMetrics& e) { return std::optional<double>(e.val_loss); }, true},
-      {"curve-train_loss", "training loss", [](const EpochMetrics& e) { return std::optional<double>(e.train_loss); }, false}};
+  std::vector<Which> charts = {{"curve-val_accuracy", "validation accuracy",
+                                [](const EpochMetrics& e) { return std::optional<double>(e.val_accuracy); }, true},
+                               {"curve-val_loss", "validation loss",
+                                [](const EpochMetrics& e) { return std::optional<double>(e.val_loss); }, true},
+                               {"curve-train_loss", "training loss",
+                                [](const EpochMetrics& e) { return std::optional<double>(e.train_loss); }, false}};
   // Another task's (or a template's) metric gets a curve of its own, read by name.
   if (run.metric != "val_accuracy" && run.metric != "val_loss") {
     const std::string metric = run.metric;
@@ -139,8 +143,10 @@ std::string learning_curves(const RunView& run) {
   // The run's metric first.
   std::vector<const Which*> order;
   for (const auto& w : charts)
-    if (run.metric == w.id.substr(6)) order.insert(order.begin(), &w);
-    else order.push_back(&w);
+    if (run.metric == w.id.substr(6))
+      order.insert(order.begin(), &w);
+    else
+      order.push_back(&w);
   for (const auto* w : order) {
     svg::LineChart chart{w->id, w->title, "epoch", w->title, {}, true};
     for (const auto& c : run.ranked) {
@@ -169,7 +175,8 @@ std::string parallel(const RunView& run) {
     axis.name = key;
     if (std::all_of(vs.begin(), vs.end(), [](const nlohmann::json& v) { return v.is_number(); })) {
       axis.lo = axis.hi = vs.front().get<double>();
-      for (const auto& v : vs) axis.lo = std::min(axis.lo, v.get<double>()), axis.hi = std::max(axis.hi, v.get<double>());
+      for (const auto& v : vs)
+        axis.lo = std::min(axis.lo, v.get<double>()), axis.hi = std::max(axis.hi, v.get<double>());
       // Learning rates and the like span decades: a log axis spreads them.
       axis.log = axis.lo > 0 && axis.hi / axis.lo >= 10;
     } else {
@@ -190,8 +197,9 @@ std::string parallel(const RunView& run) {
     }
   chart.axes.push_back(metric_axis);
   for (const auto& c : run.ranked) {
-    svg::ParallelLine line{c.id, fmt::format("config {}: {} -> {}", c.id, describe_params(c.params),
-                                             c.metric ? fixed(*c.metric) : std::string("no metric")),
+    svg::ParallelLine line{c.id,
+                           fmt::format("config {}: {} -> {}", c.id, describe_params(c.params),
+                                       c.metric ? fixed(*c.metric) : std::string("no metric")),
                            {}};
     for (size_t i = 0; i < keys.size(); ++i) {
       const auto& axis = chart.axes[i];
@@ -224,9 +232,10 @@ std::string schedule(const RunView& run) {
     chart.lanes.push_back(fmt::format("worker {}", w));
   }
   for (const auto& e : run.log)
-    chart.bars.push_back({lane_of[e.worker], e.config, e.start_s, e.worker_end_s(),  // the worker's time: its commit runs after
-                          fmt::format("config {} / partition {} / epoch {} on worker {}: {:.2f}-{:.2f} s (train {:.2f} s)",
-                                      e.config, e.partition, e.epoch, e.worker, e.start_s, e.end_s, e.train_s)});
+    chart.bars.push_back(
+        {lane_of[e.worker], e.config, e.start_s, e.worker_end_s(),  // the worker's time: its commit runs after
+         fmt::format("config {} / partition {} / epoch {} on worker {}: {:.2f}-{:.2f} s (train {:.2f} s)", e.config,
+                     e.partition, e.epoch, e.worker, e.start_s, e.end_s, e.train_s)});
   return svg::gantt(chart);
 }
 
@@ -245,14 +254,16 @@ std::string render_html_report(const RunView& run) {
   if (!run.place.empty()) out += fmt::format("<p class=\"note\">run directory {}</p>\n", escape(run.place));
   out += facts(run);
   out += "<h2>Leaderboard</h2>\n" + leaderboard(run);
-  out += "<h2>Learning curves</h2>\n<p class=\"note\">One line per config; click a line, a legend key or a "
-         "leaderboard row to highlight that config everywhere.</p>\n" +
-         legend + learning_curves(run);
+  out +=
+      "<h2>Learning curves</h2>\n<p class=\"note\">One line per config; click a line, a legend key or a "
+      "leaderboard row to highlight that config everywhere.</p>\n" +
+      legend + learning_curves(run);
   out += "<h2>Hyper-parameters and the metric</h2>\n" + legend + parallel(run);
-  out += "<h2>MOP schedule</h2>\n<p class=\"note\">Each bar is a unit (one config trained over one partition); a "
-         "config's colour moving between lanes is its model hopping to the worker that holds the next partition."
-         "</p>\n" +
-         legend + schedule(run);
+  out +=
+      "<h2>MOP schedule</h2>\n<p class=\"note\">Each bar is a unit (one config trained over one partition); a "
+      "config's colour moving between lanes is its model hopping to the worker that holds the next partition."
+      "</p>\n" +
+      legend + schedule(run);
   out += fmt::format("<script>{}</script>\n</body></html>\n", kScript);
   return out;
 }

@@ -31,16 +31,16 @@ Result<RunView> load_run_view(const std::string& run_dir) {
   auto store = StateStore::open((dir / "state").string(), false);
   // RocksDB locks a store while a process has it open: a run still going cannot be read.
   if (!store.ok())
-    return Status::of(store.code(), store.error() + " (a run still going holds its store: read it once it has "
-                                                    "finished or stopped)");
+    return Status::of(store.code(), store.error() +
+                                        " (a run still going holds its store: read it once it has "
+                                        "finished or stopped)");
   auto view = run_view_of(**store, dir.filename().string());
   view.place = run_dir;
   if (fs::exists(dir / "summary.json")) {
     auto text = read_whole_file((dir / "summary.json").string());
     if (!text.ok()) return text.status();
     view.summary = nlohmann::json::parse(*text, nullptr, false);
-    if (view.summary.is_discarded())
-      return Status::corruption((dir / "summary.json").string() + ": not valid JSON");
+    if (view.summary.is_discarded()) return Status::corruption((dir / "summary.json").string() + ": not valid JSON");
     if (view.summary.contains("experiment") && view.summary["experiment"].is_string())
       view.experiment = view.summary["experiment"].get<std::string>();
   }

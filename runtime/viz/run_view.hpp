@@ -19,9 +19,9 @@ struct RunView {
   std::string experiment;  // the spec's name when summary.json has it, else its id
   std::string place;       // where it was read from (the run directory), for titles
   std::string metric = "val_accuracy";
-  std::vector<Standing> ranked;  // best first (rank_configs)
-  std::vector<UnitLogEntry> log;  // committed units, in commit order
-  nlohmann::json summary;  // summary.json; null while the run has not finished
+  std::vector<Standing> ranked;         // best first (rank_configs)
+  std::vector<UnitLogEntry> log;        // committed units, in commit order
+  nlohmann::json summary;               // summary.json; null while the run has not finished
   bool metric_higher_is_better = true;  // the metric's direction (a template's metric: its recorded goal)
 };
 

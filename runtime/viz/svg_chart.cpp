@@ -95,13 +95,15 @@ std::string line_chart(const LineChart& chart) {
   Scale sx{xlo, xhi, kLeft, kWidth - kRight}, sy{ylo, yhi, kHeight - kBottom, kTop};
   std::string out = open_svg(chart.id, "lines", kWidth, kHeight, chart.title);
   // Axes, grid and ticks.
-  out += fmt::format("<g class=\"axes\"><line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\"/>"
-                     "<line x1=\"{0}\" y1=\"{3}\" x2=\"{0}\" y2=\"{1}\"/>\n",
-                     px(kLeft), px(kHeight - kBottom), px(kWidth - kRight), px(kTop));
+  out += fmt::format(
+      "<g class=\"axes\"><line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\"/>"
+      "<line x1=\"{0}\" y1=\"{3}\" x2=\"{0}\" y2=\"{1}\"/>\n",
+      px(kLeft), px(kHeight - kBottom), px(kWidth - kRight), px(kTop));
   for (double t : nice_ticks(ylo, yhi))
-    out += fmt::format("<line class=\"grid\" x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\"/>"
-                       "<text class=\"tick\" x=\"{3}\" y=\"{4}\" text-anchor=\"end\">{5}</text>\n",
-                       px(kLeft), px(sy(t)), px(kWidth - kRight), px(kLeft - 6), px(sy(t) + 4), num(t));
+    out += fmt::format(
+        "<line class=\"grid\" x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\"/>"
+        "<text class=\"tick\" x=\"{3}\" y=\"{4}\" text-anchor=\"end\">{5}</text>\n",
+        px(kLeft), px(sy(t)), px(kWidth - kRight), px(kLeft - 6), px(sy(t) + 4), num(t));
   for (double t : nice_ticks(xlo, xhi, 8)) {
     if (chart.integer_x && t != std::floor(t)) continue;
     out += fmt::format("<text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", px(sx(t)),
@@ -109,17 +111,18 @@ std::string line_chart(const LineChart& chart) {
   }
   out += fmt::format("<text class=\"label\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
                      px((kLeft + kWidth - kRight) / 2), px(kHeight - 6), escape(chart.x_label));
-  out += fmt::format("<text class=\"label\" transform=\"translate(14,{}) rotate(-90)\" text-anchor=\"middle\">{}"
-                     "</text></g>\n",
-                     px((kTop + kHeight - kBottom) / 2), escape(chart.y_label));
+  out += fmt::format(
+      "<text class=\"label\" transform=\"translate(14,{}) rotate(-90)\" text-anchor=\"middle\">{}"
+      "</text></g>\n",
+      px((kTop + kHeight - kBottom) / 2), escape(chart.y_label));
   for (const auto& s : chart.series) {
     auto color = config_color(s.config);
     std::string points;
     for (auto [x, y] : s.points)
       if (std::isfinite(y)) points += px(sx(x)) + "," + px(sy(y)) + " ";
     out += fmt::format("<g class=\"series\" data-config=\"{}\"><title>{}</title>\n", s.config, escape(s.label));
-    out += fmt::format("<polyline class=\"line\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\" points=\"{}\"/>\n", color,
-                       points);
+    out += fmt::format("<polyline class=\"line\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\" points=\"{}\"/>\n",
+                       color, points);
     for (auto [x, y] : s.points)
       if (std::isfinite(y))
         out += fmt::format("<circle class=\"point\" cx=\"{}\" cy=\"{}\" r=\"3\" fill=\"{}\"/>", px(sx(x)), px(sy(y)),
@@ -133,7 +136,9 @@ std::string parallel_coordinates(const ParallelChart& chart) {
   const size_t n = chart.axes.size();
   const double width = std::max(kWidth, 170.0 * static_cast<double>(n));
   const double left = 70, right = 70, top = 44, bottom = 30;
-  auto axis_x = [&](size_t i) { return n <= 1 ? width / 2 : left + (width - left - right) * static_cast<double>(i) / static_cast<double>(n - 1); };
+  auto axis_x = [&](size_t i) {
+    return n <= 1 ? width / 2 : left + (width - left - right) * static_cast<double>(i) / static_cast<double>(n - 1);
+  };
   // A value's height on its axis: the top is the largest (categories: the last;
   // a metric where lower is better: the smallest).
   auto axis_y = [&](const ParallelAxis& a, double v) {
@@ -152,9 +157,10 @@ std::string parallel_coordinates(const ParallelChart& chart) {
   for (size_t i = 0; i < n; ++i) {
     const auto& a = chart.axes[i];
     double x = axis_x(i);
-    out += fmt::format("<g class=\"axis\" data-axis=\"{0}\"><line x1=\"{1}\" y1=\"{2}\" x2=\"{1}\" y2=\"{3}\"/>"
-                       "<text class=\"label\" x=\"{1}\" y=\"{4}\" text-anchor=\"middle\">{0}</text>\n",
-                       escape(a.name), px(x), px(top), px(kHeight - bottom), px(top - 10));
+    out += fmt::format(
+        "<g class=\"axis\" data-axis=\"{0}\"><line x1=\"{1}\" y1=\"{2}\" x2=\"{1}\" y2=\"{3}\"/>"
+        "<text class=\"label\" x=\"{1}\" y=\"{4}\" text-anchor=\"middle\">{0}</text>\n",
+        escape(a.name), px(x), px(top), px(kHeight - bottom), px(top - 10));
     std::vector<std::pair<double, std::string>> ticks;
     if (!a.categories.empty()) {
       for (size_t c = 0; c < a.categories.size(); ++c) ticks.push_back({static_cast<double>(c), a.categories[c]});
@@ -173,9 +179,10 @@ std::string parallel_coordinates(const ParallelChart& chart) {
     std::string points;
     for (size_t i = 0; i < n && i < line.values.size(); ++i)
       if (line.values[i]) points += px(axis_x(i)) + "," + px(axis_y(chart.axes[i], *line.values[i])) + " ";
-    out += fmt::format("<g class=\"series\" data-config=\"{}\"><title>{}</title>"
-                       "<polyline class=\"line\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\" points=\"{}\"/></g>\n",
-                       line.config, escape(line.label), config_color(line.config), points);
+    out += fmt::format(
+        "<g class=\"series\" data-config=\"{}\"><title>{}</title>"
+        "<polyline class=\"line\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\" points=\"{}\"/></g>\n",
+        line.config, escape(line.label), config_color(line.config), points);
   }
   return out + "</svg>\n";
 }
@@ -187,25 +194,28 @@ std::string gantt(const GanttChart& chart) {
   Scale sx{t0, t1, left, kWidth - right};
   std::string out = open_svg(chart.id, "gantt", kWidth, height, chart.title);
   for (double t : nice_ticks(t0, t1, 8))
-    out += fmt::format("<line class=\"grid\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>"
-                       "<text class=\"tick\" x=\"{0}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>\n",
-                       px(sx(t)), px(top), px(height - bottom), px(height - bottom + 16), num(t));
-  out += fmt::format("<text class=\"label\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">seconds since the run started"
-                     "</text>\n",
-                     px((left + kWidth - right) / 2), px(height - 6));
+    out += fmt::format(
+        "<line class=\"grid\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>"
+        "<text class=\"tick\" x=\"{0}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>\n",
+        px(sx(t)), px(top), px(height - bottom), px(height - bottom + 16), num(t));
+  out += fmt::format(
+      "<text class=\"label\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">seconds since the run started"
+      "</text>\n",
+      px((left + kWidth - right) / 2), px(height - 6));
   for (size_t lane = 0; lane < chart.lanes.size(); ++lane) {
     double y = top + lane_height * static_cast<double>(lane);
-    out += fmt::format("<g class=\"lane\" data-lane=\"{}\"><rect class=\"lane-bg\" x=\"{}\" y=\"{}\" width=\"{}\" "
-                       "height=\"{}\"/><text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n",
-                       lane, px(left), px(y + 1), px(kWidth - right - left), px(lane_height - 2), px(left - 6),
-                       px(y + lane_height / 2 + 4), escape(chart.lanes[lane]));
+    out += fmt::format(
+        "<g class=\"lane\" data-lane=\"{}\"><rect class=\"lane-bg\" x=\"{}\" y=\"{}\" width=\"{}\" "
+        "height=\"{}\"/><text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n",
+        lane, px(left), px(y + 1), px(kWidth - right - left), px(lane_height - 2), px(left - 6),
+        px(y + lane_height / 2 + 4), escape(chart.lanes[lane]));
     for (const auto& bar : chart.bars) {
       if (bar.lane != static_cast<int>(lane)) continue;
       double x0 = sx(bar.start), x1 = std::max(sx(bar.end), x0 + 1.0);  // a unit is never invisible
-      out += fmt::format("<rect class=\"unit\" data-config=\"{}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" "
-                         "fill=\"{}\"><title>{}</title></rect>\n",
-                         bar.config, px(x0), px(y + 4), px(x1 - x0), px(lane_height - 8), config_color(bar.config),
-                         escape(bar.label));
+      out += fmt::format(
+          "<rect class=\"unit\" data-config=\"{}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" "
+          "fill=\"{}\"><title>{}</title></rect>\n",
+          bar.config, px(x0), px(y + 4), px(x1 - x0), px(lane_height - 8), config_color(bar.config), escape(bar.label));
     }
     out += "</g>\n";
   }
@@ -215,9 +225,10 @@ std::string gantt(const GanttChart& chart) {
 std::string legend(const std::vector<std::pair<int, std::string>>& configs) {
   std::string out = "<div class=\"legend\">";
   for (const auto& [config, label] : configs)
-    out += fmt::format("<span class=\"key\" data-config=\"{}\"><span class=\"swatch\" style=\"background:{}\"></span>"
-                       "{}</span>",
-                       config, config_color(config), escape(label));
+    out += fmt::format(
+        "<span class=\"key\" data-config=\"{}\"><span class=\"swatch\" style=\"background:{}\"></span>"
+        "{}</span>",
+        config, config_color(config), escape(label));
   return out + "</div>\n";
 }
 

@@ -25,7 +25,7 @@ std::vector<double> nice_ticks(double lo, double hi, int about = 5);
 
 struct Series {
   int config = 0;
-  std::string label;  // shown in the hover title
+  std::string label;                              // shown in the hover title
   std::vector<std::pair<double, double>> points;  // (x, y), x ascending
 };
 

@@ -28,15 +28,15 @@ constexpr int wall_time = 1, step = 2, file_version = 3, summary = 5;
 namespace summary {  // tensorflow.Summary and Summary.Value
 constexpr int value = 1;
 constexpr int tag = 1, simple_value = 2, tensor = 8, metadata = 9;
-}
+}  // namespace summary
 namespace metadata {  // tensorflow.SummaryMetadata and its PluginData
 constexpr int plugin_data = 1;
 constexpr int plugin_name = 1, content = 2;
-}
+}  // namespace metadata
 namespace tensor {  // tensorflow.TensorProto
 constexpr int dtype = 1, shape = 2, float_val = 5;
 constexpr int dt_float = 1;
-}
+}  // namespace tensor
 namespace hparams {  // tensorboard.hparams
 // HParamsPluginData
 constexpr int version = 1, experiment = 2, session_start_info = 3, session_end_info = 4;
@@ -61,7 +61,7 @@ constexpr int status_success = 1, status_failure = 2, status_running = 3;
 namespace value {  // google.protobuf.Value, ListValue
 constexpr int number = 2, string = 3, boolean = 4;
 constexpr int list_values = 1;
-}
+}  // namespace value
 
 const char* const kExperimentTag = "_hparams_/experiment";
 const char* const kSessionStartTag = "_hparams_/session_start_info";
@@ -86,8 +86,9 @@ std::string hparams_event(double wall_time, const char* tag, int data_field, con
   meta.message(metadata::plugin_data, plugin);
   Message null_tensor;
   const float zero = 0;
-  null_tensor.varint(tensor::dtype, tensor::dt_float).message(tensor::shape, Message{}).packed_floats(
-      tensor::float_val, &zero, 1);
+  null_tensor.varint(tensor::dtype, tensor::dt_float)
+      .message(tensor::shape, Message{})
+      .packed_floats(tensor::float_val, &zero, 1);
   Message v;
   v.bytes(summary::tag, tag).message(summary::tensor, null_tensor).message(summary::metadata, meta);
   return summary_event(wall_time, v);
@@ -98,10 +99,14 @@ std::string hparams_event(double wall_time, const char* tag, int data_field, con
 // its JSON text.
 Message param_value(const nlohmann::json& v) {
   Message out;
-  if (v.is_number()) out.float64(value::number, v.get<double>());
-  else if (v.is_boolean()) out.boolean(value::boolean, v.get<bool>());
-  else if (v.is_string()) out.bytes(value::string, v.get<std::string>());
-  else out.bytes(value::string, v.dump());
+  if (v.is_number())
+    out.float64(value::number, v.get<double>());
+  else if (v.is_boolean())
+    out.boolean(value::boolean, v.get<bool>());
+  else if (v.is_string())
+    out.bytes(value::string, v.get<std::string>());
+  else
+    out.bytes(value::string, v.dump());
   return out;
 }
 
@@ -318,8 +323,9 @@ Result<std::vector<std::string>> write_tensorboard_logs(const std::string& run_d
   fs::remove_all(root, ec);
   if (ec) return fail(Status::io_error(fmt::format("{}: cannot replace: {}", root.string(), ec.message())));
   fs::rename(staging, root, ec);
-  if (ec) return fail(Status::io_error(fmt::format("{}: cannot rename to {}: {}", staging.string(), root.string(),
-                                                   ec.message())));
+  if (ec)
+    return fail(
+        Status::io_error(fmt::format("{}: cannot rename to {}: {}", staging.string(), root.string(), ec.message())));
   return written;
 }
 

@@ -49,7 +49,8 @@ Result<std::unique_ptr<LiveTensorBoard>> LiveTensorBoard::start(const std::strin
   fs::remove_all(root, ec);
   if (!ec) fs::remove_all(fs::path(run_dir) / "tensorboard.tmp", ec);
   if (!ec) fs::create_directories(root, ec);
-  if (ec) return Status::io_error(fmt::format("{}: cannot prepare the TensorBoard logs: {}", root.string(), ec.message()));
+  if (ec)
+    return Status::io_error(fmt::format("{}: cannot prepare the TensorBoard logs: {}", root.string(), ec.message()));
   return std::unique_ptr<LiveTensorBoard>(new LiveTensorBoard(root.string(), std::move(clock)));
 }
 
@@ -79,7 +80,8 @@ Result<LiveTensorBoard::ConfigLog*> LiveTensorBoard::config_log(ConfigId id, con
   Standing standing;
   standing.id = id;
   standing.params = params;
-  auto started = append(c.file, {tensorboard_events::file_version(first), tensorboard_events::session_start(first, standing)});
+  auto started =
+      append(c.file, {tensorboard_events::file_version(first), tensorboard_events::session_start(first, standing)});
   if (!started.ok()) return started;
   return &c;
 }
@@ -88,7 +90,8 @@ Status LiveTensorBoard::update(const StateStore& store) {
   if (failed_) return Status::ok_status();
   auto units = store.unit_log_after(last_seq_);
   if (units.empty()) return Status::ok_status();
-  bool unknown = std::any_of(units.begin(), units.end(), [&](const UnitLogEntry& e) { return !params_.count(e.config); });
+  bool unknown =
+      std::any_of(units.begin(), units.end(), [&](const UnitLogEntry& e) { return !params_.count(e.config); });
   if (unknown)
     for (const auto& c : store.configs()) params_[c.id] = c.params;
   return add(units, params_);

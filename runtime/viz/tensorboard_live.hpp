@@ -59,9 +59,9 @@ class LiveTensorBoard {
   LiveTensorBoard(std::string root, TensorBoardClock clock);
 
   struct ConfigLog {
-    std::string file;                // its event file
-    std::vector<UnitLogEntry> units; // its committed units so far
-    std::set<int32_t> written;       // epochs whose scalars are in the file
+    std::string file;                 // its event file
+    std::vector<UnitLogEntry> units;  // its committed units so far
+    std::set<int32_t> written;        // epochs whose scalars are in the file
     double last_end_s = 0;
   };
   // The config's log, its file created (version and session start) if new.

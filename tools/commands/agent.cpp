@@ -35,7 +35,7 @@ struct AgentOptions {
   std::string data_dir;
   std::string name;
   int threads_per_worker = 1;
-  int64_t memory_mb = 0;  // 0: hold every partition in memory
+  int64_t memory_mb = 0;                   // 0: hold every partition in memory
   std::string gang_address = "127.0.0.1";  // Where gang sockets bind
   tls_options tls;
 };
@@ -102,25 +102,25 @@ CommandAction setup(CLI::App& agent) {
   agent.add_option("--join", o->join, "The coordinator's host:port")->capture_default_str();
   add_token_file_option(agent, o->token_file);
   agent.add_option("--workers", o->workers, "Workers on this node")->capture_default_str();
-  agent.add_option("--threads-per-worker", o->threads_per_worker, "LibTorch threads per worker")
-      ->capture_default_str();
+  agent.add_option("--threads-per-worker", o->threads_per_worker, "LibTorch threads per worker")->capture_default_str();
   agent.add_option("--data-dir", o->data_dir, "Where this node caches its partitions")->required();
   agent.add_option("--name", o->name, "This agent's name, unique in the cluster")->required();
-  agent.add_option("--memory-mb", o->memory_mb,
-                   "Memory for the partitions this node holds (0: no limit); partitions beyond it are "
-                   "memory-mapped from disk (out of core)")
+  agent
+      .add_option("--memory-mb", o->memory_mb,
+                  "Memory for the partitions this node holds (0: no limit); partitions beyond it are "
+                  "memory-mapped from disk (out of core)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  agent.add_option("--gang-address", o->gang_address,
-                   "This node's cluster address: the sockets of a data-parallel gang's allreduce bind to it, "
-                   "only while the gang runs (peers must reach it; loopback for agents on one machine)")
+  agent
+      .add_option("--gang-address", o->gang_address,
+                  "This node's cluster address: the sockets of a data-parallel gang's allreduce bind to it, "
+                  "only while the gang runs (peers must reach it; loopback for agents on one machine)")
       ->capture_default_str();
   add_tls_options(agent, o->tls);
   return [o] { return agent_main(*o); };
 }
 
-const CommandRegistrar registrar{
-    {"agent", "Run a node agent that joins a coordinator and hosts workers", 30, setup}};
+const CommandRegistrar registrar{{"agent", "Run a node agent that joins a coordinator and hosts workers", 30, setup}};
 
 }  // namespace
 

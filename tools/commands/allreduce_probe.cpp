@@ -48,8 +48,12 @@ struct ProbeOptions {
 
 void print_result(const ProbeOptions& o, const nlohmann::json& params, double seconds) {
   if (o.json) {
-    fmt::print("{}\n", nlohmann::json{{"params", params}, {"ranks", o.ranks}, {"rank", o.rank},
-                                      {"repeats", o.repeats}, {"address", o.address}, {"allreduce_s", seconds}}
+    fmt::print("{}\n", nlohmann::json{{"params", params},
+                                      {"ranks", o.ranks},
+                                      {"rank", o.rank},
+                                      {"repeats", o.repeats},
+                                      {"address", o.address},
+                                      {"allreduce_s", seconds}}
                            .dump(2));
   } else {
     fmt::print("{} ranks, {}: {:.3f} ms per allreduce of the gradients (mean of {})\n", o.ranks, params.dump(),
@@ -199,8 +203,8 @@ int profile_gang(const ProbeOptions& o, const nlohmann::json& params, const mode
       const nlohmann::json* params;
       bool at_once;
     };
-    for (const Variant& v : {Variant{"mop", &params, false}, Variant{"half", &half, false},
-                             Variant{"half_at_once", &half, true}}) {
+    for (const Variant& v :
+         {Variant{"mop", &params, false}, Variant{"half", &half, false}, Variant{"half_at_once", &half, true}}) {
       auto t = time_units(s, *v.params, v.at_once);
       if (!t.ok()) return fail(t.error());
       seconds[v.name].push_back(*t);
@@ -237,8 +241,8 @@ int profile_gang(const ProbeOptions& o, const nlohmann::json& params, const mode
   for (auto it = medians.begin(); it != medians.end(); ++it)
     fmt::print("  {:<13} {:.3f}\n", it.key(), it.value().get<double>());
   fmt::print("  gang: {} steps, {:.3f} s of allreduce beyond backward (rank 0)\n", steps, median(allreduce));
-  fmt::print("gang speedup over MOP {:.3f}; {} workers for {} configs {:.3f}; ratio {:.3f}\n", gang_speedup,
-             o.ranks, o.ranks, more_workers, gang_speedup / more_workers);
+  fmt::print("gang speedup over MOP {:.3f}; {} workers for {} configs {:.3f}; ratio {:.3f}\n", gang_speedup, o.ranks,
+             o.ranks, more_workers, gang_speedup / more_workers);
   return 0;
 }
 

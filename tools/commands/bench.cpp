@@ -105,7 +105,8 @@ Result<nlohmann::json> cluster_figures(const BenchOptions& o, const std::string&
   // loopback, the way a state travels between checkpoint store and worker.
   auto hop_ms = (*cluster)->hop_ms(20, 10 * 1000 * 1000);
   if (!hop_ms.ok()) return hop_ms.status();
-  return nlohmann::json{{"summary", *summary}, {"hop_ms_p50", bench::percentile(*hop_ms, 0.5)},
+  return nlohmann::json{{"summary", *summary},
+                        {"hop_ms_p50", bench::percentile(*hop_ms, 0.5)},
                         {"hop_ms_p99", bench::percentile(*hop_ms, 0.99)}};
 }
 
@@ -120,8 +121,8 @@ int run_bench(const BenchOptions& o) {
   run.out_dir = (fs::path(o.out_dir) / "embedded").string();
   run.workers = o.workers;
   cli::ProgressPrinter printer(to_string(spec->metric));
-  auto summary = run_embedded(run, {[&](const std::string& l) { printer.line(l); },
-                                      [&](const progress_update& p) { printer.update(p); }});
+  auto summary = run_embedded(
+      run, {[&](const std::string& l) { printer.line(l); }, [&](const progress_update& p) { printer.update(p); }});
   printer.finish();
   if (!summary.ok()) {
     fmt::print(stderr, "error: {}\n", summary.error());
@@ -161,8 +162,8 @@ int run_bench(const BenchOptions& o) {
   double wall = (*summary)["wall_s"].get<double>();
   double ideal = standalone_sum / o.workers;
   fmt::print(stderr, "measuring the same standalone loops {} at a time\n", o.workers);
-  double concurrent = concurrent_standalone(configs, seconds, shape, train, *data->validation, o.epochs, spec->seed,
-                                            o.workers);
+  double concurrent =
+      concurrent_standalone(configs, seconds, shape, train, *data->validation, o.epochs, spec->seed, o.workers);
   nlohmann::json report{{"workload", "grid {mlp,cnn} x lr {1e-3,3e-4} x batch {64,256}, adam"},
                         {"epochs", o.epochs},
                         {"workers", o.workers},
@@ -177,8 +178,8 @@ int run_bench(const BenchOptions& o) {
                         {"unit_compute_s", (*summary)["unit_compute_s"]},
                         {"makespan_over_compute", (*summary)["makespan_over_compute"]},
                         {"tail_idle_worker_s", (*summary)["tail_idle_worker_s"]},
-                        {"best_test_accuracy", (*summary)["best"].is_null() ? nlohmann::json(nullptr)
-                                                                            : (*summary)["best"]["test_accuracy"]},
+                        {"best_test_accuracy",
+                         (*summary)["best"].is_null() ? nlohmann::json(nullptr) : (*summary)["best"]["test_accuracy"]},
                         {"standalone", standalone},
                         {"run_dir", o.out_dir}};
   if (o.cluster) {
@@ -201,28 +202,30 @@ int run_bench(const BenchOptions& o) {
       units = cs["units"].get<int64_t>() / std::max(1, o.epochs);
     }
     double mean_state = units ? static_cast<double>(moved) / 2.0 / static_cast<double>(units) : 0;
-    report["cluster"] = {{"wall_s", cluster_wall},
-                         {"embedded_wall_s", wall},
-                         {"ratio", wall / cluster_wall},
-                         {"hop_overhead_fraction", cs["hop_overhead_fraction"]},
-                         {"span_overhead_fraction", cs["span_overhead_fraction"]},
-                         {"makespan_over_compute", cs["makespan_over_compute"]},
-                         {"tail_idle_worker_s", cs["tail_idle_worker_s"]},
-                         {"hop_10MB_ms_p50", (*figures)["hop_ms_p50"]},
-                         {"hop_10MB_ms_p99", (*figures)["hop_ms_p99"]},
-                         {"state_bytes_moved_per_epoch", moved},
-                         {"mop_model_only_bytes_per_epoch", static_cast<int64_t>(mean_state * static_cast<double>(units))},
-                         {"mean_state_bytes", mean_state},
-                         {"best_test_accuracy", cs["best"].is_null() ? nlohmann::json(nullptr) : cs["best"]["test_accuracy"]}};
+    report["cluster"] = {
+        {"wall_s", cluster_wall},
+        {"embedded_wall_s", wall},
+        {"ratio", wall / cluster_wall},
+        {"hop_overhead_fraction", cs["hop_overhead_fraction"]},
+        {"span_overhead_fraction", cs["span_overhead_fraction"]},
+        {"makespan_over_compute", cs["makespan_over_compute"]},
+        {"tail_idle_worker_s", cs["tail_idle_worker_s"]},
+        {"hop_10MB_ms_p50", (*figures)["hop_ms_p50"]},
+        {"hop_10MB_ms_p99", (*figures)["hop_ms_p99"]},
+        {"state_bytes_moved_per_epoch", moved},
+        {"mop_model_only_bytes_per_epoch", static_cast<int64_t>(mean_state * static_cast<double>(units))},
+        {"mean_state_bytes", mean_state},
+        {"best_test_accuracy", cs["best"].is_null() ? nlohmann::json(nullptr) : cs["best"]["test_accuracy"]}};
   }
   auto text = report.dump(2) + "\n";
   std::ofstream(fs::path(o.out_dir) / "bench.json") << text;
   if (!o.json_path.empty()) std::ofstream(o.json_path) << text;
   fmt::print("{}", text);
-  fmt::print("efficiency {:.3f} (ideal {:.1f} s / wall {:.1f} s), {:.3f} against the standalone loops run {} at a time "
-             "({:.1f} s), hop overhead {:.2f}%\n",
-             ideal / wall, ideal, wall, concurrent / wall, o.workers, concurrent,
-             100 * report["hop_overhead_fraction"].get<double>());
+  fmt::print(
+      "efficiency {:.3f} (ideal {:.1f} s / wall {:.1f} s), {:.3f} against the standalone loops run {} at a time "
+      "({:.1f} s), hop overhead {:.2f}%\n",
+      ideal / wall, ideal, wall, concurrent / wall, o.workers, concurrent,
+      100 * report["hop_overhead_fraction"].get<double>());
   fmt::print("makespan_over_compute {:.3f}, tail {:.1f} idle worker-seconds\n",
              report["makespan_over_compute"].get<double>(), report["tail_idle_worker_s"].get<double>());
   if (o.cluster)
@@ -248,13 +251,16 @@ cli::CommandAction setup(CLI::App& bench) {
   bench.add_flag("--parity", o->parity,
                  "Instead: the same units on the embedded cluster and on 2 agent processes in --runs interleaved "
                  "pairs, cluster hop overhead, and --hop-samples 10 MB hops through the coordinator's guard");
-  bench.add_option("--runs", o->runs, "--small-units: runs; --parity: pairs")->capture_default_str()->check(
-      CLI::PositiveNumber);
-  bench.add_option("--hop-samples", o->hop_samples, "--parity: 10 MB hops measured")->capture_default_str()->check(
-      CLI::PositiveNumber);
-  bench.add_option("--phases", o->phases_of,
-                   "Instead: where the non-compute time of existing runs went (restore, save, state read and "
-                   "messages, commit, idle between units), e.g. runs an older binary made")
+  bench.add_option("--runs", o->runs, "--small-units: runs; --parity: pairs")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  bench.add_option("--hop-samples", o->hop_samples, "--parity: 10 MB hops measured")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  bench
+      .add_option("--phases", o->phases_of,
+                  "Instead: where the non-compute time of existing runs went (restore, save, state read and "
+                  "messages, commit, idle between units), e.g. runs an older binary made")
       ->check(CLI::ExistingDirectory);
   return [o] {
     if (!o->phases_of.empty()) return bench::print_phases(o->phases_of);

@@ -72,7 +72,8 @@ CommandAction setup(CLI::App& command) {
   auto o = std::make_shared<CacheOptions>();
   command.require_subcommand(1);
   auto dir_option = [o](CLI::App* sub) {
-    sub->add_option("--dir", o->dir, "The cache directory (default: CEREBRO_CACHE_DIR, else ~/.cache/cerebro/prepared)");
+    sub->add_option("--dir", o->dir,
+                    "The cache directory (default: CEREBRO_CACHE_DIR, else ~/.cache/cerebro/prepared)");
   };
   auto* list_command = command.add_subcommand("list", "List the prepared datasets in the cache");
   dir_option(list_command);
@@ -86,8 +87,7 @@ CommandAction setup(CLI::App& command) {
   return [o, list_command] { return list_command->parsed() ? list(*o) : prune(*o); };
 }
 
-const CommandRegistrar registrar{
-    {"cache", "List or prune the shared cache of prepared datasets", 65, setup}};
+const CommandRegistrar registrar{{"cache", "List or prune the shared cache of prepared datasets", 65, setup}};
 
 }  // namespace
 

@@ -42,7 +42,8 @@ struct Listening {
   std::unique_ptr<FrameGuard> guard;
 };
 
-Result<Listening> publish_with_tls(caf::actor_system& system, const coordinator_actor& coordinator, const Endpoint& at) {
+Result<Listening> publish_with_tls(caf::actor_system& system, const coordinator_actor& coordinator,
+                                   const Endpoint& at) {
   // reuse: a restarted coordinator must get its port back while old
   // connections linger in TIME_WAIT (a live listener still blocks it).
   auto port = caf::openssl::publish(coordinator, at.port, at.host.c_str(), true);
@@ -87,7 +88,8 @@ int coordinator_main(const CoordinatorOptions& o) {
   // Without TLS, peers reach the middleman only through the frame guard,
   // which refuses oversized BASP frames before CAF allocates them; with TLS
   // only certificate holders can connect at all.
-  auto listening = o.tls.enabled() ? publish_with_tls(system, coordinator, at) : publish_guarded(system, coordinator, at, o);
+  auto listening =
+      o.tls.enabled() ? publish_with_tls(system, coordinator, at) : publish_guarded(system, coordinator, at, o);
   if (!listening.ok()) {
     caf::anon_send_exit(coordinator, caf::exit_reason::user_shutdown);
     return fail(listening.error());

@@ -72,15 +72,15 @@ struct StageSystems {
 // Spawns the stages (stage 0 in `first`, the others in `rest`; published
 // there and reached through the middleman when `rest` is another system).
 Result<std::vector<pipeline_stage_actor>> spawn_stages(caf::actor_system& first, caf::actor_system& rest,
-                                                      const nlohmann::json& params, const models::ShapeInfo& shape,
-                                                      const std::vector<std::string>& parts, uint64_t seed,
-                                                      std::vector<pipeline_stage_actor>& to_stop) {
+                                                       const nlohmann::json& params, const models::ShapeInfo& shape,
+                                                       const std::vector<std::string>& parts, uint64_t seed,
+                                                       std::vector<pipeline_stage_actor>& to_stop) {
   const bool remote = &first != &rest;
   std::vector<pipeline_stage_actor> stages;
   for (int s = 0; s < static_cast<int>(parts.size()); ++s) {
     caf::actor_system& system = s == 0 ? first : rest;
-    auto stage = spawn_pipeline_stage(system, stage_setup{params, shape, static_cast<int>(parts.size()), s,
-                                                          parts[static_cast<size_t>(s)], seed});
+    auto stage = spawn_pipeline_stage(
+        system, stage_setup{params, shape, static_cast<int>(parts.size()), s, parts[static_cast<size_t>(s)], seed});
     if (!stage.ok()) return stage.status();
     to_stop.push_back(*stage);
     if (s == 0 || !remote) {
@@ -143,8 +143,8 @@ int probe(const PipelineProbeOptions& o, StageSystems& systems) {
 
     for (bool remote : {false, true}) {
       std::vector<pipeline_stage_actor> to_stop;
-      auto stages = spawn_stages(systems.driver, remote ? systems.host : systems.driver, params, shape, *parts,
-                                 in.seed, to_stop);
+      auto stages =
+          spawn_stages(systems.driver, remote ? systems.host : systems.driver, params, shape, *parts, in.seed, to_stop);
       if (!stages.ok()) return fail(stages.error());
       t = Clock::now();
       auto got = train_unit_through_stages(systems.driver, *stages, params, shape, data, in.seed, 600);

@@ -26,17 +26,19 @@ int predict(const PredictOptions& o) {
 CommandAction setup(CLI::App& command) {
   auto o = std::make_shared<PredictOptions>();
   command.add_option("model", o->model_path, "A run's best_model.pt or an exported config (TorchScript)")->required();
-  command.add_option("data", o->data_path,
-                     "A CSV with the training features' columns (a label column is ignored), an IDX images file, "
-                     "a directory of IDX files (its t10k images), or images: a PNG/JPEG file or a folder of them "
-                     "(flat or <class>/*.png|jpg), decoded as the run decoded its images")
+  command
+      .add_option("data", o->data_path,
+                  "A CSV with the training features' columns (a label column is ignored), an IDX images file, "
+                  "a directory of IDX files (its t10k images), or images: a PNG/JPEG file or a folder of them "
+                  "(flat or <class>/*.png|jpg), decoded as the run decoded its images")
       ->required();
   command.add_option("--out", o->out_path, "The predictions CSV to write")->required();
   return [o] { return predict(*o); };
 }
 
 const CommandRegistrar registrar{
-    {"predict", "Run a trained model over a CSV, IDX or image data set and write one prediction per example", 65, setup}};
+    {"predict", "Run a trained model over a CSV, IDX or image data set and write one prediction per example", 65,
+     setup}};
 
 }  // namespace
 

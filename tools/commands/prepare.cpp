@@ -28,9 +28,8 @@ int prepare(const PrepareOptions& o) {
   if (o.out_dir.empty()) {
     auto cached = prepare_into_cache(*spec, o.partitions, say);
     if (!cached.ok()) return fail(cached.error());
-    fmt::print("{} {} partitions ({} training examples) in the cache: {}\n",
-               cached->prepared ? "prepared" : "found", cached->manifest.partitions.size(),
-               cached->manifest.train_examples, cached->dir);
+    fmt::print("{} {} partitions ({} training examples) in the cache: {}\n", cached->prepared ? "prepared" : "found",
+               cached->manifest.partitions.size(), cached->manifest.train_examples, cached->dir);
     return 0;
   }
   auto manifest = prepare_dataset(*spec, o.out_dir, o.partitions);

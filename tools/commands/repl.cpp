@@ -72,8 +72,8 @@ Status open_session(Session& session, const ReplOptions& o) {
   if (!token.ok()) return token.status();
   if (auto p = o.tls.problem(); !p.empty()) return Status::invalid_argument(p);
   auto at = parse_endpoint(o.cluster);
-  auto client = Client::connect(session.system, GatewayAddress{at.host, at.port, o.tls.enabled()}, *token,
-                                o.connect_timeout_s);
+  auto client =
+      Client::connect(session.system, GatewayAddress{at.host, at.port, o.tls.enabled()}, *token, o.connect_timeout_s);
   if (!client.ok()) return client.status();
   session.client = std::move(client).value();
   // A coordinator that died may leave requests unanswered rather than
@@ -135,9 +135,9 @@ bool run_line(cli::ReplCommands& commands, Client& client, const std::vector<std
   int failures = 0;
   if (terminal) {
     fmt::print("cerebro repl: {}. help lists the commands; Tab completes; quit leaves.\n",
-               session.embedded ? fmt::format("embedded cluster, {} workers, state in {}", session.embedded->workers(),
-                                              o.state_dir)
-                                : "attached to the coordinator at " + client.where());
+               session.embedded
+                   ? fmt::format("embedded cluster, {} workers, state in {}", session.embedded->workers(), o.state_dir)
+                   : "attached to the coordinator at " + client.where());
     cli::LineEditor editor(cli::default_history_file(),
                            [&](const std::vector<std::string>& words, const std::string& prefix) {
                              return commands.complete(words, prefix);

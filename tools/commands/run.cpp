@@ -215,8 +215,7 @@ CommandAction setup(CLI::App& run) {
   return [o] { return run_command(*o); };
 }
 
-const CommandRegistrar registrar{
-    {"run", "Train every config of an experiment spec on an embedded cluster", 10, setup}};
+const CommandRegistrar registrar{{"run", "Train every config of an experiment spec on an embedded cluster", 10, setup}};
 
 }  // namespace
 

@@ -51,15 +51,18 @@ void print_schedule(const std::vector<UnitLogEntry>& log, int workers, double wa
   double span = tail.last_end_s - tail.first_start_s;
   fmt::print("\nschedule: {} workers, units from {:.1f} s to {:.1f} s, unit compute {:.1f} s", workers,
              tail.first_start_s, tail.last_end_s, compute);
-  if (wall_s > 0) fmt::print(", wall {:.1f} s, makespan_over_compute {:.3f}", wall_s,
-                             makespan_over_compute(wall_s, compute, workers));
-  fmt::print("\ntail: every worker last busy at {:.1f} s; {:.1f} idle worker-seconds until the last commit at {:.1f} s\n",
-             tail.tail_start_s, tail.tail_idle_worker_s, tail.last_end_s);
+  if (wall_s > 0)
+    fmt::print(", wall {:.1f} s, makespan_over_compute {:.3f}", wall_s,
+               makespan_over_compute(wall_s, compute, workers));
+  fmt::print(
+      "\ntail: every worker last busy at {:.1f} s; {:.1f} idle worker-seconds until the last commit at {:.1f} s\n",
+      tail.tail_start_s, tail.tail_idle_worker_s, tail.last_end_s);
   constexpr int kColumns = 72;
   const double column = span > 0 ? span / kColumns : 1;
-  fmt::print("lanes: one column = {:.2f} s, a character = the config running (its id's last base-36 digit), "
-             "'.' = idle, '|' = the tail's start\n",
-             column);
+  fmt::print(
+      "lanes: one column = {:.2f} s, a character = the config running (its id's last base-36 digit), "
+      "'.' = idle, '|' = the tail's start\n",
+      column);
   int tail_column = span > 0 ? static_cast<int>((tail.tail_start_s - tail.first_start_s) / column) : 0;
   for (const auto& [w, idle] : tail.idle_at_end_s) {
     std::string lane(kColumns, '.');

@@ -22,8 +22,7 @@ std::unique_ptr<SimulateCommand> add_simulate_options(CLI::App& simulate) {
   CLI::App* sub = &simulate;
   cmd->command = sub;
   sub->add_option("--configs", o.configs, "Configs to train")->capture_default_str();
-  sub->add_option("--workers", o.workers, "Workers; one partition each (partitions = workers)")
-      ->capture_default_str();
+  sub->add_option("--workers", o.workers, "Workers; one partition each (partitions = workers)")->capture_default_str();
   sub->add_option("--epochs", o.epochs, "Epochs per config")->capture_default_str();
   sub->add_option("--seed", o.seed, "Seeds the workload, the run and the policy")->capture_default_str();
   std::string policies;
@@ -36,8 +35,7 @@ std::unique_ptr<SimulateCommand> add_simulate_options(CLI::App& simulate) {
                   "Worker speeds: paper (5.6, 11.3, 12.1 or 18.7 TFLOPS), uniform (in [5.6, 18.7]) or none")
       ->capture_default_str();
   sub->add_option("--replicas", o.replicas, "Workers holding each partition")->capture_default_str();
-  sub->add_option("--noise", o.noise, "Each unit runs 1 + U(0, noise) times its nominal time")
-      ->capture_default_str();
+  sub->add_option("--noise", o.noise, "Each unit runs 1 + U(0, noise) times its nominal time")->capture_default_str();
   sub->add_option("--failure-rate", o.failure_rate,
                   "Probability that a unit's worker fails during it (the unit is requeued)")
       ->capture_default_str();
@@ -78,24 +76,25 @@ namespace {
 
 void print_text(const SimulationReport& r, std::ostream& out) {
   const SimulationOptions& o = r.options;
-  out << fmt::format("policy {}: {} configs x {} workers x {} epochs, heterogeneity {}, replicas {}, seed {}\n", r.policy,
-             o.configs, o.workers, o.epochs, to_string(o.heterogeneity), o.replicas, o.seed);
+  out << fmt::format("policy {}: {} configs x {} workers x {} epochs, heterogeneity {}, replicas {}, seed {}\n",
+                     r.policy, o.configs, o.workers, o.epochs, to_string(o.heterogeneity), o.replicas, o.seed);
   out << fmt::format("  units          {} ({} attempts lost to worker failures)\n", r.units, r.failed_attempts);
   out << fmt::format("  makespan       {:.0f} s\n", r.makespan_s);
   out << fmt::format("  lower bound    {:.0f} s (total work {:.0f} s, longest chain {:.0f} s, worker load {:.0f} s)\n",
-             r.bound.seconds(), r.bound.total_work_s, r.bound.longest_chain_s, r.bound.worker_load_s);
+                     r.bound.seconds(), r.bound.total_work_s, r.bound.longest_chain_s, r.bound.worker_load_s);
   out << fmt::format("  ratio          {:.4f}\n", r.ratio);
   if (o.parallelism != Parallelism::mop || o.search != SimulatedSearch::fixed) {
-    out << fmt::format("  search {}, parallelism {}: {} gangs covered {} units; makespan / bound with gangs of "
-                       "<= {}: {:.4f}\n",
-                       to_string(o.search), to_string(o.parallelism), r.gangs, r.gang_units, o.max_gang,
-                       r.ratio_gang_bound);
+    out << fmt::format(
+        "  search {}, parallelism {}: {} gangs covered {} units; makespan / bound with gangs of "
+        "<= {}: {:.4f}\n",
+        to_string(o.search), to_string(o.parallelism), r.gangs, r.gang_units, o.max_gang, r.ratio_gang_bound);
   }
   out << fmt::format("  utilization    {:.1f}%\n", 100 * r.utilization);
   out << fmt::format("  decisions      {}: latency p50 {:.2f} us, p99 {:.2f} us{}\n", r.decisions,
-             r.decision_latency_p50_us, r.decision_latency_p99_us,
-             r.decision_latency_every > 1 ? fmt::format(" (every {}th decision timed)", r.decision_latency_every)
-                                          : std::string());
+                     r.decision_latency_p50_us, r.decision_latency_p99_us,
+                     r.decision_latency_every > 1
+                         ? fmt::format(" (every {}th decision timed)", r.decision_latency_every)
+                         : std::string());
   out << fmt::format("  simulated in   {:.2f} s\n", r.wall_s);
 }
 
@@ -211,8 +210,7 @@ cli::CommandAction setup(CLI::App& simulate) {
 }
 
 const cli::CommandRegistrar registrar{
-    {"simulate", "Simulate MOP scheduling policies on a synthetic cluster: makespan against a lower bound", 90,
-     setup}};
+    {"simulate", "Simulate MOP scheduling policies on a synthetic cluster: makespan against a lower bound", 90, setup}};
 
 }  // namespace
 

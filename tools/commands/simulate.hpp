@@ -38,7 +38,6 @@ struct SimulateCommand {
 std::unique_ptr<SimulateCommand> add_simulate_options(CLI::App& simulate);
 // Runs it, printing the report(s) to out; returns the exit code (1 with
 // "error: ..." on err on bad input).
-int run_simulate_command(const SimulateCommand& command, std::ostream& out = std::cout,
-                         std::ostream& err = std::cerr);
+int run_simulate_command(const SimulateCommand& command, std::ostream& out = std::cout, std::ostream& err = std::cerr);
 
 }  // namespace cerebro
