@@ -15,7 +15,7 @@
 #include "runtime/cluster/coordinator_core.hpp"
 #include "runtime/net/error_category.hpp"
 #include "runtime/run/warm_start.hpp"
-#include "runtime/search/spec_loader.hpp"
+#include "runtime/spec/spec.hpp"
 
 namespace cerebro {
 

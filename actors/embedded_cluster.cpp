@@ -12,6 +12,7 @@
 #include "actors/agent_heartbeat.hpp"
 #include "actors/coordinator.hpp"
 #include "actors/experiment_runner.hpp"
+#include "models/run_setup.hpp"
 #include "runtime/base/log_lines.hpp"
 #include "runtime/net/error_category.hpp"
 

@@ -8,6 +8,7 @@
 #include "actors/actors.hpp"
 #include "actors/embedding_submit.hpp"
 #include "actors/experiment_runner.hpp"
+#include "models/run_setup.hpp"
 #include "models/unit_trainer.hpp"
 #include "runtime/net/cluster_messages.hpp"
 

@@ -35,9 +35,8 @@
 #include "runtime/store/experiment_result.hpp"
 #include "runtime/net/interfaces.hpp"
 #include "runtime/net/messages.hpp"
-#include "runtime/search/spec_loader.hpp"
 #include "runtime/spec/spec.hpp"
-#include "runtime/search/spec_builder.hpp"
+#include "runtime/spec/spec_builder.hpp"
 #include "runtime/base/status.hpp"
 
 namespace cerebro {

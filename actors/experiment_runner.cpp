@@ -6,7 +6,7 @@
 
 #include "actors/actors.hpp"
 #include "actors/run_follower.hpp"
-#include "actors/run_setup.hpp"
+#include "models/run_setup.hpp"
 #include "models/predict.hpp"
 #include "models/trained_models.hpp"
 #include "runtime/base/fault_injection.hpp"
@@ -33,7 +33,7 @@ Result<nlohmann::json> run_experiment(caf::actor_system& system, const RunOption
   if (options.resume) {
     if (!fs::is_directory(dir, ec))
       return Status::not_found(fmt::format("{}: no such run directory to resume", dir.string()));
-    prepared = reopen(options, cluster, dir, say);
+    prepared = reopen(options, cluster.total_workers(), dir, say);
   } else {
     if (fs::exists(dir, ec) && !fs::is_empty(dir, ec))
       return Status::failed_precondition(
@@ -41,7 +41,7 @@ Result<nlohmann::json> run_experiment(caf::actor_system& system, const RunOption
     fs::create_directories(dir, ec);
     if (ec) return Status::io_error(fmt::format("{}: cannot create the run directory: {}", dir.string(), ec.message()));
     RunDirGuard guard(dir);  // ours from here: removed if the setup fails
-    prepared = start_new(options, cluster, dir, observer, guard, say);
+    prepared = start_new(options, cluster.total_workers(), dir, guard, say);
   }
   if (!prepared.ok()) return prepared.status();
   if (auto thrown = FaultInjection::instance().crash_point("run_prepared"); !thrown.ok()) throw Error(thrown);
@@ -63,7 +63,7 @@ Result<nlohmann::json> run_experiment(caf::actor_system& system, const RunOption
           fmt::format("the experiment stopped: {} ({} recoveries already)", done->error, recoveries));
     // One code path: the same resume as after a crash, on the open store.
     say(fmt::format("warning: {}; resuming from the newest intact checkpoints", done->error));
-    prepared = reopen(options, cluster, dir, say, prepared->store);
+    prepared = reopen(options, cluster.total_workers(), dir, say, prepared->store);
     if (!prepared.ok()) return prepared.status();
   }
 }

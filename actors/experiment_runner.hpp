@@ -18,24 +18,13 @@
 #include "actors/system_config.hpp"
 #include "runtime/net/interfaces.hpp"
 #include "runtime/net/messages.hpp"
+#include "runtime/run/run_options.hpp"
 #include "runtime/run/run_recovery.hpp"  // spec_of_run
 #include "runtime/spec/spec.hpp"
 #include "runtime/store/state_store.hpp"
 #include "runtime/base/status.hpp"
 
 namespace cerebro {
-
-struct RunOptions {
-  ExperimentSpec spec;
-  std::string experiment_id = "run";  // names the experiment's partitions on the agents
-  std::string out_dir;                // must not exist or be empty
-  int workers = 0;                    // 0: spec's [cluster] workers, else one per core
-  std::string prepared_data_dir;      // reuse prepared partitions (replay) instead of preparing
-  std::string replay_of;              // a finished run directory whose visit order to re-execute
-  // Resume the unfinished run in out_dir (its spec, data and configs come
-  // from there; `spec` is ignored).
-  bool resume = false;
-};
 
 // Receives human lines during setup (`line`) and progress during training.
 struct RunObserver {
@@ -74,19 +63,5 @@ Result<nlohmann::json> run_experiment(caf::actor_system& system, const RunOption
 // Runs the experiment on an embedded cluster: one agent with the workers,
 // inside a fresh actor system in this process.
 Result<nlohmann::json> run_embedded(const RunOptions& options, const RunObserver& observer);
-
-// Prepares the spec's dataset into `out_dir` (partitions: 0 = the spec's, else
-// one per worker): what `cerebro prepare` and a run's setup do.
-Result<datasets::Manifest> prepare_dataset(const ExperimentSpec& spec, const std::string& out_dir, int partitions,
-                                           const std::function<void(const std::string&)>& line = {});
-
-// Finds the spec's prepared dataset in the shared cache
-// (datasets/prepared_cache.hpp, at default_cache_dir()) or prepares it there:
-// what a run, the REPL, the coordinator and `cerebro prepare` without --out do.
-Result<datasets::CachedData> prepare_into_cache(const ExperimentSpec& spec, int partitions,
-                                                const std::function<void(const std::string&)>& line = {});
-
-// The number of workers a run uses when neither flag nor spec says.
-int default_workers();
 
 }  // namespace cerebro

@@ -10,7 +10,7 @@
 #include "models/pipeline_runner.hpp"
 #include "runtime/store/pipeline_state.hpp"
 #include "runtime/run/new_config.hpp"
-#include "actors/run_setup.hpp"
+#include "models/run_setup.hpp"
 #include "models/predict.hpp"
 #include "runtime/api/experiment_view.hpp"
 #include "runtime/api/pareto_view.hpp"

@@ -15,7 +15,7 @@
 #include "runtime/base/log_lines.hpp"
 #include "runtime/net/error_category.hpp"
 #include "runtime/run/objectives.hpp"
-#include "runtime/search/search_registry.hpp"
+#include "runtime/spec/search_registry.hpp"
 
 namespace cerebro {
 

@@ -10,7 +10,8 @@
 
 #include <caf/all.hpp>
 
-#include "actors/run_setup.hpp"
+#include "actors/experiment_runner.hpp"
+#include "models/run_setup.hpp"
 
 namespace cerebro {
 

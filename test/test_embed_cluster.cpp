@@ -14,7 +14,7 @@
 #include "actors/embedding.hpp"
 #include "actors/experiment_runner.hpp"
 #include "datasets/batch_read_ahead.hpp"
-#include "runtime/search/spec_builder.hpp"
+#include "runtime/spec/spec_builder.hpp"
 #include "models/model.hpp"
 #include "temp_dir.hpp"
 #include "test_embed_util.hpp"

@@ -8,7 +8,6 @@
 
 #include "datasets/dataset_source.hpp"
 #include "datasets/prepare.hpp"
-#include "runtime/search/spec_loader.hpp"
 #include "runtime/spec/spec.hpp"
 #include "temp_dir.hpp"
 #include "test_embed_util.hpp"

@@ -5,7 +5,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "runtime/store/experiment_result.hpp"
-#include "runtime/search/spec_builder.hpp"
+#include "runtime/spec/spec_builder.hpp"
 
 using namespace cerebro;
 using nlohmann::json;

@@ -9,7 +9,7 @@
 #include "runtime/run/run_finisher.hpp"
 #include "runtime/run/run_recovery.hpp"
 #include "runtime/run/warm_start.hpp"
-#include "runtime/search/spec_loader.hpp"
+#include "runtime/spec/spec.hpp"
 #include "runtime/store/run_summary.hpp"
 #include "runtime/spec/steering.hpp"
 #include "test/contract_check.hpp"

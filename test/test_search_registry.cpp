@@ -7,8 +7,7 @@
 #include <set>
 #include <string>
 
-#include "runtime/search/search_registry.hpp"
-#include "runtime/search/spec_loader.hpp"
+#include "runtime/spec/search_registry.hpp"
 #include "runtime/spec/spec.hpp"
 
 using namespace cerebro;

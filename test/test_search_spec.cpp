@@ -10,7 +10,6 @@
 #include "runtime/search/hyperband.hpp"
 #include "runtime/search/pbt.hpp"
 #include "runtime/search/search_space.hpp"
-#include "runtime/search/spec_loader.hpp"
 #include "runtime/spec/spec.hpp"
 
 using namespace cerebro;

@@ -15,7 +15,7 @@
 #include "runtime/search/factory.hpp"
 #include "runtime/search/ordered_replay.hpp"
 #include "runtime/search/search_space.hpp"
-#include "runtime/search/spec_loader.hpp"
+#include "runtime/spec/spec.hpp"
 #include "runtime/search/tpe_search.hpp"
 
 using namespace cerebro;
@@ -240,7 +240,7 @@ BOOST_AUTO_TEST_CASE(resume_mid_search_proposes_exactly_what_an_uninterrupted_ru
       records.push_back({c, first.proposals.at(c), ConfigStatus::running, ""});
     Driver resumed(o);
     resumed.control.set_recorded_configs(records);
-    auto restored = resumed.control.restore(first.log);
+    auto restored = resumed.control.restore(first.log).value();
     BOOST_TEST(restored.units == static_cast<int64_t>(first.log.size()));
     resumed.proposals = first.proposals;
     resumed.log = first.log;

@@ -5,7 +5,6 @@
 #include <initializer_list>
 #include <string>
 
-#include "runtime/search/spec_loader.hpp"
 #include "runtime/spec/spec.hpp"
 
 namespace fs = std::filesystem;

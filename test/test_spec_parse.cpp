@@ -6,7 +6,6 @@
 #include <random>
 
 #include "runtime/search/search_space.hpp"
-#include "runtime/search/spec_loader.hpp"
 #include "runtime/spec/spec.hpp"
 #include "test/temp_dir.hpp"
 

@@ -10,7 +10,7 @@
 
 #include "actors/experiment_runner.hpp"
 #include "actors/system_config.hpp"
-#include "runtime/search/spec_loader.hpp"
+#include "runtime/spec/spec.hpp"
 #include "tools/cluster_client.hpp"
 
 namespace fs = std::filesystem;

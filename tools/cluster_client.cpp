@@ -6,9 +6,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "runtime/search/spec_loader.hpp"
-#include "runtime/net/cluster_validation.hpp"
 #include "runtime/spec/spec.hpp"
+#include "runtime/net/cluster_validation.hpp"
 #include "tools/command_support.hpp"
 #include "tools/status_format.hpp"
 #include "tools/progress.hpp"

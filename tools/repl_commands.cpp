@@ -13,7 +13,6 @@
 #include <fmt/format.h>
 
 #include "models/predict.hpp"
-#include "runtime/search/spec_loader.hpp"
 #include "runtime/spec/spec.hpp"
 #include "runtime/spec/steering_command.hpp"
 #include "tools/status_format.hpp"

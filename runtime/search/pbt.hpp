@@ -29,27 +29,9 @@
 #include "runtime/search/search_procedure.hpp"
 #include "runtime/search/search_space.hpp"
 #include "runtime/base/status.hpp"
+#include "runtime/spec/perturb_ranges.hpp"
 
 namespace cerebro {
-
-// A perturbed hyper-parameter's range: [low, high], rounded when integer.
-struct PerturbRange {
-  double low = 0;
-  double high = 0;
-  bool integer = false;
-};
-
-// The hyper-parameters PBT perturbs and their ranges, from the [space]:
-// `keys` as given, each a numeric [space] entry with more than one value (a
-// uniform, loguniform or int_uniform distribution: [low, high]; a list of
-// numbers: [min, max]; integer when all its values are). With `keys` empty:
-// every uniform or loguniform distribution and every list of numbers with two
-// or more distinct values at least one of which is a float (integer lists are
-// left alone by default: they are often layer sizes, which must not change
-// under copied weights). Errors name the key, e.g. "perturb_keys names
-// 'model', which is not numeric in [space]", or say there is nothing to perturb.
-Result<std::map<std::string, PerturbRange>> perturb_ranges(const nlohmann::json& space,
-                                                           const std::vector<std::string>& keys);
 
 struct PbtOptions {
   int32_t epochs = 1;              // planned epochs per member

@@ -2,7 +2,7 @@
 // The search procedures a spec can name ([experiment] search). Only the names
 // live here, at the bottom layer, because ExperimentSpec holds the kind; what
 // each search accepts, checks and builds is its entry in the search registry
-// (runtime/search/search_registry.hpp).
+// (runtime/spec/search_registry.hpp).
 
 #include <iosfwd>
 #include <optional>

@@ -18,6 +18,7 @@
 #include "datasets/normalization.hpp"
 #include "runtime/base/file_io.hpp"
 #include "runtime/spec/param_value.hpp"
+#include "runtime/spec/search_registry.hpp"
 #include "runtime/spec/spec_section.hpp"
 
 namespace cerebro {
@@ -99,6 +100,13 @@ Result<ExperimentSpec> parse_spec_file_with(const std::string& path, const Searc
   if (!text.ok()) return text.status().with_context("cannot read the spec file");
   const std::string dir = fs::absolute(fs::path(path)).parent_path().string();
   return parse_spec_string_with(*text, dir, path, checks);
+}
+
+Result<ExperimentSpec> parse_spec_file(const std::string& path) { return parse_spec_file_with(path, search_checks()); }
+
+Result<ExperimentSpec> parse_spec_string(const std::string& toml_text, const std::string& spec_dir,
+                                         const std::string& origin) {
+  return parse_spec_string_with(toml_text, spec_dir, origin, search_checks());
 }
 
 json spec_to_json(const ExperimentSpec& spec) {

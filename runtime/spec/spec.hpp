@@ -87,7 +87,7 @@ struct ExperimentSpec {
   SearchKind search = SearchKind::grid;
   // The search-specific keys below are read and type-checked here; which
   // searches accept them, and their cross-checks, are the search registry's
-  // (runtime/search/search_registry.hpp).
+  // (runtime/spec/search_registry.hpp).
   int samples = 0;  // random, asha: number of configs (required, >= 1)
   // What is learned: the labels' kind, the loss and the metrics (docs/SPEC.md, "Tasks").
   datasets::TaskKind task = datasets::TaskKind::classification;
@@ -148,9 +148,9 @@ class ExperimentKeys {
   virtual void report_message(const std::string& key, const std::string& message) = 0;
 };
 
-// The checks that belong to the search procedures, which sit above this layer:
-// the search registry supplies them (runtime/search/search_registry.hpp
-// search_checks()), and runtime/search/spec_loader.hpp parses with them.
+// The checks that belong to each search procedure: the search registry
+// supplies them (runtime/spec/search_registry.hpp search_checks()), and
+// parse_spec_file and parse_spec_string parse with them.
 struct SearchChecks {
   // After [experiment] is read, when its search is valid. May derive fields
   // (asha and hyperband set epochs = max_epochs).
@@ -163,15 +163,20 @@ struct SearchChecks {
 
 // Reads and parses a spec file. Messages start with `path` as given, e.g.
 // "fashion.toml:7:1: unknown key 'lrr' in [experiment]". Several problems are
-// reported together, one per line, in file order. Callers use
-// parse_spec_file (runtime/search/spec_loader.hpp), which passes the search
-// registry's checks.
-Result<ExperimentSpec> parse_spec_file_with(const std::string& path, const SearchChecks& checks);
+// reported together, one per line, in file order. Every search's own checks
+// are the search registry's (search_checks()).
+Result<ExperimentSpec> parse_spec_file(const std::string& path);
 
 // Parses TOML text. Relative data paths and .pt models are resolved against
 // spec_dir (against the current directory when spec_dir is ""). `origin`
 // prefixes messages (e.g. the file name); its stem is the default name when it
 // ends in ".toml", otherwise the default name is "experiment".
+Result<ExperimentSpec> parse_spec_string(const std::string& toml_text, const std::string& spec_dir,
+                                         const std::string& origin);
+
+// The same with other search checks than the registry's (the parser's own
+// tests give it checks that record what they are asked).
+Result<ExperimentSpec> parse_spec_file_with(const std::string& path, const SearchChecks& checks);
 Result<ExperimentSpec> parse_spec_string_with(const std::string& toml_text, const std::string& spec_dir,
                                               const std::string& origin, const SearchChecks& checks);
 

@@ -22,7 +22,7 @@
 #include "datasets/prepare.hpp"
 #include "models/unit_trainer.hpp"
 #include "runtime/search/search_space.hpp"
-#include "runtime/search/spec_loader.hpp"
+#include "runtime/spec/spec.hpp"
 #include "tools/bench_modes.hpp"
 #include "tools/command_registry.hpp"
 #include "tools/command_support.hpp"

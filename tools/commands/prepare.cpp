@@ -6,9 +6,9 @@
 #include <fmt/format.h>
 
 #include "actors/experiment_runner.hpp"
-#include "runtime/search/spec_loader.hpp"
-#include "datasets/prepare.hpp"
+#include "models/run_setup.hpp"
 #include "runtime/spec/spec.hpp"
+#include "datasets/prepare.hpp"
 #include "tools/command_registry.hpp"
 #include "tools/command_support.hpp"
 

@@ -14,7 +14,6 @@
 #include "actors/experiment_runner.hpp"
 #include "runtime/base/file_io.hpp"
 #include "runtime/run/objectives.hpp"
-#include "runtime/search/spec_loader.hpp"
 #include "runtime/spec/spec.hpp"
 #include "runtime/store/run_summary.hpp"
 #include "runtime/store/state_store.hpp"

@@ -1,4 +1,4 @@
-#include "runtime/search/spec_builder.hpp"
+#include "runtime/spec/spec_builder.hpp"
 
 #include <algorithm>
 #include <sstream>

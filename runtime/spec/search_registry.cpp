@@ -1,12 +1,12 @@
-#include "runtime/search/search_registry.hpp"
+#include "runtime/spec/search_registry.hpp"
 
 #include <algorithm>
 
 #include <fmt/format.h>
 
 #include "runtime/base/contract.hpp"
-#include "runtime/search/hyperband.hpp"
-#include "runtime/search/pbt.hpp"
+#include "runtime/spec/hyperband_brackets.hpp"
+#include "runtime/spec/perturb_ranges.hpp"
 #include "runtime/spec/param_value.hpp"
 
 namespace cerebro {

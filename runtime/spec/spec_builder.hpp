@@ -3,8 +3,6 @@
 // builder writes the same TOML a spec file would hold and parses it with
 // parse_spec_string, so a built spec is checked exactly like a file (every
 // problem reported together) and its source_text can be stored and replayed.
-// It sits in runtime/search, above the spec layer, because that parse includes
-// the search registry's checks (spec_loader.hpp).
 //
 //   auto spec = SpecBuilder("churn")
 //                   .data_source("warehouse").limit(2000)
@@ -19,7 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "runtime/search/spec_loader.hpp"
+#include "runtime/spec/spec.hpp"
 #include "runtime/base/status.hpp"
 
 namespace cerebro {

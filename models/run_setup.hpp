@@ -1,8 +1,10 @@
 #pragma once
-// Opening a run for training (inside actors/, used by experiment_runner.cpp):
-// a new run is set up (data prepared, store created, initial states written
-// with their pilot checks); an unfinished one is reopened and recovered
-// (runtime/run/run_recovery.hpp decides; this loads its data).
+// Opening a run for training: a new run is set up (data prepared, store
+// created, initial states written with their pilot checks); an unfinished one
+// is reopened and recovered (runtime/run/run_recovery.hpp decides; this loads
+// its data). Plain code, no actor: it needs the models (pilot checks, cost
+// probes), so it sits in models/; actors/experiment_runner.cpp calls it before
+// training and again when a damaged checkpoint sends the run back to recovery.
 
 #include <atomic>
 #include <filesystem>
@@ -12,10 +14,11 @@
 #include <string>
 #include <vector>
 
-#include "actors/experiment_runner.hpp"
 #include "datasets/prepare.hpp"
+#include "datasets/prepared_cache.hpp"
 #include "models/unit_trainer.hpp"
 #include "runtime/run/run_control.hpp"
+#include "runtime/run/run_options.hpp"
 #include "runtime/run/warm_start.hpp"
 #include "runtime/scheduling/experiment_control.hpp"
 #include "runtime/scheduling/pipeline_plan.hpp"
@@ -101,12 +104,27 @@ class RunDirGuard {
 
 // A new run in the (empty) directory `dir`: keeps the directory (guard.keep())
 // once the store holds a resumable record.
-Result<Prepared> start_new(const RunOptions& options, const ClusterView& cluster, const std::filesystem::path& dir,
-                           const RunObserver& observer, RunDirGuard& guard, const Say& say);
+// `workers` are the cluster's now.
+Result<Prepared> start_new(const RunOptions& options, int workers, const std::filesystem::path& dir, RunDirGuard& guard,
+                           const Say& say);
 
 // The unfinished run in `dir`, on its store (opened here unless given: a run
 // recovering from a damaged checkpoint keeps its store open).
-Result<Prepared> reopen(const RunOptions& options, const ClusterView& cluster, const std::filesystem::path& dir,
-                        const Say& say, std::shared_ptr<StateStore> open_store = nullptr);
+Result<Prepared> reopen(const RunOptions& options, int workers, const std::filesystem::path& dir, const Say& say,
+                        std::shared_ptr<StateStore> open_store = nullptr);
+
+// Prepares the spec's dataset into `out_dir` (partitions: 0 = the spec's, else
+// one per worker): what `cerebro prepare` and a run's setup do.
+Result<datasets::Manifest> prepare_dataset(const ExperimentSpec& spec, const std::string& out_dir, int partitions,
+                                           const std::function<void(const std::string&)>& line = {});
+
+// Finds the spec's prepared dataset in the shared cache
+// (datasets/prepared_cache.hpp, at default_cache_dir()) or prepares it there:
+// what a run, the REPL, the coordinator and `cerebro prepare` without --out do.
+Result<datasets::CachedData> prepare_into_cache(const ExperimentSpec& spec, int partitions,
+                                                const std::function<void(const std::string&)>& line = {});
+
+// The number of workers a run uses when neither flag nor spec says.
+int default_workers();
 
 }  // namespace cerebro

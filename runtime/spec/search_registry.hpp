@@ -1,9 +1,12 @@
 #pragma once
 // The search registry: one entry per search procedure ([experiment] search),
 // with the search-specific [experiment] keys it accepts and the checks it
-// makes on them. The spec parser (runtime/spec) reads and type-checks every
-// key but knows no search's rules; search_checks() hands it these, and
-// runtime/search/spec_loader.hpp parses with them. Building a search's configs
+// makes on them. The spec parser (spec.hpp) reads and type-checks every key
+// but knows no search's rules; search_checks() hands it these, and
+// parse_spec_file and parse_spec_string parse with them. What the checks
+// compute of hyperband and PBT is here too (hyperband_brackets.hpp,
+// perturb_ranges.hpp), so that the spec layer needs nothing of the searches
+// above it. Building a search's configs
 // and procedure is configs_for (search_space.hpp) and make_search_procedure
 // (factory.hpp), a switch over the same kinds.
 //

@@ -1,4 +1,4 @@
-#include "actors/run_setup.hpp"
+#include "models/run_setup.hpp"
 
 #include "models/gang_trainer.hpp"
 
@@ -146,7 +146,7 @@ Status relink_cached_data(const StateStore& store, const ExperimentSpec& spec, c
   return Status::ok_status();
 }
 
-Result<Setup> set_up(const RunOptions& options, int workers, const fs::path& dir, const RunObserver& observer) {
+Result<Setup> set_up(const RunOptions& options, int workers, const fs::path& dir, const Say& say) {
   const auto& spec = options.spec;
   Setup s;
   s.workers = workers;
@@ -164,12 +164,12 @@ Result<Setup> set_up(const RunOptions& options, int workers, const fs::path& dir
     if (ec) return Status::io_error(fmt::format("{}: cannot link the prepared data: {}", data_dir, ec.message()));
   } else if (auto options_for_data = prepare_options(spec, s.partitions);
              options_for_data.ok() && spec.data.cache && datasets::is_cacheable(*options_for_data)) {
-    auto cached = prepare_into_cache(spec, s.partitions, observer.line);
+    auto cached = prepare_into_cache(spec, s.partitions, say);
     if (!cached.ok()) return cached.status();
     fs::create_directory_symlink(cached->dir, data_dir, ec);
     if (ec) return Status::io_error(fmt::format("{}: cannot link the prepared data: {}", data_dir, ec.message()));
   } else {
-    auto manifest = prepare_dataset(spec, data_dir, s.partitions, observer.line);
+    auto manifest = prepare_dataset(spec, data_dir, s.partitions, say);
     if (!manifest.ok()) return manifest.status();
   }
   // Mapped: this process reads the pilot, validation and test examples
@@ -201,9 +201,7 @@ Result<Setup> set_up(const RunOptions& options, int workers, const fs::path& dir
     }
     if (plan->stages >= 2) {
       s.pipeline_stages[c.id] = plan->stages;
-      if (observer.line)
-        observer.line(
-            fmt::format("config {} trains as a pipeline over {} stages: {}", c.id, plan->stages, plan->reason));
+      say(fmt::format("config {} trains as a pipeline over {} stages: {}", c.id, plan->stages, plan->reason));
     }
   }
   if (auto ok = check_task(spec, s); !ok.ok()) return ok;
@@ -329,8 +327,8 @@ static void measure_allreduce_for_auto(Prepared& r, const Say& say) {
                   s.configs.front().id, *allreduce * 1e3));
 }
 
-Result<Prepared> start_new(const RunOptions& options, const ClusterView& cluster, const fs::path& dir,
-                           const RunObserver& observer, RunDirGuard& guard, const Say& say) {
+Result<Prepared> start_new(const RunOptions& options, int workers, const fs::path& dir, RunDirGuard& guard,
+                           const Say& say) {
   Prepared r;
   r.spec = options.spec;
   const auto& spec = r.spec;
@@ -349,7 +347,7 @@ Result<Prepared> start_new(const RunOptions& options, const ClusterView& cluster
     if (!warm.ok()) return warm.status();
     r.warm = std::move(warm).value();
   }
-  auto setup = set_up(options, cluster.total_workers(), dir, observer);
+  auto setup = set_up(options, workers, dir, say);
   if (!setup.ok()) return setup.status();
   r.setup = std::move(setup).value();
   auto& s = r.setup;
@@ -401,7 +399,9 @@ Result<Prepared> start_new(const RunOptions& options, const ClusterView& cluster
     auto made = create_config(r, c.id, c.params);
     if (made.ok()) {
       r.control->add_config(c.id, spec.epochs);
-      if (*made >= 2) r.control->set_pipeline_stages(c.id, *made);
+      if (*made >= 2) {
+        if (auto set = r.control->set_pipeline_stages(c.id, *made); !set.ok()) return set;
+      }
       r.params_json[c.id] = c.params.dump();
       accepted.emplace_back(c.id, c.params);
     } else {
@@ -431,7 +431,7 @@ Result<Prepared> start_new(const RunOptions& options, const ClusterView& cluster
 // Reopens an unfinished run: its spec, prepared data and configs come from
 // the run directory; recovery (runtime/run/run_recovery.hpp) rebuilds the
 // schedule from the store.
-Result<Prepared> reopen(const RunOptions& options, const ClusterView& cluster, const fs::path& dir, const Say& say,
+Result<Prepared> reopen(const RunOptions& options, int workers, const fs::path& dir, const Say& say,
                         std::shared_ptr<StateStore> open_store) {
   Prepared r;
   if (open_store) {
@@ -445,7 +445,7 @@ Result<Prepared> reopen(const RunOptions& options, const ClusterView& cluster, c
   if (!spec.ok()) return spec.status();
   r.spec = std::move(spec).value();
   auto& s = r.setup;
-  s.workers = cluster.total_workers();
+  s.workers = workers;
   s.data_dir = (dir / "data").string();
   if (auto relinked = relink_cached_data(*r.store, r.spec, dir, say); !relinked.ok()) return relinked;
   auto data = datasets::load_prepared(s.data_dir, datasets::ShardStorage::mapped);
@@ -475,12 +475,9 @@ Result<Prepared> reopen(const RunOptions& options, const ClusterView& cluster, c
   for (const auto& [config, k] : *stages) {
     s.pipeline_stages[config] = k;
     if (!r.params_json.count(config)) continue;
-    try {
-      r.control->set_pipeline_stages(config, k);
-    } catch (const Error& e) {
-      // Only a config no longer in the schedule (failed at its start) is skipped.
-      if (e.code() != StatusCode::not_found) throw;
-    }
+    // Only a config no longer in the schedule (failed at its start) is skipped.
+    if (auto set = r.control->set_pipeline_stages(config, k); !set.ok() && set.code() != StatusCode::not_found)
+      return set;
   }
   measure_allreduce_for_auto(r, say);
   say(fmt::format("resuming {}: {} of {} units done, {} configs to go, on {} workers", dir.string(),
