@@ -18,6 +18,8 @@ void report(scheduler_ptr self, const std::string& event) {
   self->send(self->state.config.listener, progress_atom::value, std::move(p));
 }
 
+void report(scheduler_ptr self, const ControlEvents& events) { report(self, event_line(events)); }
+
 void finish(scheduler_ptr self, experiment_done done) {
   if (self->state.finished) return;
   self->state.finished = true;
@@ -45,7 +47,7 @@ void leave_book(scheduler_ptr self, const WorkerRoster::Leave& leave) {
   auto gang = self->state.roster->leaving(leave.worker);
   std::string attempt;
   if (leave.unit_failed) {
-    attempt = control.on_worker_died(leave.worker, "worker died: " + leave.why);
+    attempt = event_line(control.on_worker_died(leave.worker, "worker died: " + leave.why));
   } else {
     control.remove_worker(leave.worker);
   }

@@ -39,8 +39,8 @@ void pipeline_failed(scheduler_ptr self, const SharedRun& run, const std::string
   if (run->ended) return;
   run->ended = true;
   stop_stages(run);
-  const std::string line = self->state.config.control->on_pipeline_failed(run->p.id, error);
-  if (!line.empty()) report(self, line);
+  const ControlEvents events = self->state.config.control->on_pipeline_failed(run->p.id, error);
+  if (!events.empty()) report(self, events);
   apply_search(self);
   dispatch(self);
 }

@@ -56,6 +56,8 @@ using scheduler_ptr = scheduler_actor::stateful_pointer<scheduler_state>;
 // --- scheduler.cpp
 // A progress snapshot with this event line to the listener.
 void report(scheduler_ptr self, const std::string& event);
+// The line of what a call of the control made happen (event_line), reported as above.
+void report(scheduler_ptr self, const ControlEvents& events);
 // The experiment is over (done, or it cannot go on): the listener hears it
 // once and the scheduler quits.
 void finish(scheduler_ptr self, experiment_done done);

@@ -37,3 +37,11 @@ add_test(NAME test_layering_typed_actor_check_finds_untyped
     ${PROJECT_SOURCE_DIR} test/typed_actor_probe)
 set_tests_properties(test_layering_actors_are_typed test_layering_typed_actor_check_finds_untyped PROPERTIES
   TIMEOUT 60 LABELS layering)
+# The project speaks for itself (docs/ARCHITECTURE.md, "Tests"): no source,
+# doc, example or file name cites a tracker entry or a session by number; the
+# second test proves the scan finds one in a file's text and in a file's name.
+set(CEREBRO_HISTORY_CHECK ${CMAKE_CURRENT_LIST_DIR}/scripts/check_no_history_refs.py)
+add_test(NAME test_layering_no_history_citations COMMAND ${CEREBRO_CHECK_PYTHON} ${CEREBRO_HISTORY_CHECK} ${PROJECT_SOURCE_DIR})
+add_test(NAME test_layering_history_check_finds_citations COMMAND ${CEREBRO_CHECK_PYTHON} ${CEREBRO_HISTORY_CHECK} --self-test)
+set_tests_properties(test_layering_no_history_citations test_layering_history_check_finds_citations PROPERTIES
+  TIMEOUT 60 LABELS layering)

@@ -10,6 +10,7 @@ cerebro_add_test(test_scheduling
     ${CMAKE_CURRENT_LIST_DIR}/test_scheduling_priors.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_scheduling_gangs.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_scheduling_control_gangs.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/test_scheduling_control_events.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_scheduling_hand_over.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_scheduling_pipeline.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_scheduling_control_pipeline.cpp

@@ -5,6 +5,7 @@
 
 #include "runtime/scheduling/experiment_control.hpp"
 #include "runtime/scheduling/randomized_policy.hpp"
+#include "test/contract_check.hpp"
 
 using namespace cerebro;
 
@@ -167,7 +168,7 @@ BOOST_AUTO_TEST_CASE(a_stop_frees_the_configs_units_at_once) {
   std::string line;
   while (control.book().state(1) != ConfigState::stopped) {
     for (const auto& d : control.dispatch()) {
-      auto event = control.on_committed(d.worker, committed(d));
+      auto event = event_line(control.on_committed(d.worker, committed(d)));
       if (d.unit.config == 1 && d.validate) line = event;
     }
   }
@@ -202,9 +203,10 @@ BOOST_AUTO_TEST_CASE(an_exploit_holds_its_config_until_the_copy_is_confirmed) {
     for (const auto& d : run_round(control)) BOOST_TEST(d.unit.config == 0);
   }
   BOOST_TEST(!control.all_done());
-  BOOST_TEST(control.on_state_copied(1) == "config 1 took config 0's state after epoch 0, now model=mlp lr=0.0012");
+  BOOST_TEST(event_line(control.on_state_copied(1)) ==
+             "config 1 took config 0's state after epoch 0, now model=mlp lr=0.0012");
   BOOST_TEST(!control.copy_pending(1));
-  BOOST_CHECK_THROW(control.on_state_copied(1), Error);
+  CEREBRO_CHECK_CONTRACT(control.on_state_copied(1), "no state copy to config 1 is pending");
   auto next = control.dispatch();
   BOOST_REQUIRE_EQUAL(next.size(), 1u);
   BOOST_TEST((next[0].unit == Unit{1, 0, 1}));  // its own epoch count goes on
@@ -224,7 +226,7 @@ BOOST_AUTO_TEST_CASE(a_failed_copy_fails_its_config) {
   control.add_config(0, 1);
   control.add_config(1, 2);
   while (!control.copy_pending(1)) run_round(control);
-  BOOST_TEST(control.on_state_copy_failed(1, "state of config 0 missing").find("config 1 failed") == 0u);
+  BOOST_TEST(event_line(control.on_state_copy_failed(1, "state of config 0 missing")).find("config 1 failed") == 0u);
   BOOST_TEST(control.outcomes().at(1).status == ConfigStatus::failed);
   BOOST_TEST((procedure->ended == std::vector<ConfigId>{1}));
   while (!control.all_done()) run_round(control);
@@ -242,7 +244,7 @@ BOOST_AUTO_TEST_CASE(a_decision_for_a_config_not_awaiting_it_is_refused) {
   // the other config, which is not awaiting one.
   ConfigId ran = ds[0].unit.config, other = 1 - ran;
   procedure->script[{ran, 0}] = SearchDecision::stop(other, 0, "wrong config");
-  BOOST_CHECK_THROW(control.on_committed(0, committed(ds[0])), Error);
+  CEREBRO_CHECK_CONTRACT(control.on_committed(0, committed(ds[0])), "which is not awaiting a decision");
 }
 
 BOOST_AUTO_TEST_CASE(diverged_failed_and_rejected_configs_leave_the_search) {

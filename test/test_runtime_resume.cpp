@@ -96,7 +96,7 @@ BOOST_AUTO_TEST_CASE(a_restored_control_reruns_no_committed_unit_and_rederives_d
       }
     }
     auto resumed = make_control(99);  // another policy seed: another schedule from here on
-    auto restored = resumed.restore(log);
+    auto restored = resumed.restore(log).value();
     BOOST_TEST(restored.units == cut);
     BOOST_TEST(texts(restored.decisions) == texts(before), "cut " << cut);
     BOOST_TEST(resumed.units_done() == cut);
@@ -126,7 +126,10 @@ BOOST_AUTO_TEST_CASE(a_log_that_contradicts_mop_is_refused) {
   run(control, log, 2);
   log.push_back(log.front());  // the same unit committed twice
   auto resumed = make_control(3);
-  BOOST_CHECK_THROW(resumed.restore(log), Error);
+  auto refused = resumed.restore(log);
+  BOOST_REQUIRE(!refused.ok());
+  BOOST_TEST((refused.code() == StatusCode::invalid_argument));
+  BOOST_TEST(refused.error().find("contradicts MOP") != std::string::npos, refused.error());
 }
 
 namespace {

@@ -4,14 +4,17 @@
 // "training" per config. No actors, no LibTorch.
 #include <boost/test/unit_test.hpp>
 
+#include <fmt/format.h>
+
 #include <set>
 
 #include "runtime/cluster/rendezvous_board.hpp"
 #include "runtime/run/run_control.hpp"
 #include "runtime/scheduling/experiment_control.hpp"
-#include "runtime/search/spec_loader.hpp"
+#include "runtime/spec/spec.hpp"
 #include "runtime/store/run_summary.hpp"
 #include "test/test_scheduling_util.hpp"
+#include "test/contract_check.hpp"
 
 using namespace cerebro;
 using cerebro::test::entry_of;
@@ -63,7 +66,7 @@ BOOST_AUTO_TEST_CASE(data_forms_a_gang_of_the_two_holders_for_a_single_config) {
     BOOST_REQUIRE(control.gang_of(g.members[1].worker).has_value());
     BOOST_TEST(*control.gang_of(g.members[1].worker) == g.id);
     BOOST_TEST(control.dispatch_all().empty());  // both workers are in the gang
-    std::string line = control.on_gang_committed(g.id, gang_entries(g), 20, 0.2);
+    std::string line = event_line(control.on_gang_committed(g.id, gang_entries(g), 20, 0.2));
     BOOST_TEST(line.find("epoch") != std::string::npos, line);
     BOOST_TEST(!control.gang_running(g.id));
     ++gangs;
@@ -122,7 +125,7 @@ BOOST_AUTO_TEST_CASE(a_failed_gang_requeues_all_its_units_and_commits_nothing) {
   DispatchBatch batch = control.dispatch_all();
   BOOST_REQUIRE_EQUAL(batch.gangs.size(), 1u);
   const int64_t id = batch.gangs[0].id;
-  std::string line = control.on_gang_failed(id, "peer timed out");
+  std::string line = event_line(control.on_gang_failed(id, "peer timed out"));
   BOOST_TEST(line.find("failed") != std::string::npos, line);
   BOOST_TEST(control.units_done() == 0);
   BOOST_TEST(control.book().pending_partitions(0) == (std::vector<PartitionId>{0, 1}));
@@ -134,7 +137,32 @@ BOOST_AUTO_TEST_CASE(a_failed_gang_requeues_all_its_units_and_commits_nothing) {
   BOOST_REQUIRE_EQUAL(retry.gangs.size(), 1u);
   BOOST_TEST(retry.gangs[0].id != id);
   BOOST_TEST(retry.gangs[0].attempt == 1);
-  BOOST_CHECK_THROW(control.on_gang_committed(id, gang_entries(batch.gangs[0]), 1, 0), Error);
+  CEREBRO_CHECK_CONTRACT(control.on_gang_committed(id, gang_entries(batch.gangs[0]), 1, 0), "is not running");
+}
+
+// The gang's line keeps the member whose failure ended its config, whichever
+// rank it was, and says nothing of the ranks counted after it.
+BOOST_AUTO_TEST_CASE(a_failed_gang_reports_the_config_it_gave_up_on) {
+  auto control = make_control(2, Parallelism::data, 1);
+  control.add_worker(0, {0, 1});
+  control.add_worker(1, {0, 1});
+  control.add_config(0, 1);
+  DispatchBatch batch = control.dispatch_all();
+  BOOST_REQUIRE_EQUAL(batch.gangs.size(), 1u);
+  const ControlEvents events = control.on_gang_failed(batch.gangs[0].id, "peer timed out");
+  BOOST_REQUIRE(events.size() >= 2u);
+  BOOST_TEST(static_cast<int>(events.front().kind) == static_cast<int>(ControlEvent::Kind::gang_failed));
+  const ControlEvent* gave_up = find_event(events, ControlEvent::Kind::config_gave_up);
+  BOOST_REQUIRE(gave_up != nullptr);
+  BOOST_TEST(gave_up->config == 0);
+  BOOST_TEST(find_event(events, ControlEvent::Kind::attempt_failed) == nullptr);
+  const std::string line = event_line(events);
+  BOOST_TEST(line.rfind(fmt::format("gang {} of config 0 (2 workers) failed, its units are pending again: config 0 "
+                                    "failed after 1 attempts of config 0 / partition ",
+                                    batch.gangs[0].id),
+                        0) == 0u,
+             line);
+  BOOST_CHECK(control.outcomes().at(0).status == ConfigStatus::failed);
 }
 
 BOOST_AUTO_TEST_CASE(a_member_that_dies_fails_the_gang_and_the_survivor_goes_back_to_mop) {
@@ -144,7 +172,7 @@ BOOST_AUTO_TEST_CASE(a_member_that_dies_fails_the_gang_and_the_survivor_goes_bac
   control.add_config(0, 1);
   DispatchBatch batch = control.dispatch_all();
   BOOST_REQUIRE_EQUAL(batch.gangs.size(), 1u);
-  std::string line = control.on_worker_died(1, "worker died: killed");
+  std::string line = event_line(control.on_worker_died(1, "worker died: killed"));
   BOOST_TEST(line.find("gang") != std::string::npos, line);
   BOOST_TEST(!control.gang_running(batch.gangs[0].id));
   BOOST_TEST(control.units_done() == 0);
@@ -173,7 +201,7 @@ BOOST_AUTO_TEST_CASE(dispatch_for_mop_shells_refuses_to_drop_a_gang) {
   control.add_worker(0, {0, 1});
   control.add_worker(1, {0, 1});
   control.add_config(0, 1);
-  BOOST_CHECK_THROW(control.dispatch(), Error);
+  CEREBRO_CHECK_CONTRACT(control.dispatch(), "a shell running them calls dispatch_all()");
 }
 
 BOOST_AUTO_TEST_CASE(resume_replays_gang_entries_as_gangs) {
@@ -203,7 +231,7 @@ BOOST_AUTO_TEST_CASE(resume_replays_gang_entries_as_gangs) {
 
   auto control = make_control(2, Parallelism::data);
   control.add_config(0, 2);
-  auto restored = control.restore(log);
+  auto restored = control.restore(log).value();
   BOOST_TEST(restored.units == 3);
   BOOST_REQUIRE_EQUAL(restored.decisions.size(), 1u);  // epoch 0 ended with the gang
   BOOST_TEST(control.units_done() == 3);
@@ -216,7 +244,9 @@ BOOST_AUTO_TEST_CASE(resume_replays_gang_entries_as_gangs) {
   twice.add_config(0, 2);
   std::vector<UnitLogEntry> bad = {log[0], log[0]};
   bad[1].seq = 2;
-  BOOST_CHECK_THROW(twice.restore(bad), Error);
+  auto refused = twice.restore(bad);
+  BOOST_REQUIRE(!refused.ok());
+  BOOST_TEST((refused.code() == StatusCode::invalid_argument));
 }
 
 // A replay forms the original's gangs again, ranks as recorded (here
@@ -250,8 +280,8 @@ BOOST_AUTO_TEST_CASE(a_replay_forms_the_recorded_gangs_ranks_as_recorded) {
     ++alone;
   }
   BOOST_TEST(alone == 2);
-  BOOST_CHECK_THROW(control.set_recorded_gangs({{Unit{0, 0, 0}}}), Error);
-  BOOST_CHECK_THROW(control.set_recorded_gangs({{Unit{0, 0, 0}, Unit{0, 1, 1}}}), Error);
+  BOOST_TEST((control.set_recorded_gangs({{Unit{0, 0, 0}}}).code() == StatusCode::invalid_argument));
+  BOOST_TEST((control.set_recorded_gangs({{Unit{0, 0, 0}, Unit{0, 1, 1}}}).code() == StatusCode::invalid_argument));
 }
 
 BOOST_AUTO_TEST_CASE(rendezvous_board_keeps_each_gang_in_its_scope) {

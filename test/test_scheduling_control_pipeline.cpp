@@ -13,6 +13,7 @@
 #include "runtime/scheduling/unit_log_check.hpp"
 #include "runtime/store/run_summary.hpp"
 #include "test/test_scheduling_util.hpp"
+#include "test/contract_check.hpp"
 
 using namespace cerebro;
 using cerebro::test::entry_of;
@@ -100,14 +101,14 @@ BOOST_AUTO_TEST_CASE(a_pipeline_unit_takes_a_crew_and_its_host_leaves_the_book_u
   BOOST_CHECK(batch.pipelines.front().driver.validate);
   control.on_pipeline_committed(batch.pipelines.front().id, entry_of(batch.pipelines.front().driver));
   BOOST_CHECK(control.all_done());
-  BOOST_CHECK_THROW(control.on_pipeline_committed(p.id, entry_of(p.driver)), Error);
+  CEREBRO_CHECK_CONTRACT(control.on_pipeline_committed(p.id, entry_of(p.driver)), "is not running");
 }
 
 BOOST_AUTO_TEST_CASE(set_pipeline_stages_refuses_fewer_than_two_and_unknown_configs) {
   auto control = make_control(1);
   control.add_config(1, 1);
-  BOOST_CHECK_THROW(control.set_pipeline_stages(1, 1), Error);
-  BOOST_CHECK_THROW(control.set_pipeline_stages(99, 2), Error);
+  CEREBRO_CHECK_CONTRACT(control.set_pipeline_stages(1, 1), "needs at least 2 stages, got 1");
+  BOOST_TEST((control.set_pipeline_stages(99, 2).code() == StatusCode::not_found));
   BOOST_CHECK_EQUAL(control.pipeline_stages(1), 1);
 }
 
@@ -118,11 +119,11 @@ BOOST_AUTO_TEST_CASE(a_failed_attempt_requeues_the_unit_and_hands_the_host_back)
   control.add_config(3, 1);
   control.set_pipeline_stages(3, 2);
   auto p = control.dispatch_all().pipelines.at(0);
-  std::string line = control.on_pipeline_failed(p.id, "stage 1: injected");
+  std::string line = event_line(control.on_pipeline_failed(p.id, "stage 1: injected"));
   BOOST_CHECK_NE(line.find("failed (attempt 1 of 2)"), std::string::npos);
   BOOST_CHECK(control.book().has_worker(p.hosts[0]));
   BOOST_CHECK(!control.book().worker_busy(p.driver.worker));
-  BOOST_CHECK_EQUAL(control.on_pipeline_failed(p.id, "again"), "");  // ended already: no-op
+  BOOST_TEST(control.on_pipeline_failed(p.id, "again").empty());  // ended already: no-op
   // Pending again: the next attempt runs it, with attempt 1.
   auto again = control.dispatch_all().pipelines.at(0);
   BOOST_CHECK(again.driver.unit == p.driver.unit);
@@ -215,7 +216,7 @@ BOOST_AUTO_TEST_CASE(dispatch_refuses_a_shell_that_cannot_run_pipelines) {
   control.add_worker(1, {0});
   control.add_config(3, 1);
   control.set_pipeline_stages(3, 2);
-  BOOST_CHECK_THROW(control.dispatch(), Error);
+  CEREBRO_CHECK_CONTRACT(control.dispatch(), "a shell running them calls dispatch_all()");
 }
 
 // A config the search proposes while the run trains gets its
@@ -248,7 +249,7 @@ BOOST_AUTO_TEST_CASE(a_config_added_by_the_user_with_stages_trains_as_a_pipeline
   control.add_worker(0, {0, 1});
   control.add_worker(1, {0, 1});
   control.add_config(0, 1);
-  BOOST_CHECK_THROW(control.set_pipeline_stages(6, 2), Error);  // unknown until added
+  BOOST_TEST((control.set_pipeline_stages(6, 2).code() == StatusCode::not_found));  // unknown until added
   BOOST_TEST(!control.add_config_by_user(6, 1, {{"lr", 0.1}}, -1, 0).ok(), "stages below 1 are refused");
   BOOST_TEST(control.add_config_by_user(6, 1, {{"lr", 0.1}}, -1, 2).ok());
   BOOST_CHECK_EQUAL(control.pipeline_stages(6), 2);
@@ -271,7 +272,7 @@ BOOST_AUTO_TEST_CASE(a_recorded_config_takes_its_stages_before_it_is_proposed_ag
   auto control = proposing_control(1, {});
   control.set_recorded_configs({ConfigRecord{3, {{"lr", 0.1}}, ConfigStatus::running, ""}});
   control.set_pipeline_stages(3, 2);
-  BOOST_CHECK_THROW(control.set_pipeline_stages(4, 2), Error);
+  BOOST_TEST((control.set_pipeline_stages(4, 2).code() == StatusCode::not_found));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
@@ -303,7 +304,8 @@ BOOST_AUTO_TEST_CASE(a_crew_larger_than_the_cluster_waits_said_once_until_worker
   control.set_pipeline_stages(2, 3);
   auto batch = control.dispatch_all();
   BOOST_REQUIRE_EQUAL(batch.notices.size(), 1u);
-  BOOST_TEST(batch.notices[0] == "config 2 waits for 3 idle workers for its pipeline stages; the cluster has 1");
+  BOOST_TEST(event_line(batch.notices[0]) ==
+             "config 2 waits for 3 idle workers for its pipeline stages; the cluster has 1");
   BOOST_TEST(batch.empty());
   BOOST_TEST(control.dispatch_all().notices.empty(), "said once");
   BOOST_TEST(control.outcomes().at(2).status == ConfigStatus::running);
@@ -332,7 +334,7 @@ BOOST_AUTO_TEST_CASE(a_shortage_after_workers_leave_is_said_again) {
   control.remove_worker(1);  // its agent is lost
   auto batch = control.dispatch_all();
   BOOST_REQUIRE_EQUAL(batch.notices.size(), 1u);
-  BOOST_TEST(batch.notices[0].find("the cluster has 1") != std::string::npos, batch.notices[0]);
+  BOOST_TEST(event_line(batch.notices[0]).find("the cluster has 1") != std::string::npos, event_line(batch.notices[0]));
   control.add_worker(3, {0, 1});  // it rejoins
   batch = control.dispatch_all();
   BOOST_REQUIRE_EQUAL(batch.pipelines.size(), 1u);
@@ -346,16 +348,18 @@ BOOST_AUTO_TEST_CASE(on_a_fixed_cluster_a_crew_larger_than_it_fails_the_config_a
   control.add_worker(0, {0, 1});
   control.add_worker(1, {0, 1});
   control.set_fixed_workers(2);
-  BOOST_CHECK_THROW(control.set_fixed_workers(0), Error);
+  CEREBRO_CHECK_CONTRACT(control.set_fixed_workers(0), "at least 1 worker, got 0");
   control.add_config(1, 1);
   control.add_config(2, 1);
   control.set_pipeline_stages(2, 3);  // e.g. planned on 3 workers, resumed on 2
   auto batch = control.dispatch_all();
   BOOST_REQUIRE_EQUAL(batch.notices.size(), 1u);
-  BOOST_TEST(batch.notices[0].rfind("config 2 failed: it trains as a pipeline over 3 stages, but the cluster has 2 "
-                                    "workers and no more can join",
-                                    0) == 0,
-             batch.notices[0]);
+  const std::string notice = event_line(batch.notices[0]);
+  BOOST_TEST(notice.rfind("config 2 failed: it trains as a pipeline over 3 stages, but the cluster has 2 "
+                          "workers and no more can join",
+                          0) == 0,
+             notice);
+  BOOST_TEST(batch.notices[0].front().kind == ControlEvent::Kind::config_failed);
   BOOST_CHECK(control.outcomes().at(2).status == ConfigStatus::failed);
   BOOST_TEST(control.outcomes().at(2).error.find("over 3 stages") != std::string::npos);
   // The other config still trains to the end.

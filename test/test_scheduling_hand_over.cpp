@@ -162,7 +162,7 @@ BOOST_AUTO_TEST_CASE(the_control_requeues_a_unit_whose_commit_failed) {
   BOOST_REQUIRE_EQUAL(first.size(), 1u);
   control.on_result(0, first[0].unit);
   BOOST_TEST(control.dispatch().empty());
-  auto line = control.on_commit_failed(first[0].unit, "commit failed: disk full");
+  auto line = event_line(control.on_commit_failed(first[0].unit, "commit failed: disk full"));
   BOOST_TEST(line.find("attempt 1 of 2") != std::string::npos, line);
   auto again = control.dispatch();
   BOOST_REQUIRE_EQUAL(again.size(), 1u);

@@ -5,8 +5,9 @@
 // as a value. contract_violation() prints what broke and aborts, so the crash
 // handler's stack trace shows where; a run resumes from its durable state.
 //
-// Expected failures (bad input, bad files, a plugged-in search procedure's
-// bad decision, a unit log that contradicts MOP) are Status values instead
+// So is a search procedure's decision the schedule cannot take: the
+// procedures are the core's own. Expected failures (bad input, bad files, a
+// unit log that contradicts MOP) are Status values instead
 // (runtime/base/status.hpp). The core never throws: docs/ARCHITECTURE.md
 // "Errors are values with a code".
 

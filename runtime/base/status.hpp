@@ -59,8 +59,6 @@ class Status {
   static Status ok_status() { return Status(); }
   // A failure of `code` (an ok code gives an ok status: there is nothing to report).
   static Status of(StatusCode code, std::string message) { return Status(code, std::move(message)); }
-  // Carries no code: being removed (say what kind of failure it is with one of the others).
-  static Status error(std::string message) { return Status(StatusCode::unknown, std::move(message)); }
   static Status invalid_argument(std::string message) {
     return Status(StatusCode::invalid_argument, std::move(message));
   }

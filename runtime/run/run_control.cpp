@@ -145,7 +145,8 @@ Result<std::shared_ptr<ExperimentControl>> make_run_control(const ExperimentSpec
   } else {
     auto gangs = gangs_of(replay_of);
     if (!gangs.ok()) return gangs.status();
-    control->set_recorded_gangs(*gangs);
+    if (auto recorded = control->set_recorded_gangs(*gangs); !recorded.ok())
+      return recorded.with_context(replay_of + ": its unit log's gangs");
   }
   return control;
 }

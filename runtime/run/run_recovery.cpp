@@ -8,7 +8,7 @@
 
 #include "runtime/run/warm_start.hpp"
 #include "runtime/scheduling/cost_prior.hpp"
-#include "runtime/search/spec_loader.hpp"
+#include "runtime/spec/spec.hpp"
 #include "runtime/spec/steering.hpp"
 
 namespace fs = std::filesystem;
@@ -108,15 +108,9 @@ Result<RecoveredRun> recover_run(StateStore& store, const ExperimentSpec& spec, 
   std::vector<UnitLogEntry> log;
   for (const auto& e : store.unit_log())
     if (live.count(e.config)) log.push_back(e);
-  ExperimentControl::Restored restored;
-  // ExperimentControl::restore still throws for a log that contradicts MOP:
-  // caught here, at its one caller, until it returns a Result.
-  try {
-    restored = r.control->restore(log);
-  } catch (const Error& e) {
-    const StatusCode code = e.code() == StatusCode::unknown ? StatusCode::invalid_argument : e.code();
-    return Status::of(code, fmt::format("{}: {}", run_dir, e.what()));
-  }
+  auto restored_or = r.control->restore(log);
+  if (!restored_or.ok()) return Status::of(restored_or.code(), fmt::format("{}: {}", run_dir, restored_or.error()));
+  const ExperimentControl::Restored& restored = *restored_or;
   r.units_done = restored.units;
   // Configs a person stopped (the REPL) stay stopped; their committed units
   // are kept like everyone's.

@@ -6,9 +6,10 @@
 
 #include <fmt/format.h>
 
+#include "runtime/base/contract.hpp"
+#include "runtime/base/status.hpp"
 #include "runtime/search/search_space.hpp"
 #include "runtime/spec/steering.hpp"
-#include "runtime/base/status.hpp"
 
 namespace cerebro {
 
@@ -70,17 +71,24 @@ std::vector<ConfigProposal> ExperimentControl::take_proposals() {
 
 void ExperimentControl::on_config_created(ConfigId c, int32_t stages) {
   auto it = pending_creation_.find(c);
-  if (it == pending_creation_.end()) throw Error(fmt::format("on_config_created: config {} was not proposed", c));
-  if (stages >= 2) set_pipeline_stages(c, stages);  // before it can be dispatched
+  if (it == pending_creation_.end())
+    contract_violation("ExperimentControl::on_config_created", fmt::format("config {} was not proposed", c));
+  if (stages >= 2) pipeline_stages_[c] = stages;  // before it can be dispatched
   const int32_t epochs = it->second;
   pending_creation_.erase(it);
   add_config(c, epochs);
 }
 
-std::string ExperimentControl::on_config_rejected(ConfigId c, const std::string& error) {
-  if (!pending_creation_.erase(c)) throw Error(fmt::format("on_config_rejected: config {} was not proposed", c));
+ControlEvents ExperimentControl::on_config_rejected(ConfigId c, const std::string& error) {
+  if (!pending_creation_.erase(c))
+    contract_violation("ExperimentControl::on_config_rejected", fmt::format("config {} was not proposed", c));
   outcomes_[c] = ConfigOutcome{ConfigStatus::failed, error};
-  return fmt::format("config {} failed its pilot check: {}", c, error) + config_ended(c);
+  ControlEvent rejected{ControlEvent::Kind::pilot_failed};
+  rejected.config = c;
+  rejected.error = error;
+  ControlEvents out{rejected};
+  config_ended(c, out);
+  return out;
 }
 
 void ExperimentControl::set_recorded_configs(const std::vector<ConfigRecord>& records) {
@@ -166,16 +174,16 @@ DispatchBatch ExperimentControl::dispatch_all() {
 std::vector<Dispatch> ExperimentControl::dispatch() {
   DispatchBatch batch = dispatch_all();
   if (!batch.gangs.empty() || !batch.pipelines.empty())
-    throw Error(
-        fmt::format("dispatch() started {} gang(s) and {} pipeline attempt(s): a shell running them calls "
-                    "dispatch_all()",
-                    batch.gangs.size(), batch.pipelines.size()));
+    contract_violation("ExperimentControl::dispatch",
+                       fmt::format("it started {} gang(s) and {} pipeline attempt(s): a shell running them calls "
+                                   "dispatch_all()",
+                                   batch.gangs.size(), batch.pipelines.size()));
   return std::move(batch.units);
 }
 
 bool ExperimentControl::better(double a, double b) const { return metric_.higher_is_better() ? a > b : a < b; }
 
-std::string ExperimentControl::on_committed(WorkerId w, const UnitLogEntry& e) {
+ControlEvents ExperimentControl::on_committed(WorkerId w, const UnitLogEntry& e) {
   SchedulingPolicy::Observation observation{w, Unit{e.config, e.partition, e.epoch}, e.train_s, e.validate_s,
                                             e.examples};
   policy_->observe(observation);
@@ -190,7 +198,7 @@ void ExperimentControl::account(const UnitLogEntry& e) {
   train_seconds_[e.config] += e.train_s;
 }
 
-std::string ExperimentControl::commit(WorkerId w, const UnitLogEntry& e) {
+ControlEvents ExperimentControl::commit(WorkerId w, const UnitLogEntry& e) {
   account(e);
   const Unit u{e.config, e.partition, e.epoch};
   const auto handed_over = book_.handed_over(e.config);
@@ -198,7 +206,7 @@ std::string ExperimentControl::commit(WorkerId w, const UnitLogEntry& e) {
   return conclude(e, e.status == UnitStatus::diverged, epoch_ended);
 }
 
-std::string ExperimentControl::conclude(const UnitLogEntry& e, bool diverged, bool epoch_ended) {
+ControlEvents ExperimentControl::conclude(const UnitLogEntry& e, bool diverged, bool epoch_ended) {
   auto& loss = epoch_loss_[e.config];
   auto& outcome = outcomes_[e.config];
   if (diverged) {
@@ -207,8 +215,12 @@ std::string ExperimentControl::conclude(const UnitLogEntry& e, bool diverged, bo
     if (live) book_.stop(e.config);
     outcome = ConfigOutcome{ConfigStatus::diverged,
                             fmt::format("loss became NaN/inf in epoch {} on partition {}", e.epoch, e.partition)};
-    std::string line = fmt::format("config {} diverged (loss NaN/inf) in epoch {}", e.config, e.epoch);
-    return live ? line + config_ended(e.config) : line;
+    ControlEvent event{ControlEvent::Kind::diverged};
+    event.config = e.config;
+    event.epoch = e.epoch;
+    ControlEvents out{event};
+    if (live) config_ended(e.config, out);
+    return out;
   }
   if (!epoch_ended) return {};
 
@@ -217,31 +229,33 @@ std::string ExperimentControl::conclude(const UnitLogEntry& e, bool diverged, bo
   result.train_seconds = train_seconds_[e.config];
   loss = {0.0, 0};
   last_metric_[e.config] = metric_value(metric_, e.val_loss, e.val_accuracy, e.val_metrics);
-  std::string line = fmt::format("config {} epoch {}: train_loss {:.4f} val_loss {:.4f}", e.config, e.epoch,
-                                 result.train_loss, e.val_loss);
-  if (e.val_metrics.empty()) line += fmt::format(" val_accuracy {:.4f}", e.val_accuracy);
-  if (auto it = e.val_metrics.find("accuracy"); it != e.val_metrics.end())
-    line += fmt::format(" val_accuracy {:.4f}", it->second);
-  for (const auto& [name, value] : e.val_metrics)
-    if (name != "accuracy") line += fmt::format(" val_{} {:.4f}", name, value);
-  return line + apply(search_->decide(result));
+  ControlEvent scored{ControlEvent::Kind::epoch_scored};
+  scored.config = e.config;
+  scored.epoch = e.epoch;
+  scored.train_loss = result.train_loss;
+  scored.val_loss = e.val_loss;
+  scored.val_accuracy = e.val_accuracy;
+  scored.val_metrics = e.val_metrics;
+  ControlEvents out{scored};
+  apply(search_->decide(result), out);
+  return out;
 }
 
-std::string ExperimentControl::apply(const std::vector<SearchDecision>& decisions) {
-  std::string lines;
+void ExperimentControl::apply(const std::vector<SearchDecision>& decisions, ControlEvents& out) {
+  // The procedures are the core's own: a decision the schedule cannot take is
+  // a bug in one, checked here with its name before the book would abort.
+  const std::string where = "search procedure " + search_->name();
   for (const auto& d : decisions) {
-    // The book's queries about an unknown config abort: a procedure's decision is checked first.
     if (!book_.has_config(d.config)) {
-      throw Error(fmt::format("search procedure '{}' decided \"{}\" for config {}, which is not in the schedule",
-                              search_->name(), to_string(d), d.config));
+      contract_violation(
+          where, fmt::format("it decided \"{}\" for config {}, which is not in the schedule", to_string(d), d.config));
     }
     const auto state = book_.state(d.config);
     if (state != ConfigState::awaiting_decision || book_.epoch(d.config) != d.epoch || copy_pending(d.config)) {
-      throw Error(
-          fmt::format("search procedure '{}' decided \"{}\" but config {} is {} in epoch {}{}, not "
-                      "awaiting a decision after epoch {}",
-                      search_->name(), to_string(d), d.config, to_string(state), book_.epoch(d.config),
-                      copy_pending(d.config) ? " waiting for a state copy" : "", d.epoch));
+      contract_violation(where, fmt::format("it decided \"{}\" but config {} is {} in epoch {}{}, not "
+                                            "awaiting a decision after epoch {}",
+                                            to_string(d), d.config, to_string(state), book_.epoch(d.config),
+                                            copy_pending(d.config) ? " waiting for a state copy" : "", d.epoch));
     }
     auto& outcome = outcomes_[d.config];
     switch (d.kind) {
@@ -255,24 +269,28 @@ std::string ExperimentControl::apply(const std::vector<SearchDecision>& decision
         break;
       case SearchDecision::Kind::exploit:
         if (d.source == d.config || !outcomes_.count(d.source) || d.source_epoch < 0 || !d.params.is_object()) {
-          throw Error(
-              fmt::format("search procedure '{}' decided \"{}\": the source must be another known "
-                          "config with an epoch, and params an object",
-                          search_->name(), to_string(d)));
+          contract_violation(where, fmt::format("it decided \"{}\": the source must be another known "
+                                                "config with an epoch, and params an object",
+                                                to_string(d)));
         }
         pending_copies_[d.config] = d;
         copies_.push_back(StateCopy{d.config, d.source, d.source_epoch, d.params});
         break;
     }
     decisions_.push_back(d);
-    if (d.kind != SearchDecision::Kind::continue_training || !d.reason.empty()) lines += "; " + to_string(d);
+    if (d.kind != SearchDecision::Kind::continue_training || !d.reason.empty()) {
+      ControlEvent said{ControlEvent::Kind::decision};
+      said.config = d.config;
+      said.epoch = d.epoch;
+      said.decision = d;
+      out.push_back(std::move(said));
+    }
   }
   // A config that ended may have freed a slot for a new proposal (tpe).
   collect_proposals();
-  return lines;
 }
 
-std::string ExperimentControl::config_ended(ConfigId c) { return apply(search_->on_config_ended(c)); }
+void ExperimentControl::config_ended(ConfigId c, ControlEvents& out) { apply(search_->on_config_ended(c), out); }
 
 std::vector<SearchDecision> ExperimentControl::take_decisions() {
   std::vector<SearchDecision> out;
@@ -286,52 +304,58 @@ std::vector<StateCopy> ExperimentControl::take_state_copies() {
   return out;
 }
 
-std::string ExperimentControl::on_state_copied(ConfigId to) {
+ControlEvents ExperimentControl::on_state_copied(ConfigId to) {
   auto it = pending_copies_.find(to);
-  if (it == pending_copies_.end()) {
-    throw Error(fmt::format("on_state_copied: no state copy to config {} is pending", to));
-  }
+  if (it == pending_copies_.end())
+    contract_violation("ExperimentControl::on_state_copied", fmt::format("no state copy to config {} is pending", to));
   const SearchDecision d = it->second;
   pending_copies_.erase(it);
   book_.advance(to);
   if (book_.state(to) == ConfigState::finished) outcomes_[to].status = ConfigStatus::completed;
-  return fmt::format("config {} took config {}'s state after epoch {}, now {}", to, d.source, d.source_epoch,
-                     describe_params(d.params));
+  ControlEvent copied{ControlEvent::Kind::state_copied};
+  copied.config = to;
+  copied.decision = d;
+  return {copied};
 }
 
-std::string ExperimentControl::on_state_copy_failed(ConfigId to, const std::string& error) {
+ControlEvents ExperimentControl::on_state_copy_failed(ConfigId to, const std::string& error) {
   auto it = pending_copies_.find(to);
   if (it == pending_copies_.end()) {
-    throw Error(fmt::format("on_state_copy_failed: no state copy to config {} is pending", to));
+    contract_violation("ExperimentControl::on_state_copy_failed",
+                       fmt::format("no state copy to config {} is pending", to));
   }
   const SearchDecision d = it->second;
   pending_copies_.erase(it);
   book_.fail(to);
   outcomes_[to] = ConfigOutcome{ConfigStatus::failed, error};
-  return fmt::format("config {} failed: copying config {}'s state after epoch {} failed: {}", to, d.source,
-                     d.source_epoch, error) +
-         config_ended(to);
+  ControlEvent failed{ControlEvent::Kind::state_copy_failed};
+  failed.config = to;
+  failed.decision = d;
+  failed.error = error;
+  ControlEvents out{failed};
+  config_ended(to, out);
+  return out;
 }
 
 void ExperimentControl::on_result(WorkerId w, const Unit& u) { book_.hand_over(w, u); }
 
-std::string ExperimentControl::on_commit_failed(const Unit& u, const std::string& error) {
+ControlEvents ExperimentControl::on_commit_failed(const Unit& u, const std::string& error) {
   book_.requeue_handed_over(u);
   return count_failure(u, error);
 }
 
-std::string ExperimentControl::on_failed(WorkerId w, const Unit& u, const std::string& error) {
+ControlEvents ExperimentControl::on_failed(WorkerId w, const Unit& u, const std::string& error) {
   book_.requeue(w, u);
   return count_failure(u, error);
 }
 
-std::string ExperimentControl::on_worker_died(WorkerId w, const std::string& error) {
+ControlEvents ExperimentControl::on_worker_died(WorkerId w, const std::string& error) {
   pipeline_worker_leaves(w);
   if (!book_.has_worker(w)) return {};
   if (gang_of(w)) {
-    std::string line = fail_gang_of(w, error);
+    ControlEvents events = fail_gang_of(w, error);
     book_.remove_worker(w);
-    return line;
+    return events;
   }
   auto unit = book_.running_on(w);
   book_.remove_worker(w);
@@ -339,14 +363,22 @@ std::string ExperimentControl::on_worker_died(WorkerId w, const std::string& err
   return count_failure(*unit, error);
 }
 
-std::string ExperimentControl::count_failure(const Unit& u, const std::string& error) {
+ControlEvents ExperimentControl::count_failure(const Unit& u, const std::string& error) {
   int32_t failures = ++failed_attempts_[u];
-  if (failures < max_unit_retries_ || book_.state(u.config) != ConfigState::pending_epoch)
-    return fmt::format("{} failed (attempt {} of {}): {}", to_string(u), failures, max_unit_retries_, error);
+  ControlEvent event{ControlEvent::Kind::attempt_failed};
+  event.config = u.config;
+  event.epoch = u.epoch;
+  event.unit = u;
+  event.count = failures;
+  event.limit = max_unit_retries_;
+  event.error = error;
+  if (failures < max_unit_retries_ || book_.state(u.config) != ConfigState::pending_epoch) return {event};
   book_.fail(u.config);
   outcomes_[u.config] = ConfigOutcome{ConfigStatus::failed, error};
-  return fmt::format("config {} failed after {} attempts of {}: {}", u.config, failures, to_string(u), error) +
-         config_ended(u.config);
+  event.kind = ControlEvent::Kind::config_gave_up;
+  ControlEvents out{event};
+  config_ended(u.config, out);
+  return out;
 }
 
 std::optional<std::pair<ConfigId, double>> ExperimentControl::best() const {
@@ -386,26 +418,27 @@ progress_update ExperimentControl::progress(double elapsed_s) const {
 }
 
 Status ExperimentControl::pause() {
-  if (paused_) return Status::error("the experiment is already paused");
+  if (paused_) return Status::failed_precondition("the experiment is already paused");
   paused_ = true;
   user_actions_.push_back(user_action(SteeringCommand::pause));
   return Status::ok_status();
 }
 
 Status ExperimentControl::resume() {
-  if (!paused_) return Status::error("the experiment is not paused");
+  if (!paused_) return Status::failed_precondition("the experiment is not paused");
   paused_ = false;
   user_actions_.push_back(user_action(SteeringCommand::resume));
   return Status::ok_status();
 }
 
 Status ExperimentControl::stop_config(ConfigId c) {
-  if (!outcomes_.count(c)) return Status::error(fmt::format("the experiment has no config {}", c));
+  if (!outcomes_.count(c)) return Status::not_found(fmt::format("the experiment has no config {}", c));
   const auto state = book_.state(c);
   if (state != ConfigState::pending_epoch && state != ConfigState::awaiting_decision)
-    return Status::error(fmt::format("config {} has already ended ({})", c, to_string(outcomes_.at(c).status)));
+    return Status::failed_precondition(
+        fmt::format("config {} has already ended ({})", c, to_string(outcomes_.at(c).status)));
   if (copy_pending(c))
-    return Status::error(fmt::format("config {} is taking another config's state (PBT); stop it after that", c));
+    return Status::unavailable(fmt::format("config {} is taking another config's state (PBT); stop it after that", c));
   auto record = user_action(SteeringCommand::stop);
   record["config"] = c;
   record["epoch"] = book_.epoch(c);
@@ -420,15 +453,15 @@ Status ExperimentControl::stop_config(ConfigId c) {
 Status ExperimentControl::add_config_by_user(ConfigId c, int32_t epochs, const nlohmann::json& params,
                                              ConfigId cloned_from, int32_t stages) {
   if (!search_->takes_added_configs())
-    return Status::error(
+    return Status::failed_precondition(
         fmt::format("configs can be added to grid and random searches only; this experiment "
                     "runs {}, which plans its configs up front",
                     search_->name()));
-  if (outcomes_.count(c)) return Status::error(fmt::format("config {} exists already", c));
-  if (epochs < 1) return Status::error(fmt::format("config {}: epochs must be >= 1, got {}", c, epochs));
+  if (outcomes_.count(c)) return Status::invalid_argument(fmt::format("config {} exists already", c));
+  if (epochs < 1) return Status::invalid_argument(fmt::format("config {}: epochs must be >= 1, got {}", c, epochs));
   if (cloned_from >= 0 && !outcomes_.count(cloned_from))
-    return Status::error(fmt::format("the experiment has no config {} to clone", cloned_from));
-  if (stages < 1) return Status::error(fmt::format("config {}: stages must be >= 1, got {}", c, stages));
+    return Status::not_found(fmt::format("the experiment has no config {} to clone", cloned_from));
+  if (stages < 1) return Status::invalid_argument(fmt::format("config {}: stages must be >= 1, got {}", c, stages));
   book_.add_config(c, epochs);
   outcomes_[c] = ConfigOutcome{};
   if (stages >= 2) pipeline_stages_[c] = stages;  // before the shell dispatches again

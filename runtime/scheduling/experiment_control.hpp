@@ -5,6 +5,12 @@
 // progress. The scheduler actor is a thin shell that routes messages to it;
 // tests drive it directly.
 //
+// The on_* calls return what they made happen as ControlEvents
+// (control_event.hpp): the shell reports event_line() of them. Misuse by the
+// shell (confirming what was never issued) and a search procedure's decision
+// the schedule cannot take are contract violations (runtime/base/contract.hpp);
+// the expected failures of restoring a run are Status values.
+//
 // What the shell must do besides dispatch() and the on_* calls:
 //  - persist take_decisions() (every epoch-boundary decision, in order) next
 //    to the unit log, so show, replay and resume see them;
@@ -22,6 +28,8 @@
 
 #include "runtime/base/ids.hpp"
 #include "runtime/base/messages.hpp"
+#include "runtime/base/status.hpp"
+#include "runtime/scheduling/control_event.hpp"
 #include "runtime/scheduling/gang_planner.hpp"
 #include "runtime/scheduling/mop_book.hpp"
 #include "runtime/scheduling/pipeline_dispatch.hpp"
@@ -73,11 +81,11 @@ struct DispatchBatch {
   std::vector<Dispatch> units;
   std::vector<GangDispatch> gangs;
   std::vector<PipelineDispatch> pipelines;
-  // Human lines for the shell to report: a pipeline config that waits for
+  // What the shell reports, a line each: a pipeline config that waits for
   // workers (said once), or failed because it never can have them
   // (crew_outlook); a failed one was ended in the search too, so the shell
   // persists its decisions (apply_search) and dispatches again.
-  std::vector<std::string> notices;
+  std::vector<ControlEvents> notices;
   bool empty() const { return units.empty() && gangs.empty() && pipelines.empty(); }
 };
 
@@ -116,8 +124,8 @@ class ExperimentControl {
   void remove_worker(WorkerId w);
   // The worker actor died while running its unit: the worker is removed and
   // the unit counts as a failed attempt (retried up to max_unit_retries, like
-  // on_failed). Returns a human line.
-  std::string on_worker_died(WorkerId w, const std::string& error);
+  // on_failed).
+  ControlEvents on_worker_died(WorkerId w, const std::string& error);
   void add_config(ConfigId c, int32_t epochs);
   // Config c's cost prior for the policy (SchedulingPolicy::set_cost_prior);
   // call before dispatching, e.g. with CostPriors::apply_to.
@@ -142,30 +150,31 @@ class ExperimentControl {
   // Units to start now, one per idle worker that has eligible work, and the
   // gangs the planner formed of idle workers.
   DispatchBatch dispatch_all();
-  // dispatch_all() for shells that run units alone only: throws cerebro::Error
-  // if a gang was formed (set_parallelism was called with auto or data).
+  // dispatch_all() for shells that run units alone only: a contract
+  // violation if a gang was formed (set_parallelism was called with auto or data).
   std::vector<Dispatch> dispatch();
 
   // The gang's k units and its one state are durable (entries as
   // StateStore::commit_gang returned them, in rank order). `steps` and
   // `allreduce_s` are rank 0's global steps and seconds in allreduces: the
-  // planner learns the allreduce cost from them. Returns a human line as
-  // on_committed does. Throws cerebro::Error if `gang` is not running.
-  std::string on_gang_committed(int64_t gang, const std::vector<UnitLogEntry>& entries, int64_t steps,
-                                double allreduce_s);
+  // planner learns the allreduce cost from them. Returns what on_committed
+  // does. A contract violation if `gang` is not running.
+  ControlEvents on_gang_committed(int64_t gang, const std::vector<UnitLogEntry>& entries, int64_t steps,
+                                  double allreduce_s);
   // The gang's attempt failed (a member's error, a peer gone or hung past
   // the timeout): nothing of it counts, every unit is pending again (from the
   // config's last committed state) and its workers are free for other work.
   // Each unit's failed attempts count as in on_failed. Unknown gang: no-op
   // (it already failed, e.g. when a member's worker was removed).
-  std::string on_gang_failed(int64_t gang, const std::string& error);
+  ControlEvents on_gang_failed(int64_t gang, const std::string& error);
   // A replay: the original run's gangs, each its members' units
   // in rank order. A unit the policy picks that belongs to one of them runs
   // in that gang, ranks as recorded, once a worker holding each other
   // member's partition is idle at the same time (until then the picking
-  // worker waits); the others run alone. Throws cerebro::Error for a gang of
-  // fewer than 2 units, or of units of different configs or epochs.
-  void set_recorded_gangs(const std::vector<std::vector<Unit>>& gangs);
+  // worker waits); the others run alone. invalid_argument (and no recorded
+  // gang) for a gang of fewer than 2 units, or of units of different configs
+  // or epochs.
+  Status set_recorded_gangs(const std::vector<std::vector<Unit>>& gangs);
   // The gang worker w runs in, if any.
   std::optional<int64_t> gang_of(WorkerId w) const;
   bool gang_running(int64_t gang) const { return gangs_.count(gang) > 0; }
@@ -176,55 +185,56 @@ class ExperimentControl {
   // for one attempt. The rule while a crew cannot form: the worker the policy
   // gave the unit stays idle (reserved) and every worker that frees up and is
   // given the unit joins the reservation, until `stages` are idle at once;
-  // meanwhile the other configs run on the other workers. Throws
-  // cerebro::Error for stages < 2 or an unknown config. Known are the
+  // meanwhile the other configs run on the other workers. stages < 2 is a
+  // contract violation; an unknown config is not_found. Known are the
   // configs in the schedule, those proposed and not yet created (call it
   // before on_config_created, or pass the stages there) and, resuming a
   // search that proposes, the recorded ones not yet re-proposed (their
   // stages hold once they rejoin).
-  void set_pipeline_stages(ConfigId c, int32_t stages);
+  Status set_pipeline_stages(ConfigId c, int32_t stages);
   int32_t pipeline_stages(ConfigId c) const;  // 1: trains whole
   // The cluster can have no more than `workers` workers (> 0; an embedded
-  // cluster: no agent joins, a dead worker is respawned): a pipeline config
+  // cluster: no agent joins, a dead worker is respawned; fewer is a contract
+  // violation): a pipeline config
   // whose stages outnumber them fails at the next dispatch instead of
   // waiting (crew_outlook). Without this call workers may join: such a
   // config waits, and dispatch_all says so once (DispatchBatch::notices).
   void set_fixed_workers(int32_t workers);
   // The attempt's one unit is durable (entry as the store returned it): its
   // hosts rejoin the schedule and the unit counts as on_committed's does.
-  // Throws cerebro::Error if the attempt is not running.
-  std::string on_pipeline_committed(int64_t attempt, const UnitLogEntry& entry);
+  // A contract violation if the attempt is not running or ran another unit.
+  ControlEvents on_pipeline_committed(int64_t attempt, const UnitLogEntry& entry);
   // The attempt failed (a stage's error, a host lost, the commit failed):
   // the unit is pending again from the config's last durable state and counts
   // a failed attempt as on_failed does; the hosts rejoin the schedule.
   // Unknown attempt: no-op (it ended when its driver was removed).
-  std::string on_pipeline_failed(int64_t attempt, const std::string& error);
+  ControlEvents on_pipeline_failed(int64_t attempt, const std::string& error);
   bool pipeline_running(int64_t attempt) const { return pipelines_.running(attempt); }
   // The attempt worker w drives or hosts a stage of, if any.
   std::optional<int64_t> pipeline_of(WorkerId w) const { return pipelines_.attempt_of(w); }
   const PipelineAttempts& pipelines() const { return pipelines_; }
 
-  // The unit's result reached the shell, which now makes it durable (issue
-  // 11): worker w is free for its next unit at once (dispatch() may hand it
-  // one of another config), while u's config stays busy until on_committed
-  // (counts u) or on_commit_failed (u runs again) answers. A worker removed or
-  // dead meanwhile leaves at once and does not touch u. Throws cerebro::Error
-  // unless w runs u alone.
+  // The unit's result reached the shell, which now makes it durable: worker
+  // w is free for its next unit at once (dispatch() may hand it one of
+  // another config), while u's config stays busy until on_committed (counts
+  // u) or on_commit_failed (u runs again) answers. A worker removed or dead
+  // meanwhile leaves at once and does not touch u. A contract violation
+  // (the book's) unless w runs u alone.
   void on_result(WorkerId w, const Unit& u);
   // The commit of a unit handed over by on_result() failed: the unit is
   // pending again and the failure counts as on_failed's does.
-  std::string on_commit_failed(const Unit& u, const std::string& error);
+  ControlEvents on_commit_failed(const Unit& u, const std::string& error);
 
   // The unit's state and log entry are durable (handed over by on_result(),
   // or still on worker w for shells that commit before freeing the worker).
-  // Returns a human line when the
-  // config's epoch ended (its validation result and the decisions it led to),
-  // else empty. Throws cerebro::Error if the search procedure decides for a
-  // config that is not awaiting that decision (a procedure bug).
-  std::string on_committed(WorkerId w, const UnitLogEntry& entry);
+  // Returns the epoch's scores and the decisions they led to when the
+  // config's epoch ended (or its divergence), else nothing. A search
+  // procedure deciding for a config that is not awaiting that decision is a
+  // contract violation (a bug in the procedure).
+  ControlEvents on_committed(WorkerId w, const UnitLogEntry& entry);
   // The unit's attempt failed (exception in the worker). Retried up to
   // max_unit_retries times, then its config fails with `error`.
-  std::string on_failed(WorkerId w, const Unit& unit, const std::string& error);
+  ControlEvents on_failed(WorkerId w, const Unit& unit, const std::string& error);
 
   // Epoch-boundary decisions taken since the last call, in the order they were
   // applied (every boundary of every config gets one, plain continues included).
@@ -232,10 +242,10 @@ class ExperimentControl {
   // State copies to execute (PBT exploit steps) since the last call.
   std::vector<StateCopy> take_state_copies();
   // The copy to config `to` is durable: `to` enters its next epoch (or
-  // finishes). Throws cerebro::Error if no copy to `to` is pending.
-  std::string on_state_copied(ConfigId to);
+  // finishes). A contract violation if no copy to `to` is pending.
+  ControlEvents on_state_copied(ConfigId to);
   // The copy could not be made: config `to` fails with `error`.
-  std::string on_state_copy_failed(ConfigId to, const std::string& error);
+  ControlEvents on_state_copy_failed(ConfigId to, const std::string& error);
   // A copy to config c was issued and is not confirmed yet.
   bool copy_pending(ConfigId c) const { return pending_copies_.count(c) > 0; }
 
@@ -252,7 +262,7 @@ class ExperimentControl {
   // `stages` >= 2: the config trains as a pipeline over that many stages
   // (its plan), set before it joins the schedule.
   void on_config_created(ConfigId c, int32_t stages = 1);
-  std::string on_config_rejected(ConfigId c, const std::string& error);
+  ControlEvents on_config_rejected(ConfigId c, const std::string& error);
   bool creation_pending(ConfigId c) const { return pending_creation_.count(c) > 0; }
   // Resuming such a search: the configs the run recorded. A re-derived
   // proposal of a recorded id is not proposed again: the config joins the
@@ -278,12 +288,13 @@ class ExperimentControl {
   // decisions (the shell records them in place of the old ones). A state copy
   // whose target trained since was made before the stop and is confirmed; the
   // others stay pending for the shell to make (again: copying is idempotent).
-  // Throws cerebro::Error if the log contradicts MOP (e.g. a unit twice).
+  // invalid_argument if the log contradicts MOP (e.g. a unit twice); the
+  // control is then of no further use.
   struct Restored {
     std::vector<SearchDecision> decisions;
     int64_t units = 0;
   };
-  Restored restore(const std::vector<UnitLogEntry>& log);
+  Result<Restored> restore(const std::vector<UnitLogEntry>& log);
   void set_recorded_configs(const std::vector<ConfigRecord>& records);
 
   // --- Steering by a person (the REPL, through the scheduler actor). Each
@@ -355,24 +366,29 @@ class ExperimentControl {
   void collect_proposals();
   void resolve(ConfigProposal proposal);
 
-  // Applies the procedure's decisions to the book; returns their human lines.
-  std::string apply(const std::vector<SearchDecision>& decisions);
+  // Applies the procedure's decisions to the book; the ones worth saying go
+  // into `out`.
+  void apply(const std::vector<SearchDecision>& decisions, ControlEvents& out);
   // The config left the search without a decision: tell the procedure.
-  std::string config_ended(ConfigId c);
+  void config_ended(ConfigId c, ControlEvents& out);
+  void config_ended(ConfigId c) {
+    ControlEvents unsaid;
+    config_ended(c, unsaid);
+  }
   // Counts a failed attempt of u (already pending again): fails its config
   // after max_unit_retries.
-  std::string count_failure(const Unit& u, const std::string& error);
+  ControlEvents count_failure(const Unit& u, const std::string& error);
   // on_committed without telling the policy (restored units were measured
   // on workers that may not exist any more).
-  std::string commit(WorkerId w, const UnitLogEntry& entry);
+  ControlEvents commit(WorkerId w, const UnitLogEntry& entry);
   // A gang's entries (rank order) counted as its k units; the book must be
   // running exactly `members`.
-  std::string commit_gang(const std::vector<MopBook::GangMember>& members, const std::vector<UnitLogEntry>& entries);
+  ControlEvents commit_gang(const std::vector<MopBook::GangMember>& members, const std::vector<UnitLogEntry>& entries);
   // What every committed unit adds to its config's epoch (loss, seconds).
   void account(const UnitLogEntry& entry);
   // After a config's unit(s) counted: divergence, and the epoch's end (the
   // procedure's decision). `e` is the entry that validated, if any.
-  std::string conclude(const UnitLogEntry& e, bool diverged, bool epoch_ended);
+  ControlEvents conclude(const UnitLogEntry& e, bool diverged, bool epoch_ended);
   Dispatch make_dispatch(WorkerId w, const Unit& u) const;
   // Starts `members` as a gang (the book checks them) into `out`.
   void start_gang(const std::vector<MopBook::GangMember>& members, DispatchBatch& out);
@@ -382,13 +398,13 @@ class ExperimentControl {
   std::optional<std::vector<MopBook::GangMember>> recorded_gang_for(WorkerId w, const Unit& u,
                                                                     const std::vector<WorkerId>& idle) const;
   // A member's worker left while its gang ran: the whole attempt fails.
-  std::string fail_gang_of(WorkerId w, const std::string& error);
+  ControlEvents fail_gang_of(WorkerId w, const std::string& error);
   // dispatch_all's pipeline hook: true when `unit` (picked for idle worker w)
   // is a pipeline config's; then it started an attempt (into out) or w waits.
   bool dispatch_pipeline(WorkerId w, const Unit& unit, const std::vector<WorkerId>& idle, DispatchBatch& out);
   // dispatch_all's check of the pipeline configs against the cluster's size
   // (crew_outlook): reports a wait once, fails a config that can never form
-  // its crew. Lines into out.notices.
+  // its crew. Into out.notices.
   void check_pipeline_crews(DispatchBatch& out);
   // Ends an attempt in the bookkeeping: its hosts still known rejoin the book.
   PipelineCrew end_pipeline(int64_t attempt);

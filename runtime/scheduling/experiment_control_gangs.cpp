@@ -8,12 +8,13 @@
 #include <fmt/format.h>
 
 #include "runtime/base/status.hpp"
+#include "runtime/base/contract.hpp"
 #include "runtime/scheduling/experiment_control.hpp"
 
 namespace cerebro {
 
 void ExperimentControl::set_parallelism(Parallelism mode, GangCosts costs) {
-  if (!gangs_.empty()) throw Error("set_parallelism: gangs are running");
+  if (!gangs_.empty()) contract_violation("ExperimentControl::set_parallelism", "gangs are running");
   if (mode == Parallelism::mop) {
     planner_.reset();
   } else {
@@ -28,10 +29,11 @@ std::optional<int64_t> ExperimentControl::gang_of(WorkerId w) const {
   return std::nullopt;
 }
 
-std::string ExperimentControl::on_gang_committed(int64_t gang, const std::vector<UnitLogEntry>& entries, int64_t steps,
-                                                 double allreduce_s) {
+ControlEvents ExperimentControl::on_gang_committed(int64_t gang, const std::vector<UnitLogEntry>& entries,
+                                                   int64_t steps, double allreduce_s) {
   auto it = gangs_.find(gang);
-  if (it == gangs_.end()) throw Error(fmt::format("on_gang_committed: gang {} is not running", gang));
+  if (it == gangs_.end())
+    contract_violation("ExperimentControl::on_gang_committed", fmt::format("gang {} is not running", gang));
   const std::vector<MopBook::GangMember> members = it->second;
   gangs_.erase(it);
   if (planner_ && steps > 0) {
@@ -42,22 +44,30 @@ std::string ExperimentControl::on_gang_committed(int64_t gang, const std::vector
   return commit_gang(members, entries);
 }
 
-std::string ExperimentControl::on_gang_failed(int64_t gang, const std::string& error) {
+ControlEvents ExperimentControl::on_gang_failed(int64_t gang, const std::string& error) {
   auto it = gangs_.find(gang);
   if (it == gangs_.end()) return {};
   const std::vector<MopBook::GangMember> members = it->second;
   gangs_.erase(it);
   book_.requeue_gang(members);
-  std::string line = fmt::format("gang {} of config {} ({} workers) failed, its units are pending again", gang,
-                                 members.front().unit.config, members.size());
+  ControlEvent failed{ControlEvent::Kind::gang_failed};
+  failed.config = members.front().unit.config;
+  failed.epoch = members.front().unit.epoch;
+  failed.attempt_id = gang;
+  failed.count = static_cast<int32_t>(members.size());
   // Every unit of the attempt failed once; the config fails after
-  // max_unit_retries failed attempts (count_failure says so once).
-  std::string counted;
+  // max_unit_retries failed attempts, which count_failure says once: that
+  // is what the line keeps, else the first member's count.
+  ControlEvents counted;
   for (const auto& m : members) {
-    std::string one = count_failure(m.unit, error);
-    if (counted.empty() || one.rfind("config ", 0) == 0) counted = one;
+    ControlEvents one = count_failure(m.unit, error);
+    if (counted.empty() || (!find_event(counted, ControlEvent::Kind::config_gave_up) &&
+                            find_event(one, ControlEvent::Kind::config_gave_up)))
+      counted = std::move(one);
   }
-  return line + ": " + counted;
+  ControlEvents out{failed};
+  out.insert(out.end(), counted.begin(), counted.end());
+  return out;
 }
 
 void ExperimentControl::start_gang(const std::vector<MopBook::GangMember>& members, DispatchBatch& out) {
@@ -75,16 +85,23 @@ void ExperimentControl::start_gang(const std::vector<MopBook::GangMember>& membe
   out.gangs.push_back(std::move(g));
 }
 
-void ExperimentControl::set_recorded_gangs(const std::vector<std::vector<Unit>>& gangs) {
+Status ExperimentControl::set_recorded_gangs(const std::vector<std::vector<Unit>>& gangs) {
   recorded_gangs_.clear();
   for (const auto& units : gangs) {
-    if (units.size() < 2) throw Error(fmt::format("a recorded gang of {} unit(s)", units.size()));
+    if (units.size() < 2) {
+      recorded_gangs_.clear();
+      return Status::invalid_argument(fmt::format("a recorded gang of {} unit(s)", units.size()));
+    }
     for (const Unit& u : units)
-      if (u.config != units.front().config || u.epoch != units.front().epoch)
-        throw Error(fmt::format("a recorded gang of {} and {}", to_string(units.front()), to_string(u)));
+      if (u.config != units.front().config || u.epoch != units.front().epoch) {
+        recorded_gangs_.clear();
+        return Status::invalid_argument(
+            fmt::format("a recorded gang of {} and {}", to_string(units.front()), to_string(u)));
+      }
     auto shared = std::make_shared<const std::vector<Unit>>(units);
     for (const Unit& u : units) recorded_gangs_[u] = shared;
   }
+  return Status::ok_status();
 }
 
 std::optional<std::vector<MopBook::GangMember>> ExperimentControl::recorded_gang_for(
@@ -114,13 +131,13 @@ std::optional<std::vector<MopBook::GangMember>> ExperimentControl::recorded_gang
   return members;
 }
 
-std::string ExperimentControl::fail_gang_of(WorkerId w, const std::string& error) {
+ControlEvents ExperimentControl::fail_gang_of(WorkerId w, const std::string& error) {
   auto gang = gang_of(w);
   if (!gang) return {};
   return on_gang_failed(*gang, error);
 }
 
-ExperimentControl::Restored ExperimentControl::restore(const std::vector<UnitLogEntry>& log) {
+Result<ExperimentControl::Restored> ExperimentControl::restore(const std::vector<UnitLogEntry>& log) {
   // Workers of the past that hold every partition run the logged units: one
   // for units alone, a gang's size for a gang's.
   constexpr WorkerId kReplayWorker = std::numeric_limits<WorkerId>::min();
@@ -136,12 +153,23 @@ ExperimentControl::Restored ExperimentControl::restore(const std::vector<UnitLog
     return replay_workers[i];
   };
   auto check = [&](const UnitLogEntry& e) {
+    if (!book_.has_config(e.config))
+      return Status::invalid_argument(
+          fmt::format("cannot resume: the unit log has {} (seq {}) but config {} is not in the schedule",
+                      to_string(Unit{e.config, e.partition, e.epoch}), e.seq, e.config));
     if (copy_pending(e.config)) on_state_copied(e.config);
     const auto state = book_.state(e.config);
     if (state != ConfigState::pending_epoch || book_.epoch(e.config) != e.epoch)
-      throw Error(fmt::format("cannot resume: the unit log has {} (seq {}) but config {} is {} in epoch {}",
-                              to_string(Unit{e.config, e.partition, e.epoch}), e.seq, e.config, to_string(state),
-                              book_.epoch(e.config)));
+      return Status::invalid_argument(fmt::format(
+          "cannot resume: the unit log has {} (seq {}) but config {} is {} in epoch {}",
+          to_string(Unit{e.config, e.partition, e.epoch}), e.seq, e.config, to_string(state), book_.epoch(e.config)));
+    return Status::ok_status();
+  };
+  // A refused log leaves the book as far as it got: the caller gives the run
+  // up (or the replay workers would stay in it).
+  auto refuse = [&](Status why) {
+    for (WorkerId w : replay_workers) book_.remove_worker(w);
+    return why;
   };
   Restored restored;
   for (size_t i = 0; i < log.size();) {
@@ -150,7 +178,7 @@ ExperimentControl::Restored ExperimentControl::restore(const std::vector<UnitLog
     // left alone (the others rolled back) counts as a unit alone.
     size_t end = i + 1;
     while (e.gang > 0 && end < log.size() && log[end].gang == e.gang) ++end;
-    check(e);
+    if (auto fits = check(e); !fits.ok()) return refuse(fits);
     if (end - i >= 2) {
       std::vector<MopBook::GangMember> members;
       std::vector<UnitLogEntry> entries(log.begin() + static_cast<std::ptrdiff_t>(i),
@@ -159,10 +187,10 @@ ExperimentControl::Restored ExperimentControl::restore(const std::vector<UnitLog
         members.push_back({replay_worker(r), Unit{entries[r].config, entries[r].partition, entries[r].epoch}});
       // The book's misuse aborts: ask it first.
       if (auto fits = book_.can_start_gang(members); !fits.ok()) {
-        throw Error(
-            fmt::format("cannot resume: the unit log's gang {} (seq {}) contradicts MOP: "
-                        "MopBook::start_gang: {}",
-                        e.gang, e.seq, fits.message()));
+        return refuse(
+            Status::invalid_argument(fmt::format("cannot resume: the unit log's gang {} (seq {}) contradicts MOP: "
+                                                 "MopBook::start_gang: {}",
+                                                 e.gang, e.seq, fits.message())));
       }
       book_.start_gang(members);
       commit_gang(members, entries);
@@ -170,8 +198,9 @@ ExperimentControl::Restored ExperimentControl::restore(const std::vector<UnitLog
       const WorkerId w = replay_worker(0);
       const Unit unit{e.config, e.partition, e.epoch};
       if (auto fits = book_.can_start(w, unit); !fits.ok()) {  // the book's misuse aborts: ask it first
-        throw Error(fmt::format("cannot resume: the unit log's {} (seq {}) contradicts MOP: MopBook::start: {}",
-                                to_string(unit), e.seq, fits.message()));
+        return refuse(Status::invalid_argument(
+            fmt::format("cannot resume: the unit log's {} (seq {}) contradicts MOP: MopBook::start: {}",
+                        to_string(unit), e.seq, fits.message())));
       }
       book_.start(w, unit);
       commit(w, e);
@@ -188,16 +217,20 @@ ExperimentControl::Restored ExperimentControl::restore(const std::vector<UnitLog
   return restored;
 }
 
-std::string ExperimentControl::commit_gang(const std::vector<MopBook::GangMember>& members,
-                                           const std::vector<UnitLogEntry>& entries) {
+ControlEvents ExperimentControl::commit_gang(const std::vector<MopBook::GangMember>& members,
+                                             const std::vector<UnitLogEntry>& entries) {
+  // The shell commits what the gang ran (restore builds the members from
+  // the entries): other entries are its bug.
   if (entries.size() != members.size())
-    throw Error(fmt::format("gang of config {}: {} members but {} log entries", members.front().unit.config,
-                            members.size(), entries.size()));
+    contract_violation("ExperimentControl::commit_gang",
+                       fmt::format("gang of config {}: {} members but {} log entries", members.front().unit.config,
+                                   members.size(), entries.size()));
   for (size_t r = 0; r < entries.size(); ++r) {
     const Unit logged{entries[r].config, entries[r].partition, entries[r].epoch};
     if (logged != members[r].unit)
-      throw Error(fmt::format("gang of config {}: entry {} is {}, the member ran {}", members.front().unit.config, r,
-                              to_string(logged), to_string(members[r].unit)));
+      contract_violation("ExperimentControl::commit_gang",
+                         fmt::format("gang of config {}: entry {} is {}, the member ran {}",
+                                     members.front().unit.config, r, to_string(logged), to_string(members[r].unit)));
     account(entries[r]);
   }
   bool epoch_ended = book_.complete_gang(members);

@@ -8,22 +8,28 @@
 
 #include <fmt/format.h>
 
+#include "runtime/base/contract.hpp"
 #include "runtime/base/status.hpp"
 #include "runtime/scheduling/experiment_control.hpp"
 
 namespace cerebro {
 
-void ExperimentControl::set_pipeline_stages(ConfigId c, int32_t stages) {
-  if (stages < 2) throw Error(fmt::format("set_pipeline_stages: config {} needs at least 2 stages, got {}", c, stages));
+Status ExperimentControl::set_pipeline_stages(ConfigId c, int32_t stages) {
+  if (stages < 2)
+    contract_violation("ExperimentControl::set_pipeline_stages",
+                       fmt::format("config {} needs at least 2 stages, got {}", c, stages));
   // A config created while the run trains gets its stages before it joins
   // (proposed, not yet created); resuming, a recorded one before it rejoins.
   if (!pending_creation_.count(c) && !recorded_.count(c) && !book_.has_config(c))
-    throw Error(fmt::format("set_pipeline_stages: unknown config {}", c), StatusCode::not_found);
+    return Status::not_found(fmt::format("set_pipeline_stages: unknown config {}", c));
   pipeline_stages_[c] = stages;
+  return Status::ok_status();
 }
 
 void ExperimentControl::set_fixed_workers(int32_t workers) {
-  if (workers < 1) throw Error(fmt::format("set_fixed_workers: a cluster needs at least 1 worker, got {}", workers));
+  if (workers < 1)
+    contract_violation("ExperimentControl::set_fixed_workers",
+                       fmt::format("a cluster needs at least 1 worker, got {}", workers));
   fixed_workers_ = workers;
 }
 
@@ -39,13 +45,24 @@ void ExperimentControl::check_pipeline_crews(DispatchBatch& out) {
         waiting_for_workers_.erase(c);  // a later shortage is reported again
         break;
       case CrewOutlook::waits_for_workers:
-        if (waiting_for_workers_.insert(c).second) out.notices.push_back(crew_wait_message(c, stages, workers_now));
+        if (waiting_for_workers_.insert(c).second) {
+          ControlEvent waits{ControlEvent::Kind::crew_waits};
+          waits.config = c;
+          waits.count = stages;
+          waits.limit = workers_now;
+          out.notices.push_back({waits});
+        }
         break;
       case CrewOutlook::cannot_form: {
         const std::string error = crew_shortage_error(stages, fixed_workers_);
         book_.fail(c);
         outcomes_[c] = ConfigOutcome{ConfigStatus::failed, error};
-        out.notices.push_back(fmt::format("config {} failed: {}", c, error) + config_ended(c));
+        ControlEvent failed{ControlEvent::Kind::config_failed};
+        failed.config = c;
+        failed.error = error;
+        ControlEvents notice{failed};
+        config_ended(c, notice);
+        out.notices.push_back(std::move(notice));
         break;
       }
     }
@@ -97,22 +114,31 @@ PipelineCrew ExperimentControl::end_pipeline(int64_t attempt) {
   return crew;
 }
 
-std::string ExperimentControl::on_pipeline_committed(int64_t attempt, const UnitLogEntry& entry) {
+ControlEvents ExperimentControl::on_pipeline_committed(int64_t attempt, const UnitLogEntry& entry) {
   if (!pipelines_.running(attempt))
-    throw Error(fmt::format("on_pipeline_committed: pipeline attempt {} is not running", attempt));
+    contract_violation("ExperimentControl::on_pipeline_committed",
+                       fmt::format("pipeline attempt {} is not running", attempt));
   const PipelineCrew crew = end_pipeline(attempt);
   const Unit logged{entry.config, entry.partition, entry.epoch};
   if (logged != crew.unit)
-    throw Error(fmt::format("pipeline attempt {} ran {} but its entry is {}", attempt, to_string(crew.unit),
-                            to_string(logged)));
+    contract_violation("ExperimentControl::on_pipeline_committed",
+                       fmt::format("pipeline attempt {} ran {} but its entry is {}", attempt, to_string(crew.unit),
+                                   to_string(logged)));
   return on_committed(crew.driver, entry);
 }
 
-std::string ExperimentControl::on_pipeline_failed(int64_t attempt, const std::string& error) {
+ControlEvents ExperimentControl::on_pipeline_failed(int64_t attempt, const std::string& error) {
   if (!pipelines_.running(attempt)) return {};
   const PipelineCrew crew = end_pipeline(attempt);
-  return fmt::format("pipeline attempt {} of {} failed: ", attempt, to_string(crew.unit)) +
-         on_failed(crew.driver, crew.unit, error);
+  ControlEvent failed{ControlEvent::Kind::pipeline_failed};
+  failed.config = crew.unit.config;
+  failed.epoch = crew.unit.epoch;
+  failed.unit = crew.unit;
+  failed.attempt_id = attempt;
+  ControlEvents out{failed};
+  ControlEvents counted = on_failed(crew.driver, crew.unit, error);
+  out.insert(out.end(), counted.begin(), counted.end());
+  return out;
 }
 
 void ExperimentControl::pipeline_worker_leaves(WorkerId w) {

@@ -88,4 +88,13 @@ double metric_value(const Metric& metric, double loss, double accuracy, const Me
 
 std::string goal_of(const Metric& metric) { return metric.higher_is_better() ? "maximize" : "minimize"; }
 
+std::vector<std::pair<std::string, double>> validation_values(double accuracy, const MetricValues& values) {
+  if (values.empty()) return {{"val_accuracy", accuracy}};
+  std::vector<std::pair<std::string, double>> out;
+  if (auto it = values.find("accuracy"); it != values.end()) out.emplace_back("val_accuracy", it->second);
+  for (const auto& [name, value] : values)
+    if (name != "accuracy") out.emplace_back("val_" + name, value);
+  return out;
+}
+
 }  // namespace cerebro

@@ -85,4 +85,9 @@ using MetricValues = std::map<std::string, double>;
 // validation did not compute it (it then ranks last).
 double metric_value(const Metric& metric, double loss, double accuracy, const MetricValues& values);
 
+// A validation's values as every report shows them: "val_accuracy" first
+// (`accuracy` itself for records without named values, as before named
+// values), then "val_<name>" for each other named value, by name.
+std::vector<std::pair<std::string, double>> validation_values(double accuracy, const MetricValues& values);
+
 }  // namespace cerebro

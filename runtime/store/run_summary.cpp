@@ -29,14 +29,7 @@ void store_metric(StateStore& store, const Metric& metric) {
 }
 
 std::vector<std::pair<std::string, double>> named_values(const EpochMetrics& epoch) {
-  std::vector<std::pair<std::string, double>> out;
-  if (epoch.val_metrics.empty()) return {{"val_accuracy", epoch.val_accuracy}};
-  // accuracy first, as before named values; then the others by name
-  if (auto it = epoch.val_metrics.find("accuracy"); it != epoch.val_metrics.end())
-    out.emplace_back("val_accuracy", it->second);
-  for (const auto& [name, value] : epoch.val_metrics)
-    if (name != "accuracy") out.emplace_back("val_" + name, value);
-  return out;
+  return validation_values(epoch.val_accuracy, epoch.val_metrics);
 }
 
 std::vector<Standing> rank_configs(const std::vector<ConfigRecord>& configs, const std::vector<UnitLogEntry>& log,

@@ -17,18 +17,6 @@ import os
 import re
 import sys
 
-# Sources another branch reworks, allowed until it is merged: path relative to
-# ROOT -> the code lines (comments and literals stripped, whitespace collapsed)
-# allowed in it. ExperimentControl still throws its own errors, and its one
-# core caller turns restore()'s into a Status.
-ALLOWED = {
-    "runtime/scheduling/experiment_control.cpp": "*",
-    "runtime/scheduling/experiment_control.hpp": "*",
-    "runtime/scheduling/experiment_control_gangs.cpp": "*",
-    "runtime/scheduling/experiment_control_pipeline.cpp": "*",
-    "runtime/run/run_recovery.cpp": {"} catch (const Error& e) {"},
-}
-
 THROW = re.compile(r"\bthrow\b")
 CATCH_ERROR = re.compile(r"\bcatch\s*\(\s*(?:const\s+)?(?:::)?(?:cerebro\s*::\s*)?Error\b")
 
@@ -92,10 +80,9 @@ def findings(root, dirs):
                 with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as f:
                     source = f.read()
                 lines, shown = code_only(source).split("\n"), source.split("\n")
-                allowed = ALLOWED.get(rel, set())
                 for number, line in enumerate(lines, 1):
                     what = "throw" if THROW.search(line) else "catch of cerebro::Error" if CATCH_ERROR.search(line) else None
-                    if not what or allowed == "*" or " ".join(line.split()) in allowed:
+                    if not what:
                         continue
                     found.append((rel, number, what, shown[number - 1].strip()))
     return found
