@@ -359,7 +359,7 @@ BOOST_AUTO_TEST_CASE(on_a_fixed_cluster_a_crew_larger_than_it_fails_the_config_a
                           "workers and no more can join",
                           0) == 0,
              notice);
-  BOOST_TEST(batch.notices[0].front().kind == ControlEvent::Kind::config_failed);
+  BOOST_TEST((batch.notices[0].front().kind == ControlEvent::Kind::config_failed));
   BOOST_CHECK(control.outcomes().at(2).status == ConfigStatus::failed);
   BOOST_TEST(control.outcomes().at(2).error.find("over 3 stages") != std::string::npos);
   // The other config still trains to the end.
@@ -380,7 +380,8 @@ BOOST_AUTO_TEST_CASE(on_a_fixed_cluster_a_worker_being_respawned_only_delays_the
   control.on_worker_died(1, "killed");
   auto batch = control.dispatch_all();
   BOOST_REQUIRE_EQUAL(batch.notices.size(), 1u);
-  BOOST_TEST(batch.notices[0].find("waits for 2 idle workers") != std::string::npos, batch.notices[0]);
+  BOOST_TEST(event_line(batch.notices[0]).find("waits for 2 idle workers") != std::string::npos,
+             event_line(batch.notices[0]));
   BOOST_CHECK(control.outcomes().at(1).status == ConfigStatus::running);
   control.add_worker(2, {0});  // respawned
   batch = control.dispatch_all();

@@ -31,8 +31,7 @@ std::string words_of(const ControlEvent& e) {
     case Kind::config_gave_up:
       return fmt::format("config {} failed after {} attempts of {}: {}", e.config, e.count, to_string(e.unit), e.error);
     case Kind::config_failed: return fmt::format("config {} failed: {}", e.config, e.error);
-    case Kind::crew_waits:
-      return crew_wait_message(e.config, e.count, e.limit);
+    case Kind::crew_waits: return crew_wait_message(e.config, e.count, e.limit);
     case Kind::state_copied:
       return fmt::format("config {} took config {}'s state after epoch {}, now {}", e.config, e.decision->source,
                          e.decision->source_epoch, describe_params(e.decision->params));
@@ -42,7 +41,8 @@ std::string words_of(const ControlEvent& e) {
     case Kind::gang_failed:
       return fmt::format("gang {} of config {} ({} workers) failed, its units are pending again: ", e.attempt_id,
                          e.config, e.count);
-    case Kind::pipeline_failed: return fmt::format("pipeline attempt {} of {} failed: ", e.attempt_id, to_string(e.unit));
+    case Kind::pipeline_failed:
+      return fmt::format("pipeline attempt {} of {} failed: ", e.attempt_id, to_string(e.unit));
   }
   return {};
 }
