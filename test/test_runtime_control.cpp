@@ -244,7 +244,7 @@ BOOST_AUTO_TEST_CASE(a_decision_for_a_config_not_awaiting_it_is_refused) {
   // the other config, which is not awaiting one.
   ConfigId ran = ds[0].unit.config, other = 1 - ran;
   procedure->script[{ran, 0}] = SearchDecision::stop(other, 0, "wrong config");
-  CEREBRO_CHECK_CONTRACT(control.on_committed(0, committed(ds[0])), "which is not awaiting a decision");
+  CEREBRO_CHECK_CONTRACT(control.on_committed(0, committed(ds[0])), "not awaiting a decision after epoch 0");
 }
 
 BOOST_AUTO_TEST_CASE(diverged_failed_and_rejected_configs_leave_the_search) {
