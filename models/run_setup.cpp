@@ -285,24 +285,30 @@ Result<int32_t> create_config(const Prepared& r, ConfigId id, const nlohmann::js
   return *stages;
 }
 
-Result<datasets::Manifest> prepare_dataset(const ExperimentSpec& spec, const std::string& out_dir, int partitions,
-                                           const std::function<void(const std::string&)>& line) {
+namespace {
+
+// The ETL's options for `partitions` (<= 0: the spec's [data] partitions,
+// else its [cluster] workers, else one per core).
+Result<datasets::PrepareOptions> options_for_preparing(const ExperimentSpec& spec, int partitions) {
   if (partitions <= 0)
     partitions = spec.data.partitions > 0   ? spec.data.partitions
                  : spec.cluster.workers > 0 ? spec.cluster.workers
                                             : default_workers();
-  auto options = prepare_options(spec, partitions);
+  return prepare_options(spec, partitions);
+}
+
+}  // namespace
+
+Result<datasets::Manifest> prepare_dataset(const ExperimentSpec& spec, const std::string& out_dir, int partitions,
+                                           const std::function<void(const std::string&)>& line) {
+  auto options = options_for_preparing(spec, partitions);
   if (!options.ok()) return options.status();
   return datasets::prepare(*options, out_dir, line);
 }
 
 Result<datasets::CachedData> prepare_into_cache(const ExperimentSpec& spec, int partitions,
                                                 const std::function<void(const std::string&)>& line) {
-  if (partitions <= 0)
-    partitions = spec.data.partitions > 0   ? spec.data.partitions
-                 : spec.cluster.workers > 0 ? spec.cluster.workers
-                                            : default_workers();
-  auto options = prepare_options(spec, partitions);
+  auto options = options_for_preparing(spec, partitions);
   if (!options.ok()) return options.status();
   datasets::PreparedCache cache(datasets::default_cache_dir());
   return cache.find_or_prepare(*options, line);
