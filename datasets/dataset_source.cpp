@@ -1,11 +1,14 @@
 #include "datasets/dataset_source.hpp"
 
+#include <array>
 #include <exception>
 #include <map>
 #include <mutex>
 #include <utility>
 
 #include <fmt/format.h>
+
+#include "runtime/base/enum_names.hpp"
 
 namespace cerebro::datasets {
 
@@ -61,35 +64,24 @@ Status check_source_data(const SourceData& data) {
 }  // namespace
 
 namespace {
-const std::pair<BuiltinSource, const char*> builtin_source_names[] = {
-    {BuiltinSource::idx, "idx"}, {BuiltinSource::csv, "csv"}, {BuiltinSource::images, "images"}};
+constexpr std::array<EnumName<BuiltinSource>, 3> kBuiltinSourceNames = {
+    {{BuiltinSource::idx, "idx"}, {BuiltinSource::csv, "csv"}, {BuiltinSource::images, "images"}}};
 }  // namespace
 
 const std::vector<std::string>& builtin_dataset_sources() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> out;
-    for (const auto& [source, name] : builtin_source_names) out.push_back(name);
-    return out;
-  }();
+  static const std::vector<std::string> names = enum_names(kBuiltinSourceNames);
   return names;
 }
 
-std::string to_string(BuiltinSource source) {
-  for (const auto& [kind, name] : builtin_source_names)
-    if (kind == source) return name;
-  return "idx";
-}
+std::string to_string(BuiltinSource source) { return enum_name(kBuiltinSourceNames, source); }
 
 std::optional<BuiltinSource> parse_builtin_source(const std::string& name) {
-  for (const auto& [kind, text] : builtin_source_names)
-    if (name == text) return kind;
-  return std::nullopt;
+  return enum_named<BuiltinSource>(kBuiltinSourceNames, name);
 }
 
 Status register_dataset_source(const std::string& name, DatasetLoader loader) {
-  for (const auto& builtin : builtin_dataset_sources())
-    if (name == builtin)
-      return Status::invalid_argument(fmt::format("dataset source '{}' is built in and cannot be replaced", name));
+  if (parse_builtin_source(name))
+    return Status::invalid_argument(fmt::format("dataset source '{}' is built in and cannot be replaced", name));
   if (!valid_name(name))
     return Status::invalid_argument(
         fmt::format("dataset source name '{}' must start with a lower-case letter and hold only "

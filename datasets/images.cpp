@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "datasets/image_files.hpp"
 #include "runtime/base/file_io.hpp"
 
 namespace cerebro::datasets {
@@ -18,12 +19,6 @@ namespace cerebro::datasets {
 namespace fs = std::filesystem;
 
 namespace {
-
-bool is_image_file(const fs::path& p) {
-  std::string ext = p.extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
-  return ext == ".png" || ext == ".jpg" || ext == ".jpeg";
-}
 
 bool hidden(const fs::path& p) { return !p.filename().empty() && p.filename().string()[0] == '.'; }
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "datasets/dataset_source.hpp"
 #include "runtime/base/file_io.hpp"
 
 namespace cerebro::datasets {
@@ -141,7 +142,7 @@ Status write_manifest(const std::string& dir, const Manifest& m) {
   doc["class_names"] = m.class_names;
   doc["task"] = to_string(m.task);
   if (!m.feature_names.empty()) doc["feature_names"] = m.feature_names;
-  if (m.source == "images") doc["images"] = {{"resize", m.images_resized}};
+  if (parse_builtin_source(m.source) == BuiltinSource::images) doc["images"] = {{"resize", m.images_resized}};
   if (!m.target_mean.empty()) doc["targets"] = {{"mean", m.target_mean}, {"stddev", m.target_stddev}};
   doc["normalization"] = {
       {"mode", m.normalization_mode}, {"mean", m.normalization.mean}, {"stddev", m.normalization.stddev}};

@@ -2,28 +2,27 @@
 
 #include <algorithm>
 #include <cmath>
+#include <array>
 #include <utility>
+
+#include "runtime/base/enum_names.hpp"
 
 namespace cerebro::datasets {
 
 namespace {
-const std::pair<NormalizationMode, const char*> normalization_mode_names[] = {
-    {NormalizationMode::none, "none"},
-    {NormalizationMode::global, "global"},
-    {NormalizationMode::per_feature, "per_feature"}};
+constexpr std::array<EnumName<NormalizationMode>, 3> kNormalizationModeNames = {
+    {{NormalizationMode::none, "none"},
+     {NormalizationMode::global, "global"},
+     {NormalizationMode::per_feature, "per_feature"}}};
 }  // namespace
 
 Result<NormalizationMode> parse_normalization_mode(const std::string& text) {
-  for (const auto& [mode, name] : normalization_mode_names)
-    if (text == name) return mode;
-  return Status::invalid_argument("unknown normalization mode '" + text + "', expected none, global or per_feature");
+  if (auto mode = enum_named<NormalizationMode>(kNormalizationModeNames, text)) return *mode;
+  return Status::invalid_argument("unknown normalization mode '" + text + "', expected " +
+                                  enum_alternatives(kNormalizationModeNames));
 }
 
-std::string to_string(NormalizationMode mode) {
-  for (const auto& [kind, name] : normalization_mode_names)
-    if (kind == mode) return name;
-  return "none";
-}
+std::string to_string(NormalizationMode mode) { return enum_name(kNormalizationModeNames, mode); }
 
 Normalization compute_normalization(const Dataset& train, NormalizationMode mode) {
   if (mode == NormalizationMode::none) return {{0.0f}, {1.0f}};

@@ -1,6 +1,10 @@
 #include "models/params.hpp"
 
+#include <array>
+
 #include <fmt/format.h>
+
+#include "runtime/base/enum_names.hpp"
 
 namespace cerebro::models {
 
@@ -53,20 +57,23 @@ bool ParamReader::boolean(const std::string& key, bool fallback) {
   return v->get<bool>();
 }
 
-std::string to_string(OptimizerKind kind) {
-  switch (kind) {
-    case OptimizerKind::sgd: return "sgd";
-    case OptimizerKind::adam: return "adam";
-    case OptimizerKind::adamw: return "adamw";
-  }
-  return "unknown";
-}
+namespace {
+constexpr std::array<EnumName<OptimizerKind>, 3> kOptimizerNames = {
+    {{OptimizerKind::sgd, "sgd"}, {OptimizerKind::adam, "adam"}, {OptimizerKind::adamw, "adamw"}}};
+constexpr std::array<EnumName<ModelParallelism>, 2> kModelParallelismNames = {
+    {{ModelParallelism::automatic, "auto"}, {ModelParallelism::pipeline, "pipeline"}}};
+}  // namespace
+
+std::string to_string(OptimizerKind kind) { return enum_name(kOptimizerNames, kind); }
 
 std::optional<OptimizerKind> parse_optimizer_kind(const std::string& name) {
-  for (OptimizerKind kind : {OptimizerKind::sgd, OptimizerKind::adam, OptimizerKind::adamw}) {
-    if (to_string(kind) == name) return kind;
-  }
-  return std::nullopt;
+  return enum_named<OptimizerKind>(kOptimizerNames, name);
+}
+
+std::string to_string(ModelParallelism kind) { return enum_name(kModelParallelismNames, kind); }
+
+std::optional<ModelParallelism> parse_model_parallelism(const std::string& name) {
+  return enum_named<ModelParallelism>(kModelParallelismNames, name);
 }
 
 std::string ParamReader::string(const std::string& key, const std::string& fallback) {
@@ -122,12 +129,10 @@ TrainingParams TrainingParams::read(ParamReader& r) {
   p.nesterov = r.boolean("nesterov", p.nesterov);
   if (p.nesterov && p.optimizer != OptimizerKind::sgd) throw ParamError("nesterov applies to optimizer = \"sgd\" only");
   if (p.nesterov && p.momentum <= 0) throw ParamError("nesterov needs momentum > 0");
-  const std::string parallelism = r.string("parallelism", "auto");
-  if (parallelism == "pipeline") {
-    p.parallelism = ModelParallelism::pipeline;
-  } else if (parallelism != "auto") {
-    throw ParamError(fmt::format("parallelism must be \"auto\" or \"pipeline\"; got \"{}\"", parallelism));
-  }
+  const std::string parallelism = r.string("parallelism", to_string(ModelParallelism::automatic));
+  const std::optional<ModelParallelism> parallel = parse_model_parallelism(parallelism);
+  if (!parallel) throw ParamError(fmt::format("parallelism must be \"auto\" or \"pipeline\"; got \"{}\"", parallelism));
+  p.parallelism = *parallel;
   // Both only with a pipeline: absent they read as 0, which a present key cannot be.
   const auto stages = r.integer("stages", 0, 2);
   const auto micro_batches = r.integer("micro_batches", 0, 1);

@@ -55,6 +55,8 @@ std::optional<OptimizerKind> parse_optimizer_kind(const std::string& name);
 // unless its training state exceeds a worker's memory; "pipeline" splits it
 // into stages (runtime/scheduling/pipeline_plan.hpp, models/pipeline.hpp).
 enum class ModelParallelism { automatic, pipeline };
+std::string to_string(ModelParallelism kind);  // "auto", "pipeline"
+std::optional<ModelParallelism> parse_model_parallelism(const std::string& name);
 
 // The hyper-parameters every config has, whatever its model.
 struct TrainingParams {

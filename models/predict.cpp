@@ -8,7 +8,9 @@
 #include <fmt/format.h>
 
 #include "datasets/csv.hpp"
+#include "datasets/dataset_source.hpp"
 #include "datasets/idx.hpp"
+#include "datasets/image_files.hpp"
 #include "datasets/images.hpp"
 #include "datasets/normalization.hpp"
 #include "models/model.hpp"
@@ -23,12 +25,6 @@ namespace {
 constexpr const char* kInfoEntry = "cerebro/model_info.json";
 
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
-
-bool is_image_path(const std::string& path) {
-  std::string ext = fs::path(path).extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
-  return ext == ".png" || ext == ".jpg" || ext == ".jpeg";
-}
 
 // A directory in the MNIST layout holds IDX files; any other directory is an image folder.
 bool holds_idx_files(const std::string& dir) {
@@ -83,7 +79,7 @@ Result<datasets::Dataset> load_examples(const std::string& data_path, const nloh
   Result<datasets::Dataset> data = Status::internal("");
   const bool directory = fs::is_directory(data_path, ec);
   const bool idx = directory ? holds_idx_files(data_path) : data_path.find("idx3-ubyte") != std::string::npos;
-  if (!idx && (directory || is_image_path(data_path))) {
+  if (!idx && (directory || datasets::is_image_file(data_path))) {
     data = load_images(data_path, info, paths);
   } else if (idx) {
     std::string images = data_path, labels;
@@ -136,7 +132,7 @@ nlohmann::json model_info(const datasets::Manifest& m) {
       {"target_mean", m.target_mean},
       {"target_stddev", m.target_stddev}};
   // How the run decoded its images, so that predict decodes an image folder the same way.
-  if (m.source == "images" && m.sample_shape.size() == 3)
+  if (datasets::parse_builtin_source(m.source) == datasets::BuiltinSource::images && m.sample_shape.size() == 3)
     info["images"] = {{"channels", m.sample_shape[0]},
                       {"height", m.sample_shape[1]},
                       {"width", m.sample_shape[2]},

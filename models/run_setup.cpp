@@ -51,7 +51,7 @@ Result<datasets::PrepareOptions> prepare_options(const ExperimentSpec& spec, int
       o.images.height = d.image_size[0];
       o.images.width = d.image_size[1];
     }
-    o.images.channels = d.color == "rgb" ? 3 : 1;
+    o.images.channels = d.color == ImageColor::rgb ? 3 : 1;
     o.images.resize = d.resize;
     o.images.skip_bad = d.skip_bad;
   } else {
@@ -66,9 +66,7 @@ Result<datasets::PrepareOptions> prepare_options(const ExperimentSpec& spec, int
   o.partitions = partitions;
   o.limit = d.limit;
   o.seed = spec.seed;
-  auto mode = datasets::parse_normalization_mode(effective_normalization(d));
-  if (!mode.ok()) return mode.status();
-  o.normalization = *mode;
+  o.normalization = effective_normalization(d);
   return o;
 }
 
@@ -87,7 +85,7 @@ Status check_task(const ExperimentSpec& spec, const Setup& s) {
     return Status::invalid_argument(fmt::format("the prepared data is for task {}, the spec's task is {}",
                                                 datasets::to_string(s.data.manifest.task),
                                                 datasets::to_string(spec.task)));
-  if (spec.metric.quantity() == "top5_accuracy" && s.shape.num_classes <= 5)
+  if (spec.metric.kind() == Quantity::top5_accuracy && s.shape.num_classes <= 5)
     return Status::invalid_argument(fmt::format(
         "[experiment] metric val_top5_accuracy needs more than 5 classes; the data has {}", s.shape.num_classes));
   for (const auto& c : s.configs) {
@@ -108,9 +106,9 @@ void keep_only_the_pilot_partition(datasets::PreparedData& data) {
 // The spec's [data] augment, for samples of `shape` (images: channels, height, width).
 Result<datasets::Augmentation> augmentation_for(const DataSpec& d, const std::vector<int64_t>& shape) {
   datasets::Augmentation a;
-  auto has = [&](const char* name) { return std::find(d.augment.begin(), d.augment.end(), name) != d.augment.end(); };
-  a.random_crop = has("random_crop");
-  a.hflip = has("hflip");
+  auto has = [&](Augment kind) { return std::find(d.augment.begin(), d.augment.end(), kind) != d.augment.end(); };
+  a.random_crop = has(Augment::random_crop);
+  a.hflip = has(Augment::hflip);
   a.crop_padding = d.crop_padding;
   if (a.any() && shape.size() != 3)
     return Status::invalid_argument(

@@ -22,6 +22,7 @@
 #include "models/thread_block_cache.hpp"
 #include "models/trainee.hpp"
 #include "models/unit_trainer.hpp"
+#include "runtime/spec/metric.hpp"
 
 namespace cerebro::models {
 
@@ -287,7 +288,7 @@ Status check_template(const nlohmann::json& params, const ShapeInfo& shape, cons
       MetricAccumulator check(shape, metrics);
       check.add(out, target);  // throws naming metrics when a value is not a scalar
       auto values = check.result();
-      if (metric != "loss" && !values.count(metric)) {
+      if (quantity_named(metric) != Quantity::loss && !values.count(metric)) {
         std::vector<std::string> names;
         for (const auto& [name, value] : values) names.push_back(name);
         throw Error(

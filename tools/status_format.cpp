@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "runtime/search/search_space.hpp"
+#include "runtime/spec/metric.hpp"
 #include "runtime/spec/objective_format.hpp"
 #include "runtime/spec/steering_command.hpp"
 
@@ -76,7 +77,7 @@ std::string format_live_pareto(const nlohmann::json& pareto) {
   for (const auto& o : pareto["objectives"]) {
     const auto name = o["name"].get<std::string>();
     if (o["live"].get<bool>())
-      names.push_back(name + (o["direction"] == "maximize" ? " max" : " min"));
+      names.push_back(name + (parse_goal(o["direction"].get<std::string>()) == Goal::maximize ? " max" : " min"));
     else
       later.push_back(name);
   }
@@ -120,7 +121,8 @@ std::string best_line(const nlohmann::json& summary) {
   };
   out += value("val_accuracy") + value("test_accuracy");
   const auto metric = summary.value("metric", std::string("val_accuracy"));
-  if (metric != "val_accuracy" && metric != "val_loss" && metric.rfind("val_", 0) == 0)
+  const Quantity ranked = quantity_of_name(metric);
+  if (ranked != Quantity::accuracy && ranked != Quantity::loss && metric.rfind("val_", 0) == 0)
     out += value(metric) + value("test_" + metric.substr(4));
   return out;
 }
@@ -145,7 +147,10 @@ std::string format_config(const nlohmann::json& show) {
   if (epochs.empty()) return out + "no epoch has ended yet\n";
   // The run's metric beside the loss (val_accuracy when it ranks by the loss and has it).
   std::string column = metric;
-  if (metric == "val_loss") column = epochs[0].contains("val_accuracy") ? "val_accuracy" : "";
+  if (quantity_of_name(metric) == Quantity::loss) {
+    const std::string accuracy = Metric::val_accuracy.name();
+    column = epochs[0].contains(accuracy) ? accuracy : "";
+  }
   out += fmt::format("{:>5}  {:>10}  {:>10}  {:>12}  {:>8}\n", "epoch", "train_loss", "val_loss", column, "seconds");
   std::vector<double> train, measure;
   for (const auto& e : epochs) {

@@ -2,6 +2,7 @@
 
 #include <sys/socket.h>
 #include <netinet/in.h>
+#include <arpa/inet.h>
 
 #include <filesystem>
 #include <thread>
@@ -76,7 +77,8 @@ struct HttpServer::Impl {
   }
 
   void unauthorized(const httplib::Request& req, httplib::Response& res) {
-    const bool page = req.method == "GET" && (req.path == "/" || req.path == "/index.html");
+    const bool page = api::parse_http_method(req.method) == api::HttpMethod::get &&
+                      api::site_page(req.path) == api::SitePage::dashboard;
     if (page) {  // a browser: to the login page
       res.status = 302;
       res.set_header("Location", "/login");
@@ -153,9 +155,11 @@ struct HttpServer::Impl {
     res.set_header("Cache-Control", "no-store");
     res.set_header("X-Content-Type-Options", "nosniff");
     res.set_header("X-Frame-Options", "DENY");
+    const api::HttpMethod method = api::parse_http_method(req.method);
+    const api::SitePage page = api::site_page(req.path);
     // The login page and its form need no token.
-    if (req.path == "/login") {
-      if (req.method == "POST") {
+    if (page == api::SitePage::login) {
+      if (method == api::HttpMethod::post) {
         if (throttled(req, res)) return;
         if (!api::same_token(req.get_param_value("token"), options.token))
           return refused_login(req, res, "That is not the token.");
@@ -164,15 +168,15 @@ struct HttpServer::Impl {
       }
       return login_page(res, 200, "");
     }
-    if (req.method == "GET" && req.has_param("token") && (req.path == "/" || req.path == "/index.html"))
+    if (method == api::HttpMethod::get && req.has_param("token") && page == api::SitePage::dashboard)
       return link_login(req, res);
     auto credential = api::authenticate(req.get_header_value("Authorization"), req.get_header_value("Cookie"),
                                         options.token, sessions);
     if (credential == api::Credential::none) return unauthorized(req, res);
-    if (credential == api::Credential::session && req.method != "GET" && !req.has_header(kCsrfHeader))
+    if (credential == api::Credential::session && method != api::HttpMethod::get && !req.has_header(kCsrfHeader))
       return reply(res, {403, api::error_json(
                                   403, fmt::format("a request from the dashboard needs the {} header", kCsrfHeader))});
-    if (req.path == "/metrics" && req.method == "GET") {
+    if (page == api::SitePage::metrics && method == api::HttpMethod::get) {
       auto client = make_client();
       return reply(res, answer_metrics(*client));
     }
@@ -187,8 +191,8 @@ struct HttpServer::Impl {
       auto client = make_client();
       return reply(res, answer_api(*client, *match.route, req.body, options.spec_dir));
     }
-    if (req.method == "GET") {
-      const auto* asset = find_dashboard_asset(req.path == "/" ? "/index.html" : req.path);
+    if (method == api::HttpMethod::get) {
+      const auto* asset = find_dashboard_asset(page == api::SitePage::dashboard ? "/index.html" : req.path);
       if (asset) {
         res.set_content(std::string(asset->data, asset->size), asset->content_type);
         return;
@@ -260,7 +264,10 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(caf::actor_system& system,
 uint16_t HttpServer::port() const { return impl_->port; }
 
 std::string HttpServer::url() const {
-  auto host = impl_->options.host == "0.0.0.0" ? std::string("127.0.0.1") : impl_->options.host;
+  // A server listening on every address (0.0.0.0) is reached on this machine at the loopback one.
+  in_addr address{};
+  const bool any = inet_pton(AF_INET, impl_->options.host.c_str(), &address) == 1 && address.s_addr == INADDR_ANY;
+  auto host = any ? std::string("127.0.0.1") : impl_->options.host;
   return fmt::format("{}://{}:{}/", impl_->tls ? "https" : "http", host, impl_->port);
 }
 

@@ -1,9 +1,12 @@
 #include "runtime/api/api_route.hpp"
 
+#include <array>
 #include <cctype>
 #include <charconv>
 
 #include <fmt/format.h>
+
+#include "runtime/base/enum_names.hpp"
 
 namespace cerebro::api {
 
@@ -35,22 +38,37 @@ bool plausible_experiment_id(const std::string& id) {
   return true;
 }
 
+constexpr std::array<EnumName<HttpMethod>, 2> kMethodNames = {{{HttpMethod::get, "GET"}, {HttpMethod::post, "POST"}}};
+
+constexpr std::array<EnumName<SitePage>, 4> kPagePaths = {{{SitePage::dashboard, "/"},
+                                                           {SitePage::dashboard, "/index.html"},
+                                                           {SitePage::login, "/login"},
+                                                           {SitePage::metrics, "/metrics"}}};
+
 }  // namespace
+
+HttpMethod parse_http_method(const std::string& text) {
+  return enum_named<HttpMethod>(kMethodNames, text).value_or(HttpMethod::other);
+}
+
+std::string to_string(HttpMethod method) { return enum_name(kMethodNames, method, "OTHER"); }
+
+SitePage site_page(const std::string& path) { return enum_named<SitePage>(kPagePaths, path).value_or(SitePage::other); }
 
 const std::vector<RouteInfo>& routes() {
   static const std::vector<RouteInfo> table = {
-      {Endpoint::list_experiments, "GET", "/api/v1/experiments", false},
-      {Endpoint::submit_experiment, "POST", "/api/v1/experiments", true},
-      {Endpoint::get_experiment, "GET", "/api/v1/experiments/{id}", false},
-      {Endpoint::get_units, "GET", "/api/v1/experiments/{id}/units", false},
-      {Endpoint::get_config, "GET", "/api/v1/experiments/{id}/configs/{config}", false},
-      {Endpoint::pause, "POST", "/api/v1/experiments/{id}/pause", true},
-      {Endpoint::resume, "POST", "/api/v1/experiments/{id}/resume", true},
-      {Endpoint::stop_config, "POST", "/api/v1/experiments/{id}/configs/{config}/stop", true},
-      {Endpoint::clone_config, "POST", "/api/v1/experiments/{id}/configs/{config}/clone", true},
-      {Endpoint::add_config, "POST", "/api/v1/experiments/{id}/configs", true},
-      {Endpoint::list_agents, "GET", "/api/v1/agents", false},
-      {Endpoint::cluster, "GET", "/api/v1/cluster", false},
+      {Endpoint::list_experiments, HttpMethod::get, "/api/v1/experiments", false},
+      {Endpoint::submit_experiment, HttpMethod::post, "/api/v1/experiments", true},
+      {Endpoint::get_experiment, HttpMethod::get, "/api/v1/experiments/{id}", false},
+      {Endpoint::get_units, HttpMethod::get, "/api/v1/experiments/{id}/units", false},
+      {Endpoint::get_config, HttpMethod::get, "/api/v1/experiments/{id}/configs/{config}", false},
+      {Endpoint::pause, HttpMethod::post, "/api/v1/experiments/{id}/pause", true},
+      {Endpoint::resume, HttpMethod::post, "/api/v1/experiments/{id}/resume", true},
+      {Endpoint::stop_config, HttpMethod::post, "/api/v1/experiments/{id}/configs/{config}/stop", true},
+      {Endpoint::clone_config, HttpMethod::post, "/api/v1/experiments/{id}/configs/{config}/clone", true},
+      {Endpoint::add_config, HttpMethod::post, "/api/v1/experiments/{id}/configs", true},
+      {Endpoint::list_agents, HttpMethod::get, "/api/v1/agents", false},
+      {Endpoint::cluster, HttpMethod::get, "/api/v1/cluster", false},
   };
   return table;
 }
@@ -62,6 +80,7 @@ const RouteInfo& route_info(Endpoint endpoint) {
 }
 
 RouteMatch match_route(const std::string& method, const std::string& path) {
+  const HttpMethod asked = parse_http_method(method);
   auto parts = split_path(path);
   bool path_known = false;
   for (const auto& info : routes()) {
@@ -86,7 +105,7 @@ RouteMatch match_route(const std::string& method, const std::string& path) {
     }
     if (!same) continue;
     path_known = true;
-    if (info.method != method) continue;
+    if (info.method != asked) continue;
     if (!bad_config.empty())
       return {std::nullopt, 400,
               fmt::format("\"{}\" is not a config id (a number such as 3)", bad_config.substr(0, 40))};

@@ -32,9 +32,21 @@ enum class Endpoint {
   cluster,            // GET  /api/v1/cluster  (agents and experiments in one answer, for the dashboard)
 };
 
+// The methods the server answers (anything else is `other`, refused by
+// match_route with 404 or 405).
+enum class HttpMethod { get, post, other };
+HttpMethod parse_http_method(const std::string& text);  // "GET", "POST"; `other` for any other text
+std::string to_string(HttpMethod method);
+
+// The pages outside the API: the dashboard (at / or /index.html), its
+// login form, and Prometheus' /metrics; `other` is a dashboard asset or
+// nothing.
+enum class SitePage { dashboard, login, metrics, other };
+SitePage site_page(const std::string& path);
+
 struct RouteInfo {
   Endpoint endpoint;
-  std::string method;   // "GET" or "POST"
+  HttpMethod method;
   std::string pattern;  // "/api/v1/experiments/{id}/configs/{config}/stop": for docs and errors
   bool changes_state;   // steering or submitting (a POST)
 };

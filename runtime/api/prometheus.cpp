@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "runtime/base/lifecycle.hpp"
+
 namespace cerebro::api {
 
 namespace {
@@ -53,6 +55,11 @@ double num(const nlohmann::json& j, const char* key) {
 std::string text(const nlohmann::json& j, const char* key) {
   auto it = j.find(key);
   return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// An experiment the coordinator lists as running (its status word parsed).
+bool running(const nlohmann::json& experiment) {
+  return parse_experiment_status(text(experiment, "status")) == ExperimentStatus::running;
 }
 
 const nlohmann::json& array_at(const nlohmann::json& j, const char* key) {
@@ -113,10 +120,10 @@ std::string render_metrics(const nlohmann::json& status, const std::map<std::str
   per_experiment("cerebro_experiment_units_total", "gauge", "Units the experiment plans now.",
                  [&](const nlohmann::json& e) { return num(e, "units_total"); });
   per_experiment("cerebro_experiment_running", "gauge", "1 while the experiment runs, else 0.",
-                 [&](const nlohmann::json& e) { return text(e, "status") == "running" ? 1.0 : 0.0; });
+                 [&](const nlohmann::json& e) { return running(e) ? 1.0 : 0.0; });
   per_experiment("cerebro_queue_depth", "gauge", "Units waiting to be dispatched (planned, not done, not running).",
                  [&](const nlohmann::json& e) {
-                   if (text(e, "status") != "running") return 0.0;
+                   if (!running(e)) return 0.0;
                    return std::max(0.0, num(e, "units_total") - num(e, "units_done") - num(e, "units_running"));
                  });
   per_experiment("cerebro_units_failed_total", "counter", "Failed unit attempts (each is retried or fails its config).",

@@ -2,12 +2,15 @@
 
 #include <unistd.h>
 
+#include <array>
 #include <csignal>
 #include <cstdlib>
 #include <sstream>
 #include <vector>
 
 #include <fmt/format.h>
+
+#include "runtime/base/enum_names.hpp"
 
 namespace cerebro {
 
@@ -22,6 +25,42 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return out;
 }
 
+// The rules CEREBRO_FAULTS may hold, by the name before '=' and how many
+// ':'-separated arguments follow it.
+enum class FaultKind {
+  fail_unit,
+  damage_state,
+  unreadable_state,
+  worker_exit,
+  slow_worker,
+  crash,
+  fatal_signal,
+  stop,
+  throw_at_point
+};
+
+struct FaultRuleInfo {
+  FaultKind kind;
+  std::string_view name;
+  size_t min_args, max_args;
+};
+
+constexpr std::array<FaultRuleInfo, 9> kFaultRules = {{{FaultKind::fail_unit, "fail_unit", 3, 4},
+                                                       {FaultKind::damage_state, "damage_state", 1, 1},
+                                                       {FaultKind::unreadable_state, "unreadable_state", 1, 1},
+                                                       {FaultKind::worker_exit, "worker_exit", 3, 3},
+                                                       {FaultKind::slow_worker, "slow_worker", 2, 2},
+                                                       {FaultKind::crash, "crash", 1, 2},
+                                                       {FaultKind::fatal_signal, "fatal_signal", 1, 2},
+                                                       {FaultKind::stop, "stop", 1, 2},
+                                                       {FaultKind::throw_at_point, "throw", 1, 2}}};
+
+const FaultRuleInfo& rule_info(FaultKind kind) {
+  for (const auto& info : kFaultRules)
+    if (info.kind == kind) return info;
+  return kFaultRules[0];
+}
+
 }  // namespace
 
 Result<FaultInjection> FaultInjection::parse(const std::string& rules) {
@@ -30,39 +69,42 @@ Result<FaultInjection> FaultInjection::parse(const std::string& rules) {
   for (const auto& rule : split(rules, ';')) {
     auto eq = rule.find('=');
     if (eq == std::string::npos) return Status::invalid_argument(fmt::format("fault rule \"{}\" has no '='", rule));
-    auto kind = rule.substr(0, eq);
+    const auto kind = enum_named<FaultKind>(kFaultRules, rule.substr(0, eq));
     auto args = split(rule.substr(eq + 1), ':');
+    const auto not_a_rule = [&rule] {
+      return Status::invalid_argument(
+          fmt::format("fault rule \"{}\" is not one of fail_unit=C:P:E[:N], worker_exit=C:P:E, damage_state=K, "
+                      "unreadable_state=K, slow_worker=W:F (F >= 1), crash=POINT[:K], fatal_signal=POINT[:K], "
+                      "stop=POINT[:K], throw=POINT[:K]",
+                      rule));
+    };
+    if (!kind) return not_a_rule();
+    const FaultRuleInfo& info = rule_info(*kind);
+    if (args.size() < info.min_args || args.size() > info.max_args) return not_a_rule();
+    // How many arrivals at a point pass before the fault fires there (default: the first).
+    const auto at_point = [&args, &f](std::map<std::string, int64_t>& faults) {
+      faults[args[0]] = args.size() == 2 ? std::stoll(args[1]) : 1;
+      f.arrivals_[args[0]] = 0;
+    };
     try {
-      // The rule names are compared only here, the one parse of CEREBRO_FAULTS.
-      if (kind == "fail_unit" && (args.size() == 3 || args.size() == 4)) {
-        f.failing_units_[{std::stoi(args[0]), std::stoi(args[1]), std::stoi(args[2])}] =
-            args.size() == 4 ? std::stoi(args[3]) : 1;
-      } else if (kind == "damage_state" && args.size() == 1) {
-        f.damaged_commits_.insert(std::stoll(args[0]));
-      } else if (kind == "unreadable_state" && args.size() == 1) {
-        f.unreadable_reads_.insert(std::stoll(args[0]));
-      } else if (kind == "worker_exit" && args.size() == 3) {
-        f.exiting_units_.insert({std::stoi(args[0]), std::stoi(args[1]), std::stoi(args[2])});
-      } else if (kind == "slow_worker" && args.size() == 2 && std::stod(args[1]) >= 1) {
-        f.slow_workers_[std::stoi(args[0])] = std::stod(args[1]);
-      } else if (kind == "crash" && (args.size() == 1 || args.size() == 2)) {
-        f.crashes_[args[0]] = args.size() == 2 ? std::stoll(args[1]) : 1;
-        f.arrivals_[args[0]] = 0;
-      } else if (kind == "fatal_signal" && (args.size() == 1 || args.size() == 2)) {
-        f.fatal_signals_[args[0]] = args.size() == 2 ? std::stoll(args[1]) : 1;
-        f.arrivals_[args[0]] = 0;
-      } else if (kind == "stop" && (args.size() == 1 || args.size() == 2)) {
-        f.stops_[args[0]] = args.size() == 2 ? std::stoll(args[1]) : 1;
-        f.arrivals_[args[0]] = 0;
-      } else if (kind == "throw" && (args.size() == 1 || args.size() == 2)) {
-        f.throws_[args[0]] = args.size() == 2 ? std::stoll(args[1]) : 1;
-        f.arrivals_[args[0]] = 0;
-      } else {
-        return Status::invalid_argument(
-            fmt::format("fault rule \"{}\" is not one of fail_unit=C:P:E[:N], worker_exit=C:P:E, damage_state=K, "
-                        "unreadable_state=K, slow_worker=W:F (F >= 1), crash=POINT[:K], fatal_signal=POINT[:K], "
-                        "stop=POINT[:K], throw=POINT[:K]",
-                        rule));
+      switch (*kind) {
+        case FaultKind::fail_unit:
+          f.failing_units_[{std::stoi(args[0]), std::stoi(args[1]), std::stoi(args[2])}] =
+              args.size() == 4 ? std::stoi(args[3]) : 1;
+          break;
+        case FaultKind::damage_state: f.damaged_commits_.insert(std::stoll(args[0])); break;
+        case FaultKind::unreadable_state: f.unreadable_reads_.insert(std::stoll(args[0])); break;
+        case FaultKind::worker_exit:
+          f.exiting_units_.insert({std::stoi(args[0]), std::stoi(args[1]), std::stoi(args[2])});
+          break;
+        case FaultKind::slow_worker:
+          if (std::stod(args[1]) < 1) return not_a_rule();
+          f.slow_workers_[std::stoi(args[0])] = std::stod(args[1]);
+          break;
+        case FaultKind::crash: at_point(f.crashes_); break;
+        case FaultKind::fatal_signal: at_point(f.fatal_signals_); break;
+        case FaultKind::stop: at_point(f.stops_); break;
+        case FaultKind::throw_at_point: at_point(f.throws_); break;
       }
     } catch (const std::exception&) {
       return Status::invalid_argument(fmt::format("fault rule \"{}\" has a non-numeric argument", rule));

@@ -1,61 +1,43 @@
 #include "runtime/base/lifecycle.hpp"
 
+#include <array>
 #include <ostream>
 
 #include <nlohmann/json.hpp>
 
+#include "runtime/base/enum_names.hpp"
 #include "runtime/base/status.hpp"
 
 namespace cerebro {
 namespace {
 
-// The first value of Enum whose text is `text`; `last` is the highest value.
-template <class Enum>
-std::optional<Enum> parse_enum(const std::string& text, Enum last) {
-  for (int i = 0; i <= static_cast<int>(last); ++i) {
-    if (to_string(static_cast<Enum>(i)) == text) return static_cast<Enum>(i);
-  }
-  return std::nullopt;
-}
+constexpr std::array<EnumName<UnitStatus>, 3> kUnitStatusNames = {
+    {{UnitStatus::ok, "ok"}, {UnitStatus::diverged, "diverged"}, {UnitStatus::failed, "failed"}}};
+constexpr std::array<EnumName<ConfigStatus>, 5> kConfigStatusNames = {{{ConfigStatus::running, "running"},
+                                                                       {ConfigStatus::completed, "completed"},
+                                                                       {ConfigStatus::diverged, "diverged"},
+                                                                       {ConfigStatus::failed, "failed"},
+                                                                       {ConfigStatus::stopped, "stopped"}}};
+constexpr std::array<EnumName<ExperimentStatus>, 4> kExperimentStatusNames = {
+    {{ExperimentStatus::waiting, "waiting"},
+     {ExperimentStatus::running, "running"},
+     {ExperimentStatus::completed, "completed"},
+     {ExperimentStatus::failed, "failed"}}};
 
 }  // namespace
 
-std::string to_string(UnitStatus status) {
-  switch (status) {
-    case UnitStatus::ok: return "ok";
-    case UnitStatus::diverged: return "diverged";
-    case UnitStatus::failed: return "failed";
-  }
-  return "unknown";
-}
+std::string to_string(UnitStatus status) { return enum_name(kUnitStatusNames, status); }
+std::string to_string(ConfigStatus status) { return enum_name(kConfigStatusNames, status); }
+std::string to_string(ExperimentStatus status) { return enum_name(kExperimentStatusNames, status); }
 
-std::string to_string(ConfigStatus status) {
-  switch (status) {
-    case ConfigStatus::running: return "running";
-    case ConfigStatus::completed: return "completed";
-    case ConfigStatus::diverged: return "diverged";
-    case ConfigStatus::failed: return "failed";
-    case ConfigStatus::stopped: return "stopped";
-  }
-  return "unknown";
+std::optional<UnitStatus> parse_unit_status(const std::string& text) {
+  return enum_named<UnitStatus>(kUnitStatusNames, text);
 }
-
-std::string to_string(ExperimentStatus status) {
-  switch (status) {
-    case ExperimentStatus::waiting: return "waiting";
-    case ExperimentStatus::running: return "running";
-    case ExperimentStatus::completed: return "completed";
-    case ExperimentStatus::failed: return "failed";
-  }
-  return "unknown";
-}
-
-std::optional<UnitStatus> parse_unit_status(const std::string& text) { return parse_enum(text, UnitStatus::failed); }
 std::optional<ConfigStatus> parse_config_status(const std::string& text) {
-  return parse_enum(text, ConfigStatus::stopped);
+  return enum_named<ConfigStatus>(kConfigStatusNames, text);
 }
 std::optional<ExperimentStatus> parse_experiment_status(const std::string& text) {
-  return parse_enum(text, ExperimentStatus::failed);
+  return enum_named<ExperimentStatus>(kExperimentStatusNames, text);
 }
 
 Result<UnitStatus> unit_status_from_json(const nlohmann::json& value) {

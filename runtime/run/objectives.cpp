@@ -111,7 +111,7 @@ std::string format_pareto_front(const nlohmann::json& summary) {
   for (const auto& o : summary["objectives"]) {
     names.push_back(o["name"].get<std::string>());
     out += fmt::format("{}{} {}", names.size() > 1 ? ", " : "", names.back(),
-                       o["direction"] == "maximize" ? "max" : "min");
+                       parse_goal(o["direction"].get<std::string>()) == Goal::maximize ? "max" : "min");
   }
   out += fmt::format("): {} config(s)\n", summary["pareto_front"].size());
   out += fmt::format("{:>6}", "config");

@@ -69,9 +69,7 @@ Result<std::unique_ptr<SearchProcedure>> make_search_procedure(const ExperimentS
       options.min_epochs = spec.min_epochs;
       options.eta = spec.eta;
       options.brackets = spec.brackets;
-      options.pruner = spec.pruner == "asha"        ? TpePruner::asha
-                       : spec.pruner == "hyperband" ? TpePruner::hyperband
-                                                    : TpePruner::none;
+      options.pruner = spec.pruner;
       options.metric = metric;
       options.tpe.startup = spec.startup;
       options.tpe.candidates = spec.candidates;

@@ -156,8 +156,8 @@ std::string describe_params(const json& params) {
   for (const auto& key : order) {
     const json& value = params.at(key);
     std::string shown = describe_value(value);
-    // The "model" hyper-parameter (a JSON key) may be a TorchScript file path: show its file name.
-    if (key == "model" && value.is_string() && shown.size() > 3 && shown.compare(shown.size() - 3, 3, ".pt") == 0) {
+    // A TorchScript file path (the "model" hyper-parameter naming a template) shows as its file name.
+    if (value.is_string() && shown.size() > 3 && shown.compare(shown.size() - 3, 3, ".pt") == 0) {
       shown = std::filesystem::path(shown).filename().string();
     }
     if (!out.empty()) out += ' ';

@@ -42,10 +42,11 @@
 #include "runtime/search/search_procedure.hpp"
 #include "runtime/search/tpe.hpp"
 #include "runtime/spec/objective.hpp"
+#include "runtime/spec/spec_choices.hpp"
 
 namespace cerebro {
 
-enum class TpePruner { none, asha, hyperband };
+using TpePruner = Pruner;  // the spec's [experiment] pruner
 
 struct TpeSearchOptions {
   int samples = 1;         // configs to propose in all

@@ -1,44 +1,71 @@
 #include "runtime/spec/metric.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <ostream>
 #include <utility>
 
+#include "runtime/base/enum_names.hpp"
+
 namespace cerebro {
 
 namespace {
 
-// Every built-in quantity and its direction; the task table below says who computes which.
-const std::pair<const char*, bool> kBuiltinQuantities[] = {
-    {"accuracy", true}, {"loss", false}, {"macro_f1", true},        {"top5_accuracy", true}, {"mse", false},
-    {"mae", false},     {"r2", true},    {"subset_accuracy", true}, {"micro_f1", true}};
+struct QuantityInfo {
+  Quantity kind;
+  std::string_view name;
+  bool higher_is_better;
+};
 
-const std::pair<const char*, bool>* find_builtin(const std::string& quantity) {
+// Every built-in quantity and its direction; the task table below says who computes which.
+constexpr std::array<QuantityInfo, 9> kBuiltinQuantities = {{{Quantity::accuracy, "accuracy", true},
+                                                             {Quantity::loss, "loss", false},
+                                                             {Quantity::macro_f1, "macro_f1", true},
+                                                             {Quantity::top5_accuracy, "top5_accuracy", true},
+                                                             {Quantity::mse, "mse", false},
+                                                             {Quantity::mae, "mae", false},
+                                                             {Quantity::r2, "r2", true},
+                                                             {Quantity::subset_accuracy, "subset_accuracy", true},
+                                                             {Quantity::micro_f1, "micro_f1", true}}};
+
+constexpr std::array<EnumName<Goal>, 2> kGoalNames = {{{Goal::maximize, "maximize"}, {Goal::minimize, "minimize"}}};
+
+const QuantityInfo& info_of(Quantity kind) {
   for (const auto& entry : kBuiltinQuantities)
-    if (quantity == entry.first) return &entry;
-  return nullptr;
+    if (entry.kind == kind) return entry;
+  return kBuiltinQuantities[0];
 }
 
 }  // namespace
 
+Quantity quantity_named(const std::string& quantity) {
+  return enum_named<Quantity>(kBuiltinQuantities, quantity).value_or(Quantity::custom);
+}
+
+std::string to_string(Goal goal) { return enum_name(kGoalNames, goal); }
+std::optional<Goal> parse_goal(const std::string& text) { return enum_named<Goal>(kGoalNames, text); }
+
 const Metric Metric::val_accuracy{"accuracy", true};
 const Metric Metric::val_loss{"loss", false};
 
-Metric::Metric() : quantity_("accuracy"), higher_is_better_(true) {}
+Metric::Metric() : quantity_("accuracy"), kind_(Quantity::accuracy), higher_is_better_(true) {}
 Metric::Metric(std::string quantity, bool higher_is_better)
-    : quantity_(std::move(quantity)), higher_is_better_(higher_is_better) {}
-
-bool Metric::builtin() const { return find_builtin(quantity_) != nullptr; }
+    : quantity_(std::move(quantity)), kind_(quantity_named(quantity_)), higher_is_better_(higher_is_better) {}
 
 std::string to_string(const Metric& metric) { return metric.name(); }
 
+Quantity quantity_of_name(const std::string& metric_name) {
+  if (metric_name.rfind("val_", 0) != 0) return Quantity::custom;
+  return quantity_named(metric_name.substr(4));
+}
+
 std::optional<Metric> parse_metric(const std::string& name) {
-  if (name.rfind("val_", 0) != 0) return std::nullopt;
-  const auto* entry = find_builtin(name.substr(4));
-  if (!entry) return std::nullopt;
-  return Metric(entry->first, entry->second);
+  const Quantity kind = quantity_of_name(name);
+  if (kind == Quantity::custom) return std::nullopt;
+  const QuantityInfo& info = info_of(kind);
+  return Metric(std::string(info.name), info.higher_is_better);
 }
 
 std::ostream& operator<<(std::ostream& os, const Metric& metric) { return os << to_string(metric); }
@@ -46,7 +73,7 @@ std::ostream& operator<<(std::ostream& os, const Metric& metric) { return os << 
 const std::vector<std::string>& metric_names() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> out;
-    for (const auto& entry : kBuiltinQuantities) out.push_back(std::string("val_") + entry.first);
+    for (const std::string& quantity : enum_names(kBuiltinQuantities)) out.push_back("val_" + quantity);
     return out;
   }();
   return names;
@@ -76,24 +103,28 @@ Metric default_metric(datasets::TaskKind task) {
 Metric metric_from_record(const std::string& name, const std::string& goal) {
   if (auto builtin = parse_metric(name)) return *builtin;
   const std::string quantity = name.rfind("val_", 0) == 0 ? name.substr(4) : name;
-  return Metric(quantity, goal != "minimize");
+  return Metric(quantity, parse_goal(goal) != Goal::minimize);
 }
 
 double metric_value(const Metric& metric, double loss, double accuracy, const MetricValues& values) {
-  if (metric.quantity() == "loss") return loss;
+  if (metric.kind() == Quantity::loss) return loss;
   if (auto it = values.find(metric.quantity()); it != values.end()) return it->second;
-  if (metric.quantity() == "accuracy") return accuracy;
+  if (metric.kind() == Quantity::accuracy) return accuracy;
   return std::numeric_limits<double>::quiet_NaN();
 }
 
-std::string goal_of(const Metric& metric) { return metric.higher_is_better() ? "maximize" : "minimize"; }
+std::string goal_of(const Metric& metric) {
+  return to_string(metric.higher_is_better() ? Goal::maximize : Goal::minimize);
+}
 
 std::vector<std::pair<std::string, double>> validation_values(double accuracy, const MetricValues& values) {
   if (values.empty()) return {{"val_accuracy", accuracy}};
   std::vector<std::pair<std::string, double>> out;
-  if (auto it = values.find("accuracy"); it != values.end()) out.emplace_back("val_accuracy", it->second);
+  const std::string& accuracy_name = Metric::val_accuracy.quantity();
+  if (auto it = values.find(accuracy_name); it != values.end())
+    out.emplace_back(Metric::val_accuracy.name(), it->second);
   for (const auto& [name, value] : values)
-    if (name != "accuracy") out.emplace_back("val_" + name, value);
+    if (quantity_named(name) != Quantity::accuracy) out.emplace_back("val_" + name, value);
   return out;
 }
 

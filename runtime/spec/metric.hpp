@@ -21,6 +21,18 @@
 
 namespace cerebro {
 
+// The quantities the tasks compute (metric.cpp's table spells them);
+// `custom` is a training template's own.
+enum class Quantity { accuracy, loss, macro_f1, top5_accuracy, mse, mae, r2, subset_accuracy, micro_f1, custom };
+// The quantity a name ("accuracy", "r2") stands for; Quantity::custom for any other.
+Quantity quantity_named(const std::string& quantity);
+
+// Which way a metric improves: [experiment] metric_goal, summary.json's
+// metric_goal and its objectives' direction.
+enum class Goal { maximize, minimize };
+std::string to_string(Goal goal);
+std::optional<Goal> parse_goal(const std::string& text);
+
 class Metric {
  public:
   static const Metric val_accuracy;  // higher is better (the classification default)
@@ -30,11 +42,12 @@ class Metric {
   Metric(std::string quantity, bool higher_is_better);
 
   const std::string& quantity() const { return quantity_; }  // "accuracy", "r2", "loss" ...
+  Quantity kind() const { return kind_; }                    // Quantity::custom for a template's own
   bool higher_is_better() const { return higher_is_better_; }
   std::string name() const { return "val_" + quantity_; }
   std::string test_name() const { return "test_" + quantity_; }
   // One of the built-in quantities (else a training template's own).
-  bool builtin() const;
+  bool builtin() const { return kind_ != Quantity::custom; }
 
   friend bool operator==(const Metric& a, const Metric& b) {
     return a.quantity_ == b.quantity_ && a.higher_is_better_ == b.higher_is_better_;
@@ -43,6 +56,7 @@ class Metric {
 
  private:
   std::string quantity_;
+  Quantity kind_ = Quantity::accuracy;
   bool higher_is_better_ = true;
 };
 
@@ -74,6 +88,9 @@ Metric default_metric(datasets::TaskKind task);
 Metric metric_from_record(const std::string& name, const std::string& goal = "");
 // "maximize" | "minimize"
 std::string goal_of(const Metric& metric);
+// The metric a report names ("val_r2", "val_ndcg"): Quantity::custom when it
+// is none of the built-in ones or not a validation name at all.
+Quantity quantity_of_name(const std::string& metric_name);
 
 // A validation's (or test's) named values besides the loss: "accuracy",
 // "r2", a template's "ndcg" ... (for classification "accuracy" is also kept

@@ -2,6 +2,8 @@
 
 #include <ostream>
 
+#include "runtime/base/enum_names.hpp"
+
 namespace cerebro {
 
 const std::vector<ParallelismInfo>& parallelism_registry() {
@@ -14,28 +16,16 @@ const std::vector<ParallelismInfo>& parallelism_registry() {
   return table;
 }
 
-std::string to_string(Parallelism kind) {
-  for (const auto& info : parallelism_registry()) {
-    if (info.kind == kind) return info.name;
-  }
-  return "unknown";
-}
+std::string to_string(Parallelism kind) { return enum_name(parallelism_registry(), kind); }
 
 std::optional<Parallelism> parse_parallelism(const std::string& name) {
-  for (const auto& info : parallelism_registry()) {
-    if (info.name == name) return info.kind;
-  }
-  return std::nullopt;
+  return enum_named<Parallelism>(parallelism_registry(), name);
 }
 
 std::ostream& operator<<(std::ostream& os, Parallelism kind) { return os << to_string(kind); }
 
 const std::vector<std::string>& parallelism_names() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> out;
-    for (const auto& info : parallelism_registry()) out.push_back(info.name);
-    return out;
-  }();
+  static const std::vector<std::string> names = enum_names(parallelism_registry());
   return names;
 }
 

@@ -2,6 +2,8 @@
 
 #include <ostream>
 
+#include "runtime/base/enum_names.hpp"
+
 namespace cerebro {
 
 const std::vector<SchedulerInfo>& scheduler_registry() {
@@ -13,26 +15,14 @@ const std::vector<SchedulerInfo>& scheduler_registry() {
   return table;
 }
 
-std::string to_string(SchedulerKind kind) {
-  for (const auto& info : scheduler_registry()) {
-    if (info.kind == kind) return info.name;
-  }
-  return "unknown";
-}
+std::string to_string(SchedulerKind kind) { return enum_name(scheduler_registry(), kind); }
 
 std::optional<SchedulerKind> parse_scheduler_kind(const std::string& name) {
-  for (const auto& info : scheduler_registry()) {
-    if (info.name == name) return info.kind;
-  }
-  return std::nullopt;
+  return enum_named<SchedulerKind>(scheduler_registry(), name);
 }
 
 const std::vector<std::string>& policy_names() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> out;
-    for (const auto& info : scheduler_registry()) out.push_back(info.name);
-    return out;
-  }();
+  static const std::vector<std::string> names = enum_names(scheduler_registry());
   return names;
 }
 

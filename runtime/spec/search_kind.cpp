@@ -1,41 +1,39 @@
 #include "runtime/spec/search_kind.hpp"
 
+#include <array>
 #include <ostream>
+
+#include "runtime/base/enum_names.hpp"
 
 namespace cerebro {
 
-std::string to_string(SearchKind kind) {
-  switch (kind) {
-    case SearchKind::grid: return "grid";
-    case SearchKind::random: return "random";
-    case SearchKind::asha: return "asha";
-    case SearchKind::hyperband: return "hyperband";
-    case SearchKind::pbt: return "pbt";
-    case SearchKind::tpe: return "tpe";
-  }
-  return "unknown";
-}
+namespace {
+constexpr std::array<EnumName<SearchKind>, 6> kSearchNames = {{{SearchKind::grid, "grid"},
+                                                               {SearchKind::random, "random"},
+                                                               {SearchKind::asha, "asha"},
+                                                               {SearchKind::hyperband, "hyperband"},
+                                                               {SearchKind::pbt, "pbt"},
+                                                               {SearchKind::tpe, "tpe"}}};
+}  // namespace
+
+std::string to_string(SearchKind kind) { return enum_name(kSearchNames, kind); }
 
 const std::vector<SearchKind>& search_kinds() {
-  static const std::vector<SearchKind> kinds = {SearchKind::grid,      SearchKind::random, SearchKind::asha,
-                                                SearchKind::hyperband, SearchKind::pbt,    SearchKind::tpe};
+  static const std::vector<SearchKind> kinds = [] {
+    std::vector<SearchKind> out;
+    for (const auto& [kind, name] : kSearchNames) out.push_back(kind);
+    return out;
+  }();
   return kinds;
 }
 
 const std::vector<std::string>& search_names() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> out;
-    for (SearchKind kind : search_kinds()) out.push_back(to_string(kind));
-    return out;
-  }();
+  static const std::vector<std::string> names = enum_names(kSearchNames);
   return names;
 }
 
 std::optional<SearchKind> parse_search_kind(const std::string& name) {
-  for (SearchKind kind : search_kinds()) {
-    if (to_string(kind) == name) return kind;
-  }
-  return std::nullopt;
+  return enum_named<SearchKind>(kSearchNames, name);
 }
 
 std::ostream& operator<<(std::ostream& os, SearchKind kind) { return os << to_string(kind); }

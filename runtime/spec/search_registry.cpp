@@ -95,14 +95,14 @@ void check_tpe(ExperimentKeys& s, ExperimentSpec& spec) {
     s.report("warm_start",
              "does not combine with several objectives for search = \"tpe\" (earlier runs give one "
              "score per config)");
-  if (spec.pruner.empty()) {
+  if (spec.pruner == Pruner::none) {
     for (const char* key : {"max_epochs", "min_epochs", "eta", "brackets"}) {
       if (s.has(key))
         s.report(key, "applies to search = \"tpe\" only with a pruner (pruner = \"asha\" or \"hyperband\")");
     }
     return;
   }
-  if (spec.pruner == "asha" && s.has("brackets")) s.report("brackets", "applies only to pruner = \"hyperband\"");
+  if (spec.pruner == Pruner::asha && s.has("brackets")) s.report("brackets", "applies only to pruner = \"hyperband\"");
   check_rungs(s, spec, 9);
   if (spec.max_epochs < 1) return;
   spec.epochs = spec.max_epochs;
@@ -122,8 +122,7 @@ void check_tpe_space(ExperimentKeys& s, const ExperimentSpec& spec) {
     if (v.is_array()) {
       combinations =
           std::min<int64_t>(combinations * static_cast<int64_t>(std::max<size_t>(1, v.size())), kMaxConfigs + 1);
-    } else if (v.is_object() && v.value("dist", std::string()) == "choice" && v.contains("values") &&
-               v["values"].is_array()) {
+    } else if (distribution_of(v) == Distribution::choice && v.contains("values") && v["values"].is_array()) {
       combinations = std::min<int64_t>(combinations * static_cast<int64_t>(std::max<size_t>(1, v["values"].size())),
                                        kMaxConfigs + 1);
     } else if (v.is_object()) {

@@ -112,6 +112,11 @@ Result<ExperimentSpec> parse_spec_string(const std::string& toml_text, const std
 json spec_to_json(const ExperimentSpec& spec) {
   const DataSpec& d = spec.data;
   const ClusterSpec& c = spec.cluster;
+  std::vector<std::string> augments;
+  for (Augment a : d.augment) augments.push_back(to_string(a));
+  // An unset normalization is written as the spec spells it: "auto".
+  const std::string normalization =
+      d.normalization ? datasets::to_string(*d.normalization) : normalization_names().front();
   return json{{"name", spec.name},
               {"epochs", spec.epochs},
               {"seed", spec.seed},
@@ -135,7 +140,7 @@ json spec_to_json(const ExperimentSpec& spec) {
               {"gamma", spec.gamma},
               {"prior_weight", spec.prior_weight},
               {"in_flight", spec.in_flight},
-              {"pruner", spec.pruner},
+              {"pruner", to_string(spec.pruner)},
               {"warm_start", spec.warm_start},
               {"from_checkpoint", spec.from_checkpoint},
               {"objectives",
@@ -159,12 +164,12 @@ json spec_to_json(const ExperimentSpec& spec) {
                 {"test_fraction", d.test_fraction},
                 {"partitions", d.partitions},
                 {"limit", d.limit},
-                {"normalization", d.normalization},
+                {"normalization", normalization},
                 {"image_size", d.image_size},
-                {"color", d.color},
+                {"color", to_string(d.color)},
                 {"resize", d.resize},
                 {"skip_bad", d.skip_bad},
-                {"augment", d.augment},
+                {"augment", augments},
                 {"crop_padding", d.crop_padding},
                 {"cache", d.cache},
                 {"read_ahead", d.read_ahead}}},
@@ -182,13 +187,13 @@ json spec_to_json(const ExperimentSpec& spec) {
               {"space", spec.space}};
 }
 
-std::string effective_normalization(const DataSpec& data) {
-  if (data.normalization != "auto") return data.normalization;
+datasets::NormalizationMode effective_normalization(const DataSpec& data) {
+  if (data.normalization) return *data.normalization;
   // IDX holds images (one statistic for all pixels); csv and registered
   // sources hold features of different scales.
   const auto builtin = datasets::parse_builtin_source(data.source);
   const bool images = builtin == datasets::BuiltinSource::idx || builtin == datasets::BuiltinSource::images;
-  return datasets::to_string(images ? datasets::NormalizationMode::global : datasets::NormalizationMode::per_feature);
+  return images ? datasets::NormalizationMode::global : datasets::NormalizationMode::per_feature;
 }
 
 std::vector<std::string> data_source_names() {

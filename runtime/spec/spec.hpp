@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,8 +18,13 @@
 #include "runtime/spec/parallelism.hpp"
 #include "runtime/spec/scheduler_kind.hpp"
 #include "runtime/spec/search_kind.hpp"
+#include "runtime/spec/spec_choices.hpp"
 
 namespace cerebro {
+
+namespace datasets {
+enum class NormalizationMode;  // datasets/normalization.hpp
+}
 
 struct DataSpec {
   std::string source;  // "idx" | "csv" | "images" | a registered source name (required)
@@ -32,16 +38,17 @@ struct DataSpec {
   double test_fraction = 0.1;              // csv without `test`: (0, 1)
   int partitions = 0;                      // 0 = one per worker
   int64_t limit = 0;                       // 0 = all training examples; else the first N
-  std::string normalization =
-      "auto";  // auto|none|global|per_feature (auto: global for idx and images, else per_feature)
+  // none | global | per_feature; nullopt is "auto" (effective_normalization:
+  // global for idx and images, else per_feature)
+  std::optional<datasets::NormalizationMode> normalization;
   // images: decoding (docs/SPEC.md "Image data")
   std::vector<int64_t> image_size;  // {height, width}; empty: the first image's size
-  std::string color = "grayscale";  // grayscale | rgb
-  bool resize = true;               // false: an image of another size is an error naming it
-  bool skip_bad = false;            // true: undecodable images are skipped and counted
+  ImageColor color = ImageColor::grayscale;
+  bool resize = true;     // false: an image of another size is an error naming it
+  bool skip_bad = false;  // true: undecodable images are skipped and counted
   // idx and images: training-time augmentation, drawn from each unit's seed
-  std::vector<std::string> augment;  // "random_crop", "hflip"
-  int crop_padding = 4;              // random_crop: pixels of zero padding on each side
+  std::vector<Augment> augment;
+  int crop_padding = 4;  // random_crop: pixels of zero padding on each side
   // Prepared partitions live in the shared content-addressed cache
   // (datasets/prepared_cache.hpp); false prepares into the run directory.
   bool cache = true;
@@ -106,12 +113,12 @@ struct ExperimentSpec {
   std::vector<std::string> perturb_keys;     // pbt: hyper-parameters to perturb; empty = every float range
   // tpe (docs/SEARCH.md): the model's options, how many configs are in
   // flight, and the optional pruner (BOHB-like: asha or hyperband rungs).
-  int startup = 10;           // tpe: random configs before the model, >= 1
-  int candidates = 24;        // tpe: draws from l(x) per hyper-parameter, >= 1
-  double gamma = 0.1;         // tpe: the good set's fraction of the finished configs, (0, 1]
-  double prior_weight = 1.0;  // tpe: the prior kernel's weight, > 0
-  int in_flight = 0;          // tpe: configs training at once; 0 = [cluster] workers, else the partitions
-  std::string pruner;         // tpe: "" (none), "asha" or "hyperband"
+  int startup = 10;              // tpe: random configs before the model, >= 1
+  int candidates = 24;           // tpe: draws from l(x) per hyper-parameter, >= 1
+  double gamma = 0.1;            // tpe: the good set's fraction of the finished configs, (0, 1]
+  double prior_weight = 1.0;     // tpe: the prior kernel's weight, > 0
+  int in_flight = 0;             // tpe: configs training at once; 0 = [cluster] workers, else the partitions
+  Pruner pruner = Pruner::none;  // tpe
   // Warm start (docs/SEARCH.md): earlier run directories, absolute; their
   // finished configs over the same [space] seed this search.
   std::vector<std::string> warm_start;
@@ -186,7 +193,7 @@ nlohmann::json spec_to_json(const ExperimentSpec& spec);
 
 // The normalization the ETL should apply: `normalization` with "auto" resolved
 // ("global" for idx, "per_feature" for csv and registered sources).
-std::string effective_normalization(const DataSpec& data);
+datasets::NormalizationMode effective_normalization(const DataSpec& data);
 
 // Accepted values of the enumerated keys (the first is the default where one exists).
 std::vector<std::string> data_source_names();           // idx, csv, then registered sources

@@ -3,6 +3,7 @@
 #include "runtime/spec/spec_section.hpp"
 
 #include "datasets/dataset_source.hpp"
+#include "datasets/normalization.hpp"
 
 namespace cerebro::spec_detail {
 
@@ -61,12 +62,17 @@ void parse_data(Section s, DataSpec& data, const std::string& base) {
   s.read_fraction("test_fraction", data.test_fraction, /*zero_allowed=*/false);
   s.read_int("partitions", data.partitions, 0, INT_MAX);
   s.read_int("limit", data.limit, 0, INT64_MAX);
-  s.read_string("normalization", data.normalization, normalization_names());
+  // "auto" (the first name) is the only accepted name that is no mode: it leaves the field unset.
+  std::string normalization;
+  s.read_string("normalization", normalization, normalization_names());
+  if (auto mode = datasets::parse_normalization_mode(normalization); mode.ok()) data.normalization = *mode;
   s.read_image_size("image_size", data.image_size);
-  s.read_string("color", data.color, {"grayscale", "rgb"});
+  s.read_kind("color", data.color, image_color_names(), parse_image_color);
   s.read_bool("resize", data.resize);
   s.read_bool("skip_bad", data.skip_bad);
-  s.read_choices("augment", data.augment, {"random_crop", "hflip"});
+  std::vector<std::string> augments;
+  s.read_choices("augment", augments, augment_names());
+  for (const auto& name : augments) data.augment.push_back(*parse_augment(name));
   s.read_int("crop_padding", data.crop_padding, 1, 1024);
   s.read_bool("cache", data.cache);
   s.read_bool("read_ahead", data.read_ahead);
@@ -84,7 +90,8 @@ void parse_data(Section s, DataSpec& data, const std::string& base) {
     for (auto source : sources) names.push_back(datasets::to_string(source));
     s.report(key, fmt::format("applies only to source = {}", quoted_alternatives(names)));
   }
-  if (s.has("crop_padding") && std::find(data.augment.begin(), data.augment.end(), "random_crop") == data.augment.end())
+  if (s.has("crop_padding") &&
+      std::find(data.augment.begin(), data.augment.end(), Augment::random_crop) == data.augment.end())
     s.report("crop_padding", "applies only with augment = [\"random_crop\", ...]");
   if (!builtin) return;  // a source registered by C++ code: the loader supplies the examples
   if (*builtin == datasets::BuiltinSource::idx) {

@@ -110,7 +110,7 @@ void read_metric(Section& s, ExperimentSpec& spec) {
                                           "with metric_goal = \"maximize\" or \"minimize\"; got \"{}\"",
                                           quoted_alternatives(task_names), datasets::to_string(spec.task), name));
   }
-  spec.metric = Metric(name.substr(4), goal == "maximize");
+  spec.metric = Metric(name.substr(4), parse_goal(goal) == Goal::maximize);
 }
 
 }  // namespace
@@ -146,7 +146,7 @@ void parse_experiment(Section s, ExperimentSpec& spec, const SearchChecks& check
   s.read_number("gamma", spec.gamma, "a number in (0, 1]", [](double x) { return x > 0 && x <= 1; });
   s.read_number("prior_weight", spec.prior_weight, "a number > 0", [](double x) { return x > 0; });
   s.read_int("in_flight", spec.in_flight, 1, INT_MAX);
-  s.read_string("pruner", spec.pruner, {"asha", "hyperband"});
+  s.read_kind("pruner", spec.pruner, pruner_names(), parse_pruner);
   // warm start: run directories, relative to the spec
   s.read_names("warm_start", spec.warm_start, "a non-empty list of run directories");
   spec.warm_start_as_written = spec.warm_start;

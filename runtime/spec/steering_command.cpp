@@ -2,6 +2,8 @@
 
 #include <ostream>
 
+#include "runtime/base/enum_names.hpp"
+
 namespace cerebro {
 
 const std::vector<SteeringCommandInfo>& steering_commands() {
@@ -64,10 +66,7 @@ std::string to_string(SteeringCommand command) {
 }
 
 std::optional<SteeringCommand> parse_steering_command(const std::string& name) {
-  for (const auto& info : steering_commands()) {
-    if (info.name == name) return info.command;
-  }
-  return std::nullopt;
+  return enum_named<SteeringCommand>(steering_commands(), name);
 }
 
 std::ostream& operator<<(std::ostream& os, SteeringCommand command) { return os << to_string(command); }

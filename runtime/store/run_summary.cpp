@@ -43,7 +43,7 @@ std::vector<Standing> rank_configs(const std::vector<ConfigRecord>& configs, con
       });
       if (validated) {
         const double value = metric_value(metric, it->val_loss, it->val_accuracy, it->val_metrics);
-        if (!std::isnan(value) || metric.quantity() == "loss") s.metric = value;
+        if (!std::isnan(value) || metric.kind() == Quantity::loss) s.metric = value;
         break;
       }
     }

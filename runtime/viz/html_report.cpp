@@ -128,7 +128,7 @@ std::string learning_curves(const RunView& run) {
                                {"curve-train_loss", "training loss",
                                 [](const EpochMetrics& e) { return std::optional<double>(e.train_loss); }, false}};
   // Another task's (or a template's) metric gets a curve of its own, read by name.
-  if (run.metric != "val_accuracy" && run.metric != "val_loss") {
+  if (const Quantity ranked = quantity_of_name(run.metric); ranked != Quantity::accuracy && ranked != Quantity::loss) {
     const std::string metric = run.metric;
     charts.push_back({"curve-" + metric, "validation " + metric.substr(metric.rfind("val_", 0) == 0 ? 4 : 0),
                       [metric](const EpochMetrics& e) -> std::optional<double> {

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "runtime/spec/metric.hpp"
 #include "runtime/viz/proto_wire.hpp"
 #include "runtime/viz/tfrecord.hpp"
 
@@ -232,7 +233,7 @@ std::string hparams_experiment(double wall_time, const RunView& run) {
   for (const auto& c : run.ranked)
     for (const auto& e : c.epochs)
       for (const auto& [tag, value] : named_values(e))
-        if (tag != "val_accuracy") named.insert(tag);
+        if (quantity_of_name(tag) != Quantity::accuracy) named.insert(tag);
   for (const auto& tag : named) tags.emplace_back(tag, hparams::dataset_validation);
   for (const auto& [tag, dataset] : tags) {
     Message name;
@@ -271,7 +272,8 @@ std::vector<std::string> epoch_scalars(double at, const EpochMetrics& e, bool va
     events.push_back(scalar(at, e.epoch, "val_loss", static_cast<float>(e.val_loss)));
     events.push_back(scalar(at, e.epoch, "val_accuracy", static_cast<float>(e.val_accuracy)));
     for (const auto& [tag, value] : named_values(e))
-      if (tag != "val_accuracy") events.push_back(scalar(at, e.epoch, tag, static_cast<float>(value)));
+      if (quantity_of_name(tag) != Quantity::accuracy)
+        events.push_back(scalar(at, e.epoch, tag, static_cast<float>(value)));
   }
   events.push_back(scalar(at, e.epoch, "epoch_seconds", static_cast<float>(e.seconds)));
   return events;

@@ -114,8 +114,9 @@ int replay(const std::string& original, std::string out_dir) {
     }
     for (size_t e = 0; e < a["epochs"].size(); ++e) {
       // Every recorded value of the epoch (train_loss, val_loss, val_accuracy, val_r2 ...) but its time.
-      for (const auto& [key, value] : a["epochs"][e].items()) {
-        if (key == "seconds") continue;
+      nlohmann::json recorded = a["epochs"][e];
+      recorded.erase("seconds");
+      for (const auto& [key, value] : recorded.items()) {
         if (e >= b["epochs"].size() || value != b["epochs"][e][key]) {
           ++differing;
           fmt::print(stderr, "config {} epoch {}: {} differs\n", a["id"].get<int>(), e, key);
