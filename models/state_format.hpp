@@ -57,7 +57,7 @@ void restore_raw_state(Model& model, torch::optim::Optimizer& optimizer, std::st
 // The tensors of a state in this format by name, for comparing two states bit
 // for bit (tests): "model/count", "model/s<i>",
 // "optimizer/group<g>/param<i>/<field>" (field: step, exp_avg, exp_avg_sq,
-// max_exp_avg_sq, momentum_buffer), as test/test_models_state.hpp decodes a
+// max_exp_avg_sq, momentum_buffer), as test/models/test_models_state.hpp decodes a
 // LibTorch archive. Also the number of optimizer parameters and of those with
 // state.
 struct RawStateTensors {

@@ -1,4 +1,4 @@
-# Run by test_embed_install (test/embed.cmake) as `cmake -P`: installs the
+# Run by test_embed_install (test/embed/embed.cmake) as `cmake -P`: installs the
 # build into WORK_DIR/prefix, builds examples/embed against that prefix only,
 # runs it and checks its result file.
 #   -DBINARY_DIR=<this build> -DEXAMPLE_DIR=<examples/embed> -DWORK_DIR=<scratch>

@@ -1,0 +1,75 @@
+# End-to-end: the real `cerebro` executable on small Fashion-MNIST subsets and
+# on bad inputs.
+cerebro_add_test(test_e2e_run
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_e2e_run.cpp
+  LIBS cerebro_runtime
+  TIMEOUT 600
+  LABELS e2e)
+add_dependencies(test_e2e_run cerebro)
+cerebro_add_test(test_e2e_bad_input
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_e2e_bad_input.cpp
+  LIBS cerebro_runtime ZLIB::ZLIB
+  TIMEOUT 600
+  LABELS e2e)
+add_dependencies(test_e2e_bad_input cerebro)
+cerebro_add_test(test_cluster
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_cluster.cpp
+  LIBS cerebro_runtime
+  TIMEOUT 600
+  LABELS cluster)
+add_dependencies(test_cluster cerebro)
+# The gang allreduce probe through the real executable.
+cerebro_add_test(test_e2e_gang_probe
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_e2e_gang_probe.cpp
+  LIBS cerebro_runtime
+  TIMEOUT 120
+  LABELS e2e)
+add_dependencies(test_e2e_gang_probe cerebro)
+# Data: image folders, the prepared-data cache, out-of-core partitions.
+cerebro_add_test(test_e2e_data
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_e2e_data.cpp
+  LIBS cerebro_runtime cerebro_datasets ${CEREBRO_STB_LIBRARY}
+  TIMEOUT 600
+  LABELS e2e)
+add_dependencies(test_e2e_data cerebro)
+# Data-parallel gangs in real runs (two agents on loopback; a member dying; one hung).
+cerebro_add_test(test_e2e_gangs
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_e2e_gangs.cpp
+  LIBS cerebro_runtime
+  TIMEOUT 300
+  LABELS e2e)
+add_dependencies(test_e2e_gangs cerebro)
+# Pipeline configs in real runs (forced, over the model budget, a
+# failing stage, stages on two agent processes).
+cerebro_add_test(test_e2e_pipeline
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_e2e_pipeline.cpp
+  LIBS cerebro_runtime
+  TIMEOUT 300
+  LABELS e2e)
+add_dependencies(test_e2e_pipeline cerebro)
+# Tasks: regression, multilabel and a TorchScript training template
+# end to end through the real `cerebro` executable on real data that ships with
+# Debian (scikit-learn's bundled datasets, exported to CSV by the test), with
+# resume, a fault, bad input and batch prediction.
+cerebro_add_test(test_e2e_tasks
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_e2e_tasks.cpp
+  LIBS cerebro_runtime
+  TIMEOUT 600
+  LABELS e2e)
+add_dependencies(test_e2e_tasks cerebro)
+# search = "tpe" end to end: the real `cerebro` executable on a
+# small Fashion-MNIST subset (TPE, TPE+ASHA, warm start, bad specs).
+cerebro_add_test(test_e2e_tpe
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_e2e_tpe.cpp
+  LIBS cerebro_runtime
+  TIMEOUT 300
+  LABELS e2e)
+add_dependencies(test_e2e_tpe cerebro)
+# Several objectives: the Pareto front live and final through the API, the
+# dashboard (headless Chromium) and the REPL's top.
+find_program(CEREBRO_TPE_PYTHON python3 PATHS /usr/bin NO_DEFAULT_PATH REQUIRED)
+add_test(NAME test_api_pareto
+  COMMAND ${CEREBRO_TPE_PYTHON} ${CEREBRO_TEST_DIR}/scripts/test_api_pareto.py ${PROJECT_BINARY_DIR}/tools/cerebro
+    ${PROJECT_BINARY_DIR}/test-artifacts)
+set_tests_properties(test_api_pareto PROPERTIES TIMEOUT 300 LABELS "api;e2e"
+  ENVIRONMENT "CEREBRO_CACHE_DIR=${PROJECT_BINARY_DIR}/test-prepared-cache")
