@@ -15,7 +15,59 @@ int64_t Dataset::sample_numel() const {
   return numel;
 }
 
+void RaggedField::append_ints(const int64_t* values, int64_t item_count) {
+  if (type != FieldType::int64) contract_violation("RaggedField::append_ints", name + " is not an int64 field");
+  ints.insert(ints.end(), values, values + item_count * width);
+  offsets.push_back(offsets.back() + item_count);
+}
+
+void RaggedField::append_floats(const float* values, int64_t item_count) {
+  if (type != FieldType::float32) contract_violation("RaggedField::append_floats", name + " is not a float field");
+  floats.insert(floats.end(), values, values + item_count * width);
+  offsets.push_back(offsets.back() + item_count);
+}
+
+void RaggedField::append_texts(std::vector<std::string> values) {
+  if (type != FieldType::text) contract_violation("RaggedField::append_texts", name + " is not a text field");
+  const auto count = static_cast<int64_t>(values.size());
+  for (auto& v : values) texts.push_back(std::move(v));
+  offsets.push_back(offsets.back() + count);
+}
+
+const RaggedField* Dataset::field(const std::string& name) const {
+  for (const auto& f : fields)
+    if (f.name == name) return &f;
+  return nullptr;
+}
+
+RaggedField* Dataset::field(const std::string& name) {
+  for (auto& f : fields)
+    if (f.name == name) return &f;
+  return nullptr;
+}
+
 namespace {
+
+// Copies example `src`'s items of `from` onto the end of `to` (same name, type and width).
+void append_example(const RaggedField& from, int64_t src, RaggedField& to) {
+  const int64_t begin = from.offsets[static_cast<size_t>(src)], count = from.items_of(src);
+  const auto first = static_cast<size_t>(begin * from.width), n = static_cast<size_t>(count * from.width);
+  switch (from.type) {
+    case FieldType::int64:
+      to.ints.insert(to.ints.end(), from.ints.begin() + static_cast<std::ptrdiff_t>(first),
+                     from.ints.begin() + static_cast<std::ptrdiff_t>(first + n));
+      break;
+    case FieldType::float32:
+      to.floats.insert(to.floats.end(), from.floats.begin() + static_cast<std::ptrdiff_t>(first),
+                       from.floats.begin() + static_cast<std::ptrdiff_t>(first + n));
+      break;
+    case FieldType::text:
+      to.texts.insert(to.texts.end(), from.texts.begin() + static_cast<std::ptrdiff_t>(begin),
+                      from.texts.begin() + static_cast<std::ptrdiff_t>(begin + count));
+      break;
+  }
+  to.offsets.push_back(to.offsets.back() + count);
+}
 
 // Uniform draw in [0, bound) without modulo bias: reject the few raw values below 2^64 mod bound.
 uint64_t bounded_draw(std::mt19937_64& rng, uint64_t bound) {
@@ -51,10 +103,18 @@ Dataset gather(const Dataset& from, const std::vector<int64_t>& idx, int64_t beg
   out.features.resize(count * numel);
   out.target_width = from.target_width;
   const auto width = static_cast<size_t>(from.target_width);
+  const bool has_labels = !from.labels.empty();
   if (from.has_targets()) {
     out.targets.resize(count * width);
-  } else {
+  } else if (has_labels) {
     out.labels.resize(count);
+  }
+  for (const auto& f : from.fields) {
+    RaggedField copy;
+    copy.name = f.name;
+    copy.type = f.type;
+    copy.width = f.width;
+    out.fields.push_back(std::move(copy));
   }
   for (size_t row = 0; row < count; ++row) {
     const int64_t src = idx[static_cast<size_t>(begin) + row];
@@ -67,9 +127,10 @@ Dataset gather(const Dataset& from, const std::vector<int64_t>& idx, int64_t beg
     if (from.has_targets()) {
       std::memcpy(out.targets.data() + row * width, from.targets.data() + static_cast<size_t>(src) * width,
                   width * sizeof(float));
-    } else {
+    } else if (has_labels) {
       out.labels[row] = from.labels[static_cast<size_t>(src)];
     }
+    for (size_t k = 0; k < from.fields.size(); ++k) append_example(from.fields[k], src, out.fields[k]);
   }
   return out;
 }

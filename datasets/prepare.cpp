@@ -209,29 +209,14 @@ Result<Loaded> load_sources(const PrepareOptions& o, const std::function<void(co
   return l;
 }
 
-void keep_first(Dataset& d, int64_t n) {
-  if (d.has_targets()) {
-    d.targets.resize(static_cast<size_t>(n * d.target_width));
-  } else {
-    d.labels.resize(static_cast<size_t>(n));
-  }
-  d.features.resize(static_cast<size_t>(n * d.sample_numel()));
-  d.features.shrink_to_fit();
+// Examples [begin, end) of `d`, every field with them.
+Dataset rows(const Dataset& d, int64_t begin, int64_t end) {
+  std::vector<int64_t> in_order(static_cast<size_t>(end - begin));
+  for (size_t i = 0; i < in_order.size(); ++i) in_order[i] = begin + static_cast<int64_t>(i);
+  return gather(d, in_order, 0, end - begin);
 }
 
-Dataset rows(const Dataset& d, int64_t begin, int64_t end) {
-  Dataset out;
-  out.sample_shape = d.sample_shape;
-  const int64_t numel = d.sample_numel();
-  out.features.assign(d.features.begin() + begin * numel, d.features.begin() + end * numel);
-  if (d.has_targets()) {
-    out.target_width = d.target_width;
-    out.targets.assign(d.targets.begin() + begin * d.target_width, d.targets.begin() + end * d.target_width);
-  } else {
-    out.labels.assign(d.labels.begin() + begin, d.labels.begin() + end);
-  }
-  return out;
-}
+void keep_first(Dataset& d, int64_t n) { d = rows(d, 0, n); }
 
 // Regression targets get the features' treatment: statistics from the training part only, applied to all.
 void standardize_targets(Dataset& train, Dataset& validation, Dataset& test, Manifest& m) {

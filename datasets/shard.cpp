@@ -31,7 +31,12 @@ constexpr char kMagic[8] = {'C', 'R', 'B', 'S', 'H', 'R', 'D', '1'};
 constexpr uint32_t kFormatVersion = 1;
 // Version 2 (regression and multilabel, datasets/shard.hpp): float targets instead of class labels.
 constexpr uint32_t kTargetsFormatVersion = 2;
+// Version 3 (structured examples, datasets/shard.hpp): ragged fields after the labels, which are optional.
+constexpr uint32_t kFieldsFormatVersion = 3;
 constexpr uint32_t kMaxRank = 8;
+constexpr uint32_t kMaxFields = 64, kMaxFieldName = 256;
+// Version 3's label word: no labels at all (the fields are the targets).
+constexpr int64_t kNoLabels = -1;
 
 // Printable rendering of a magic that is not ours, for the error message.
 std::string printable(const char* bytes, size_t n) {
@@ -55,11 +60,68 @@ class Cursor {
     return true;
   }
   size_t position() const { return pos_; }
+  // Only after checking that n bytes are left.
+  void skip(size_t n) { pos_ += n; }
 
  private:
   std::string_view bytes_;
   size_t pos_ = 0;
 };
+
+// A field's sizes must agree with the dataset's, or a reader would take one example's items for another's.
+Status check_fields(const std::string& path, const Dataset& data) {
+  for (const auto& f : data.fields) {
+    const auto bad = [&](const std::string& what) {
+      return Status::invalid_argument(fmt::format("{}: field '{}' {}", path, f.name, what));
+    };
+    if (f.name.empty() || f.name.size() > kMaxFieldName) return bad("has no name or one that is too long");
+    if (f.examples() != data.size())
+      return bad(fmt::format("has {} examples, the dataset {}", f.examples(), data.size()));
+    if (f.width < 1 || (f.type == FieldType::text && f.width != 1)) return bad(fmt::format("has width {}", f.width));
+    if (f.offsets.front() != 0) return bad("has offsets that do not start at 0");
+    for (size_t i = 1; i < f.offsets.size(); ++i)
+      if (f.offsets[i] < f.offsets[i - 1]) return bad("has decreasing offsets");
+    const auto values = static_cast<size_t>(f.items() * f.width);
+    const size_t held = f.type == FieldType::int64     ? f.ints.size()
+                        : f.type == FieldType::float32 ? f.floats.size()
+                                                       : f.texts.size();
+    if (held != values) return bad(fmt::format("holds {} values for {} items of width {}", held, f.items(), f.width));
+  }
+  if (data.fields.size() > kMaxFields) {
+    return Status::invalid_argument(fmt::format("{}: {} fields, at most {}", path, data.fields.size(), kMaxFields));
+  }
+  return Status::ok_status();
+}
+
+// Version 3's tail: uint32 field count, then per field uint32 name length, the name, uint32 type, int64 width,
+// int64 offsets[count + 1] and the values (int64 or float32 items * width; text: uint32 length + bytes each).
+std::string encode_fields(const std::vector<RaggedField>& fields) {
+  std::string out;
+  auto append = [&out](const auto& value) { out.append(reinterpret_cast<const char*>(&value), sizeof(value)); };
+  append(static_cast<uint32_t>(fields.size()));
+  for (const auto& f : fields) {
+    append(static_cast<uint32_t>(f.name.size()));
+    out += f.name;
+    append(static_cast<uint32_t>(f.type));
+    append(f.width);
+    out.append(reinterpret_cast<const char*>(f.offsets.data()), f.offsets.size() * sizeof(int64_t));
+    switch (f.type) {
+      case FieldType::int64:
+        out.append(reinterpret_cast<const char*>(f.ints.data()), f.ints.size() * sizeof(int64_t));
+        break;
+      case FieldType::float32:
+        out.append(reinterpret_cast<const char*>(f.floats.data()), f.floats.size() * sizeof(float));
+        break;
+      case FieldType::text:
+        for (const auto& text : f.texts) {
+          append(static_cast<uint32_t>(text.size()));
+          out += text;
+        }
+        break;
+    }
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -75,12 +137,18 @@ Result<ShardInfo> write_shard(const std::string& path, const Dataset& data) {
     return Status::invalid_argument(fmt::format("{}: dataset has {} target values, not a multiple of {}", path,
                                                 data.targets.size(), data.target_width));
   }
-  // Class labels keep version 1, byte for byte as before targets existed.
-  append(data.has_targets() ? kTargetsFormatVersion : kFormatVersion);
+  if (Status s = check_fields(path, data); !s.ok()) return s;
+  // Class labels keep version 1, byte for byte as before targets existed; fields need version 3.
+  const bool with_fields = !data.fields.empty();
+  append(with_fields ? kFieldsFormatVersion : data.has_targets() ? kTargetsFormatVersion : kFormatVersion);
   append(static_cast<uint32_t>(data.sample_shape.size()));
   for (int64_t dim : data.sample_shape) append(dim);
   append(data.size());
-  if (data.has_targets()) append(data.target_width);
+  if (with_fields) {
+    append(data.has_targets() ? data.target_width : data.labels.empty() ? kNoLabels : int64_t{0});
+  } else if (data.has_targets()) {
+    append(data.target_width);
+  }
 
   AtomicFileWriter writer(path);
   if (Status s = writer.open(); !s.ok()) return s;
@@ -95,6 +163,10 @@ Result<ShardInfo> write_shard(const std::string& path, const Dataset& data) {
     if (Status s = put(data.targets.data(), data.targets.size() * sizeof(float)); !s.ok()) return s;
   } else if (Status s = put(data.labels.data(), data.labels.size() * sizeof(int64_t)); !s.ok()) {
     return s;
+  }
+  if (with_fields) {
+    const std::string tail = encode_fields(data.fields);
+    if (Status s = put(tail.data(), tail.size()); !s.ok()) return s;
   }
   const size_t bytes = writer.bytes_written();
   if (Status s = writer.commit(); !s.ok()) return s;
@@ -115,6 +187,9 @@ struct ShardLayout {
   int64_t count = 0;
   size_t features_offset = 0, labels_offset = 0;  // labels_offset: where the labels or the targets start
   int64_t target_width = 0;                       // version 2: float targets per example; 0 = class labels
+  bool has_labels = true;                         // version 3 may hold neither labels nor targets
+  size_t fields_offset = 0;                       // version 3: where the fields start
+  bool has_fields = false;
 };
 
 Status checksum_matches(const std::string& path, std::string_view file, const std::string& expected_checksum) {
@@ -142,10 +217,10 @@ Result<ShardLayout> parse_layout(const std::string& path, std::string_view file)
   for (size_t i = 0; i < sizeof(kMagic); ++i) cursor.read(magic[i]);
   uint32_t version = 0, rank = 0;
   if (!cursor.read(version) || !cursor.read(rank)) return truncated("header");
-  if (version != kFormatVersion && version != kTargetsFormatVersion) {
+  if (version != kFormatVersion && version != kTargetsFormatVersion && version != kFieldsFormatVersion) {
     return Status::invalid_argument(
-        fmt::format("{}: shard format version {} is not supported (this build reads {} and {})", path, version,
-                    kFormatVersion, kTargetsFormatVersion));
+        fmt::format("{}: shard format version {} is not supported (this build reads {} to {})", path, version,
+                    kFormatVersion, kFieldsFormatVersion));
   }
   if (rank > kMaxRank)
     return Status::corruption(fmt::format("{}: corrupt header: sample rank {} exceeds {}", path, rank, kMaxRank));
@@ -159,12 +234,16 @@ Result<ShardLayout> parse_layout(const std::string& path, std::string_view file)
   if (!cursor.read(count)) return truncated("header");
   if (count < 0) return Status::corruption(fmt::format("{}: corrupt header: negative example count {}", path, count));
   int64_t target_width = 0;
-  if (version == kTargetsFormatVersion) {
+  if (version == kTargetsFormatVersion || version == kFieldsFormatVersion) {
     if (!cursor.read(target_width)) return truncated("header");
-    if (target_width <= 0 || target_width > 1'000'000) {
+    const bool allowed = version == kFieldsFormatVersion ? target_width >= kNoLabels : target_width > 0;
+    if (!allowed || target_width > 1'000'000) {
       return Status::corruption(fmt::format("{}: corrupt header: target width {}", path, target_width));
     }
   }
+  layout.has_fields = version == kFieldsFormatVersion;
+  layout.has_labels = target_width != kNoLabels;
+  if (!layout.has_labels) target_width = 0;
 
   // Every size is checked against the file length before it is multiplied, so a corrupt header cannot
   // overflow its way past the length check.
@@ -182,15 +261,16 @@ Result<ShardLayout> parse_layout(const std::string& path, std::string_view file)
     if (!numel_exceeds_file) numel *= d;
   }
   const auto n = static_cast<uint64_t>(count);
-  const uint64_t per_example =
-      numel * sizeof(float) +
-      (target_width > 0 ? static_cast<uint64_t>(target_width) * sizeof(float) : sizeof(int64_t));
-  const bool fits = n == 0 || (!numel_exceeds_file && n <= available / per_example);
+  const uint64_t label_bytes = !layout.has_labels ? 0
+                               : target_width > 0 ? static_cast<uint64_t>(target_width) * sizeof(float)
+                                                  : sizeof(int64_t);
+  const uint64_t per_example = numel * sizeof(float) + label_bytes;
+  const bool fits = n == 0 || (!numel_exceeds_file && (per_example == 0 || n <= available / per_example));
   if (!fits) {
     return Status::corruption(
         fmt::format("{}: truncated: {} examples need more than the {} bytes in the file", path, count, file_size));
   }
-  if (n * per_example < available) {
+  if (n * per_example < available && !layout.has_fields) {
     return Status::corruption(fmt::format("{}: corrupt: {} unexpected bytes after the {} examples", path,
                                           available - n * per_example, count));
   }
@@ -198,12 +278,78 @@ Result<ShardLayout> parse_layout(const std::string& path, std::string_view file)
   layout.features_offset = cursor.position();
   layout.labels_offset = layout.features_offset + static_cast<size_t>(n * numel) * sizeof(float);
   layout.target_width = target_width;
+  layout.fields_offset = layout.labels_offset + static_cast<size_t>(n * label_bytes);
   return layout;
+}
+
+// Version 3's fields, copied out of the verified file image; every size is checked against what is left
+// before it is used.
+Result<std::vector<RaggedField>> parse_fields(const std::string& path, std::string_view file,
+                                              const ShardLayout& layout) {
+  const std::string_view tail = file.substr(layout.fields_offset);
+  Cursor cursor(tail);
+  auto corrupt = [&](const std::string& what) {
+    return Status::corruption(fmt::format("{}: corrupt fields: {}", path, what));
+  };
+  auto left = [&]() { return static_cast<uint64_t>(tail.size() - cursor.position()); };
+  uint32_t field_count = 0;
+  if (!cursor.read(field_count)) return corrupt("the field count is missing");
+  if (field_count > kMaxFields) return corrupt(fmt::format("{} fields, at most {}", field_count, kMaxFields));
+  const auto n = static_cast<uint64_t>(layout.count);
+  std::vector<RaggedField> fields(field_count);
+  for (auto& f : fields) {
+    uint32_t name_size = 0, type = 0;
+    if (!cursor.read(name_size) || name_size == 0 || name_size > kMaxFieldName || left() < name_size)
+      return corrupt("a field name is missing or too long");
+    f.name.assign(tail.data() + cursor.position(), name_size);
+    cursor.skip(name_size);
+    if (!cursor.read(type) || type > static_cast<uint32_t>(FieldType::text))
+      return corrupt(fmt::format("field '{}' has an unknown type", f.name));
+    f.type = static_cast<FieldType>(type);
+    if (!cursor.read(f.width) || f.width < 1 || f.width > 1'000'000 || (f.type == FieldType::text && f.width != 1))
+      return corrupt(fmt::format("field '{}' has a bad width", f.name));
+    if (left() / sizeof(int64_t) < n + 1) return corrupt(fmt::format("field '{}' ends inside its offsets", f.name));
+    f.offsets.resize(static_cast<size_t>(n + 1));
+    for (auto& offset : f.offsets) cursor.read(offset);
+    if (f.offsets.front() != 0) return corrupt(fmt::format("field '{}' offsets do not start at 0", f.name));
+    for (size_t i = 1; i < f.offsets.size(); ++i)
+      if (f.offsets[i] < f.offsets[i - 1]) return corrupt(fmt::format("field '{}' has decreasing offsets", f.name));
+    const auto items = static_cast<uint64_t>(f.offsets.back());
+    const auto width = static_cast<uint64_t>(f.width);
+    const size_t value_size = f.type == FieldType::float32 ? sizeof(float) : sizeof(int64_t);
+    if (f.type != FieldType::text) {
+      if (items > left() / value_size / width) return corrupt(fmt::format("field '{}' ends inside its values", f.name));
+      const auto values = static_cast<size_t>(items * width);
+      void* into = nullptr;
+      if (f.type == FieldType::int64) {
+        f.ints.resize(values);
+        into = f.ints.data();
+      } else {
+        f.floats.resize(values);
+        into = f.floats.data();
+      }
+      std::memcpy(into, tail.data() + cursor.position(), values * value_size);
+      cursor.skip(values * value_size);
+      continue;
+    }
+    if (items > left() / sizeof(uint32_t)) return corrupt(fmt::format("field '{}' ends inside its texts", f.name));
+    f.texts.resize(static_cast<size_t>(items));
+    for (auto& text : f.texts) {
+      uint32_t size = 0;
+      if (!cursor.read(size) || left() < size) return corrupt(fmt::format("field '{}' ends inside a text", f.name));
+      text.assign(tail.data() + cursor.position(), size);
+      cursor.skip(size);
+    }
+  }
+  if (left() != 0) return corrupt(fmt::format("{} unexpected bytes after the last field", left()));
+  if (fields.empty() && !layout.has_labels) return corrupt("neither labels nor fields");
+  return fields;
 }
 
 // Class labels (version 1) or float targets (version 2), whichever the shard holds; both lie after the
 // features, at labels_offset.
 void copy_labels(Dataset& data, std::string_view file, const ShardLayout& layout) {
+  if (!layout.has_labels) return;
   if (layout.target_width > 0) {
     data.target_width = layout.target_width;
     data.targets.resize(static_cast<size_t>(layout.count) * static_cast<size_t>(layout.target_width));
@@ -293,6 +439,11 @@ Result<Dataset> map_shard(const std::string& path, const std::string& expected_c
   Dataset data;
   data.sample_shape = layout->sample_shape;
   copy_labels(data, file, *layout);  // labels or targets: small, and not always aligned in the file: copied
+  if (layout->has_fields) {
+    auto fields = parse_fields(path, file, *layout);
+    if (!fields) return fields.status();
+    data.fields = std::move(*fields);
+  }
   // Features start after a header of 24 + 8 * rank bytes (8 more with targets): aligned for floats.
   data.mapped_features = reinterpret_cast<const float*>(file.data() + layout->features_offset);
   data.feature_storage = std::move(*mapped);

@@ -13,6 +13,14 @@
 // Version 2 (regression and multilabel targets) adds `int64 target_width` after count and holds
 //   float32  targets[count * target_width]
 // instead of the labels.
+// Version 3 (structured examples: captions, boxes, token windows) has the int64 label word of version 2
+// (-1: no labels, 0: class labels, > 0: the target width), then the features, the labels or targets if
+// any, and the ragged fields (datasets/dataset.hpp RaggedField):
+//   uint32   field count
+//   per field: uint32 name length, name, uint32 type (0 int64, 1 float32, 2 text), int64 width,
+//              int64 offsets[count + 1], then the values: items * width int64 or float32, or per text
+//              item a uint32 length and its bytes
+// A dataset without fields is written as version 1 or 2, byte for byte as before fields existed.
 
 #include <cstdint>
 #include <string>
