@@ -64,8 +64,11 @@ Status check_source_data(const SourceData& data) {
 }  // namespace
 
 namespace {
-constexpr std::array<EnumName<BuiltinSource>, 3> kBuiltinSourceNames = {
-    {{BuiltinSource::idx, "idx"}, {BuiltinSource::csv, "csv"}, {BuiltinSource::images, "images"}}};
+constexpr std::array<EnumName<BuiltinSource>, 5> kBuiltinSourceNames = {{{BuiltinSource::idx, "idx"},
+                                                                         {BuiltinSource::csv, "csv"},
+                                                                         {BuiltinSource::images, "images"},
+                                                                         {BuiltinSource::coco, "coco"},
+                                                                         {BuiltinSource::text, "text"}}};
 }  // namespace
 
 const std::vector<std::string>& builtin_dataset_sources() {

@@ -40,15 +40,17 @@ bool unregister_dataset_source(const std::string& name);
 // Names of the registered sources, sorted (the built-ins are not listed).
 std::vector<std::string> registered_dataset_sources();
 
-// The built-in sources, "idx", "csv" and "images".
+// The built-in sources, "idx", "csv", "images", "coco" and "text".
 const std::vector<std::string>& builtin_dataset_sources();
 
 // The built-in sources as a kind. A spec and PrepareOptions keep the source's
 // name (a registered source is only a name); code that branches on a built-in
 // one parses the name once with parse_builtin_source.
-enum class BuiltinSource { idx, csv, images };
+// coco: a COCO-format captions or instances file with its images (datasets/coco.hpp); text: plain text cut
+// into token windows (datasets/text_source.hpp).
+enum class BuiltinSource { idx, csv, images, coco, text };
 std::string to_string(BuiltinSource source);
-// "idx" | "csv" | "images"; nullopt for any other name (a registered or unknown source).
+// "idx" | "csv" | "images" | "coco" | "text"; nullopt for any other name (a registered or unknown source).
 std::optional<BuiltinSource> parse_builtin_source(const std::string& name);
 
 // True for a built-in or registered source name.

@@ -337,4 +337,15 @@ Result<Dataset> decode_image_files(const std::vector<std::string>& files, const 
   return d;
 }
 
+Result<ImageSize> image_file_size(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return Status::not_found(fmt::format("{}: no such image file", path));
+  int w = 0, h = 0, comp = 0;
+  if (!stbi_info(path.c_str(), &w, &h, &comp)) {
+    const char* why = stbi_failure_reason();
+    return Status::corruption(fmt::format("{}: cannot decode the image: {}", path, why ? why : "unknown reason"));
+  }
+  return ImageSize{h, w};
+}
+
 }  // namespace cerebro::datasets

@@ -68,4 +68,12 @@ Result<std::vector<std::string>> list_image_folder(const std::string& dir);
 Result<Dataset> decode_image_files(const std::vector<std::string>& files, const ImageOptions& options,
                                    const std::string& wrong_size_advice);
 
+struct ImageSize {
+  int64_t height = 0, width = 0;
+};
+
+// An image file's own size, read from its header without decoding the pixels. A missing file is not_found,
+// one stb cannot read is corruption; both name the file.
+Result<ImageSize> image_file_size(const std::string& path);
+
 }  // namespace cerebro::datasets

@@ -120,6 +120,9 @@ Status check_consistency(const Manifest& m, Reader& reader) {
   check_name(m.validation, "validation");
   check_name(m.test, "test");
   if (m.num_classes <= 0) reader.fail(fmt::format("num_classes {} must be positive", m.num_classes));
+  if (!m.category_ids.empty() && static_cast<int64_t>(m.category_ids.size()) != m.num_classes) {
+    reader.fail(fmt::format("category_ids has {} ids for {} classes", m.category_ids.size(), m.num_classes));
+  }
   if (m.target_mean.size() != m.target_stddev.size() ||
       (m.task == TaskKind::regression && static_cast<int64_t>(m.target_mean.size()) != m.num_classes)) {
     reader.fail(fmt::format("targets has {} means and {} stddevs for {} regression targets", m.target_mean.size(),
@@ -142,6 +145,8 @@ Status write_manifest(const std::string& dir, const Manifest& m) {
   doc["class_names"] = m.class_names;
   doc["task"] = to_string(m.task);
   if (!m.feature_names.empty()) doc["feature_names"] = m.feature_names;
+  if (!m.tokenizer.is_null()) doc["tokenizer"] = m.tokenizer;
+  if (!m.category_ids.empty()) doc["category_ids"] = m.category_ids;
   if (parse_builtin_source(m.source) == BuiltinSource::images) doc["images"] = {{"resize", m.images_resized}};
   if (!m.target_mean.empty()) doc["targets"] = {{"mean", m.target_mean}, {"stddev", m.target_stddev}};
   doc["normalization"] = {
@@ -186,10 +191,12 @@ Result<Manifest> read_manifest(const std::string& dir) {
     if (auto kind = parse_task_kind(task)) {
       m.task = *kind;
     } else if (r.error().ok()) {
-      r.fail("task '" + task + "' is not classification, regression or multilabel");
+      r.fail(fmt::format("task '{}' is not {}", task, fmt::join(task_kind_names(), ", ")));
     }
   }
   if (doc.is_object() && doc.contains("feature_names")) r.get(doc, "feature_names", m.feature_names);
+  if (doc.is_object() && doc.contains("tokenizer")) m.tokenizer = doc["tokenizer"];
+  if (doc.is_object() && doc.contains("category_ids")) r.get(doc, "category_ids", m.category_ids);
   if (doc.is_object() && doc.contains("images")) r.get(doc["images"], "resize", m.images_resized, "images");
   if (doc.is_object() && doc.contains("targets")) {
     r.get(doc["targets"], "mean", m.target_mean, "targets");

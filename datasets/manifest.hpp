@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "datasets/normalization.hpp"
 #include "datasets/shard.hpp"
 #include "datasets/task_kind.hpp"
@@ -18,7 +20,7 @@ inline constexpr int kManifestFormatVersion = 1;
 
 struct Manifest {
   int format_version = kManifestFormatVersion;
-  std::string source;               // "idx" | "csv"
+  std::string source;               // a built-in source's name or a registered one
   std::vector<std::string> inputs;  // the source files read
   uint64_t seed = 0;
   int64_t train_examples = 0;  // in partitions (after the validation split)
@@ -33,6 +35,13 @@ struct Manifest {
   // images: whether images of another size were resized to sample_shape (predict does the same); absent in
   // manifests of other sources and of older builds (cache format < 3).
   bool images_resized = true;
+  // Captioning and language modelling: the tokenizer the shards' tokens come from (datasets/tokenizer.hpp
+  // Tokenizer::to_json), so predict and the REPL turn tokens back into text; null for the other tasks.
+  // num_classes is then its vocabulary's size.
+  nlohmann::json tokenizer;
+  // Detection: the COCO category id of each class index (class_names holds their names), for results
+  // files in COCO's ids; empty for the other tasks.
+  std::vector<int64_t> category_ids;
   std::string normalization_mode;  // "none" | "global" | "per_feature"
   Normalization normalization;
   std::vector<ShardInfo> partitions;  // part-0000.bin ...

@@ -31,16 +31,18 @@ struct Loaded {
   bool has_test = false;
   std::vector<std::string> class_names, inputs;
   std::vector<std::string> feature_names;  // csv
+  std::vector<int64_t> category_ids;       // coco instances
 };
 
 Status validate(const PrepareOptions& o, const std::string& out_dir) {
   if (!is_known_dataset_source(o.source)) {
     auto registered = registered_dataset_sources();
     if (registered.empty())
-      return Status::invalid_argument("source '" + o.source + "' is not supported, expected idx, csv or images");
-    return Status::invalid_argument(
-        fmt::format("source '{}' is not supported, expected idx, csv, images or a registered source ({})", o.source,
-                    fmt::join(registered, ", ")));
+      return Status::invalid_argument(fmt::format("source '{}' is not supported, expected {}", o.source,
+                                                  fmt::join(builtin_dataset_sources(), ", ")));
+    return Status::invalid_argument(fmt::format("source '{}' is not supported, expected {} or a registered source ({})",
+                                                o.source, fmt::join(builtin_dataset_sources(), ", "),
+                                                fmt::join(registered, ", ")));
   }
   const auto builtin = parse_builtin_source(o.source);
   if (builtin == BuiltinSource::idx &&
@@ -56,6 +58,24 @@ Status validate(const PrepareOptions& o, const std::string& out_dir) {
   }
   if (builtin == BuiltinSource::images && o.images.path.empty()) {
     return Status::invalid_argument("source images needs a path (a folder tree or a CSV manifest)");
+  }
+  if (builtin == BuiltinSource::coco && (o.coco.path.empty() || o.coco.annotations.empty())) {
+    return Status::invalid_argument("source coco needs a path (the dataset's folder) and an annotations file");
+  }
+  if (builtin == BuiltinSource::text && o.text.path.empty()) {
+    return Status::invalid_argument("source text needs a path (a plain-text file or a folder of them)");
+  }
+  const bool coco_task = o.task == TaskKind::captioning || o.task == TaskKind::detection;
+  if ((builtin == BuiltinSource::coco) != coco_task && builtin.has_value()) {
+    return Status::invalid_argument(
+        fmt::format("source {} and task {} do not go together: tasks captioning and "
+                    "detection read source coco, which holds nothing else",
+                    o.source, to_string(o.task)));
+  }
+  if ((builtin == BuiltinSource::text) != (o.task == TaskKind::language_model) && builtin.has_value()) {
+    return Status::invalid_argument(fmt::format(
+        "source {} and task {} do not go together: task language_model reads source text, which holds nothing else",
+        o.source, to_string(o.task)));
   }
   auto in_range = [](double f) { return f >= 0.0 && f < 1.0; };  // also false for NaN
   if (!in_range(o.validation_fraction)) {
@@ -152,10 +172,41 @@ Result<Loaded> load_images(const PrepareOptions& o, const std::function<void(con
   return l;
 }
 
+// A COCO-format captions or instances file: one example per image, its captions or boxes in fields.
+Result<Loaded> load_coco_source(const PrepareOptions& o, const std::function<void(const std::string&)>& say) {
+  auto coco = load_coco(o.coco, say);
+  if (!coco) return coco.status();
+  const bool captions = coco->kind == CocoKind::captions;
+  if (captions != (o.task == TaskKind::captioning)) {
+    return Status::invalid_argument(fmt::format("{}: holds {}, but task {} needs {}", o.coco.annotations,
+                                                captions ? "captions" : "boxes (instances)", to_string(o.task),
+                                                o.task == TaskKind::captioning ? "captions" : "boxes"));
+  }
+  Loaded l;
+  l.train = std::move(coco->data);
+  l.class_names = std::move(coco->category_names);
+  l.category_ids = std::move(coco->category_ids);
+  l.inputs = {o.coco.annotations};
+  return l;
+}
+
+Result<Loaded> load_text(const PrepareOptions& o, const std::function<void(const std::string&)>& say) {
+  TextSourceOptions text = o.text;
+  text.tokenizer = o.tokenizer.kind;
+  auto windows = load_text_source(text, say);
+  if (!windows) return windows.status();
+  Loaded l;
+  l.train = std::move(*windows);
+  l.inputs = {o.text.path};
+  return l;
+}
+
 Result<Loaded> load_sources(const PrepareOptions& o, const std::function<void(const std::string&)>& say) {
   const auto builtin = parse_builtin_source(o.source);
   if (!builtin) return load_registered(o.source);
   if (*builtin == BuiltinSource::images) return load_images(o, say);
+  if (*builtin == BuiltinSource::coco) return load_coco_source(o, say);
+  if (*builtin == BuiltinSource::text) return load_text(o, say);
   Loaded l;
   if (*builtin == BuiltinSource::idx) {
     auto train = load_idx(o.train_images, o.train_labels);
@@ -322,6 +373,21 @@ Result<Manifest> prepare(const PrepareOptions& options, const std::string& out_d
   say(fmt::format("shuffled with seed {}: {} training, {} validation, {} test examples", options.seed, n_train,
                   n_validation, l.test.size()));
 
+  // Text becomes tokens with a vocabulary of the training split only: a word that only validation or test
+  // examples use is unknown to the model, as it would be on new data.
+  nlohmann::json tokenizer_json;
+  int64_t vocabulary = 0;
+  const bool has_text = std::any_of(train.fields.begin(), train.fields.end(),
+                                    [](const RaggedField& f) { return f.type == FieldType::text; });
+  if (has_text) {
+    auto tokenizer = tokenize_splits(train, validation, l.test, options.tokenizer);
+    if (!tokenizer) return tokenizer.status();
+    tokenizer_json = tokenizer->to_json();
+    vocabulary = tokenizer->size();
+    say(fmt::format("tokenized with a {} vocabulary of {} tokens from the training split", to_string(tokenizer->kind()),
+                    vocabulary));
+  }
+
   int64_t max_label = -1;
   for (const Dataset* d : {&train, &validation, &l.test}) {
     for (int64_t label : d->labels) {
@@ -348,6 +414,9 @@ Result<Manifest> prepare(const PrepareOptions& options, const std::string& out_d
   m.sample_shape = train.sample_shape;
   m.num_classes = std::max<int64_t>(max_label + 1, static_cast<int64_t>(l.class_names.size()));
   m.class_names = l.class_names;
+  m.category_ids = l.category_ids;
+  m.tokenizer = std::move(tokenizer_json);
+  if (vocabulary > 0) m.num_classes = vocabulary;  // the outputs of a model of these tokens
   m.normalization_mode = to_string(options.normalization);
   m.normalization = compute_normalization(train, options.normalization);
   // Statistics of the training part's own shape: they fit each part.
@@ -415,7 +484,9 @@ Result<Dataset> load_shard(const std::string& dir, const Manifest& manifest, con
     return Status::corruption(fmt::format("{}: sample shape [{}] differs from the manifest's [{}]", path,
                                           fmt::join(data->sample_shape, ","), fmt::join(manifest.sample_shape, ",")));
   }
-  const int64_t width = manifest.task == TaskKind::classification ? 0 : manifest.num_classes;
+  // Class labels and the structured tasks' fields have no target row; regression and multilabel one each.
+  const bool target_rows = manifest.task == TaskKind::regression || manifest.task == TaskKind::multilabel;
+  const int64_t width = target_rows ? manifest.num_classes : 0;
   if (data->target_width != width) {
     return Status::corruption(fmt::format("{}: holds {} targets per example, the manifest's {} task has {}", path,
                                           data->target_width, to_string(manifest.task), width));

@@ -7,23 +7,29 @@
 #include <string>
 #include <vector>
 
+#include "datasets/coco.hpp"
 #include "datasets/dataset.hpp"
 #include "datasets/images.hpp"
 #include "datasets/manifest.hpp"
 #include "datasets/normalization.hpp"
+#include "datasets/text_source.hpp"
+#include "datasets/tokenizer.hpp"
 #include "runtime/base/status.hpp"
 
 namespace cerebro::datasets {
 
 struct PrepareOptions {
-  std::string source;                                                // "idx" | "csv" | "images" | registered
+  std::string source;  // "idx" | "csv" | "images" | "coco" | "text" | registered
   std::string train_images, train_labels, test_images, test_labels;  // idx
   std::string train_csv, test_csv, label_column;                     // csv; test_csv may be empty
   // What the labels are (datasets/task_kind.hpp). Regression may name several target columns in
   // label_columns (then label_column is ignored); csv only, or a registered source that returns targets.
   TaskKind task = TaskKind::classification;
   std::vector<std::string> label_columns;
-  ImageOptions images;               // images
+  ImageOptions images;               // images; coco: how its images are decoded (images.path unused)
+  CocoOptions coco;                  // coco: the folder, annotations file, image root and how its images are decoded
+  TextSourceOptions text;            // text: the file or folder and the window (text.tokenizer is set from `tokenizer`)
+  TokenizerOptions tokenizer;        // coco captions and text: built from the training split only
   double validation_fraction = 0.1;  // of the (limited) training set, in [0, 1)
   double test_fraction =
       0.1;             // csv without test_csv, images without test/: carved off BEFORE the validation split, in [0, 1)

@@ -25,7 +25,8 @@ using nlohmann::json;
 namespace {
 
 // Bump when the key document or the entry layout changes: old entries then simply stop matching.
-constexpr int kCacheFormat = 3;  // 2: the task and the label columns; 3: the manifest says whether images were resized
+// 2: the task and the label columns; 3: the manifest says whether images were resized; 4: coco and text
+constexpr int kCacheFormat = 4;
 constexpr const char* kTempPrefix = ".tmp-";
 constexpr const char* kTrashPrefix = ".trash-";
 
@@ -35,6 +36,20 @@ Result<json> input_entry(const std::string& role, const std::string& path) {
   auto sum = file_checksum(path);
   if (!sum) return sum.status();
   return json{{"role", role}, {"bytes", static_cast<int64_t>(fs::file_size(path, ec))}, {"checksum", *sum}};
+}
+
+// Every regular file at or below `path`, sorted: what a coco image root or a text folder may read.
+Result<std::vector<std::string>> files_under(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_regular_file(path, ec)) return std::vector<std::string>{path};
+  if (!fs::is_directory(path, ec)) return Status::not_found(path + ": no such file or folder");
+  std::vector<std::string> out;
+  for (fs::recursive_directory_iterator it(path, fs::directory_options::follow_directory_symlink, ec), end;
+       !ec && it != end; it.increment(ec))
+    if (it->is_regular_file(ec)) out.push_back(it->path().string());
+  if (ec) return Status::io_error(fmt::format("cannot list {}: {}", path, ec.message()));
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 int64_t now_unix() {
@@ -121,7 +136,22 @@ Result<json> cache_key(const PrepareOptions& o) {
     inputs.push_back(std::move(*entry));
     return Status::ok_status();
   };
-  json image = nullptr;
+  // Every file below a folder by its path relative to the folder and its content.
+  auto add_tree = [&](const std::string& root) -> Status {
+    auto files = files_under(root);
+    if (!files) return files.status();
+    for (const auto& f : *files)
+      if (Status s = add(fs::path(f).lexically_relative(root).string(), f); !s.ok()) return s;
+    return Status::ok_status();
+  };
+  auto image_options = [](const ImageOptions& i) {
+    return json{{"height", i.height},
+                {"width", i.width},
+                {"channels", i.channels},
+                {"resize", i.resize},
+                {"skip_bad", i.skip_bad}};
+  };
+  json image = nullptr, text = nullptr;
   switch (*builtin) {
     case BuiltinSource::idx:
       for (const auto& [role, path] : {std::pair{"train_images", o.train_images},
@@ -148,13 +178,29 @@ Result<json> cache_key(const PrepareOptions& o) {
       for (const auto* files : {&listing->train, &listing->test})
         for (const auto& f : *files)
           if (Status s = add(fs::path(f.path).lexically_relative(base).string(), f.path); !s.ok()) return s;
-      image = {{"height", o.images.height},
-               {"width", o.images.width},
-               {"channels", o.images.channels},
-               {"resize", o.images.resize},
-               {"skip_bad", o.images.skip_bad}};
+      image = image_options(o.images);
       break;
     }
+    case BuiltinSource::coco: {
+      // The annotations by content, and every file under the image root (images[] names some of them).
+      const fs::path base(o.coco.path), annotations(o.coco.annotations), root(o.coco.image_root);
+      const std::string annotations_file = (annotations.is_absolute() ? annotations : base / annotations).string();
+      if (Status s = add("annotations", annotations_file); !s.ok()) return s;
+      const fs::path image_root = o.coco.image_root.empty() ? base : root.is_absolute() ? root : base / root;
+      if (Status s = add_tree(image_root.lexically_normal().string()); !s.ok()) return s;
+      image = image_options(o.coco.images);
+      text = {{"tokenizer", to_string(o.tokenizer.kind)},
+              {"min_count", o.tokenizer.min_count},
+              {"max_vocab", o.tokenizer.max_vocab}};
+      break;
+    }
+    case BuiltinSource::text:
+      if (Status s = add_tree(o.text.path); !s.ok()) return s;
+      text = {{"window", o.text.window},
+              {"tokenizer", to_string(o.tokenizer.kind)},
+              {"min_count", o.tokenizer.min_count},
+              {"max_vocab", o.tokenizer.max_vocab}};
+      break;
   }
   return json{{"cache_format", kCacheFormat},
               {"manifest_format", kManifestFormatVersion},
@@ -166,6 +212,7 @@ Result<json> cache_key(const PrepareOptions& o) {
               {"task", to_string(o.task)},
               {"label_columns", o.label_columns},
               {"image", std::move(image)},
+              {"text", std::move(text)},
               {"validation_fraction", o.validation_fraction},
               {"test_fraction", o.test_fraction},
               {"partitions", o.partitions},

@@ -45,15 +45,24 @@ Result<datasets::PrepareOptions> prepare_options(const ExperimentSpec& spec, int
       o.test_images = d.test_images;
       o.test_labels = d.test_labels;
     }
-  } else if (datasets::parse_builtin_source(d.source) == datasets::BuiltinSource::images) {
-    o.images.path = d.path;
+  } else if (const auto builtin = datasets::parse_builtin_source(d.source);
+             builtin == datasets::BuiltinSource::images || builtin == datasets::BuiltinSource::coco) {
+    datasets::ImageOptions& images = builtin == datasets::BuiltinSource::coco ? o.coco.images : o.images;
+    images.path = builtin == datasets::BuiltinSource::coco ? std::string() : d.path;
     if (d.image_size.size() == 2) {
-      o.images.height = d.image_size[0];
-      o.images.width = d.image_size[1];
+      images.height = d.image_size[0];
+      images.width = d.image_size[1];
     }
-    o.images.channels = d.color == ImageColor::rgb ? 3 : 1;
-    o.images.resize = d.resize;
-    o.images.skip_bad = d.skip_bad;
+    images.channels = d.color == ImageColor::rgb ? 3 : 1;
+    images.resize = d.resize;
+    images.skip_bad = d.skip_bad;
+    o.coco.path = d.path;
+    o.coco.annotations = d.annotations;
+    o.coco.image_root = d.image_root;
+  } else if (builtin == datasets::BuiltinSource::text) {
+    o.text.path = d.path;
+    o.text.window = d.window;
+    o.text.tokenizer = d.tokenizer;
   } else {
     o.train_csv = d.train;
     o.test_csv = d.test;
@@ -67,6 +76,9 @@ Result<datasets::PrepareOptions> prepare_options(const ExperimentSpec& spec, int
   o.limit = d.limit;
   o.seed = spec.seed;
   o.normalization = effective_normalization(d);
+  o.tokenizer.kind = d.tokenizer;
+  o.tokenizer.min_count = d.min_count;
+  o.tokenizer.max_vocab = d.max_vocab;
   return o;
 }
 
@@ -146,6 +158,12 @@ Status relink_cached_data(const StateStore& store, const ExperimentSpec& spec, c
 
 Result<Setup> set_up(const RunOptions& options, int workers, const fs::path& dir, const Say& say) {
   const auto& spec = options.spec;
+  // Refused before the data is prepared, so that nobody waits for an ETL whose examples nothing trains.
+  if (datasets::has_structured_targets(spec.task))
+    return Status::failed_precondition(
+        fmt::format("[experiment] task {}: no model of the zoo trains it in this build (its data prepares with "
+                    "`cerebro prepare`); docs/TASKS.md lists the tasks and their models",
+                    datasets::to_string(spec.task)));
   Setup s;
   s.workers = workers;
   s.partitions = spec.data.partitions > 0 ? spec.data.partitions : s.workers;

@@ -20,15 +20,20 @@ struct QuantityInfo {
 };
 
 // Every built-in quantity and its direction; the task table below says who computes which.
-constexpr std::array<QuantityInfo, 9> kBuiltinQuantities = {{{Quantity::accuracy, "accuracy", true},
-                                                             {Quantity::loss, "loss", false},
-                                                             {Quantity::macro_f1, "macro_f1", true},
-                                                             {Quantity::top5_accuracy, "top5_accuracy", true},
-                                                             {Quantity::mse, "mse", false},
-                                                             {Quantity::mae, "mae", false},
-                                                             {Quantity::r2, "r2", true},
-                                                             {Quantity::subset_accuracy, "subset_accuracy", true},
-                                                             {Quantity::micro_f1, "micro_f1", true}}};
+constexpr std::array<QuantityInfo, 14> kBuiltinQuantities = {{{Quantity::accuracy, "accuracy", true},
+                                                              {Quantity::loss, "loss", false},
+                                                              {Quantity::macro_f1, "macro_f1", true},
+                                                              {Quantity::top5_accuracy, "top5_accuracy", true},
+                                                              {Quantity::mse, "mse", false},
+                                                              {Quantity::mae, "mae", false},
+                                                              {Quantity::r2, "r2", true},
+                                                              {Quantity::subset_accuracy, "subset_accuracy", true},
+                                                              {Quantity::micro_f1, "micro_f1", true},
+                                                              {Quantity::token_accuracy, "token_accuracy", true},
+                                                              {Quantity::bleu4, "bleu4", true},
+                                                              {Quantity::map50, "map50", true},
+                                                              {Quantity::map, "map", true},
+                                                              {Quantity::perplexity, "perplexity", false}}};
 
 constexpr std::array<EnumName<Goal>, 2> kGoalNames = {{{Goal::maximize, "maximize"}, {Goal::minimize, "minimize"}}};
 
@@ -83,9 +88,15 @@ const std::vector<std::string>& task_quantities(datasets::TaskKind task) {
   static const std::vector<std::string> classification = {"loss", "accuracy", "macro_f1", "top5_accuracy"};
   static const std::vector<std::string> regression = {"loss", "mse", "mae", "r2"};
   static const std::vector<std::string> multilabel = {"loss", "subset_accuracy", "micro_f1"};
+  static const std::vector<std::string> captioning = {"loss", "token_accuracy", "bleu4"};
+  static const std::vector<std::string> detection = {"loss", "map50", "map"};
+  static const std::vector<std::string> language_model = {"loss", "token_accuracy", "perplexity"};
   switch (task) {
     case datasets::TaskKind::regression: return regression;
     case datasets::TaskKind::multilabel: return multilabel;
+    case datasets::TaskKind::captioning: return captioning;
+    case datasets::TaskKind::detection: return detection;
+    case datasets::TaskKind::language_model: return language_model;
     case datasets::TaskKind::classification: break;
   }
   return classification;
@@ -95,6 +106,9 @@ Metric default_metric(datasets::TaskKind task) {
   switch (task) {
     case datasets::TaskKind::regression: return *parse_metric("val_r2");
     case datasets::TaskKind::multilabel: return *parse_metric("val_micro_f1");
+    case datasets::TaskKind::captioning: return *parse_metric("val_bleu4");
+    case datasets::TaskKind::detection: return *parse_metric("val_map");
+    case datasets::TaskKind::language_model: return *parse_metric("val_perplexity");
     case datasets::TaskKind::classification: break;
   }
   return Metric::val_accuracy;

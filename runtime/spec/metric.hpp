@@ -23,7 +23,23 @@ namespace cerebro {
 
 // The quantities the tasks compute (metric.cpp's table spells them);
 // `custom` is a training template's own.
-enum class Quantity { accuracy, loss, macro_f1, top5_accuracy, mse, mae, r2, subset_accuracy, micro_f1, custom };
+enum class Quantity {
+  accuracy,
+  loss,
+  macro_f1,
+  top5_accuracy,
+  mse,
+  mae,
+  r2,
+  subset_accuracy,
+  micro_f1,
+  token_accuracy,
+  bleu4,
+  map50,
+  map,
+  perplexity,
+  custom
+};
 // The quantity a name ("accuracy", "r2") stands for; Quantity::custom for any other.
 Quantity quantity_named(const std::string& quantity);
 
@@ -68,7 +84,8 @@ std::ostream& operator<<(std::ostream& os, const Metric& metric);
 
 // The names of the built-in metrics, the default first: val_accuracy,
 // val_loss, then the other tasks' (val_macro_f1, val_top5_accuracy, val_mse,
-// val_mae, val_r2, val_subset_accuracy, val_micro_f1).
+// val_mae, val_r2, val_subset_accuracy, val_micro_f1, val_token_accuracy,
+// val_bleu4, val_map50, val_map, val_perplexity).
 const std::vector<std::string>& metric_names();
 
 inline bool higher_is_better(const Metric& metric) { return metric.higher_is_better(); }
@@ -77,8 +94,12 @@ inline bool higher_is_better(const Metric& metric) { return metric.higher_is_bet
 //   classification  loss (cross-entropy), accuracy, macro_f1, top5_accuracy (more than 5 classes)
 //   regression      loss (MSE on standardized targets), mse, mae, r2 (in the targets' units)
 //   multilabel      loss (binary cross-entropy), subset_accuracy, micro_f1
+//   captioning      loss (teacher-forced token cross-entropy), token_accuracy, bleu4 (corpus BLEU-4)
+//   detection       loss (the detector's), map50, map (COCO's AP at IoU 0.50 and over 0.50:0.95)
+//   language_model  loss (next-token cross-entropy), token_accuracy, perplexity
 const std::vector<std::string>& task_quantities(datasets::TaskKind task);
-// The metric a task ranks by when the spec names none: val_accuracy, val_r2, val_micro_f1.
+// The metric a task ranks by when the spec names none: val_accuracy, val_r2, val_micro_f1, val_bleu4,
+// val_map, val_perplexity.
 Metric default_metric(datasets::TaskKind task);
 
 // A metric read back from a stored record: its name and, for a template's

@@ -189,10 +189,13 @@ json spec_to_json(const ExperimentSpec& spec) {
 
 datasets::NormalizationMode effective_normalization(const DataSpec& data) {
   if (data.normalization) return *data.normalization;
-  // IDX holds images (one statistic for all pixels); csv and registered
-  // sources hold features of different scales.
+  // IDX, image folders and COCO hold images (one statistic for all
+  // pixels); csv and registered sources hold features of different scales;
+  // text holds tokens, no features.
   const auto builtin = datasets::parse_builtin_source(data.source);
-  const bool images = builtin == datasets::BuiltinSource::idx || builtin == datasets::BuiltinSource::images;
+  if (builtin == datasets::BuiltinSource::text) return datasets::NormalizationMode::none;  // tokens, no features
+  const bool images = builtin == datasets::BuiltinSource::idx || builtin == datasets::BuiltinSource::images ||
+                      builtin == datasets::BuiltinSource::coco;
   return images ? datasets::NormalizationMode::global : datasets::NormalizationMode::per_feature;
 }
 

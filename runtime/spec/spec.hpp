@@ -24,12 +24,14 @@ namespace cerebro {
 
 namespace datasets {
 enum class NormalizationMode;  // datasets/normalization.hpp
-}
+enum class TokenizerKind;      // datasets/tokenizer.hpp
+}  // namespace datasets
 
 struct DataSpec {
-  std::string source;  // "idx" | "csv" | "images" | a registered source name (required)
+  std::string source;  // "idx" | "csv" | "images" | "coco" | "text" | a registered source name (required)
   std::string path;    // idx: directory with the MNIST-layout files; images: a folder
-                       // tree (train/<class>/*, optional test/<class>/*) or a CSV manifest
+                       // tree (train/<class>/*, optional test/<class>/*) or a CSV manifest;
+                       // coco: the dataset's folder; text: a plain-text file or a folder of them
   std::string train_images, train_labels, test_images, test_labels;  // idx: explicit files instead of path
   std::string train, test;                                           // csv files (test optional)
   std::string label_column;                // csv: required (the first column when a list is given)
@@ -46,6 +48,16 @@ struct DataSpec {
   ImageColor color = ImageColor::grayscale;
   bool resize = true;     // false: an image of another size is an error naming it
   bool skip_bad = false;  // true: undecodable images are skipped and counted
+  // coco: the COCO-format captions or instances file and the images' folder, both relative to `path`
+  // (image_root empty: `path` itself); docs/TASKS.md
+  std::string annotations, image_root;
+  // text: tokens per window (one example); a model's context may not exceed it
+  int64_t window = 0;
+  // coco captions and text: how text becomes tokens (words, the default, or bytes), and the word
+  // vocabulary's limits, built from the training split only
+  datasets::TokenizerKind tokenizer{};
+  int64_t min_count = 1;
+  int64_t max_vocab = 10000;
   // idx and images: training-time augmentation, drawn from each unit's seed
   std::vector<Augment> augment;
   int crop_padding = 4;  // random_crop: pixels of zero padding on each side

@@ -4,6 +4,8 @@
 
 #include "datasets/dataset_source.hpp"
 #include "datasets/normalization.hpp"
+#include "datasets/task_kind.hpp"
+#include "datasets/tokenizer.hpp"
 
 namespace cerebro::spec_detail {
 
@@ -13,7 +15,7 @@ namespace {
 const std::vector<std::pair<std::string, std::vector<datasets::BuiltinSource>>>& source_specific_keys() {
   using datasets::BuiltinSource;
   static const std::vector<std::pair<std::string, std::vector<BuiltinSource>>> keys = {
-      {"path", {BuiltinSource::idx, BuiltinSource::images}},
+      {"path", {BuiltinSource::idx, BuiltinSource::images, BuiltinSource::coco, BuiltinSource::text}},
       {"train_images", {BuiltinSource::idx}},
       {"train_labels", {BuiltinSource::idx}},
       {"test_images", {BuiltinSource::idx}},
@@ -21,9 +23,15 @@ const std::vector<std::pair<std::string, std::vector<datasets::BuiltinSource>>>&
       {"train", {BuiltinSource::csv}},
       {"test", {BuiltinSource::csv}},
       {"label_column", {BuiltinSource::csv}},
-      {"image_size", {BuiltinSource::images}},
-      {"color", {BuiltinSource::images}},
-      {"resize", {BuiltinSource::images}},
+      {"image_size", {BuiltinSource::images, BuiltinSource::coco}},
+      {"color", {BuiltinSource::images, BuiltinSource::coco}},
+      {"resize", {BuiltinSource::images, BuiltinSource::coco}},
+      {"annotations", {BuiltinSource::coco}},
+      {"image_root", {BuiltinSource::coco}},
+      {"window", {BuiltinSource::text}},
+      {"tokenizer", {BuiltinSource::coco, BuiltinSource::text}},
+      {"min_count", {BuiltinSource::coco, BuiltinSource::text}},
+      {"max_vocab", {BuiltinSource::coco, BuiltinSource::text}},
       {"skip_bad", {BuiltinSource::images}},
       {"augment", {BuiltinSource::idx, BuiltinSource::images}},
       {"crop_padding", {BuiltinSource::idx, BuiltinSource::images}},
@@ -76,9 +84,18 @@ void parse_data(Section s, DataSpec& data, const std::string& base) {
   s.read_int("crop_padding", data.crop_padding, 1, 1024);
   s.read_bool("cache", data.cache);
   s.read_bool("read_ahead", data.read_ahead);
+  // Relative to the dataset's folder, not to the spec: the ETL joins them to `path`.
+  s.read_string("annotations", data.annotations);
+  s.read_string("image_root", data.image_root);
+  s.read_int("window", data.window, 2, 1'000'000);
+  s.read_kind("tokenizer", data.tokenizer, datasets::tokenizer_kind_names(), datasets::parse_tokenizer_kind);
+  s.read_int("min_count", data.min_count, 1, INT64_MAX);
+  s.read_int("max_vocab", data.max_vocab, 5, 100'000'000);
 
   if (!s.has("source")) {
-    return s.missing("source", "give source = \"idx\" (MNIST-layout files), \"csv\" or \"images\"");
+    return s.missing(
+        "source",
+        "give source = \"idx\" (MNIST-layout files), \"csv\", \"images\", \"coco\" or \"text\" (docs/TASKS.md)");
   }
   if (data.source.empty()) return;  // an invalid source, already reported
   const auto builtin = datasets::parse_builtin_source(data.source);
@@ -116,6 +133,13 @@ void parse_data(Section s, DataSpec& data, const std::string& base) {
     if (s.has("test") && s.has("test_fraction")) {
       s.report("test_fraction", "applies only when no test file is given (the test set is split from train)");
     }
+  } else if (*builtin == datasets::BuiltinSource::coco) {
+    if (!s.has("path")) s.missing("path", "give path = the dataset's folder (the annotations and images)");
+    if (!s.has("annotations"))
+      s.missing("annotations", "give annotations = a COCO captions or instances file in path, e.g. \"captions.json\"");
+  } else if (*builtin == datasets::BuiltinSource::text) {
+    if (!s.has("path")) s.missing("path", "give path = a plain-text file or a folder of them");
+    if (!s.has("window")) s.missing("window", "give window = the tokens per example, e.g. 64");
   } else if (!s.has("path")) {
     s.missing("path",
               "give path = a folder with train/<class>/ image folders, or a CSV manifest with path,label columns");
@@ -130,6 +154,30 @@ void check_task_labels(Section s, const ExperimentSpec& spec) {
                                          spec.data.label_columns.size(), datasets::to_string(spec.task)));
   }
   const auto builtin = datasets::parse_builtin_source(spec.data.source);
+  using datasets::BuiltinSource;
+  using datasets::TaskKind;
+  // The structured tasks and the sources that hold their targets go together.
+  if (builtin == BuiltinSource::coco && spec.task != TaskKind::captioning && spec.task != TaskKind::detection) {
+    s.report("source", fmt::format("coco holds captions or boxes; set [experiment] task = \"captioning\" or "
+                                   "\"detection\" (it is {})",
+                                   datasets::to_string(spec.task)));
+    return;
+  }
+  if (builtin == BuiltinSource::text && spec.task != TaskKind::language_model) {
+    s.report("source", fmt::format("text holds token windows; set [experiment] task = \"language_model\" (it is {})",
+                                   datasets::to_string(spec.task)));
+    return;
+  }
+  if (datasets::has_structured_targets(spec.task)) {
+    const BuiltinSource wanted = spec.task == TaskKind::language_model ? BuiltinSource::text : BuiltinSource::coco;
+    const bool fits = !builtin || builtin == wanted;
+    if (!fits) {
+      s.report("source", fmt::format("task {} needs source = \"{}\" (or a registered source), not {}",
+                                     datasets::to_string(spec.task),
+                                     spec.task == TaskKind::language_model ? "text" : "coco", spec.data.source));
+    }
+    return;
+  }
   if (spec.task != datasets::TaskKind::classification &&
       (builtin == datasets::BuiltinSource::idx || builtin == datasets::BuiltinSource::images)) {
     s.report("source", fmt::format("{} holds class labels; task {} needs source = \"csv\" (or a registered source)",

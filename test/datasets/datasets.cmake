@@ -8,6 +8,8 @@ cerebro_add_test(test_datasets
     ${CMAKE_CURRENT_LIST_DIR}/test_datasets_csv.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_datasets_shard.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_datasets_fields.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/test_datasets_text.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/test_datasets_coco.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_datasets_prepare.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_datasets_images.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_datasets_cache.cpp

@@ -88,10 +88,11 @@ BOOST_AUTO_TEST_CASE(normalization_modes_round_trip_through_their_names) {
 BOOST_AUTO_TEST_CASE(builtin_sources_round_trip_and_other_names_are_not_builtin) {
   BOOST_TEST((parse_builtin_source("idx") == BuiltinSource::idx));
   BOOST_TEST((parse_builtin_source("csv") == BuiltinSource::csv));
-  for (auto source : {BuiltinSource::idx, BuiltinSource::csv, BuiltinSource::images})
+  for (auto source :
+       {BuiltinSource::idx, BuiltinSource::csv, BuiltinSource::images, BuiltinSource::coco, BuiltinSource::text})
     BOOST_TEST((parse_builtin_source(to_string(source)) == source));
   // builtin_dataset_sources lists exactly the kinds' names.
-  BOOST_TEST(builtin_dataset_sources() == (std::vector<std::string>{"idx", "csv", "images"}),
+  BOOST_TEST(builtin_dataset_sources() == (std::vector<std::string>{"idx", "csv", "images", "coco", "text"}),
              boost::test_tools::per_element());
   BOOST_TEST(!parse_builtin_source("sensors").has_value());  // a registered source is only a name
   BOOST_TEST(!parse_builtin_source("IDX").has_value());

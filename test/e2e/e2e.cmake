@@ -73,3 +73,9 @@ add_test(NAME test_api_pareto
     ${PROJECT_BINARY_DIR}/test-artifacts)
 set_tests_properties(test_api_pareto PROPERTIES TIMEOUT 300 LABELS "api;e2e"
   ENVIRONMENT "CEREBRO_CACHE_DIR=${PROJECT_BINARY_DIR}/test-prepared-cache")
+# docs/TASKS.md run as written: its commands (tools/make_shapes, cerebro prepare) and spec sections, the
+# prepared captions, boxes and text windows checked, and `cerebro run` refusing the tasks no model trains.
+find_program(CEREBRO_DOCS_PYTHON python3 REQUIRED)
+add_test(NAME test_e2e_task_docs
+  COMMAND ${CEREBRO_DOCS_PYTHON} ${PROJECT_SOURCE_DIR}/test/scripts/check_task_docs.py ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR})
+set_tests_properties(test_e2e_task_docs PROPERTIES TIMEOUT 300 LABELS e2e)

@@ -140,14 +140,16 @@ BOOST_AUTO_TEST_CASE(prepare_uses_the_loaders_test_set_and_reports_loader_errors
   BOOST_TEST(contains(failed.error(), "source 'broken': no rows today"), failed.error());
   o.source = "nowhere";
   auto unknown = prepare(o, dir.file("unknown"));
-  BOOST_TEST(contains(unknown.error(), "expected idx, csv, images or a registered source (broken, feed)"),
+  BOOST_TEST(contains(unknown.error(), "expected idx, csv, images, coco, text or a registered source (broken, feed)"),
              unknown.error());
 }
 
 BOOST_AUTO_TEST_CASE(spec_accepts_registered_sources_only) {
   auto parse = [](const std::string& data) { return parse_spec_string("[data]\n" + data + kSpace, "", "s.toml"); };
   auto unknown = parse("source = \"feed\"\n");
-  BOOST_TEST(contains(unknown.error(), "source must be \"idx\", \"csv\" or \"images\", got \"feed\""), unknown.error());
+  BOOST_TEST(
+      contains(unknown.error(), "source must be \"idx\", \"csv\", \"images\", \"coco\" or \"text\", got \"feed\""),
+      unknown.error());
 
   Registered feed("feed", returning(separable(10)));
   auto spec = parse("source = \"feed\"\nlimit = 50\ntest_fraction = 0.2\n");

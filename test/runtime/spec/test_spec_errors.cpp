@@ -6,6 +6,7 @@
 #include <string>
 
 #include "datasets/normalization.hpp"
+#include "datasets/tokenizer.hpp"
 #include "runtime/spec/spec.hpp"
 
 namespace fs = std::filesystem;
@@ -89,7 +90,7 @@ BOOST_AUTO_TEST_CASE(enumerated_values_list_the_accepted_ones) {
   expect_error(kData + "[cluster]\nscheduler = \"fifo\"\n" + kSpace,
                {"[cluster] scheduler must be \"critical_path\" or \"randomized\""});
   expect_error("[data]\nsource = \"parquet\"\n" + kSpace,
-               {":2:10:", "[data] source must be \"idx\", \"csv\" or \"images\""});
+               {":2:10:", "[data] source must be \"idx\", \"csv\", \"images\", \"coco\" or \"text\""});
   expect_error("[experiment]\nname = \"a/b\"\n" + kData + kSpace, {"name must not contain '/'"});
 }
 
@@ -153,6 +154,37 @@ BOOST_AUTO_TEST_CASE(image_data_keys_are_checked_and_belong_to_their_sources) {
   expect_error(kData + "[cluster]\nmemory_mb = -1\n" + kSpace, {"[cluster] memory_mb must be an integer >= 0"});
   expect_error(kData + "[cluster]\nmodel_memory_mb = -1\n" + kSpace,
                {"[cluster] model_memory_mb must be an integer >= 0"});
+}
+
+BOOST_AUTO_TEST_CASE(structured_data_keys_are_checked_and_go_with_their_tasks) {
+  const std::string coco = "[experiment]\ntask = \"detection\"\n[data]\nsource = \"coco\"\npath = \"shapes\"\n";
+  const std::string text = "[experiment]\ntask = \"language_model\"\n[data]\nsource = \"text\"\npath = \"t.txt\"\n";
+  auto ok = parse_spec_string(coco + "annotations = \"instances.json\"\nimage_root = \"images\"\n" + kSpace, "/specs",
+                              "c.toml");
+  BOOST_REQUIRE_MESSAGE(ok.ok(), ok.error());
+  BOOST_TEST(ok->data.annotations == "instances.json");
+  BOOST_TEST(ok->data.image_root == "images");
+  BOOST_TEST(ok->data.path == "/specs/shapes");
+  auto lm =
+      parse_spec_string(text + "window = 16\ntokenizer = \"bytes\"\nmax_vocab = 50\n" + kSpace, "/specs", "t.toml");
+  BOOST_REQUIRE_MESSAGE(lm.ok(), lm.error());
+  BOOST_TEST(lm->data.window == 16);
+  BOOST_TEST((lm->data.tokenizer == cerebro::datasets::TokenizerKind::bytes));
+  BOOST_TEST(lm->data.max_vocab == 50);
+  BOOST_TEST((cerebro::effective_normalization(lm->data) == cerebro::datasets::NormalizationMode::none));
+
+  expect_error(coco + kSpace, {"[data] annotations is required"});
+  expect_error(text + kSpace, {"[data] window is required"});
+  expect_error(text + "window = 1\n" + kSpace, {"[data] window must be an integer >= 2"});
+  expect_error(text + "window = 8\ntokenizer = \"bpe\"\n" + kSpace,
+               {"[data] tokenizer must be \"words\" or \"bytes\""});
+  expect_error(text + "window = 8\nannotations = \"a.json\"\n" + kSpace,
+               {"[data] annotations applies only to source = \"coco\""});
+  expect_error(kData + "window = 8\n" + kSpace, {"[data] window applies only to source = \"text\""});
+  expect_error("[data]\nsource = \"coco\"\npath = \"s\"\nannotations = \"c.json\"\n" + kSpace,
+               {"coco holds captions or boxes; set [experiment] task = \"captioning\" or \"detection\""});
+  expect_error("[experiment]\ntask = \"language_model\"\n" + kData + kSpace,
+               {"task language_model needs source = \"text\""});
 }
 
 // [data] read_ahead, off by default, turned on by the spec (a

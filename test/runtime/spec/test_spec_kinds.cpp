@@ -3,6 +3,7 @@
 // read.
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -98,9 +99,10 @@ BOOST_AUTO_TEST_SUITE_END()
 BOOST_AUTO_TEST_SUITE(metric_kind)
 
 BOOST_AUTO_TEST_CASE(both_metrics_round_trip_and_know_their_direction) {
-  BOOST_TEST(metric_names() ==
-                 (std::vector<std::string>{"val_accuracy", "val_loss", "val_macro_f1", "val_top5_accuracy", "val_mse",
-                                           "val_mae", "val_r2", "val_subset_accuracy", "val_micro_f1"}),
+  BOOST_TEST(metric_names() == (std::vector<std::string>{"val_accuracy", "val_loss", "val_macro_f1",
+                                                         "val_top5_accuracy", "val_mse", "val_mae", "val_r2",
+                                                         "val_subset_accuracy", "val_micro_f1", "val_token_accuracy",
+                                                         "val_bleu4", "val_map50", "val_map", "val_perplexity"}),
              boost::test_tools::per_element());
   for (Metric metric : {Metric::val_accuracy, Metric::val_loss}) {
     BOOST_TEST((parse_metric(to_string(metric)) == metric));
@@ -112,11 +114,22 @@ BOOST_AUTO_TEST_CASE(both_metrics_round_trip_and_know_their_direction) {
 
 // Every task's metrics parse with their direction; a template's metric keeps the one recorded.
 BOOST_AUTO_TEST_CASE(task_metrics_know_their_direction) {
-  for (auto task : {cerebro::datasets::TaskKind::classification, cerebro::datasets::TaskKind::regression,
-                    cerebro::datasets::TaskKind::multilabel}) {
+  using cerebro::datasets::TaskKind;
+  for (auto task : {TaskKind::classification, TaskKind::regression, TaskKind::multilabel, TaskKind::captioning,
+                    TaskKind::detection, TaskKind::language_model}) {
     for (const auto& quantity : task_quantities(task))
       BOOST_TEST(parse_metric("val_" + quantity).has_value(), quantity);
+    // A task ranks by one of its own quantities, never by one another task computes.
+    const std::string quantity = default_metric(task).quantity();
+    const auto& own = task_quantities(task);
+    BOOST_TEST((std::find(own.begin(), own.end(), quantity) != own.end()), quantity);
   }
+  BOOST_TEST(to_string(default_metric(TaskKind::captioning)) == "val_bleu4");
+  BOOST_TEST(to_string(default_metric(TaskKind::detection)) == "val_map");
+  BOOST_TEST(to_string(default_metric(TaskKind::language_model)) == "val_perplexity");
+  BOOST_TEST(!parse_metric("val_perplexity")->higher_is_better());
+  BOOST_TEST(parse_metric("val_bleu4")->higher_is_better());
+  BOOST_TEST(parse_metric("val_map50")->test_name() == "test_map50");
   BOOST_TEST(parse_metric("val_r2")->higher_is_better());
   BOOST_TEST(!parse_metric("val_mse")->higher_is_better());
   BOOST_TEST(!parse_metric("val_mae")->higher_is_better());
