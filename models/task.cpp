@@ -1,8 +1,11 @@
 #include "models/task.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
+
+#include "models/trainee.hpp"
 
 namespace cerebro::models {
 
@@ -11,12 +14,53 @@ using datasets::TaskKind;
 torch::Tensor targets_of(const datasets::Dataset& d) {
   if (d.has_targets())
     return torch::from_blob(const_cast<float*>(d.targets.data()), {d.size(), d.target_width}, torch::kFloat32);
+  if (d.labels.empty() && d.size() > 0 && d.sample_numel() > 0) {
+    std::vector<int64_t> shape{d.size()};
+    shape.insert(shape.end(), d.sample_shape.begin(), d.sample_shape.end());
+    return torch::from_blob(const_cast<float*>(d.feature_data()), shape, torch::kFloat32);
+  }
   return torch::from_blob(const_cast<int64_t*>(d.labels.data()), {d.size()}, torch::kInt64);
+}
+
+int64_t evaluation_batch(const ShapeInfo& shape) {
+  if (shape.task != TaskKind::language_model) return detail::kEvaluationBatch;
+  // A batch's logits are [rows, window, vocabulary] floats: keep them near 16 MiB.
+  const int64_t per_row = std::max<int64_t>(
+      1, (shape.sample_shape.empty() ? 1 : shape.sample_shape.back()) * std::max<int64_t>(1, shape.num_classes));
+  return std::clamp<int64_t>((int64_t{1} << 22) / per_row, 1, detail::kEvaluationBatch);
+}
+
+void check_output_shape(const ShapeInfo& shape, const torch::Tensor& out, int64_t rows) {
+  if (shape.task == TaskKind::language_model) {
+    const int64_t window = shape.sample_shape.empty() ? 0 : shape.sample_shape.back();
+    if (out.dim() != 3 || out.size(0) != rows || out.size(1) != window || out.size(2) != shape.num_classes)
+      throw Error(fmt::format("the model's output has shape [{}], expected [{}, {}, {}] (batch, tokens, vocabulary)",
+                              fmt::join(out.sizes(), ", "), rows, window, shape.num_classes));
+    return;
+  }
+  if (out.dim() != 2 || out.size(0) != rows || out.size(1) != shape.num_classes)
+    throw Error(fmt::format("the model's output has shape [{}], expected [{}, {}] (batch, classes)",
+                            fmt::join(out.sizes(), ", "), rows, shape.num_classes));
 }
 
 namespace {
 
 namespace F = torch::nn::functional;
+
+// A language model's next-token predictions: the logits of positions 0 .. T-2 against the ids of
+// positions 1 .. T-1, pad (id 0) left out. Returns (logits [N, V], targets [N]).
+std::pair<torch::Tensor, torch::Tensor> next_token_pairs(const torch::Tensor& output, const torch::Tensor& target) {
+  const int64_t tokens = output.size(1), vocabulary = output.size(2);
+  auto ids = target.to(torch::kInt64);
+  return {output.slice(1, 0, tokens - 1).reshape({-1, vocabulary}), ids.slice(1, 1, tokens).reshape({-1})};
+}
+
+// The summed cross-entropy of the non-pad next tokens and their count.
+std::pair<torch::Tensor, int64_t> next_token_loss(const torch::Tensor& output, const torch::Tensor& target) {
+  auto [logits, next] = next_token_pairs(output, target);
+  auto loss = F::cross_entropy(logits, next, F::CrossEntropyFuncOptions().ignore_index(0).reduction(torch::kSum));
+  return {loss, next.ne(0).sum().item<int64_t>()};
+}
 
 // `sum`: summed over the batch's examples (each example's loss the mean over its targets), for a
 // validation's mean over examples; else the mean to backpropagate.
@@ -25,6 +69,13 @@ torch::Tensor builtin_loss(TaskKind task, const torch::Tensor& output, const tor
   const Reduction reduction = sum ? Reduction(torch::kSum) : Reduction(torch::kMean);
   if (task == TaskKind::classification)
     return F::cross_entropy(output, target, F::CrossEntropyFuncOptions().reduction(reduction));
+  if (task == TaskKind::language_model) {
+    // The mean over the batch's predicted tokens; summed: that mean counted once per example, so a
+    // validation's val_loss is the batches' token means weighted by their examples.
+    auto [summed, tokens] = next_token_loss(output, target);
+    auto mean = summed / static_cast<double>(std::max<int64_t>(1, tokens));
+    return sum ? mean * static_cast<double>(output.size(0)) : mean;
+  }
   torch::Tensor loss;
   if (task == TaskKind::regression) {
     loss = F::mse_loss(output, target,
@@ -112,6 +163,12 @@ void MetricAccumulator::add(const torch::Tensor& output, const torch::Tensor& ta
       false_negative_[c] += target_counts[c].item<int64_t>() - tp;
     }
     if (width > 5) top5_correct_ += std::get<1>(output.topk(5, 1)).eq(target.unsqueeze(1)).any(1).sum().item<int64_t>();
+  } else if (shape_.task == TaskKind::language_model) {
+    auto [logits, next] = next_token_pairs(output, target);
+    auto real = next.ne(0);
+    auto nll = F::cross_entropy(logits, next, F::CrossEntropyFuncOptions().ignore_index(0).reduction(torch::kSum));
+    tokens_.add(real.sum().item<int64_t>(), logits.argmax(1).eq(next).logical_and(real).sum().item<int64_t>(),
+                nll.item<double>());
   } else if (shape_.task == TaskKind::regression) {
     auto scale = torch::ones({width}, torch::kFloat64);
     for (int64_t k = 0; k < width && k < static_cast<int64_t>(shape_.target_stddev.size()); ++k)
@@ -157,6 +214,9 @@ std::map<std::string, double> MetricAccumulator::result(double* accuracy) const 
     }
     out["macro_f1"] = classes ? f1_sum / static_cast<double>(classes) : 0.0;
     if (shape_.num_classes > 5) out["top5_accuracy"] = static_cast<double>(top5_correct_) / n;
+  } else if (shape_.task == TaskKind::language_model) {
+    out["token_accuracy"] = tokens_.accuracy();
+    out["perplexity"] = tokens_.perplexity();
   } else if (shape_.task == TaskKind::regression) {
     double sse = 0, sae = 0, r2_sum = 0;
     for (size_t k = 0; k < sum_y_.size(); ++k) {

@@ -14,6 +14,10 @@
 //   multilabel      binary cross-entropy on logits; subset_accuracy (every
 //                   label right), micro_f1 (over all labels; a label is
 //                   predicted when its logit is > 0)
+//   language_model  next-token cross-entropy of positions 1 .. T-1 from the logits
+//                   [B, T, vocabulary] before them, pad (id 0) left out: each
+//                   batch's mean over its tokens; token_accuracy, perplexity
+//                   (exp of the mean over every token of the set)
 // A template's metrics are averaged over the examples (each batch's value
 // weighted by its size).
 
@@ -23,12 +27,24 @@
 
 #include "models/model.hpp"
 #include "models/unit_trainer.hpp"
+#include "runtime/metrics/token_stats.hpp"
 
 namespace cerebro::models {
 
-// A borrowed view of a dataset's targets: int64 [n] class indices, or float
-// [n, width] for regression and multilabel.
+// A borrowed view of a dataset's targets: int64 [n] class indices, float
+// [n, width] for regression and multilabel, and for a dataset with neither
+// labels nor targets (token windows) its features: a language model's target
+// is its input, one token on.
 torch::Tensor targets_of(const datasets::Dataset& d);
+
+// Rows per validation batch: kEvaluationBatch, fewer for a language model
+// (whose logits per row are window x vocabulary floats).
+int64_t evaluation_batch(const ShapeInfo& shape);
+
+// Throws cerebro::Error naming both shapes when a built-in task's output for
+// `rows` examples is not [rows, classes] ([rows, window, vocabulary] for a
+// language model).
+void check_output_shape(const ShapeInfo& shape, const torch::Tensor& out, int64_t rows);
 
 // What one batch costs: the template's loss when the model has one, else the
 // task's. Throws cerebro::Error naming `loss` when a template's loss is not a
@@ -70,6 +86,8 @@ class MetricAccumulator {
   std::vector<double> sum_y_, sum_y2_, sum_squared_error_, sum_abs_error_;
   // multilabel
   int64_t rows_all_right_ = 0, label_tp_ = 0, label_fp_ = 0, label_fn_ = 0;
+  // language model
+  metrics::TokenStats tokens_;
   // template metrics: example-weighted sums
   std::map<std::string, double> template_sums_;
 };

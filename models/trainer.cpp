@@ -193,7 +193,7 @@ Evaluation evaluate_model(Model& model, const ShapeInfo& shape, const datasets::
   auto y = targets_of(data);
   Evaluation e;
   double loss_sum = 0;
-  const int64_t batch = kEvaluationBatch;
+  const int64_t batch = evaluation_batch(shape);
   for (int64_t begin = 0; begin < data.size(); begin += batch) {
     auto end = std::min(begin + batch, data.size());
     auto out = model.forward(x.slice(0, begin, end));
@@ -316,9 +316,7 @@ Result<std::string> initial_state(const nlohmann::json& params, const ShapeInfo&
     auto out = t.model->forward(features_of(pilot).slice(0, 0, n));
     // A template with its own loss and metrics decides what its output is.
     const bool own_objective = t.model->template_loss() && t.model->template_metrics();
-    if (!own_objective && (out.dim() != 2 || out.size(0) != n || out.size(1) != shape.num_classes))
-      throw Error(fmt::format("the model's output has shape [{}], expected [{}, {}] (batch, classes)",
-                              fmt::join(out.sizes(), ", "), n, shape.num_classes));
+    if (!own_objective) check_output_shape(shape, out, n);
     return save_state(t);
   });
 }

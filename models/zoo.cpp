@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "models/max_pool.hpp"
+#include "models/transformer.hpp"
 
 namespace cerebro::models {
 
@@ -293,6 +294,7 @@ void register_zoo_models() {
                           {},
                           [m] { return m->chain(); }};
     });
+    register_transformer_model();
   });
 }
 

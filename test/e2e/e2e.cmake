@@ -79,3 +79,11 @@ find_program(CEREBRO_DOCS_PYTHON python3 REQUIRED)
 add_test(NAME test_e2e_task_docs
   COMMAND ${CEREBRO_DOCS_PYTHON} ${PROJECT_SOURCE_DIR}/test/scripts/check_task_docs.py ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR})
 set_tests_properties(test_e2e_task_docs PROPERTIES TIMEOUT 300 LABELS e2e)
+# Language modelling: the zoo's transformer over the licence texts every Debian system ships, through
+# the real `cerebro` executable (resume after a crash, replay, a refused context).
+cerebro_add_test(test_e2e_language_model
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_e2e_language_model.cpp
+  LIBS cerebro_runtime
+  TIMEOUT 300
+  LABELS e2e)
+add_dependencies(test_e2e_language_model cerebro)

@@ -177,10 +177,10 @@ BOOST_AUTO_TEST_CASE(a_hung_agent_is_dropped_by_heartbeat_timeout_and_rejoins_wh
   // Awake again, it learns it was dropped and joins again.
   BOOST_TEST(f.agent(2).wait_for_log("it does not know this agent", 30), f.logs());
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (count_of(f.cluster.coordinator->log(), "agent node2 joined") < 2 &&
+  while (count_of(f.cluster.coordinator->log(), "agent node2 joined:") < 2 &&
          std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  BOOST_TEST(count_of(f.cluster.coordinator->log(), "agent node2 joined") == 2u, f.logs());
+  BOOST_TEST(count_of(f.cluster.coordinator->log(), "agent node2 joined:") == 2u, f.logs());
 }
 
 BOOST_AUTO_TEST_CASE(two_agents_killed_one_after_the_other_with_replication_3) {

@@ -113,6 +113,10 @@ BOOST_AUTO_TEST_CASE(two_stages_give_the_whole_models_gradients) {
   expect_same_gradients({{"model", "cnn"}, {"channels", {4, 8}}, {"fc", 16}}, flat.shape, flat.p0, 2, 4);
   TempDir tmp;
   expect_same_gradients({{"model", script_chain(tmp, false)}}, flat.shape, flat.p0, 2, 3);
+  // A transformer splits between its blocks: embedding and first block, second block and head.
+  Data tokens = make_token_data();
+  expect_same_gradients({{"model", "transformer"}, {"layers", 2}, {"d_model", 16}, {"heads", 2}, {"ff", 32}},
+                        tokens.shape, tokens.p0, 2, 4);
 }
 
 BOOST_AUTO_TEST_CASE(a_pipeline_unit_ends_where_the_whole_unit_ends) {

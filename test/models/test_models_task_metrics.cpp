@@ -2,6 +2,8 @@
 // fed in two batches: the counts add up across batches as one pass would.
 #include <boost/test/unit_test.hpp>
 
+#include <cmath>
+
 #include "models/task.hpp"
 #include "test/models/test_models_util.hpp"
 
@@ -85,6 +87,36 @@ BOOST_AUTO_TEST_CASE(multilabel_subset_accuracy_and_micro_f1) {
 
 // A template's metrics replace the built-ins and are averaged over examples (weighted by batch size);
 // a value that is not a scalar is refused, naming metrics.
+// Two windows of 3 tokens over a vocabulary of 4: positions 1 and 2 are predicted from the logits of
+// positions 0 and 1, pad (0) is no target. Window one: targets 2 (logits favour it: ln(e^2 + 3) - 2 nats)
+// and 3 (uniform logits: ln 4, argmax 0 is wrong); window two: target 1 right after it, then pad.
+BOOST_AUTO_TEST_CASE(language_model_token_accuracy_and_perplexity_leave_pad_out) {
+  ShapeInfo shape{{3}, 4};
+  shape.task = datasets::TaskKind::language_model;
+  auto logits = torch::zeros({2, 3, 4});
+  logits[0][0][2] = 2.0;
+  logits[1][0][1] = 2.0;
+  auto ids = torch::tensor({1.0f, 2.0f, 3.0f, 1.0f, 1.0f, 0.0f}).reshape({2, 3});
+  MetricAccumulator m(shape);
+  m.add(logits.slice(0, 0, 1), ids.slice(0, 0, 1));
+  m.add(logits.slice(0, 1, 2), ids.slice(0, 1, 2));
+  const double favoured = std::log(std::exp(2.0) + 3.0) - 2.0, uniform = std::log(4.0);
+  auto r = m.result();
+  BOOST_TEST(r.at("token_accuracy") == 2.0 / 3, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(r.at("perplexity") == std::exp((2 * favoured + uniform) / 3), boost::test_tools::tolerance(1e-6));
+  BOOST_TEST(!r.count("accuracy"));
+  // The loss is each batch's mean over its tokens; summed, counted once per example.
+  const Objective objective(shape, LossFunction{});
+  BOOST_TEST(objective.mean_loss(logits, ids).item<double>() == (2 * favoured + uniform) / 3,
+             boost::test_tools::tolerance(1e-6));
+  BOOST_TEST(objective.summed_loss(logits.slice(0, 1, 2), ids.slice(0, 1, 2)) == favoured,
+             boost::test_tools::tolerance(1e-6));
+  // A window of nothing but pad predicts nothing.
+  MetricAccumulator empty(shape);
+  empty.add(logits.slice(0, 0, 1), torch::zeros({1, 3}));
+  BOOST_TEST(std::isinf(empty.result().at("perplexity")));
+}
+
 BOOST_AUTO_TEST_CASE(template_metrics_are_example_weighted_means) {
   MetricsFunction mean_output = [](const torch::Tensor& output, const torch::Tensor&) {
     return std::map<std::string, torch::Tensor>{{"level", output.mean()}};

@@ -83,4 +83,39 @@ inline Result<UnitOutput> run_unit(const nlohmann::json& params, const ShapeInfo
   return train_unit(unit_input(params, shape, state, partition, seed, validation));
 }
 
+// Language-model windows of `window` token ids over a vocabulary of 16 (0 .. 3 the tokenizer's specials):
+// each window starts at a random id of 4 .. 15 and every next id follows from the one before
+// (4 + (3 (id - 4) + 1) mod 12), so a model can learn to predict them; every fourth window ends early
+// and is padded with 0. The `lengths` field counts each window's real tokens.
+constexpr int64_t kTokenVocabulary = 16;
+inline datasets::Dataset token_windows(int64_t n, int64_t window, uint64_t seed) {
+  datasets::Dataset d;
+  d.sample_shape = {window};
+  datasets::RaggedField lengths;
+  lengths.name = "lengths";
+  std::mt19937_64 rng(seed);
+  d.features.assign(static_cast<size_t>(n * window), 0.0f);
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t length = i % 4 == 3 ? window / 2 + 1 : window;
+    auto id = static_cast<int64_t>(4 + rng() % 12);
+    for (int64_t t = 0; t < length; ++t) {
+      d.features[static_cast<size_t>(i * window + t)] = static_cast<float>(id);
+      id = 4 + (3 * (id - 4) + 1) % 12;
+    }
+    lengths.append_ints(&length, 1);
+  }
+  d.fields.push_back(std::move(lengths));
+  return d;
+}
+
+inline Data make_token_data(int64_t window = 12, int64_t partition_size = 96) {
+  Data d{token_windows(partition_size, window, 1),
+         token_windows(partition_size, window, 2),
+         token_windows(64, window, 3),
+         {}};
+  d.shape = ShapeInfo{{window}, kTokenVocabulary};
+  d.shape.task = datasets::TaskKind::language_model;
+  return d;
+}
+
 }  // namespace cerebro::models::testing

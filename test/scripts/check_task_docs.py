@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """docs/TASKS.md as a user runs it: its shell commands exactly as written, in a fresh folder where `tools/`
 and `build/` are the project's, and each of its spec sections as a spec (with a [space], which the page
-leaves to the reader) through `cerebro prepare`. Then checks what was prepared and that `cerebro run`
-refuses these tasks with a message naming the page.
+leaves to the reader, unless the section has one: the complete language-model spec, which the page's
+last command trains) through `cerebro prepare`. Then checks what was prepared, what the language model
+run left, and that `cerebro run` refuses the tasks no model trains with a message naming the page.
 
   check_task_docs.py SOURCE_DIR BUILD_DIR
 """
@@ -50,15 +51,16 @@ def main(source, build):
         found = blocks(f.read())
     shell = [body for kind, body in found if kind == "sh"]
     specs = [body for kind, body in found if kind == "toml"]
-    check(len(shell) == 2 and len(specs) == 3, "the page shows two commands and three spec sections")
+    check(len(shell) == 3 and len(specs) == 4, "the page shows three commands and four spec sections")
 
     with tempfile.TemporaryDirectory(prefix="cerebro-task-docs-") as work:
         os.symlink(os.path.join(source, "tools"), os.path.join(work, "tools"))
         os.symlink(build, os.path.join(work, "build"))
-        for body in specs:
+        # A complete spec (with its [space]) is the file of its task; a data section is, when none is.
+        for body in sorted(specs, key=lambda b: "[space]" in b):
             task = re.search(r'task = "(\w+)"', body).group(1)
             with open(os.path.join(work, SPEC_FILES[task]), "w") as f:
-                f.write(body + SPACE)
+                f.write(body if "[space]" in body else body + SPACE)
         for body in shell:
             run(body, work, shell=True)
 
@@ -78,6 +80,13 @@ def main(source, build):
         text = manifest(os.path.join(work, "licenses"))
         check(text["sample_shape"] == [33] and text["train_examples"] > 100,
               "the licence texts become windows of 33 tokens")
+
+        trained = os.path.join(work, "licenses-lm", "summary.json")
+        check(os.path.exists(trained), "the language model run left its summary")
+        with open(trained) as f:
+            summary = json.load(f)
+        check(summary["metric"] == "val_perplexity" and summary["best"]["test_perplexity"] < 400,
+              "it ranks by val_perplexity and its best model's test perplexity is far below a guess")
 
         refused = run([cerebro, "run", "shapes_captioning.toml", "--out", "run"], work, expect_ok=False)
         check(refused.returncode != 0 and "docs/TASKS.md" in refused.stdout,

@@ -1,0 +1,181 @@
+#include "models/transformer.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace cerebro::models {
+
+namespace {
+
+constexpr double kNormEpsilon = 1e-5;
+
+// Where a query (row) may not look: later tokens, and those `context` or more before it.
+torch::Tensor blocked_positions(int64_t tokens, int64_t context) {
+  auto query = torch::arange(tokens, torch::kInt64).unsqueeze(1);
+  auto key = torch::arange(tokens, torch::kInt64).unsqueeze(0);
+  return key.gt(query).logical_or(query.sub(key).ge(context));
+}
+
+std::string linear_script(const std::string& x, const std::string& name) {
+  return fmt::format("torch.linear({1}, self.{0}_weight, self.{0}_bias)", name, x);
+}
+
+std::string norm_script(const std::string& x, const std::string& name, int64_t width) {
+  return fmt::format("torch.layer_norm({1}, [{2}], self.{0}_weight, self.{0}_bias, {3}, False)", name, x, width,
+                     kNormEpsilon);
+}
+
+}  // namespace
+
+TransformerImpl::TransformerImpl(const TransformerOptions& options) : dropout(options.dropout()), options_(options) {
+  const auto d = options.d_model(), window = options.window();
+  if (d % options.heads() != 0)
+    throw Error(fmt::format("transformer: d_model {} is not a multiple of heads {}", d, options.heads()));
+  if (options.context() == 0) options_.context(window);
+  if (options_.context() > window)
+    throw Error(fmt::format("transformer: context {} exceeds the data's window of {} tokens ([data] window)",
+                            options_.context(), window));
+  using torch::nn::Embedding;
+  using torch::nn::LayerNorm;
+  using torch::nn::LayerNormOptions;
+  using torch::nn::Linear;
+  tokens_ = register_module("tokens", Embedding(options.vocabulary(), d));
+  positions_ = register_module("positions", Embedding(window, d));
+  for (int64_t i = 0; i < options.layers(); ++i) {
+    const auto n = "block" + std::to_string(i);
+    Block b;
+    b.norm1 = register_module(n + "_norm1", LayerNorm(LayerNormOptions({d}).eps(kNormEpsilon)));
+    b.qkv = register_module(n + "_qkv", Linear(d, 3 * d));
+    b.project = register_module(n + "_project", Linear(d, d));
+    b.norm2 = register_module(n + "_norm2", LayerNorm(LayerNormOptions({d}).eps(kNormEpsilon)));
+    b.ff1 = register_module(n + "_ff1", Linear(d, options.ff()));
+    b.ff2 = register_module(n + "_ff2", Linear(options.ff(), d));
+    blocks_.push_back(b);
+  }
+  norm_ = register_module("norm", LayerNorm(LayerNormOptions({d}).eps(kNormEpsilon)));
+  head_ = register_module("head", Linear(d, options.vocabulary()));
+  // GPT-2's initialisation: small embeddings, so the first steps do not start from large logits.
+  torch::NoGradGuard no_grad;
+  tokens_->weight.normal_(0.0, 0.02);
+  positions_->weight.normal_(0.0, 0.02);
+}
+
+torch::Tensor TransformerImpl::embed(torch::nn::Embedding tokens, torch::nn::Embedding positions, int64_t window,
+                                     const torch::Tensor& x) {
+  if (x.dim() != 2 || x.size(1) > window)
+    throw Error(fmt::format("transformer: expects token ids shaped [batch, at most {}], got [{}]", window,
+                            fmt::join(x.sizes(), ", ")));
+  auto ids = x.to(torch::kInt64);
+  return tokens->forward(ids) + positions->forward(torch::arange(ids.size(1), torch::kInt64));
+}
+
+torch::Tensor TransformerImpl::run_block(Block& b, const torch::Tensor& x, int64_t heads, int64_t context,
+                                         const SeededDropout& drop, bool training) {
+  const int64_t batch = x.size(0), tokens = x.size(1), d = x.size(2), head_width = d / heads;
+  auto qkv = b.qkv->forward(b.norm1->forward(x));
+  auto split = [&](int64_t part) {
+    return qkv.slice(2, part * d, (part + 1) * d).reshape({batch, tokens, heads, head_width}).transpose(1, 2);
+  };
+  auto q = split(0), k = split(1), v = split(2);
+  auto scores = q.matmul(k.transpose(2, 3)) / std::sqrt(static_cast<double>(head_width));
+  scores = scores.masked_fill(blocked_positions(tokens, context), -std::numeric_limits<double>::infinity());
+  auto attended = scores.softmax(-1).matmul(v).transpose(1, 2).reshape({batch, tokens, d});
+  auto h = x + drop(b.project->forward(attended), training);
+  return h + drop(b.ff2->forward(torch::gelu(b.ff1->forward(b.norm2->forward(h)))), training);
+}
+
+torch::Tensor TransformerImpl::forward(torch::Tensor x) {
+  auto h = embed(tokens_, positions_, options_.window(), x);
+  for (auto& b : blocks_) h = run_block(b, h, options_.heads(), options_.context(), dropout, is_training());
+  return head_->forward(norm_->forward(h));
+}
+
+std::vector<ChainLink> TransformerImpl::chain() const {
+  // One shared dropout for the links: set_generator on any link sets it.
+  auto drop = std::make_shared<SeededDropout>(dropout);
+  auto set_generator = [drop](const torch::Generator& g) { drop->set_generator(g); };
+  std::vector<ChainLink> links;
+  auto tokens = tokens_, positions = positions_;
+  const auto window = options_.window();
+  links.push_back(
+      chain_link("embed", {{"tokens", tokens.ptr()}, {"positions", positions.ptr()}},
+                 [tokens, positions, window](const torch::Tensor& x) { return embed(tokens, positions, window, x); }));
+  const auto heads = options_.heads(), context = options_.context();
+  for (size_t i = 0; i < blocks_.size(); ++i) {
+    Block b = blocks_[i];
+    const auto n = "block" + std::to_string(i);
+    links.push_back(chain_link(
+        n,
+        {{n + "_norm1", b.norm1.ptr()},
+         {n + "_qkv", b.qkv.ptr()},
+         {n + "_project", b.project.ptr()},
+         {n + "_norm2", b.norm2.ptr()},
+         {n + "_ff1", b.ff1.ptr()},
+         {n + "_ff2", b.ff2.ptr()}},
+        [b, heads, context, drop](const torch::Tensor& x) mutable {
+          return run_block(b, x, heads, context, *drop, b.qkv->is_training());
+        },
+        set_generator));
+  }
+  auto norm = norm_;
+  auto head = head_;
+  links.push_back(chain_link("head", {{"norm", norm.ptr()}, {"head", head.ptr()}},
+                             [norm, head](const torch::Tensor& x) mutable { return head->forward(norm->forward(x)); }));
+  return links;
+}
+
+Status TransformerImpl::export_torchscript(const std::string& path) {
+  const auto d = options_.d_model(), heads = options_.heads(), head_width = d / heads;
+  std::string src = "def forward(self, x):\n";
+  src += "    ids = x.long()\n    b = ids.size(0)\n    t = ids.size(1)\n";
+  src += "    h = torch.embedding(self.tokens_weight, ids) + torch.embedding(self.positions_weight, torch.arange(t))\n";
+  src += "    query = torch.arange(t).unsqueeze(1)\n    key = torch.arange(t).unsqueeze(0)\n";
+  src += fmt::format("    blocked = torch.logical_or(torch.gt(key, query), torch.ge(query - key, {}))\n",
+                     options_.context());
+  for (size_t i = 0; i < blocks_.size(); ++i) {
+    const auto n = "block" + std::to_string(i);
+    src += fmt::format("    qkv = {}\n", linear_script(norm_script("h", n + "_norm1", d), n + "_qkv"));
+    for (int part = 0; part < 3; ++part)
+      src += fmt::format("    {} = qkv[:, :, {}:{}].reshape([b, t, {}, {}]).transpose(1, 2)\n", "qkv"[part], part * d,
+                         (part + 1) * d, heads, head_width);
+    src += fmt::format("    s = torch.matmul(q, k.transpose(2, 3)) / {:.17g}\n",
+                       std::sqrt(static_cast<double>(head_width)));
+    src += "    s = s.masked_fill(blocked, float('-inf'))\n";
+    src += fmt::format("    a = torch.matmul(torch.softmax(s, -1), v).transpose(1, 2).reshape([b, t, {}])\n", d);
+    src += fmt::format("    h = h + {}\n", linear_script("a", n + "_project"));
+    src += fmt::format(
+        "    h = h + {}\n",
+        linear_script(fmt::format("torch.gelu({})", linear_script(norm_script("h", n + "_norm2", d), n + "_ff1")),
+                      n + "_ff2"));
+  }
+  src += fmt::format("    return {}\n", linear_script(norm_script("h", "norm", d), "head"));
+  return save_as_torchscript(*this, "CerebroTransformer", src, path);
+}
+
+void register_transformer_model() {
+  register_builtin_model("transformer", [](ParamReader& r, const DataShape& shape) {
+    auto options = TransformerOptions(shape.sample_shape.empty() ? 0 : shape.sample_shape.back(), shape.num_classes)
+                       .layers(r.integer("layers", 2, 1))
+                       .d_model(r.integer("d_model", 64, 1))
+                       .heads(r.integer("heads", 4, 1))
+                       .ff(r.integer("ff", 256, 1))
+                       .dropout(r.fraction("dropout", 0.0))
+                       .context(r.integer("context", 0, 1));
+    if (shape.sample_shape.size() != 1)
+      throw Error(
+          fmt::format("transformer needs token windows shaped [window] (source = \"text\"); the data's "
+                      "samples have shape [{}]",
+                      fmt::join(shape.sample_shape, ", ")));
+    Transformer m(options);
+    return NativeModule{m.ptr(),
+                        [m](const torch::Tensor& x) mutable { return m->forward(x); },
+                        [m](const std::string& p) mutable { return m->export_torchscript(p); },
+                        [m](const torch::Generator& g) mutable { m->dropout.set_generator(g); },
+                        {},
+                        {},
+                        [m] { return m->chain(); }};
+  });
+}
+
+}  // namespace cerebro::models
