@@ -124,7 +124,7 @@ std::string packed_state(Stages& stages) {
 Result<std::string> initial_pipeline_state(const nlohmann::json& params, const ShapeInfo& shape, int stages,
                                            uint64_t seed) {
   return guarded<std::string>("pipeline initial state", [&] {
-    torch::manual_seed(seed);  // as initial_state draws the whole model's weights
+    const SeededWeights seeded(seed);  // as initial_state draws the whole model's weights
     Stages split = split_into_stages(params, shape, stages);
     return packed_state(split);
   });

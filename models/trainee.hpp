@@ -3,6 +3,7 @@
 // the data-parallel gang trainer (gang_trainer.cpp) trains with, so both
 // build, restore, save and evaluate a config the same way.
 
+#include <mutex>
 #include <memory>
 
 #include <fmt/format.h>
@@ -23,8 +24,25 @@ struct Trainee {
 
 // The config's optimizer over `params` (the pipeline stages build one per stage).
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainingParams& p, std::vector<torch::Tensor> params);
-// Reads every key (ParamError on a bad one) and builds model + optimizer.
+// Reads every key (ParamError on a bad one) and builds model + optimizer. A
+// model's initial weights come from LibTorch's global generator: build holds
+// SeededWeights' lock while it draws them, so that no other thread's build
+// draws between a seed and the weights it is for.
 Trainee build(const nlohmann::json& params, const ShapeInfo& shape);
+
+// While alive, the global generator is seeded with `seed` and belongs to this
+// thread: its builds (initial_state, a pipeline's first state, a reference
+// run) draw the weights of that seed, whatever workers build meanwhile (a
+// search that proposes configs as it goes makes initial states while units train).
+class SeededWeights {
+ public:
+  explicit SeededWeights(uint64_t seed);
+  SeededWeights(const SeededWeights&) = delete;
+  SeededWeights& operator=(const SeededWeights&) = delete;
+
+ private:
+  std::unique_lock<std::recursive_mutex> lock_;
+};
 // `size_hint`: bytes to reserve (a unit's new state is about as large as the one it started from; 0: none).
 std::string save_state(Trainee& t, size_t size_hint = 0);
 // The state as a LibTorch archive, what save_state wrote before our format

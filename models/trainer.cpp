@@ -49,8 +49,18 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainingParams& p,
   return std::make_unique<FusedAdam>(params, torch::optim::AdamOptions(p.lr).weight_decay(p.weight_decay));
 }
 
+namespace {
+std::recursive_mutex& weight_draws() {
+  static std::recursive_mutex mutex;
+  return mutex;
+}
+}  // namespace
+
+SeededWeights::SeededWeights(uint64_t seed) : lock_(weight_draws()) { torch::manual_seed(seed); }
+
 // Reads every key (ParamError on a bad one) and builds model + optimizer.
 Trainee build(const nlohmann::json& params, const ShapeInfo& shape) {
+  const std::lock_guard<std::recursive_mutex> drawing(weight_draws());
   ParamReader reader(params);
   Trainee t;
   t.training = TrainingParams::read(reader);
@@ -305,9 +315,7 @@ Status check_template(const nlohmann::json& params, const ShapeInfo& shape, cons
 Result<std::string> initial_state(const nlohmann::json& params, const ShapeInfo& shape, const datasets::Dataset& pilot,
                                   uint64_t seed) {
   return guarded<std::string>("pilot check failed", [&]() -> std::string {
-    // Initial weights come from the global generator: callers create initial
-    // states one at a time, before or outside concurrent training.
-    torch::manual_seed(seed);
+    const SeededWeights seeded(seed);
     auto t = build(params, shape);
     int64_t n = std::min<int64_t>(2, pilot.size());
     if (n == 0) throw Error("no examples to run the pilot batch on");
@@ -444,7 +452,7 @@ Result<ReferenceRun> reference_training(const nlohmann::json& params, const Shap
                                         const datasets::Dataset& train, const datasets::Dataset& validation, int epochs,
                                         uint64_t seed) {
   return guarded<ReferenceRun>("reference training failed", [&] {
-    torch::manual_seed(seed);
+    const SeededWeights seeded(seed);
     auto t = build(params, shape);
     ReferenceRun run;
     auto start = Clock::now();

@@ -5,10 +5,12 @@
 // Also: determinism, BatchNorm buffers in the state, divergence detection.
 #include <boost/test/unit_test.hpp>
 
+#include <atomic>
 #include <cmath>
 #include <optional>
 #include <thread>
 
+#include "models/trainee.hpp"
 #include "test/models/test_models_state.hpp"
 #include "test/models/test_models_util.hpp"
 
@@ -61,6 +63,34 @@ Evaluation must(const Result<Evaluation>& r) {
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(hopping)
+
+// A search that proposes configs as it goes (tpe) makes a config's initial state while workers build
+// the models of their units on other threads: the state must be its seed's all the same, or a replay
+// trains another model than the run did.
+BOOST_AUTO_TEST_CASE(an_initial_state_is_its_seeds_while_other_threads_build_models) {
+  const auto data = make_data({1, 8, 8}, 16);
+  const json params = {{"model", "mlp"}, {"hidden", {32}}};
+  auto alone = initial_state(params, data.shape, data.p0, 7);
+  BOOST_REQUIRE_MESSAGE(alone.ok(), alone.error());
+  std::atomic<bool> done{false};
+  std::atomic<int> built{0};
+  std::thread worker([&] {
+    while (!done) {
+      detail::build(params, data.shape);
+      ++built;
+    }
+  });
+  while (built == 0) std::this_thread::yield();
+  int differing = 0;
+  for (int i = 0; i < 200; ++i) {
+    auto again = initial_state(params, data.shape, data.p0, 7);
+    BOOST_REQUIRE_MESSAGE(again.ok(), again.error());
+    differing += *again != *alone;
+  }
+  done = true;
+  worker.join();
+  BOOST_TEST(differing == 0);
+}
 
 BOOST_AUTO_TEST_CASE(two_workers_give_the_state_of_one) {
   for (const auto& c : kHopCases) {
