@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "models/captions.hpp"
 #include "models/computing_threads.hpp"
 #include "models/flush_denormals.hpp"
 #include "models/gang_session_impl.hpp"
@@ -304,6 +305,9 @@ torch::Tensor receive_outputs(GangSession::Impl& gang, int from) {
 // returns the evaluation, the others nothing. Every rank must call it.
 std::optional<Evaluation> evaluate_split(GangSession::Impl& gang, Model& model, const ShapeInfo& shape,
                                          const datasets::Dataset& data) {
+  // Captioning's BLEU decodes captions step by step from the model: rank 0 scores the whole set alone.
+  if (shape.task == datasets::TaskKind::captioning)
+    return gang.rank == 0 ? std::optional<Evaluation>(evaluate_model(model, shape, data)) : std::nullopt;
   torch::NoGradGuard no_grad;
   model.set_training(false);
   const int64_t n = data.size(), k = gang.size;
@@ -368,7 +372,7 @@ Result<GangUnitOutput> train_gang_unit(GangSession& session, const UnitInput& in
         t.model->set_training(true);
         const datasets::Dataset& data = *in.partition;
         auto x = features_of(data);
-        auto y = targets_of(data);
+        auto y = task_targets(data, in.shape, in.seed);
         const Objective objective(in.shape, *t.model);
         auto order = torch::randperm(data.size(), generator, torch::kInt64);
         // Every rank takes as many steps as the rank with the most.
@@ -393,7 +397,9 @@ Result<GangUnitOutput> train_gang_unit(GangSession& session, const UnitInput& in
           if (begin < end) {
             auto idx = order.slice(0, begin, end);
             // The task's (or the template's) loss, summed over this rank's share.
-            auto loss = objective.summed_loss_tensor(t.model->forward(x.index_select(0, idx)), y.index_select(0, idx));
+            auto yb = y.index_select(0, idx);
+            auto loss =
+                objective.summed_loss_tensor(t.model->forward(task_input(in.shape, x.index_select(0, idx), yb)), yb);
             gradients.set_counts(static_cast<double>(end - begin), loss.item<double>());
             loss.backward();  // starts the buckets' allreduces as they fill
             out.rank_examples += end - begin;

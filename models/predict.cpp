@@ -4,6 +4,9 @@
 #include <cctype>
 #include <cmath>
 #include <filesystem>
+#include <limits>
+
+#include <ATen/CPUGeneratorImpl.h>
 
 #include <fmt/format.h>
 
@@ -13,6 +16,9 @@
 #include "datasets/image_files.hpp"
 #include "datasets/images.hpp"
 #include "datasets/normalization.hpp"
+#include "datasets/tokenizer.hpp"
+#include "models/captions.hpp"
+#include "models/detections.hpp"
 #include "models/model.hpp"
 #include "runtime/base/file_io.hpp"
 
@@ -118,6 +124,61 @@ std::string csv_cell(const std::string& text) {
   return out + "\"";
 }
 
+constexpr int64_t kPredictBatch = 256;
+
+// Captioning: `row,path,caption`, each image's greedy caption in words.
+Result<std::string> captions_csv(torch::jit::Module& module, const nlohmann::json& info, const torch::Tensor& images,
+                                 const std::vector<std::string>& paths) {
+  auto tokenizer = datasets::Tokenizer::from_json(info.value("tokenizer", nlohmann::json()));
+  if (!tokenizer) return tokenizer.status().with_context("the model's info holds no tokenizer");
+  // The zoo's captioner reads at most its position table's rows: bos and the caption.
+  int64_t max_tokens = 46;
+  if (module.hasattr("positions_weight")) max_tokens = module.attr("positions_weight").toTensor().size(0) - 1;
+  auto forward = [&](const torch::Tensor& x) { return module.forward({x}).toTensor(); };
+  std::string out = "row,path,caption\n";
+  for (int64_t begin = 0; begin < images.size(0); begin += kPredictBatch) {
+    const int64_t end = std::min(begin + kPredictBatch, images.size(0));
+    const auto captions = greedy_captions(forward, images.slice(0, begin, end), max_tokens);
+    for (int64_t i = begin; i < end; ++i)
+      out += fmt::format("{},{},{}\n", i, csv_cell(paths[static_cast<size_t>(i)]),
+                         csv_cell(tokenizer->decode(captions[static_cast<size_t>(i - begin)])));
+  }
+  return out;
+}
+
+// Detection: one CSV row per box (`row,path,class,score,x,y,width,height`), or with `as_json` a COCO results
+// file: [{"image_id", "category_id", "bbox", "score"}], an image's id its row + 1 and a class its COCO
+// category id. Boxes are in pixels of the image as the model saw it (the run's image size).
+std::string detections_out(torch::jit::Module& module, const nlohmann::json& info, const torch::Tensor& images,
+                           const std::vector<std::string>& paths, bool as_json) {
+  const auto names = info.value("class_names", std::vector<std::string>{});
+  const auto ids = info.value("category_ids", std::vector<int64_t>{});
+  std::string csv = "row,path,class,score,x,y,width,height\n";
+  auto results = nlohmann::json::array();
+  for (int64_t begin = 0; begin < images.size(0); begin += kPredictBatch) {
+    const int64_t end = std::min(begin + kPredictBatch, images.size(0));
+    auto maps = module.forward({images.slice(0, begin, end)}).toTensor();
+    const auto found = decode_detections(maps, images.size(2), images.size(3));
+    for (int64_t i = begin; i < end; ++i) {
+      for (const auto& d : found[static_cast<size_t>(i - begin)]) {
+        const auto label = static_cast<size_t>(d.label);
+        if (as_json) {
+          results.push_back({{"image_id", i + 1},
+                             {"category_id", label < ids.size() ? ids[label] : d.label},
+                             {"bbox", {d.box.x, d.box.y, d.box.width, d.box.height}},
+                             {"score", d.score}});
+        } else {
+          csv +=
+              fmt::format("{},{},{},{:.6f},{:.2f},{:.2f},{:.2f},{:.2f}\n", i, csv_cell(paths[static_cast<size_t>(i)]),
+                          csv_cell(label < names.size() ? names[label] : std::to_string(d.label)), d.score, d.box.x,
+                          d.box.y, d.box.width, d.box.height);
+        }
+      }
+    }
+  }
+  return as_json ? results.dump() + "\n" : csv;
+}
+
 }  // namespace
 
 nlohmann::json model_info(const datasets::Manifest& m) {
@@ -131,8 +192,12 @@ nlohmann::json model_info(const datasets::Manifest& m) {
        {{"mode", m.normalization_mode}, {"mean", m.normalization.mean}, {"stddev", m.normalization.stddev}}},
       {"target_mean", m.target_mean},
       {"target_stddev", m.target_stddev}};
+  if (!m.tokenizer.is_null()) info["tokenizer"] = m.tokenizer;
+  if (!m.category_ids.empty()) info["category_ids"] = m.category_ids;
   // How the run decoded its images, so that predict decodes an image folder the same way.
-  if (datasets::parse_builtin_source(m.source) == datasets::BuiltinSource::images && m.sample_shape.size() == 3)
+  const auto source = datasets::parse_builtin_source(m.source);
+  if ((source == datasets::BuiltinSource::images || source == datasets::BuiltinSource::coco) &&
+      m.sample_shape.size() == 3)
     info["images"] = {{"channels", m.sample_shape[0]},
                       {"height", m.sample_shape[1]},
                       {"width", m.sample_shape[2]},
@@ -196,6 +261,24 @@ Result<int64_t> predict_to_csv(const std::string& model_path, const std::string&
     const auto names = info->value("class_names", std::vector<std::string>{});
     const auto width = info->at("num_classes").get<int64_t>();
     auto name_of = [&](int64_t k) { return k < static_cast<int64_t>(names.size()) ? names[k] : std::to_string(k); };
+    if (task == datasets::TaskKind::captioning || task == datasets::TaskKind::detection) {
+      if (paths.empty())
+        return Status::invalid_argument(fmt::format("{}: a {} model predicts for image files (one, or a folder)",
+                                                    data_path, datasets::to_string(task)));
+      const auto& d = *examples;
+      auto images =
+          torch::from_blob(const_cast<float*>(d.feature_data()),
+                           {d.size(), d.sample_shape[0], d.sample_shape[1], d.sample_shape[2]}, torch::kFloat32);
+      Result<std::string> written = Status::internal("");
+      if (task == datasets::TaskKind::captioning) {
+        written = captions_csv(module, *info, images, paths);
+      } else {
+        written = detections_out(module, *info, images, paths, fs::path(out_path).extension() == ".json");
+      }
+      if (!written) return written.status().with_context(model_path);
+      if (Status s = write_file_atomically(out_path, *written); !s.ok()) return s;
+      return d.size();
+    }
     const auto mean = info->value("target_mean", std::vector<float>{});
     const auto stddev = info->value("target_stddev", std::vector<float>{});
 
@@ -249,6 +332,44 @@ Result<int64_t> predict_to_csv(const std::string& model_path, const std::string&
         fmt::format("{}: prediction failed: {}", model_path, first_line(e.what_without_backtrace())));
   } catch (const std::exception& e) {
     return Status::invalid_argument(fmt::format("{}: prediction failed: {}", model_path, first_line(e.what())));
+  }
+}
+
+Result<std::string> generate_text(const std::string& model_path, const std::string& prompt, int64_t tokens,
+                                  double temperature, uint64_t seed) {
+  auto info = read_model_info(model_path);
+  if (!info) return info.status();
+  if (info->value("task", std::string()) != datasets::to_string(datasets::TaskKind::language_model))
+    return Status::invalid_argument(fmt::format("{}: a {} model, not a language model (task = \"language_model\")",
+                                                model_path, info->value("task", std::string("classification"))));
+  auto tokenizer = datasets::Tokenizer::from_json(info->value("tokenizer", nlohmann::json()));
+  if (!tokenizer) return tokenizer.status().with_context(model_path + ": its model info holds no tokenizer");
+  auto ids = tokenizer->encode(prompt);
+  if (ids.empty()) return Status::invalid_argument("the prompt holds no token: give some text to continue");
+  const auto shape = info->at("sample_shape").get<std::vector<int64_t>>();
+  const int64_t window = shape.empty() ? 1 : shape.back();
+  try {
+    auto module = torch::jit::load(model_path);
+    module.eval();
+    torch::NoGradGuard no_grad;
+    auto generator = at::make_generator<at::CPUGeneratorImpl>(seed);
+    for (int64_t step = 0; step < tokens; ++step) {
+      const auto first = ids.size() > static_cast<size_t>(window) ? ids.end() - window : ids.begin();
+      std::vector<float> context(first, ids.end());
+      auto x = torch::tensor(context).unsqueeze(0);
+      auto logits = module.forward({x}).toTensor().select(1, x.size(1) - 1).squeeze(0).to(torch::kFloat64);
+      logits.slice(0, 0, datasets::kSpecialTokens).fill_(-std::numeric_limits<double>::infinity());
+      int64_t next = 0;
+      if (temperature > 0) {
+        next = torch::multinomial((logits / temperature).softmax(0), 1, false, generator).item<int64_t>();
+      } else {
+        next = logits.argmax().item<int64_t>();
+      }
+      ids.push_back(next);
+    }
+    return tokenizer->decode(ids);
+  } catch (const std::exception& e) {
+    return Status::invalid_argument(fmt::format("{}: generation failed: {}", model_path, first_line(e.what())));
   }
 }
 

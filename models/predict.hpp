@@ -40,8 +40,21 @@ Result<nlohmann::json> read_model_info(const std::string& model_path);
 // Columns: classification `row,class,p_<class>...`; regression
 // `row,<target>...` (in the targets' units); multilabel
 // `row,labels,p_<label>...` (labels: `;`-separated, probability > 0.5); for
-// images a `path` column follows `row`. Returns the number of examples.
+// images a `path` column follows `row`. Captioning (images only):
+// `row,path,caption`, the greedy caption in words (the tokenizer travels in
+// the model info); detection (images only): one row per box
+// `row,path,class,score,x,y,width,height`, or when `out_path` ends in .json
+// a COCO results file (models/detections.hpp decode_detections; boxes in
+// pixels of the image as the model saw it). Returns the number of examples.
 Result<int64_t> predict_to_csv(const std::string& model_path, const std::string& data_path,
                                const std::string& out_path);
+
+// Continues `prompt` by `tokens` tokens with the language model at `model_path` (its tokenizer travels in
+// the model info) and returns the prompt and its continuation as text. Each step feeds the last window of
+// ids (the run's [data] window) and takes the most likely next token, or with `temperature` > 0 samples
+// from the logits divided by it (drawn from `seed`); the special ids are never chosen. Errors name the
+// file: not a language model, an empty prompt.
+Result<std::string> generate_text(const std::string& model_path, const std::string& prompt, int64_t tokens,
+                                  double temperature = 0, uint64_t seed = 1);
 
 }  // namespace cerebro::models

@@ -158,12 +158,6 @@ Status relink_cached_data(const StateStore& store, const ExperimentSpec& spec, c
 
 Result<Setup> set_up(const RunOptions& options, int workers, const fs::path& dir, const Say& say) {
   const auto& spec = options.spec;
-  // Refused before the data is prepared, so that nobody waits for an ETL whose examples nothing trains.
-  if (spec.task == datasets::TaskKind::captioning || spec.task == datasets::TaskKind::detection)
-    return Status::failed_precondition(
-        fmt::format("[experiment] task {}: no model of the zoo trains it in this build (its data prepares with "
-                    "`cerebro prepare`); docs/TASKS.md lists the tasks and their models",
-                    datasets::to_string(spec.task)));
   Setup s;
   s.workers = workers;
   s.partitions = spec.data.partitions > 0 ? spec.data.partitions : s.workers;

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "models/captions.hpp"
+#include "models/detections.hpp"
 #include "models/trainee.hpp"
 
 namespace cerebro::models {
@@ -22,11 +24,40 @@ torch::Tensor targets_of(const datasets::Dataset& d) {
   return torch::from_blob(const_cast<int64_t*>(d.labels.data()), {d.size()}, torch::kInt64);
 }
 
+namespace {
+
+bool is_sequence_task(TaskKind task) { return task == TaskKind::language_model || task == TaskKind::captioning; }
+
+}  // namespace
+
+torch::Tensor task_targets(const datasets::Dataset& d, const ShapeInfo& shape, uint64_t seed) {
+  if (shape.task == TaskKind::captioning) return caption_targets(d, seed);
+  if (shape.task == TaskKind::detection) return box_targets(d);
+  return targets_of(d);
+}
+
+torch::Tensor task_input(const ShapeInfo& shape, const torch::Tensor& features, const torch::Tensor& targets) {
+  if (shape.task != TaskKind::captioning) return features;
+  return torch::cat({features.reshape({features.size(0), -1}), targets.to(torch::kFloat32)}, 1);
+}
+
+std::pair<torch::Tensor, torch::Tensor> first_rows(const datasets::Dataset& d, const ShapeInfo& shape, int64_t rows) {
+  if (shape.task != TaskKind::captioning && shape.task != TaskKind::detection)
+    return {detail::features_of(d).slice(0, 0, rows), targets_of(d).slice(0, 0, rows)};
+  std::vector<int64_t> first(static_cast<size_t>(rows));
+  for (int64_t i = 0; i < rows; ++i) first[static_cast<size_t>(i)] = i;
+  const auto head = datasets::gather(d, first, 0, rows);  // the targets of a few rows, not of the whole set
+  auto targets = task_targets(head, shape, 0);
+  return {task_input(shape, detail::features_of(head), targets).clone(), targets};
+}
+
 int64_t evaluation_batch(const ShapeInfo& shape) {
-  if (shape.task != TaskKind::language_model) return detail::kEvaluationBatch;
-  // A batch's logits are [rows, window, vocabulary] floats: keep them near 16 MiB.
-  const int64_t per_row = std::max<int64_t>(
-      1, (shape.sample_shape.empty() ? 1 : shape.sample_shape.back()) * std::max<int64_t>(1, shape.num_classes));
+  if (!is_sequence_task(shape.task)) return detail::kEvaluationBatch;
+  // A batch's logits are [rows, tokens, vocabulary] floats: keep them near 16 MiB. A caption's tokens are
+  // the data's, not the shape's: count a generous 64.
+  const int64_t tokens =
+      shape.task == TaskKind::captioning ? 64 : (shape.sample_shape.empty() ? 1 : shape.sample_shape.back());
+  const int64_t per_row = std::max<int64_t>(1, tokens * std::max<int64_t>(1, shape.num_classes));
   return std::clamp<int64_t>((int64_t{1} << 22) / per_row, 1, detail::kEvaluationBatch);
 }
 
@@ -36,6 +67,21 @@ void check_output_shape(const ShapeInfo& shape, const torch::Tensor& out, int64_
     if (out.dim() != 3 || out.size(0) != rows || out.size(1) != window || out.size(2) != shape.num_classes)
       throw Error(fmt::format("the model's output has shape [{}], expected [{}, {}, {}] (batch, tokens, vocabulary)",
                               fmt::join(out.sizes(), ", "), rows, window, shape.num_classes));
+    return;
+  }
+  if (shape.task == TaskKind::detection) {
+    if (out.dim() != 4 || out.size(0) != rows || out.size(1) != shape.num_classes + 4)
+      throw Error(fmt::format(
+          "the model's output has shape [{}], expected [{}, {}, cells down, cells across] (batch, each class' "
+          "heatmap then the box's width, height and centre offset; models/detections.hpp)",
+          fmt::join(out.sizes(), ", "), rows, shape.num_classes + 4));
+    return;
+  }
+  if (shape.task == TaskKind::captioning) {
+    if (out.dim() != 3 || out.size(0) != rows || out.size(2) != shape.num_classes)
+      throw Error(
+          fmt::format("the model's output has shape [{}], expected [{}, tokens, {}] (batch, tokens, vocabulary)",
+                      fmt::join(out.sizes(), ", "), rows, shape.num_classes));
     return;
   }
   if (out.dim() != 2 || out.size(0) != rows || out.size(1) != shape.num_classes)
@@ -64,16 +110,22 @@ std::pair<torch::Tensor, int64_t> next_token_loss(const torch::Tensor& output, c
 
 // `sum`: summed over the batch's examples (each example's loss the mean over its targets), for a
 // validation's mean over examples; else the mean to backpropagate.
-torch::Tensor builtin_loss(TaskKind task, const torch::Tensor& output, const torch::Tensor& target, bool sum) {
+torch::Tensor builtin_loss(const ShapeInfo& shape, const torch::Tensor& output, const torch::Tensor& target, bool sum) {
+  const TaskKind task = shape.task;
   using Reduction = torch::nn::functional::CrossEntropyFuncOptions::reduction_t;
   const Reduction reduction = sum ? Reduction(torch::kSum) : Reduction(torch::kMean);
   if (task == TaskKind::classification)
     return F::cross_entropy(output, target, F::CrossEntropyFuncOptions().reduction(reduction));
-  if (task == TaskKind::language_model) {
+  if (is_sequence_task(task)) {
     // The mean over the batch's predicted tokens; summed: that mean counted once per example, so a
     // validation's val_loss is the batches' token means weighted by their examples.
     auto [summed, tokens] = next_token_loss(output, target);
     auto mean = summed / static_cast<double>(std::max<int64_t>(1, tokens));
+    return sum ? mean * static_cast<double>(output.size(0)) : mean;
+  }
+  if (task == TaskKind::detection) {
+    // A mean over the batch's objects as well, counted once per example when summed.
+    auto mean = detection_loss(output, target, shape.sample_shape.at(1), shape.sample_shape.at(2));
     return sum ? mean * static_cast<double>(output.size(0)) : mean;
   }
   torch::Tensor loss;
@@ -100,7 +152,7 @@ Objective::Objective(const ShapeInfo& shape, LossFunction template_loss)
     : shape_(shape), template_loss_(std::move(template_loss)) {}
 
 torch::Tensor Objective::mean_loss(const torch::Tensor& output, const torch::Tensor& target) const {
-  if (!template_loss_) return builtin_loss(shape_.task, output, target, false);
+  if (!template_loss_) return builtin_loss(shape_, output, target, false);
   auto loss = template_loss_(output, target);
   if (loss.numel() != 1)
     throw Error(
@@ -110,17 +162,17 @@ torch::Tensor Objective::mean_loss(const torch::Tensor& output, const torch::Ten
 
 double Objective::summed_loss(const torch::Tensor& output, const torch::Tensor& target) const {
   // The built-in sum (not mean * n) keeps a classification's val_loss what it always was.
-  if (!template_loss_) return builtin_loss(shape_.task, output, target, true).item<double>();
+  if (!template_loss_) return builtin_loss(shape_, output, target, true).item<double>();
   return mean_loss(output, target).item<double>() * static_cast<double>(output.size(0));
 }
 
 torch::Tensor Objective::summed_loss_tensor(const torch::Tensor& output, const torch::Tensor& target) const {
-  if (!template_loss_) return builtin_loss(shape_.task, output, target, true);
+  if (!template_loss_) return builtin_loss(shape_, output, target, true);
   return mean_loss(output, target) * static_cast<double>(output.size(0));
 }
 
 MetricAccumulator::MetricAccumulator(const ShapeInfo& shape, MetricsFunction template_metrics)
-    : shape_(shape), template_metrics_(std::move(template_metrics)) {
+    : shape_(shape), template_metrics_(std::move(template_metrics)), detections_(shape.num_classes) {
   const auto width = static_cast<size_t>(std::max<int64_t>(0, shape.num_classes));
   if (shape.task == TaskKind::classification) {
     true_positive_.assign(width, 0);
@@ -163,7 +215,11 @@ void MetricAccumulator::add(const torch::Tensor& output, const torch::Tensor& ta
       false_negative_[c] += target_counts[c].item<int64_t>() - tp;
     }
     if (width > 5) top5_correct_ += std::get<1>(output.topk(5, 1)).eq(target.unsqueeze(1)).any(1).sum().item<int64_t>();
-  } else if (shape_.task == TaskKind::language_model) {
+  } else if (shape_.task == TaskKind::detection) {
+    const auto found = decode_detections(output, shape_.sample_shape.at(1), shape_.sample_shape.at(2));
+    for (int64_t i = 0; i < output.size(0); ++i)
+      detections_.add_image(found[static_cast<size_t>(i)], boxes_of(target[i]));
+  } else if (is_sequence_task(shape_.task)) {
     auto [logits, next] = next_token_pairs(output, target);
     auto real = next.ne(0);
     auto nll = F::cross_entropy(logits, next, F::CrossEntropyFuncOptions().ignore_index(0).reduction(torch::kSum));
@@ -192,6 +248,8 @@ void MetricAccumulator::add(const torch::Tensor& output, const torch::Tensor& ta
   }
 }
 
+void MetricAccumulator::add_captions(const metrics::BleuStats& bleu) { bleu_.merge(bleu); }
+
 std::map<std::string, double> MetricAccumulator::result(double* accuracy) const {
   std::map<std::string, double> out;
   if (accuracy) *accuracy = 0;
@@ -217,6 +275,12 @@ std::map<std::string, double> MetricAccumulator::result(double* accuracy) const 
   } else if (shape_.task == TaskKind::language_model) {
     out["token_accuracy"] = tokens_.accuracy();
     out["perplexity"] = tokens_.perplexity();
+  } else if (shape_.task == TaskKind::detection) {
+    out["map"] = detections_.map();
+    out["map50"] = detections_.map50();
+  } else if (shape_.task == TaskKind::captioning) {
+    out["token_accuracy"] = tokens_.accuracy();
+    if (bleu_.sentences > 0) out["bleu4"] = bleu_.bleu4();
   } else if (shape_.task == TaskKind::regression) {
     double sse = 0, sae = 0, r2_sum = 0;
     for (size_t k = 0; k < sum_y_.size(); ++k) {

@@ -18,15 +18,25 @@
 //                   [B, T, vocabulary] before them, pad (id 0) left out: each
 //                   batch's mean over its tokens; token_accuracy, perplexity
 //                   (exp of the mean over every token of the set)
+//   captioning      the same next-token loss of a caption given its image
+//                   (models/captions.hpp); token_accuracy, and bleu4: corpus
+//                   BLEU-4 of greedy captions against every caption of an
+//                   image (the evaluation decodes them: add_captions)
+//   detection       CenterNet's loss over the batch's objects
+//                   (models/detections.hpp); map and map50 of the decoded
+//                   boxes (runtime/metrics/detection_map.hpp)
 // A template's metrics are averaged over the examples (each batch's value
 // weighted by its size).
 
 #include <map>
+#include <utility>
 #include <string>
 #include <vector>
 
 #include "models/model.hpp"
 #include "models/unit_trainer.hpp"
+#include "runtime/metrics/bleu.hpp"
+#include "runtime/metrics/detection_map.hpp"
 #include "runtime/metrics/token_stats.hpp"
 
 namespace cerebro::models {
@@ -36,6 +46,18 @@ namespace cerebro::models {
 // labels nor targets (token windows) its features: a language model's target
 // is its input, one token on.
 torch::Tensor targets_of(const datasets::Dataset& d);
+
+// What a pass over `d` computes its loss against: targets_of(d), or for captioning each image's caption
+// drawn from `seed` (models/captions.hpp caption_targets), for detection its boxes (models/detections.hpp
+// box_targets).
+torch::Tensor task_targets(const datasets::Dataset& d, const ShapeInfo& shape, uint64_t seed);
+
+// A batch's model input from its features and its rows of task_targets: the features, or for captioning
+// each image's values followed by its caption's ids.
+torch::Tensor task_input(const ShapeInfo& shape, const torch::Tensor& features, const torch::Tensor& targets);
+
+// The first `rows` rows of `d` as (model input, targets): a pilot batch.
+std::pair<torch::Tensor, torch::Tensor> first_rows(const datasets::Dataset& d, const ShapeInfo& shape, int64_t rows);
 
 // Rows per validation batch: kEvaluationBatch, fewer for a language model
 // (whose logits per row are window x vocabulary floats).
@@ -72,6 +94,8 @@ class MetricAccumulator {
   // With `template_metrics` set, those replace the task's built-ins.
   explicit MetricAccumulator(const ShapeInfo& shape, MetricsFunction template_metrics = {});
   void add(const torch::Tensor& output, const torch::Tensor& target);
+  // Captioning: the BLEU statistics of greedy captions (models/captions.hpp caption_bleu).
+  void add_captions(const metrics::BleuStats& bleu);
   // The named metrics of everything added; classification's accuracy also in *accuracy.
   std::map<std::string, double> result(double* accuracy = nullptr) const;
 
@@ -88,6 +112,9 @@ class MetricAccumulator {
   int64_t rows_all_right_ = 0, label_tp_ = 0, label_fp_ = 0, label_fn_ = 0;
   // language model
   metrics::TokenStats tokens_;
+  metrics::BleuStats bleu_;
+  // detection
+  metrics::DetectionStats detections_;
   // template metrics: example-weighted sums
   std::map<std::string, double> template_sums_;
 };

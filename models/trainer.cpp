@@ -12,6 +12,7 @@
 
 #include "datasets/batch_read_ahead.hpp"
 #include "models/augmentation.hpp"
+#include "models/captions.hpp"
 #include "models/cost_probe.hpp"
 #include "models/computing_threads.hpp"
 #include "models/flush_denormals.hpp"
@@ -165,7 +166,7 @@ PassResult train_pass(Trainee& t, const ShapeInfo& shape, const datasets::Datase
   t.model->set_training(true);
   const Objective objective(shape, *t.model);
   auto x = features_of(data);
-  auto y = targets_of(data);
+  auto y = task_targets(data, shape, seed);
   auto order = torch::randperm(data.size(), generator, torch::kInt64);
   // Declared after `order`, which it reads: destroyed (its thread joined) first, also when a batch throws.
   std::optional<datasets::BatchReadAhead> reader;
@@ -179,7 +180,7 @@ PassResult train_pass(Trainee& t, const ShapeInfo& shape, const datasets::Datase
     if (augmentation.any()) xb = augment_batch(xb, augmentation, augmentation_generator);
     auto yb = y.index_select(0, idx);
     t.optimizer->zero_grad();
-    auto loss = objective.mean_loss(t.model->forward(xb), yb);
+    auto loss = objective.mean_loss(t.model->forward(task_input(shape, xb, yb)), yb);
     double value = loss.item<double>();
     if (!std::isfinite(value)) {
       r.diverged = true;
@@ -200,17 +201,19 @@ Evaluation evaluate_model(Model& model, const ShapeInfo& shape, const datasets::
   const Objective objective(shape, model);
   MetricAccumulator metrics(shape, model.template_metrics());
   auto x = features_of(data);
-  auto y = targets_of(data);
+  auto y = task_targets(data, shape, 0);
   Evaluation e;
   double loss_sum = 0;
   const int64_t batch = evaluation_batch(shape);
   for (int64_t begin = 0; begin < data.size(); begin += batch) {
     auto end = std::min(begin + batch, data.size());
-    auto out = model.forward(x.slice(0, begin, end));
     auto yb = y.slice(0, begin, end);
+    auto out = model.forward(task_input(shape, x.slice(0, begin, end), yb));
     loss_sum += objective.summed_loss(out, yb);
     metrics.add(out, yb);
   }
+  if (shape.task == datasets::TaskKind::captioning && data.size() > 0)
+    metrics.add_captions(caption_bleu(model, data, batch));
   e.examples = data.size();
   if (e.examples) e.loss = loss_sum / static_cast<double>(e.examples);
   e.metrics = metrics.result(&e.accuracy);
@@ -287,8 +290,9 @@ Status check_template(const nlohmann::json& params, const ShapeInfo& shape, cons
     torch::Tensor out, target;
     try {
       torch::NoGradGuard no_grad;
-      out = t->model->forward(features_of(pilot).slice(0, 0, n));
-      target = targets_of(pilot).slice(0, 0, n);
+      auto [input, first_targets] = first_rows(pilot, shape, n);
+      out = t->model->forward(input);
+      target = first_targets;
     } catch (const std::exception&) {
       return true;
     }
@@ -321,7 +325,7 @@ Result<std::string> initial_state(const nlohmann::json& params, const ShapeInfo&
     if (n == 0) throw Error("no examples to run the pilot batch on");
     t.model->set_training(false);
     torch::NoGradGuard no_grad;
-    auto out = t.model->forward(features_of(pilot).slice(0, 0, n));
+    auto out = t.model->forward(first_rows(pilot, shape, n).first);
     // A template with its own loss and metrics decides what its output is.
     const bool own_objective = t.model->template_loss() && t.model->template_metrics();
     if (!own_objective) check_output_shape(shape, out, n);
@@ -338,7 +342,7 @@ Result<double> TorchCostProbe::seconds_per_example(const nlohmann::json& params)
     t.model->set_training(true);
     const Objective objective(shape_, *t.model);
     auto x = features_of(sample_);
-    auto y = targets_of(sample_);
+    auto y = task_targets(sample_, shape_, 0);
     const int64_t batch = std::min<int64_t>(t.training.batch_size, sample_.size());
     double fastest = 0;
     for (int step = 0; step <= kTimedSteps; ++step) {
@@ -349,7 +353,7 @@ Result<double> TorchCostProbe::seconds_per_example(const nlohmann::json& params)
       auto xb = x.index_select(0, idx);
       auto yb = y.index_select(0, idx);
       t.optimizer->zero_grad();
-      auto loss = objective.mean_loss(t.model->forward(xb), yb);
+      auto loss = objective.mean_loss(t.model->forward(task_input(shape_, xb, yb)), yb);
       loss.backward();
       t.optimizer->step();
       double seconds = since(started);
@@ -424,10 +428,12 @@ Result<ModelCost> model_cost(const nlohmann::json& params, const ShapeInfo& shap
     torch::NoGradGuard no_grad;
     t.model->set_training(false);
     auto x = features_of(data);
+    auto y = task_targets(data, shape, 0);
     const int64_t batch = 256;
     auto start = Clock::now();
     for (int64_t begin = 0; begin < data.size(); begin += batch) {
-      auto out = t.model->forward(x.slice(0, begin, std::min(begin + batch, data.size())));
+      const int64_t end = std::min(begin + batch, data.size());
+      auto out = t.model->forward(task_input(shape, x.slice(0, begin, end), y.slice(0, begin, end)));
       (void)out.argmax(1).sum().item<int64_t>();  // waits for the result
     }
     if (data.size() > 0) cost.inference_ms = 1000.0 * since(start) / static_cast<double>(data.size());

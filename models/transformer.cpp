@@ -1,32 +1,62 @@
 #include "models/transformer.hpp"
 
 #include <cmath>
+#include <limits>
+#include <utility>
 
 #include <fmt/format.h>
 
 namespace cerebro::models {
 
-namespace {
-
-constexpr double kNormEpsilon = 1e-5;
-
-// Where a query (row) may not look: later tokens, and those `context` or more before it.
 torch::Tensor blocked_positions(int64_t tokens, int64_t context) {
   auto query = torch::arange(tokens, torch::kInt64).unsqueeze(1);
   auto key = torch::arange(tokens, torch::kInt64).unsqueeze(0);
   return key.gt(query).logical_or(query.sub(key).ge(context));
 }
 
-std::string linear_script(const std::string& x, const std::string& name) {
+torch::Tensor multi_head_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                   int64_t heads, const torch::Tensor& blocked) {
+  const int64_t batch = q.size(0), queries = q.size(1), keys = k.size(1), d = q.size(2), head_width = d / heads;
+  auto split = [&](const torch::Tensor& t, int64_t rows) {
+    return t.reshape({batch, rows, heads, head_width}).transpose(1, 2);
+  };
+  auto scores = split(q, queries).matmul(split(k, keys).transpose(2, 3)) / std::sqrt(static_cast<double>(head_width));
+  if (blocked.defined()) scores = scores.masked_fill(blocked, -std::numeric_limits<double>::infinity());
+  return scores.softmax(-1).matmul(split(v, keys)).transpose(1, 2).reshape({batch, queries, d});
+}
+
+namespace script {
+
+std::string linear(const std::string& x, const std::string& name) {
   return fmt::format("torch.linear({1}, self.{0}_weight, self.{0}_bias)", name, x);
 }
 
-std::string norm_script(const std::string& x, const std::string& name, int64_t width) {
+std::string layer_norm(const std::string& x, const std::string& name, int64_t width) {
   return fmt::format("torch.layer_norm({1}, [{2}], self.{0}_weight, self.{0}_bias, {3}, False)", name, x, width,
                      kNormEpsilon);
 }
 
-}  // namespace
+std::string attention(const std::string& q, const std::string& k, const std::string& v, int64_t heads, int64_t d_model,
+                      const std::string& blocked, const std::string& out) {
+  const int64_t head_width = d_model / heads;
+  std::string src;
+  for (const auto& [name, from] : {std::pair<std::string, std::string>{"aq", q}, {"ak", k}, {"av", v}})
+    src += fmt::format("    {} = {}.reshape([{}.size(0), {}.size(1), {}, {}]).transpose(1, 2)\n", name, from, from,
+                       from, heads, head_width);
+  src += fmt::format("    s = torch.matmul(aq, ak.transpose(2, 3)) / {:.17g}\n",
+                     std::sqrt(static_cast<double>(head_width)));
+  if (!blocked.empty()) src += fmt::format("    s = s.masked_fill({}, float('-inf'))\n", blocked);
+  src += fmt::format(
+      "    {} = torch.matmul(torch.softmax(s, -1), av).transpose(1, 2).reshape([{}.size(0), {}.size(1), {}])\n", out, q,
+      q, d_model);
+  return src;
+}
+
+std::string feed_forward(const std::string& x, const std::string& block, const std::string& norm, int64_t width) {
+  return linear(fmt::format("torch.gelu({})", linear(layer_norm(x, norm, width), block + "_ff1")), block + "_ff2");
+}
+
+}  // namespace script
 
 TransformerImpl::TransformerImpl(const TransformerOptions& options) : dropout(options.dropout()), options_(options) {
   const auto d = options.d_model(), window = options.window();
@@ -72,15 +102,10 @@ torch::Tensor TransformerImpl::embed(torch::nn::Embedding tokens, torch::nn::Emb
 
 torch::Tensor TransformerImpl::run_block(Block& b, const torch::Tensor& x, int64_t heads, int64_t context,
                                          const SeededDropout& drop, bool training) {
-  const int64_t batch = x.size(0), tokens = x.size(1), d = x.size(2), head_width = d / heads;
+  const int64_t d = x.size(2);
   auto qkv = b.qkv->forward(b.norm1->forward(x));
-  auto split = [&](int64_t part) {
-    return qkv.slice(2, part * d, (part + 1) * d).reshape({batch, tokens, heads, head_width}).transpose(1, 2);
-  };
-  auto q = split(0), k = split(1), v = split(2);
-  auto scores = q.matmul(k.transpose(2, 3)) / std::sqrt(static_cast<double>(head_width));
-  scores = scores.masked_fill(blocked_positions(tokens, context), -std::numeric_limits<double>::infinity());
-  auto attended = scores.softmax(-1).matmul(v).transpose(1, 2).reshape({batch, tokens, d});
+  auto attended = multi_head_attention(qkv.slice(2, 0, d), qkv.slice(2, d, 2 * d), qkv.slice(2, 2 * d, 3 * d), heads,
+                                       blocked_positions(x.size(1), context));
   auto h = x + drop(b.project->forward(attended), training);
   return h + drop(b.ff2->forward(torch::gelu(b.ff1->forward(b.norm2->forward(h)))), training);
 }
@@ -126,30 +151,23 @@ std::vector<ChainLink> TransformerImpl::chain() const {
 }
 
 Status TransformerImpl::export_torchscript(const std::string& path) {
-  const auto d = options_.d_model(), heads = options_.heads(), head_width = d / heads;
+  const auto d = options_.d_model();
   std::string src = "def forward(self, x):\n";
-  src += "    ids = x.long()\n    b = ids.size(0)\n    t = ids.size(1)\n";
+  src += "    ids = x.long()\n    t = ids.size(1)\n";
   src += "    h = torch.embedding(self.tokens_weight, ids) + torch.embedding(self.positions_weight, torch.arange(t))\n";
   src += "    query = torch.arange(t).unsqueeze(1)\n    key = torch.arange(t).unsqueeze(0)\n";
   src += fmt::format("    blocked = torch.logical_or(torch.gt(key, query), torch.ge(query - key, {}))\n",
                      options_.context());
   for (size_t i = 0; i < blocks_.size(); ++i) {
     const auto n = "block" + std::to_string(i);
-    src += fmt::format("    qkv = {}\n", linear_script(norm_script("h", n + "_norm1", d), n + "_qkv"));
-    for (int part = 0; part < 3; ++part)
-      src += fmt::format("    {} = qkv[:, :, {}:{}].reshape([b, t, {}, {}]).transpose(1, 2)\n", "qkv"[part], part * d,
-                         (part + 1) * d, heads, head_width);
-    src += fmt::format("    s = torch.matmul(q, k.transpose(2, 3)) / {:.17g}\n",
-                       std::sqrt(static_cast<double>(head_width)));
-    src += "    s = s.masked_fill(blocked, float('-inf'))\n";
-    src += fmt::format("    a = torch.matmul(torch.softmax(s, -1), v).transpose(1, 2).reshape([b, t, {}])\n", d);
-    src += fmt::format("    h = h + {}\n", linear_script("a", n + "_project"));
-    src += fmt::format(
-        "    h = h + {}\n",
-        linear_script(fmt::format("torch.gelu({})", linear_script(norm_script("h", n + "_norm2", d), n + "_ff1")),
-                      n + "_ff2"));
+    src += fmt::format("    qkv = {}\n", script::linear(script::layer_norm("h", n + "_norm1", d), n + "_qkv"));
+    src += fmt::format("    q = qkv[:, :, 0:{0}]\n    k = qkv[:, :, {0}:{1}]\n    v = qkv[:, :, {1}:{2}]\n", d, 2 * d,
+                       3 * d);
+    src += script::attention("q", "k", "v", options_.heads(), d, "blocked", "a");
+    src += fmt::format("    h = h + {}\n", script::linear("a", n + "_project"));
+    src += fmt::format("    h = h + {}\n", script::feed_forward("h", n, n + "_norm2", d));
   }
-  src += fmt::format("    return {}\n", linear_script(norm_script("h", "norm", d), "head"));
+  src += fmt::format("    return {}\n", script::linear(script::layer_norm("h", "norm", d), "head"));
   return save_as_torchscript(*this, "CerebroTransformer", src, path);
 }
 

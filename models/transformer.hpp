@@ -17,6 +17,29 @@
 
 namespace cerebro::models {
 
+inline constexpr double kNormEpsilon = 1e-5;  // every LayerNorm of the zoo's attention models
+
+// Where a query (row) may not look: later tokens, and those `context` or more before it.
+torch::Tensor blocked_positions(int64_t tokens, int64_t context);
+
+// Multi-head scaled dot-product attention of queries [B, Tq, d] over keys and values [B, Tk, d] (already
+// projected); `blocked` (bool [Tq, Tk], or undefined: none) marks what a query may not attend to.
+torch::Tensor multi_head_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                   int64_t heads, const torch::Tensor& blocked);
+
+// TorchScript source for the exports of these models (models/model.hpp save_as_torchscript names the
+// attributes `self.<module>_weight`).
+namespace script {
+std::string linear(const std::string& x, const std::string& name);
+std::string layer_norm(const std::string& x, const std::string& name, int64_t width);
+// Lines that set `out` to multi_head_attention of the variables q, k, v ([B, T, d_model] each), masked by
+// the variable `blocked` unless it is empty.
+std::string attention(const std::string& q, const std::string& k, const std::string& v, int64_t heads, int64_t d_model,
+                      const std::string& blocked, const std::string& out);
+// x's feed-forward branch: linear `block`_ff2 of gelu of linear `block`_ff1 of layer norm `norm` of x.
+std::string feed_forward(const std::string& x, const std::string& block, const std::string& norm, int64_t width);
+}  // namespace script
+
 struct TransformerOptions {
   TransformerOptions(int64_t window, int64_t vocabulary) : window_(window), vocabulary_(vocabulary) {}
   TORCH_ARG(int64_t, window);      // the data's tokens per example

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include "models/max_pool.hpp"
+#include "models/captioner.hpp"
+#include "models/detector.hpp"
 #include "models/transformer.hpp"
 
 namespace cerebro::models {
@@ -295,6 +297,8 @@ void register_zoo_models() {
                           [m] { return m->chain(); }};
     });
     register_transformer_model();
+    register_captioner_model();
+    register_detector_model();
   });
 }
 

@@ -108,7 +108,9 @@ class ResNetImpl : public torch::nn::Module {
 };
 TORCH_MODULE(ResNet);
 
-// Registers mlp, cnn, resnet and transformer (models/transformer.hpp). Idempotent; called by build_model.
+// Registers mlp, cnn, resnet, transformer (models/transformer.hpp), captioner
+// (models/captioner.hpp) and detector (models/detector.hpp). Idempotent;
+// called by build_model.
 void register_zoo_models();
 
 // Registers a zoo model. Models registered with register_model take

@@ -87,3 +87,11 @@ cerebro_add_test(test_e2e_language_model
   TIMEOUT 300
   LABELS e2e)
 add_dependencies(test_e2e_language_model cerebro)
+# Captioning and detection: the zoo's captioner and detector over generated shapes in COCO form, through
+# the real `cerebro` executable (resume after a crash, replay).
+cerebro_add_test(test_e2e_shapes
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_e2e_shapes.cpp
+  LIBS cerebro_runtime
+  TIMEOUT 300
+  LABELS e2e)
+add_dependencies(test_e2e_shapes cerebro)

@@ -5,6 +5,7 @@
 #define BOOST_TEST_MODULE language_model
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 #include "test/support/faults_util.hpp"
@@ -71,6 +72,18 @@ BOOST_AUTO_TEST_CASE(a_transformer_learns_the_licences_resumes_and_replays_exact
   BOOST_TEST_INFO(replay.text);
   BOOST_REQUIRE_EQUAL(replay.exit_code, 0);
   BOOST_TEST(replay.text.find("replay reproduced the metrics of all 2 configs exactly") != std::string::npos);
+
+  // The best model continues a text in words: its vocabulary travels inside it.
+  auto generated = run_cerebro("generate " + run + "/best_model.pt --prompt \"the software\" --tokens 6");
+  BOOST_TEST_INFO(generated.text);
+  BOOST_REQUIRE_EQUAL(generated.exit_code, 0);
+  BOOST_TEST(generated.text.rfind("the software ", 0) == 0);
+  BOOST_TEST(std::count(generated.text.begin(), generated.text.end(), ' ') >= 7);
+  auto sampled = run_cerebro("generate " + run + "/best_model.pt --prompt \"the software\" --tokens 6 --temperature 1");
+  BOOST_TEST(sampled.exit_code == 0);
+  auto empty = run_cerebro("generate " + run + "/best_model.pt --prompt \"\" --tokens 3");
+  BOOST_TEST(empty.exit_code != 0);
+  BOOST_TEST(empty.text.find("the prompt holds no token") != std::string::npos, empty.text);
 }
 
 // As any config that does not fit the data: it fails its pilot check, naming both lengths, and trains nothing.

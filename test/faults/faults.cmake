@@ -12,3 +12,10 @@ cerebro_add_test(test_faults_cluster
   TIMEOUT 900
   LABELS "reliability;cluster")
 add_dependencies(test_faults_cluster cerebro)
+# A killed agent under each structured task (language model, captioning, detection).
+cerebro_add_test(test_faults_tasks
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_faults_tasks.cpp
+  LIBS cerebro_runtime
+  TIMEOUT 600
+  LABELS "reliability;cluster")
+add_dependencies(test_faults_tasks cerebro)

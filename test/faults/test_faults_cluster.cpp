@@ -35,34 +35,13 @@ std::string spec(const TempDir& tmp, int replication, const std::string& extra_c
                                       "[space]\nmodel = [\"mlp\"]\nlr = [1e-3, 2e-3, 3e-3, 5e-3]\nhidden = [[64]]\n");
 }
 
-// The most units a client's progress lines have reported done.
-int units_reported(const std::string& log) {
-  static const std::regex progress(R"((\d+)/(\d+) units)");
-  int most = 0;
-  for (auto it = std::sregex_iterator(log.begin(), log.end(), progress); it != std::sregex_iterator(); ++it)
-    most = std::max(most, std::stoi((*it)[1]));
-  return most;
-}
-
-bool wait_for_units(const ChildProcess& client, int units, double seconds) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (units_reported(client.log()) >= units) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return false;
-}
-
 size_t count_of(const std::string& text, const std::string& what) {
   size_t n = 0;
   for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
   return n;
 }
 
-std::string experiment_dir(const TempDir& tmp) {
-  for (const auto& e : fs::directory_iterator(tmp.file("state") + "/experiments")) return e.path().string();
-  return {};
-}
+std::string experiment_dir(const TempDir& tmp) { return e2e::experiment_dir(tmp.file("state")); }
 
 struct Fixture {
   TempDir tmp;

@@ -16,6 +16,8 @@ cerebro_add_test(test_models
     ${CMAKE_CURRENT_LIST_DIR}/test_models_fused_adam.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_models_max_pool.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_models_transformer.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/test_models_captioner.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/test_models_detector.cpp
   LIBS cerebro_models cerebro_runtime_cluster
   TIMEOUT 120
   LABELS models)

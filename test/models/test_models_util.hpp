@@ -118,4 +118,80 @@ inline Data make_token_data(int64_t window = 12, int64_t partition_size = 96) {
   return d;
 }
 
+// Captioning examples: 3x8x8 images of one of four kinds (kind k lifts channel k % 3 by 1 + k / 3 over
+// noise), each with two captions that name its kind, in the `captions` field as the ETL leaves it (every
+// caption's ids, then eos): 4+k 10 11 13 14 and 12 4+k 15 13.
+inline std::vector<int64_t> caption_a(int64_t kind) { return {4 + kind, 10, 11, 13, 14}; }
+inline std::vector<int64_t> caption_b(int64_t kind) { return {12, 4 + kind, 15, 13}; }
+inline datasets::Dataset captioned_images(int64_t n, uint64_t seed) {
+  datasets::Dataset d;
+  d.sample_shape = {3, 8, 8};
+  datasets::RaggedField captions;
+  captions.name = "captions";
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> noise(0.0f, 0.3f);
+  d.features.resize(static_cast<size_t>(n * 192));
+  for (int64_t i = 0; i < n; ++i) {
+    const auto kind = static_cast<int64_t>(rng() % 4);
+    for (int64_t j = 0; j < 192; ++j)
+      d.features[static_cast<size_t>(i * 192 + j)] = noise(rng) + (j / 64 == kind % 3 ? 1.0f + kind / 3 : 0.0f);
+    std::vector<int64_t> ids = caption_a(kind);
+    ids.push_back(2);
+    for (int64_t id : caption_b(kind)) ids.push_back(id);
+    ids.push_back(2);
+    captions.append_ints(ids.data(), static_cast<int64_t>(ids.size()));
+  }
+  d.fields.push_back(std::move(captions));
+  return d;
+}
+
+inline Data make_caption_data(int64_t partition_size = 96) {
+  Data d{captioned_images(partition_size, 1), captioned_images(partition_size, 2), captioned_images(64, 3), {}};
+  d.shape = ShapeInfo{{3, 8, 8}, kTokenVocabulary};
+  d.shape.task = datasets::TaskKind::captioning;
+  return d;
+}
+
+// Detection examples: 3x16x16 images holding one or two squares (side 4 to 7 pixels, apart) of class k,
+// drawn in channel k over noise, with their boxes and classes in the fields `boxes` and `box_labels`.
+inline datasets::Dataset boxed_images(int64_t n, uint64_t seed) {
+  datasets::Dataset d;
+  d.sample_shape = {3, 16, 16};
+  datasets::RaggedField boxes{"boxes", datasets::FieldType::float32, 4};
+  datasets::RaggedField labels{"box_labels", datasets::FieldType::int64, 1};
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> noise(0.0f, 0.1f);
+  d.features.resize(static_cast<size_t>(n * 768));
+  for (auto& v : d.features) v = noise(rng);
+  for (int64_t i = 0; i < n; ++i) {
+    std::vector<float> box_values;
+    std::vector<int64_t> classes;
+    const int64_t objects = 1 + static_cast<int64_t>(rng() % 2);
+    for (int64_t o = 0; o < objects; ++o) {
+      const auto side = static_cast<int64_t>(4 + rng() % 4);
+      // The first square in the left half, the second in the right: they never overlap.
+      const auto x = static_cast<int64_t>(o * 8 + rng() % (9 - side)), y = static_cast<int64_t>(rng() % (17 - side));
+      const auto kind = static_cast<int64_t>(rng() % 3);
+      for (int64_t r = y; r < y + side; ++r)
+        for (int64_t c = x; c < x + side; ++c)
+          d.features[static_cast<size_t>(i * 768 + kind * 256 + r * 16 + c)] += 1.0f;
+      box_values.insert(box_values.end(), {static_cast<float>(x), static_cast<float>(y), static_cast<float>(side),
+                                           static_cast<float>(side)});
+      classes.push_back(kind);
+    }
+    boxes.append_floats(box_values.data(), objects);
+    labels.append_ints(classes.data(), objects);
+  }
+  d.fields.push_back(std::move(boxes));
+  d.fields.push_back(std::move(labels));
+  return d;
+}
+
+inline Data make_box_data(int64_t partition_size = 128) {
+  Data d{boxed_images(partition_size, 1), boxed_images(partition_size, 2), boxed_images(64, 3), {}};
+  d.shape = ShapeInfo{{3, 16, 16}, 3};
+  d.shape.task = datasets::TaskKind::detection;
+  return d;
+}
+
 }  // namespace cerebro::models::testing

@@ -1,9 +1,8 @@
 #!/usr/bin/env python3
 """docs/TASKS.md as a user runs it: its shell commands exactly as written, in a fresh folder where `tools/`
 and `build/` are the project's, and each of its spec sections as a spec (with a [space], which the page
-leaves to the reader, unless the section has one: the complete language-model spec, which the page's
-last command trains) through `cerebro prepare`. Then checks what was prepared, what the language model
-run left, and that `cerebro run` refuses the tasks no model trains with a message naming the page.
+leaves to the reader, unless the section has one: the complete specs of each task, which the page's
+commands train) through `cerebro prepare`. Then checks what was prepared and what each task's run left.
 
   check_task_docs.py SOURCE_DIR BUILD_DIR
 """
@@ -26,10 +25,14 @@ def blocks(text):
     return re.findall(r"```(sh|toml)\n(.*?)```", text, re.S)
 
 
+RUNS = []  # (command, output) of every command run
+
+
 def run(cmd, cwd, shell=False, expect_ok=True):
     p = subprocess.run(cmd, cwd=cwd, shell=shell, executable="/bin/bash" if shell else None,
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600)
     print(f"$ {cmd if shell else ' '.join(cmd)}\n{p.stdout}", flush=True)
+    RUNS.append((cmd if shell else " ".join(cmd), p.stdout))
     if expect_ok and p.returncode != 0:
         sys.exit(f"FAILED (exit {p.returncode}): {cmd}")
     return p
@@ -51,7 +54,7 @@ def main(source, build):
         found = blocks(f.read())
     shell = [body for kind, body in found if kind == "sh"]
     specs = [body for kind, body in found if kind == "toml"]
-    check(len(shell) == 3 and len(specs) == 4, "the page shows three commands and four spec sections")
+    check(len(shell) == 5 and len(specs) == 6, "the page shows five commands and six spec sections")
 
     with tempfile.TemporaryDirectory(prefix="cerebro-task-docs-") as work:
         os.symlink(os.path.join(source, "tools"), os.path.join(work, "tools"))
@@ -87,11 +90,30 @@ def main(source, build):
             summary = json.load(f)
         check(summary["metric"] == "val_perplexity" and summary["best"]["test_perplexity"] < 400,
               "it ranks by val_perplexity and its best model's test perplexity is far below a guess")
+        block = [out for cmd, out in RUNS if "generate" in cmd][0]
+        generated = [line for line in block.splitlines() if line.startswith("the software ")]
+        check(len(generated) == 1 and len(generated[0].split()) >= 14, "generate continues the prompt in words")
 
-        refused = run([cerebro, "run", "shapes_captioning.toml", "--out", "run"], work, expect_ok=False)
-        check(refused.returncode != 0 and "docs/TASKS.md" in refused.stdout,
-              "cerebro run refuses a task no model trains, naming the page")
-        check(not os.path.exists(os.path.join(work, "run", "data")), "and prepares nothing for it")
+        captioned = os.path.join(work, "shapes-captioned", "summary.json")
+        check(os.path.exists(captioned), "the captioning run left its summary")
+        with open(captioned) as f:
+            summary = json.load(f)
+        check(summary["metric"] == "val_bleu4" and 0 <= summary["best"]["test_bleu4"] <= 1,
+              "it ranks by val_bleu4 and scores its best model's test captions")
+        with open(os.path.join(work, "captions.csv")) as f:
+            rows = f.read().splitlines()
+        check(rows[0] == "row,path,caption" and len(rows) == 121, "predict captions every image")
+
+        detected = os.path.join(work, "shapes-detected", "summary.json")
+        check(os.path.exists(detected), "the detection run left its summary")
+        with open(detected) as f:
+            summary = json.load(f)
+        check(summary["metric"] == "val_map" and 0 <= summary["best"]["test_map50"] <= 1,
+              "it ranks by val_map and scores its best model's test boxes")
+        with open(os.path.join(work, "boxes.json")) as f:
+            boxes = json.load(f)
+        check(isinstance(boxes, list) and all(set(b) == {"image_id", "category_id", "bbox", "score"} for b in boxes),
+              "predict writes the boxes as a COCO results file")
     return 0
 
 

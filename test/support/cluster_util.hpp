@@ -3,8 +3,13 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
 #include <memory>
+#include <regex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "test/support/e2e_util.hpp"
@@ -73,5 +78,30 @@ struct Cluster {
   std::unique_ptr<ChildProcess> coordinator;
   std::vector<std::unique_ptr<ChildProcess>> agents;
 };
+
+// The most units a client's progress lines have reported done.
+inline int units_reported(const std::string& log) {
+  static const std::regex progress(R"((\d+)/(\d+) units)");
+  int most = 0;
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), progress); it != std::sregex_iterator(); ++it)
+    most = std::max(most, std::stoi((*it)[1]));
+  return most;
+}
+
+// Whether the client reported `units` done within `seconds`.
+inline bool wait_for_units(const ChildProcess& client, int units, double seconds) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (units_reported(client.log()) >= units) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+// The folder of the coordinator's only experiment under its state folder `state`.
+inline std::string experiment_dir(const std::string& state) {
+  for (const auto& e : std::filesystem::directory_iterator(state + "/experiments")) return e.path().string();
+  return {};
+}
 
 }  // namespace cerebro::e2e

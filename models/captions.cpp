@@ -1,0 +1,123 @@
+#include "models/captions.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "datasets/tokenizer.hpp"
+#include "models/task.hpp"
+#include "models/trainee.hpp"
+
+namespace cerebro::models {
+
+namespace {
+
+const datasets::RaggedField& caption_field(const datasets::Dataset& d) {
+  const auto* field = d.field(datasets::kCaptionTokensField);
+  if (!field || field->type != datasets::FieldType::int64)
+    throw Error("captioning needs the prepared data's caption tokens (source = \"coco\" with a captions file)",
+                StatusCode::failed_precondition);
+  return *field;
+}
+
+// SplitMix64's finalizer: a well-mixed draw per (seed, example) that needs no generator state.
+uint64_t mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+std::vector<metrics::TokenIds> captions_of(const datasets::Dataset& d, int64_t example) {
+  const auto& field = caption_field(d);
+  std::vector<metrics::TokenIds> captions(1);
+  for (int64_t i = field.offsets[static_cast<size_t>(example)]; i < field.offsets[static_cast<size_t>(example) + 1];
+       ++i) {
+    const int64_t id = field.ints[static_cast<size_t>(i)];
+    if (id == datasets::kEosToken) {
+      captions.emplace_back();
+    } else {
+      captions.back().push_back(id);
+    }
+  }
+  captions.pop_back();  // what followed the last eos: nothing
+  return captions;
+}
+
+torch::Tensor caption_targets(const datasets::Dataset& d, uint64_t seed) {
+  caption_field(d);  // throws without captions, also for a set that has no examples left
+  const int64_t n = d.size();
+  std::vector<std::vector<metrics::TokenIds>> all(static_cast<size_t>(n));
+  int64_t longest = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    all[static_cast<size_t>(i)] = captions_of(d, i);
+    for (const auto& caption : all[static_cast<size_t>(i)])
+      longest = std::max<int64_t>(longest, static_cast<int64_t>(caption.size()));
+  }
+  const int64_t positions = longest + 2;  // bos, the caption, eos
+  auto targets = torch::zeros({n, positions}, torch::kFloat32);
+  auto* row = targets.data_ptr<float>();
+  for (int64_t i = 0; i < n; ++i, row += positions) {
+    const auto& captions = all[static_cast<size_t>(i)];
+    if (captions.empty()) throw Error(fmt::format("example {} of the captioning set has no caption", i));
+    const size_t drawn =
+        seed == 0 ? 0 : static_cast<size_t>(mix(seed ^ mix(static_cast<uint64_t>(i))) % captions.size());
+    const auto& caption = captions[drawn];
+    row[0] = static_cast<float>(datasets::kBosToken);
+    for (size_t t = 0; t < caption.size(); ++t) row[t + 1] = static_cast<float>(caption[t]);
+    row[caption.size() + 1] = static_cast<float>(datasets::kEosToken);
+  }
+  return targets;
+}
+
+std::vector<metrics::TokenIds> greedy_captions(const Forward& forward, const torch::Tensor& images,
+                                               int64_t max_tokens) {
+  torch::NoGradGuard no_grad;
+  const int64_t n = images.size(0);
+  auto pixels = images.reshape({n, -1});
+  auto tokens = torch::full({n, 1}, static_cast<float>(datasets::kBosToken), torch::kFloat32);
+  auto finished = torch::zeros({n}, torch::kBool);
+  for (int64_t step = 0; step < max_tokens; ++step) {
+    auto logits = forward(torch::cat({pixels, tokens}, 1));
+    auto next = logits.select(1, logits.size(1) - 1).argmax(-1);
+    // A finished caption goes on with pad, which the model never has to read as a real token.
+    next = next.masked_fill(finished, datasets::kPadToken);
+    finished = finished.logical_or(next.eq(datasets::kEosToken)).logical_or(next.eq(datasets::kPadToken));
+    tokens = torch::cat({tokens, next.to(torch::kFloat32).unsqueeze(1)}, 1);
+    if (finished.all().item<bool>()) break;
+  }
+  std::vector<metrics::TokenIds> captions(static_cast<size_t>(n));
+  auto ids = tokens.to(torch::kInt64).contiguous();
+  const auto* row = ids.data_ptr<int64_t>();
+  for (int64_t i = 0; i < n; ++i, row += ids.size(1)) {
+    for (int64_t t = 1; t < ids.size(1); ++t) {
+      if (row[t] == datasets::kEosToken || row[t] == datasets::kPadToken) break;
+      captions[static_cast<size_t>(i)].push_back(row[t]);
+    }
+  }
+  return captions;
+}
+
+metrics::BleuStats caption_bleu(Model& model, const datasets::Dataset& d, int64_t batch) {
+  metrics::BleuStats stats;
+  std::vector<std::vector<metrics::TokenIds>> references(static_cast<size_t>(d.size()));
+  int64_t longest = 0;
+  for (int64_t i = 0; i < d.size(); ++i) {
+    references[static_cast<size_t>(i)] = captions_of(d, i);
+    for (const auto& caption : references[static_cast<size_t>(i)])
+      longest = std::max<int64_t>(longest, static_cast<int64_t>(caption.size()));
+  }
+  auto images = detail::features_of(d);
+  for (int64_t begin = 0; begin < d.size(); begin += batch) {
+    const int64_t end = std::min(begin + batch, d.size());
+    auto hypotheses = greedy_captions([&](const torch::Tensor& x) { return model.forward(x); },
+                                      images.slice(0, begin, end), longest + 1);
+    for (int64_t i = begin; i < end; ++i)
+      stats.add(hypotheses[static_cast<size_t>(i - begin)], references[static_cast<size_t>(i)]);
+  }
+  return stats;
+}
+
+}  // namespace cerebro::models
