@@ -323,7 +323,7 @@ std::optional<Evaluation> evaluate_split(GangSession::Impl& gang, Model& model, 
   }
   const Objective objective(shape, model);
   MetricAccumulator metrics(shape, model.template_metrics());
-  auto y = targets_of(data);
+  auto y = task_targets(data, shape, 0);
   double loss_sum = 0;
   for (int rank = 0; rank < k; ++rank) {
     torch::Tensor outputs = rank == 0 ? own : receive_outputs(gang, rank);

@@ -100,5 +100,8 @@ std::string parity_spec(const std::string& data_dir);
 
 int run_small_units(const ModeOptions& o);
 int run_parity(const ModeOptions& o);
+// `--tokens`: a transformer unit's tokens per second against a plain LibTorch loop over the same model and
+// batches, --runs interleaved pairs on one thread (tools/bench_tokens.cpp).
+int run_tokens(const ModeOptions& o);
 
 }  // namespace cerebro::bench

@@ -241,6 +241,42 @@ BOOST_AUTO_TEST_CASE(both_ranks_validate_a_half_and_rank_0_reports_the_whole_set
   }
 }
 
+// A structured task's gang trains on both ranks and its rank 0 reports the evaluation of the whole
+// validation set, as one worker scores the gang's state: merged token counts for a language model,
+// BLEU of greedy captions (rank 0 decodes them alone), mAP of the boxes of both halves.
+BOOST_AUTO_TEST_CASE(a_structured_tasks_gang_validates_like_one_worker) {
+  const json transformer = {
+      {"model", "transformer"}, {"layers", 1}, {"d_model", 16}, {"heads", 2}, {"ff", 32}, {"lr", 0.01},
+      {"batch_size", 16}};
+  const json captioner = {{"model", "captioner"}, {"channels", {8}}, {"layers", 1}, {"d_model", 16},
+                          {"heads", 2},           {"ff", 32},        {"lr", 0.01},  {"batch_size", 16}};
+  const json detector = {{"model", "detector"}, {"channels", {8, 8}}, {"head", 8}, {"lr", 0.01}, {"batch_size", 16}};
+  const std::vector<std::pair<json, Data>> cases = {
+      {transformer, make_token_data(12, 48)}, {captioner, make_caption_data(48)}, {detector, make_box_data(48)}};
+  for (const auto& [params, data] : cases) {
+    BOOST_TEST_CONTEXT(params["model"]) {
+      std::string state = must(initial_state(params, data.shape, data.p0, 3));
+      auto [r0, r1] =
+          run_gang(params, data.shape, state, {&data.p0, 1, &data.validation}, {&data.p1, 2, &data.validation});
+      BOOST_TEST_REQUIRE(r0.ok(), r0.error());
+      BOOST_TEST_REQUIRE(r1.ok(), r1.error());
+      BOOST_TEST_REQUIRE(r0->unit.validation.has_value());
+      BOOST_TEST(!r1->unit.validation.has_value());
+      Result<Evaluation> whole = evaluate_state(params, data.shape, r0->unit.state, data.validation);
+      BOOST_TEST_REQUIRE(whole.ok(), whole.error());
+      // These losses are each batch's mean over its tokens or objects, weighted by the batch's examples:
+      // the ranks' halves are other batches than the whole set's, so the loss agrees closely, not exactly.
+      BOOST_TEST(r0->unit.validation->loss == whole->loss, boost::test_tools::tolerance(1e-2));
+      BOOST_TEST_REQUIRE(!whole->metrics.empty());
+      for (const auto& [name, value] : whole->metrics) {
+        BOOST_TEST_CONTEXT(name) {
+          BOOST_TEST(r0->unit.validation->metrics.at(name) == value, boost::test_tools::tolerance(1e-5));
+        }
+      }
+    }
+  }
+}
+
 // Gloo's event-loop thread, one per rank, runs at SCHED_IDLE so that it never
 // preempts a training thread (idle_priority_device); the ranks' own threads
 // keep their policy.

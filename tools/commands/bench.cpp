@@ -45,6 +45,7 @@ struct BenchOptions {
   // modes instead of the reference workload (tools/bench_modes.hpp).
   bool small_units = false;
   bool parity = false;
+  bool tokens = false;
   std::vector<std::string> phases_of;
   int runs = 3;
   int hop_samples = 200;
@@ -251,7 +252,10 @@ cli::CommandAction setup(CLI::App& bench) {
   bench.add_flag("--parity", o->parity,
                  "Instead: the same units on the embedded cluster and on 2 agent processes in --runs interleaved "
                  "pairs, cluster hop overhead, and --hop-samples 10 MB hops through the coordinator's guard");
-  bench.add_option("--runs", o->runs, "--small-units: runs; --parity: pairs")
+  bench.add_flag("--tokens", o->tokens,
+                 "Instead: a transformer unit's tokens per second against a plain LibTorch loop over the same model "
+                 "and batches (the licence texts), in --runs interleaved pairs on one thread");
+  bench.add_option("--runs", o->runs, "--small-units: runs; --parity and --tokens: pairs")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   bench.add_option("--hop-samples", o->hop_samples, "--parity: 10 MB hops measured")
@@ -265,13 +269,14 @@ cli::CommandAction setup(CLI::App& bench) {
   return [o] {
     if (!o->phases_of.empty()) return bench::print_phases(o->phases_of);
     if (o->out_dir.empty()) o->out_dir = (fs::path("runs") / ("bench-" + cli::timestamp())).string();
-    if (o->small_units && o->parity) {
-      fmt::print(stderr, "error: --small-units and --parity are separate benchmarks: give one\n");
+    if (int{o->small_units} + int{o->parity} + int{o->tokens} > 1) {
+      fmt::print(stderr, "error: --small-units, --parity and --tokens are separate benchmarks: give one\n");
       return 1;
     }
-    if (o->small_units || o->parity) {
+    if (o->small_units || o->parity || o->tokens) {
       fs::create_directories(o->out_dir);
       bench::ModeOptions m{o->out_dir, o->data_dir, o->runs, o->cluster, o->hop_samples, o->json_path};
+      if (o->tokens) return bench::run_tokens(m);
       return o->small_units ? bench::run_small_units(m) : bench::run_parity(m);
     }
     return run_bench(*o);
