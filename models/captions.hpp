@@ -33,8 +33,7 @@ using Forward = std::function<torch::Tensor(const torch::Tensor&)>;
 
 // The greedy captions of `images` [B, C, H, W] by `forward`: from bos, each step appends the most likely
 // next token, until eos (left out) or `max_tokens` tokens.
-std::vector<metrics::TokenIds> greedy_captions(const Forward& forward, const torch::Tensor& images,
-                                               int64_t max_tokens);
+std::vector<metrics::TokenIds> greedy_captions(const Forward& forward, const torch::Tensor& images, int64_t max_tokens);
 
 // Corpus BLEU statistics of the greedy captions of every image of `d`, `batch` images at a time, against
 // all its captions; the captions may be as long as the longest one of `d`.
