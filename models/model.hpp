@@ -14,6 +14,7 @@
 #include <torch/script.h>
 #include <torch/torch.h>
 
+#include "datasets/task_kind.hpp"
 #include "models/params.hpp"
 
 namespace cerebro::models {
@@ -23,6 +24,9 @@ namespace cerebro::models {
 struct DataShape {
   std::vector<int64_t> sample_shape;
   int64_t num_classes = 0;
+  // What the model learns: a template whose forward takes a Dict[str, Tensor] gets the task's fields
+  // (models/template_fields.hpp).
+  datasets::TaskKind task = datasets::TaskKind::classification;
 };
 
 // A training template's own objective (docs/TEMPLATES.md): `loss` returns a

@@ -9,6 +9,7 @@
 #include <torch/csrc/jit/ir/ir.h>
 
 #include "models/model.hpp"
+#include "models/template_fields.hpp"
 #include "models/trainee_cache.hpp"
 #include "models/zoo.hpp"
 
@@ -91,11 +92,13 @@ class NativeModel final : public Model {
 // A scripted torch.nn.Module saved from Python (torch.jit.script(m).save(path)).
 class ScriptModel final : public Model {
  public:
-  explicit ScriptModel(torch::jit::Module module) : module_(std::move(module)) {
+  ScriptModel(torch::jit::Module module, DataShape shape) : module_(std::move(module)), shape_(std::move(shape)) {
     for (auto p : module_.parameters()) p.set_requires_grad(true);
+    fields_in_ = takes_fields("forward", 1);
+    fields_target_ = takes_fields("loss", 2) || takes_fields("metrics", 2);
   }
   torch::Tensor forward(const torch::Tensor& input) override {
-    auto out = module_.forward({input});
+    auto out = fields_in_ ? module_.forward({input_fields(shape_, input)}) : module_.forward({input});
     if (!out.isTensor()) throw Error("the TorchScript module's forward must return one Tensor");
     return out.toTensor();
   }
@@ -185,7 +188,7 @@ class ScriptModel final : public Model {
   LossFunction template_loss() override {
     if (!module_.find_method("loss")) return {};
     return [this](const torch::Tensor& output, const torch::Tensor& target) {
-      auto value = module_.get_method("loss")({output, target});
+      auto value = module_.get_method("loss")({output, target_of(target)});
       if (!value.isTensor())
         throw Error("the TorchScript module's loss(output, target) must return a Tensor, got " + value.tagKind());
       return value.toTensor();
@@ -194,7 +197,7 @@ class ScriptModel final : public Model {
   MetricsFunction template_metrics() override {
     if (!module_.find_method("metrics")) return {};
     return [this](const torch::Tensor& output, const torch::Tensor& target) {
-      auto value = module_.get_method("metrics")({output, target});
+      auto value = module_.get_method("metrics")({output, target_of(target)});
       if (!value.isGenericDict())
         throw Error("the TorchScript module's metrics(output, target) must return a Dict[str, Tensor], got " +
                     value.tagKind());
@@ -209,18 +212,32 @@ class ScriptModel final : public Model {
   }
 
  private:
+  // Whether `method`'s argument `index` (self is 0) is a Dict: the template takes the task's fields.
+  bool takes_fields(const std::string& method, size_t index) const {
+    auto found = module_.find_method(method);
+    if (!found) return false;
+    const auto& arguments = found->function().getSchema().arguments();
+    return arguments.size() > index && arguments[index].type()->kind() == c10::TypeKind::DictType;
+  }
+  c10::IValue target_of(const torch::Tensor& target) const {
+    if (fields_target_) return target_fields(shape_, target);
+    return target;
+  }
+
   torch::jit::Module module_;
+  DataShape shape_;
+  bool fields_in_ = false, fields_target_ = false;
 };
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-std::unique_ptr<Model> load_script_model(const std::string& path) {
+std::unique_ptr<Model> load_script_model(const std::string& path, const DataShape& shape) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) throw ParamError(fmt::format("model file {} does not exist", path));
   try {
-    return std::make_unique<ScriptModel>(torch::jit::load(path));
+    return std::make_unique<ScriptModel>(torch::jit::load(path), shape);
   } catch (const c10::Error& e) {
     std::string why = e.what_without_backtrace();
     throw ParamError(
@@ -301,7 +318,7 @@ std::unique_ptr<Model> wrap_native(NativeModule native) {
 }
 
 std::unique_ptr<Model> build_model(const std::string& model, ParamReader& reader, const DataShape& shape) {
-  if (ends_with(model, ".pt")) return load_script_model(model);
+  if (ends_with(model, ".pt")) return load_script_model(model, shape);
   register_zoo_models();
   ModuleFactory factory;
   {

@@ -41,7 +41,7 @@ Result<TokenPass> unit_against_plain_loop(const nlohmann::json& params, const Sh
     std::unique_ptr<Model> model;
     {
       const detail::SeededWeights seeded(seed);
-      model = build_model(training.model, reader, DataShape{shape.sample_shape, shape.num_classes});
+      model = build_model(training.model, reader, DataShape{shape.sample_shape, shape.num_classes, shape.task});
     }
     torch::optim::Adam adam(model->parameters(), torch::optim::AdamOptions(training.lr));
     auto generator = at::make_generator<at::CPUGeneratorImpl>(seed + 1);

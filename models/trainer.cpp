@@ -35,7 +35,7 @@ double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::
 
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
-DataShape to_shape(const ShapeInfo& s) { return DataShape{s.sample_shape, s.num_classes}; }
+DataShape to_shape(const ShapeInfo& s) { return DataShape{s.sample_shape, s.num_classes, s.task}; }
 
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainingParams& p, std::vector<torch::Tensor> params) {
   switch (p.optimizer) {
@@ -212,7 +212,8 @@ Evaluation evaluate_model(Model& model, const ShapeInfo& shape, const datasets::
     loss_sum += objective.summed_loss(out, yb);
     metrics.add(out, yb);
   }
-  if (shape.task == datasets::TaskKind::captioning && data.size() > 0)
+  // A template with its own metrics decides what its output is: greedy captions need the task's logits.
+  if (shape.task == datasets::TaskKind::captioning && data.size() > 0 && !model.template_metrics())
     metrics.add_captions(caption_bleu(model, data, batch));
   e.examples = data.size();
   if (e.examples) e.loss = loss_sum / static_cast<double>(e.examples);

@@ -18,6 +18,7 @@ cerebro_add_test(test_models
     ${CMAKE_CURRENT_LIST_DIR}/test_models_transformer.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_models_captioner.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_models_detector.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/test_models_field_templates.cpp
   LIBS cerebro_models cerebro_runtime_cluster
   TIMEOUT 120
   LABELS models)
