@@ -95,3 +95,10 @@ cerebro_add_test(test_e2e_shapes
   TIMEOUT 300
   LABELS e2e)
 add_dependencies(test_e2e_shapes cerebro)
+# docs/TEMPLATES.md "Structured tasks" run as written: an LSTM language model scripted in Python that
+# takes its batch as named fields, trained and scored by its own metric.
+find_program(CEREBRO_TORCH_PYTHON python3 PATHS /usr/bin NO_DEFAULT_PATH REQUIRED)
+add_test(NAME test_e2e_field_template
+  COMMAND ${CEREBRO_TORCH_PYTHON} ${PROJECT_SOURCE_DIR}/test/scripts/check_field_template_doc.py ${PROJECT_SOURCE_DIR}
+    ${PROJECT_BINARY_DIR})
+set_tests_properties(test_e2e_field_template PROPERTIES TIMEOUT 300 LABELS e2e)
