@@ -2,8 +2,10 @@
 
 #include <stb/stb_image.h>
 #include <stb/stb_image_resize.h>
+#include <stb/stb_image_write.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cctype>
 #include <filesystem>
 #include <map>
@@ -346,6 +348,59 @@ Result<ImageSize> image_file_size(const std::string& path) {
     return Status::corruption(fmt::format("{}: cannot decode the image: {}", path, why ? why : "unknown reason"));
   }
   return ImageSize{h, w};
+}
+
+namespace {
+
+std::string base64(const std::string& bytes) {
+  static const char* digits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  for (size_t i = 0; i < bytes.size(); i += 3) {
+    uint32_t chunk = static_cast<uint32_t>(static_cast<unsigned char>(bytes[i])) << 16;
+    if (i + 1 < bytes.size()) chunk |= static_cast<uint32_t>(static_cast<unsigned char>(bytes[i + 1])) << 8;
+    if (i + 2 < bytes.size()) chunk |= static_cast<uint32_t>(static_cast<unsigned char>(bytes[i + 2]));
+    out += digits[(chunk >> 18) & 63];
+    out += digits[(chunk >> 12) & 63];
+    out += i + 1 < bytes.size() ? digits[(chunk >> 6) & 63] : '=';
+    out += i + 2 < bytes.size() ? digits[chunk & 63] : '=';
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::string> png_data_uri(const float* values, const std::vector<int64_t>& shape, int64_t longest_side,
+                                 double* scale) {
+  if (shape.size() != 3 || (shape[0] != 1 && shape[0] != 3) || shape[1] < 1 || shape[2] < 1 || longest_side < 1)
+    return Status::invalid_argument("a picture needs {1 or 3 channels, height, width} values");
+  const int channels = static_cast<int>(shape[0]), height = static_cast<int>(shape[1]),
+            width = static_cast<int>(shape[2]);
+  // Channel-first floats to interleaved bytes.
+  std::vector<unsigned char> pixels(static_cast<size_t>(channels) * height * width);
+  for (int c = 0; c < channels; ++c)
+    for (int i = 0; i < height * width; ++i) {
+      const float v = std::clamp(values[static_cast<size_t>(c) * height * width + i], 0.0f, 1.0f);
+      pixels[static_cast<size_t>(i) * channels + c] = static_cast<unsigned char>(std::lround(v * 255.0f));
+    }
+  const double factor = std::min(1.0, static_cast<double>(longest_side) / std::max(height, width));
+  int out_height = height, out_width = width;
+  if (factor < 1.0) {
+    out_height = std::max(1, static_cast<int>(std::lround(height * factor)));
+    out_width = std::max(1, static_cast<int>(std::lround(width * factor)));
+    std::vector<unsigned char> shrunk(static_cast<size_t>(channels) * out_height * out_width);
+    if (!stbir_resize_uint8(pixels.data(), width, height, 0, shrunk.data(), out_width, out_height, 0, channels))
+      return Status::internal("the picture could not be resized");
+    pixels = std::move(shrunk);
+  }
+  if (scale) *scale = static_cast<double>(out_width) / width;
+  std::string png;
+  auto append = [](void* context, void* data, int size) {
+    static_cast<std::string*>(context)->append(static_cast<const char*>(data), static_cast<size_t>(size));
+  };
+  if (!stbi_write_png_to_func(append, &png, out_width, out_height, channels, pixels.data(), out_width * channels))
+    return Status::internal("the picture could not be written as a PNG");
+  return "data:image/png;base64," + base64(png);
 }
 
 }  // namespace cerebro::datasets

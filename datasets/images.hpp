@@ -76,4 +76,10 @@ struct ImageSize {
 // one stb cannot read is corruption; both name the file.
 Result<ImageSize> image_file_size(const std::string& path);
 
+// A picture of one example for a page (the report's and the dashboard's examples): its {C, H, W} values
+// in [0, 1] (1 or 3 channels) as a PNG, shrunk to at most `longest_side` pixels on its longer side, as a
+// data: URI (base64). `scale` receives the factor its pixels are of the example's.
+Result<std::string> png_data_uri(const float* values, const std::vector<int64_t>& shape, int64_t longest_side,
+                                 double* scale = nullptr);
+
 }  // namespace cerebro::datasets

@@ -20,6 +20,9 @@ class TorchTrainedModels : public TrainedModels {
   Result<Score> test(const nlohmann::json& params, const std::string& state) override;
   Status export_model(const nlohmann::json& params, const std::string& state, const std::string& path) override;
   Result<Cost> cost(const nlohmann::json& params, const std::string& state) override;
+  // The first kExampleImages test images of a captioning or detection run, at most 96 pixels a side.
+  Result<nlohmann::json> examples(const nlohmann::json& params, const std::string& state) override;
+  static constexpr int64_t kExampleImages = 6;
 
  private:
   ShapeInfo shape_;

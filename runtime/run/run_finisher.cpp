@@ -46,6 +46,7 @@ Result<nlohmann::json> finish_run(StateStore& store, const ExperimentControl& co
     for (const auto& [name, value] : named_values(val)) best[name] = value;
     if (test->metrics.empty()) best["test_accuracy"] = test->accuracy;
     for (const auto& [name, value] : test->metrics) best["test_" + name] = value;
+    if (auto pictures = models.examples(top.params, *state); pictures.ok()) best["examples"] = *pictures;
     auto exported = models.export_model(top.params, *state, (dir / "best_model.pt").string());
     if (!exported.ok()) {
       best["model_file"] = nullptr;

@@ -40,6 +40,14 @@ class TrainedModels {
   virtual Result<Cost> cost(const nlohmann::json& /*params*/, const std::string& /*state*/) {
     return Status::failed_precondition("the model's cost cannot be measured here");
   }
+  // A few test images with what the model makes of them, for the report and the dashboard: a JSON list
+  // of {"image": a PNG data: URI, "width" and "height": the example's pixels, "scale": the picture's pixels
+  // per example pixel, and "caption" with "references"
+  // (captioning) or "boxes" with "truth" ({x, y, width, height, label[, score]} in example pixels,
+  // detection)}. Default, and for the tasks without pictures: not available.
+  virtual Result<nlohmann::json> examples(const nlohmann::json& /*params*/, const std::string& /*state*/) {
+    return Status::failed_precondition("no pictures of this task's examples");
+  }
 };
 
 // What the run was, beyond its spec and store.

@@ -38,6 +38,12 @@ svg .series, svg .unit { cursor: pointer; }
 body.highlighting svg .series:not(.hl), body.highlighting svg .unit:not(.hl) { opacity: 0.12; }
 body.highlighting tr.leader:not(.hl) { opacity: 0.45; }
 .note { color: #777; font-size: 12px; }
+.examples { display: flex; flex-wrap: wrap; gap: 16px; }
+.examples figure { margin: 0; width: 192px; font-size: 12px; }
+.examples svg { border: 1px solid #e3e3e3; display: block; }
+.examples rect { fill: none; stroke-width: 0.6; vector-effect: non-scaling-stroke; }
+.examples rect.found { stroke: #ff2fa0; stroke-width: 2; }
+.examples rect.truth { stroke: #ffffff; stroke-width: 1.5; stroke-dasharray: 4 3; }
 )";
 
 // Click a line, a bar, a legend key or a leaderboard row: that config stands
@@ -127,6 +133,12 @@ std::string learning_curves(const RunView& run) {
                                 [](const EpochMetrics& e) { return std::optional<double>(e.val_loss); }, true},
                                {"curve-train_loss", "training loss",
                                 [](const EpochMetrics& e) { return std::optional<double>(e.train_loss); }, false}};
+  // A task without an accuracy (captioning, detection, a language model, regression) draws no flat line at 0.
+  const bool any_accuracy =
+      run.metric == "val_accuracy" || std::any_of(run.ranked.begin(), run.ranked.end(), [](const Standing& c) {
+        return std::any_of(c.epochs.begin(), c.epochs.end(), [](const EpochMetrics& e) { return e.val_accuracy != 0; });
+      });
+  if (!any_accuracy) charts.erase(charts.begin());
   // Another task's (or a template's) metric gets a curve of its own, read by name.
   if (const Quantity ranked = quantity_of_name(run.metric); ranked != Quantity::accuracy && ranked != Quantity::loss) {
     const std::string metric = run.metric;
@@ -239,6 +251,51 @@ std::string schedule(const RunView& run) {
   return svg::gantt(chart);
 }
 
+// A box as an SVG rectangle in the example's pixels, with its label (and score) above it.
+std::string box_svg(const nlohmann::json& box, const char* css_class) {
+  std::string label = box.value("label", std::string());
+  if (box.contains("score")) label += fmt::format(" {:.2f}", box["score"].get<double>());
+  return fmt::format(
+      "<rect class=\"{}\" x=\"{:.2f}\" y=\"{:.2f}\" width=\"{:.2f}\" height=\"{:.2f}\"><title>{}</title></rect>",
+      css_class, box.value("x", 0.0), box.value("y", 0.0), box.value("width", 0.0), box.value("height", 0.0),
+      escape(label));
+}
+
+// The best config on a few test images (captioning and detection runs): each picture with its boxes drawn
+// on it (the truth dashed) or its caption below it, beside the references.
+std::string examples_section(const RunView& run) {
+  if (!run.summary.is_object() || !run.summary.contains("best") || !run.summary["best"].is_object()) return "";
+  const auto& examples = run.summary["best"].value("examples", nlohmann::json());
+  if (!examples.is_array() || examples.empty()) return "";
+  std::string out =
+      "<h2>The best config on test images</h2>\n<p class=\"note\">What the best model makes of the first test "
+      "images: its caption under each, the image's own captions below it; or its boxes (solid, with their "
+      "class and score) over the true boxes (dashed).</p>\n<div class=\"examples\">\n";
+  for (const auto& e : examples) {
+    const auto width = e.value("width", 1), height = e.value("height", 1);
+    out += "<figure>";
+    out += fmt::format(
+        "<svg viewBox=\"0 0 {0} {1}\" width=\"{2}\" height=\"{3}\"><image href=\"{4}\" width=\"{0}\" "
+        "height=\"{1}\" preserveAspectRatio=\"none\" style=\"image-rendering:pixelated\"/>",
+        width, height, 192, 192 * height / std::max(1, width), escape(e.value("image", std::string())));
+    for (const auto& box : e.value("truth", nlohmann::json::array())) out += box_svg(box, "truth");
+    for (const auto& box : e.value("boxes", nlohmann::json::array())) out += box_svg(box, "found");
+    out += "</svg><figcaption>";
+    if (e.contains("caption")) {
+      out += fmt::format("<b>{}</b>", escape(e["caption"].get<std::string>()));
+      for (const auto& r : e.value("references", nlohmann::json::array()))
+        out += fmt::format("<br><span class=\"note\">{}</span>", escape(r.get<std::string>()));
+    } else {
+      std::vector<std::string> found;
+      for (const auto& box : e.value("boxes", nlohmann::json::array()))
+        found.push_back(fmt::format("{} {:.2f}", box.value("label", std::string()), box.value("score", 0.0)));
+      out += escape(found.empty() ? std::string("no box") : fmt::format("{}", fmt::join(found, ", ")));
+    }
+    out += "</figcaption></figure>\n";
+  }
+  return out + "</div>\n";
+}
+
 }  // namespace
 
 std::string render_html_report(const RunView& run) {
@@ -259,6 +316,7 @@ std::string render_html_report(const RunView& run) {
       "leaderboard row to highlight that config everywhere.</p>\n" +
       legend + learning_curves(run);
   out += "<h2>Hyper-parameters and the metric</h2>\n" + legend + parallel(run);
+  out += examples_section(run);
   out +=
       "<h2>MOP schedule</h2>\n<p class=\"note\">Each bar is a unit (one config trained over one partition); a "
       "config's colour moving between lanes is its model hopping to the worker that holds the next partition."

@@ -90,6 +90,14 @@ BOOST_AUTO_TEST_CASE(a_captioner_learns_the_shapes_resumes_and_replays_exactly) 
   // Five epochs over 280 images already name shapes and colours in order (0.32 when written; a guess
   // scores 0).
   BOOST_TEST(summary["best"]["test_bleu4"].get<double>() > 0.15);
+  // The report and the dashboard show the best config's captions of the first test images.
+  const auto& examples = summary["best"]["examples"];
+  BOOST_REQUIRE_EQUAL(examples.size(), 6u);
+  for (const auto& e : examples) {
+    BOOST_TEST(e["image"].get<std::string>().rfind("data:image/png;base64,", 0) == 0);
+    BOOST_TEST(e.contains("caption"));
+    BOOST_TEST(e["references"].size() == 2u);  // make_shapes writes two captions per image
+  }
 
   // The best model captions image files in words: its vocabulary travels inside it.
   auto predicted = run_cerebro("predict " + tmp.file("run") + "/best_model.pt " + tmp.file("shapes") +
@@ -121,6 +129,13 @@ BOOST_AUTO_TEST_CASE(a_detector_learns_the_shapes_resumes_and_replays_exactly) {
                                          {"test_map", "test_map50", "test_loss"});
   // 0.32 when written; boxes at random score near 0.
   BOOST_TEST(summary["best"]["test_map50"].get<double>() > 0.15);
+  // The report and the dashboard show the best config's boxes on the first test images.
+  const auto& examples = summary["best"]["examples"];
+  BOOST_REQUIRE_EQUAL(examples.size(), 6u);
+  for (const auto& e : examples) {
+    BOOST_TEST(e["truth"].size() >= 1u);
+    for (const auto& box : e["boxes"]) BOOST_TEST(box["score"].get<double>() >= 0.3);
+  }
 
   // A COCO results file: each box names its image by row + 1 and its class by the category id.
   auto predicted = run_cerebro("predict " + tmp.file("run") + "/best_model.pt " + tmp.file("shapes") +

@@ -225,6 +225,45 @@ BOOST_AUTO_TEST_CASE(the_report_has_every_section_and_makes_no_request) {
     BOOST_TEST(html.find(std::string("data-axis=\"") + axis + "\"") != std::string::npos, axis);
 }
 
+// A captioning run: its best config's test images with their captions and references, and no accuracy
+// curve (the task has none); a detection run's boxes are rectangles over the picture.
+BOOST_AUTO_TEST_CASE(a_captioning_report_shows_test_images_and_no_accuracy_curve) {
+  auto run = sample_run();
+  run.metric = "val_bleu4";
+  for (auto& e : run.log)
+    if (e.has_validation) {
+      e.val_accuracy = 0;
+      e.val_metrics = {{"bleu4", 0.1 * e.epoch}};
+    }
+  std::vector<ConfigRecord> configs;
+  for (const auto& c : run.ranked) configs.push_back({c.id, c.params, c.status, c.error});
+  run.ranked = rank_configs(configs, run.log, Metric("bleu4", true));
+  const std::string picture = "data:image/png;base64,iVBORw0KGgo=";
+  run.summary = {
+      {"best",
+       {{"examples",
+         {{{"image", picture},
+           {"width", 16},
+           {"height", 16},
+           {"caption", "a red <square>"},
+           {"references", {"a red square", "a red square at the top"}}},
+          {{"image", picture},
+           {"width", 16},
+           {"height", 16},
+           {"boxes", {{{"x", 1.5}, {"y", 2}, {"width", 6}, {"height", 6}, {"label", "circle"}, {"score", 0.9}}}},
+           {"truth", {{{"x", 1}, {"y", 2}, {"width", 6}, {"height", 6}, {"label", "circle"}}}}}}}}}};
+  auto html = render_html_report(run);
+  BOOST_TEST(html.find("The best config on test images") != std::string::npos);
+  BOOST_TEST(html.find("<image href=\"" + picture + "\"") != std::string::npos);
+  BOOST_TEST(html.find("<b>a red &lt;square&gt;</b>") != std::string::npos);
+  BOOST_TEST(html.find("a red square at the top") != std::string::npos);
+  BOOST_TEST(html.find("<rect class=\"found\" x=\"1.50\" y=\"2.00\" width=\"6.00\"") != std::string::npos);
+  BOOST_TEST(html.find("<rect class=\"truth\" x=\"1.00\"") != std::string::npos);
+  BOOST_TEST(html.find("circle 0.90") != std::string::npos);
+  BOOST_TEST(html.find("id=\"curve-val_bleu4\"") != std::string::npos);
+  BOOST_TEST(html.find("id=\"curve-val_accuracy\"") == std::string::npos);
+}
+
 // A regression run ranked by val_mse (lower is better): the report says so, draws the metric's own curve
 // first, and the TensorBoard hparams name every metric of the task.
 BOOST_AUTO_TEST_CASE(another_tasks_metric_gets_its_curve_direction_and_tensorboard_tag) {
