@@ -58,11 +58,22 @@ void fill_pareto(const ExperimentFacts& f, nlohmann::json& view) {
 
 }  // namespace
 
+// A finished captioning or detection run's best config on a few test images (summary.json best.examples);
+// empty otherwise.
+void fill_examples(const ExperimentFacts& f, nlohmann::json& view) {
+  view["examples"] = nlohmann::json::array();
+  if (auto stored = f.store.get_meta("examples")) {
+    auto examples = nlohmann::json::parse(*stored, nullptr, false);
+    if (examples.is_array()) view["examples"] = std::move(examples);
+  }
+}
+
 const std::vector<ViewSection>& experiment_view_sections() {
   static const std::vector<ViewSection> sections = {
       {"overview", fill_overview},
       {"configs", fill_configs},
       {"pareto", fill_pareto},
+      {"examples", fill_examples},
   };
   return sections;
 }

@@ -46,7 +46,10 @@ Result<nlohmann::json> finish_run(StateStore& store, const ExperimentControl& co
     for (const auto& [name, value] : named_values(val)) best[name] = value;
     if (test->metrics.empty()) best["test_accuracy"] = test->accuracy;
     for (const auto& [name, value] : test->metrics) best["test_" + name] = value;
-    if (auto pictures = models.examples(top.params, *state); pictures.ok()) best["examples"] = *pictures;
+    if (auto pictures = models.examples(top.params, *state); pictures.ok()) {
+      best["examples"] = *pictures;
+      store.put_meta("examples", pictures->dump());  // for the API's experiment view and the dashboard
+    }
     auto exported = models.export_model(top.params, *state, (dir / "best_model.pt").string());
     if (!exported.ok()) {
       best["model_file"] = nullptr;

@@ -73,6 +73,13 @@ add_test(NAME test_api_pareto
     ${PROJECT_BINARY_DIR}/test-artifacts)
 set_tests_properties(test_api_pareto PROPERTIES TIMEOUT 300 LABELS "api;e2e"
   ENVIRONMENT "CEREBRO_CACHE_DIR=${PROJECT_BINARY_DIR}/test-prepared-cache")
+# A captioning and a detection run's pictures of test images in the API and the dashboard (headless
+# Chromium).
+add_test(NAME test_dashboard_examples
+  COMMAND ${CEREBRO_TPE_PYTHON} ${CEREBRO_TEST_DIR}/scripts/test_dashboard_examples.py ${PROJECT_BINARY_DIR}/tools/cerebro
+    ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR}/test-artifacts)
+set_tests_properties(test_dashboard_examples PROPERTIES TIMEOUT 300 LABELS "api;e2e"
+  ENVIRONMENT "CEREBRO_CACHE_DIR=${PROJECT_BINARY_DIR}/test-prepared-cache")
 # docs/TASKS.md run as written: its commands (tools/make_shapes, cerebro prepare) and spec sections, the
 # prepared captions, boxes and text windows checked, and `cerebro run` refusing the tasks no model trains.
 find_program(CEREBRO_DOCS_PYTHON python3 REQUIRED)

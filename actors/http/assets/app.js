@@ -152,7 +152,50 @@ function renderExperiment() {
     row.onclick = () => highlight(c.config);
   }
   renderPareto(e);
+  renderExamples(e);
   drawCharts();
+}
+
+// A finished captioning or detection run: its best config on a few test images (the view's
+// "examples"), each picture with its boxes drawn over it or its caption below it.
+function renderExamples(e) {
+  const examples = e.examples || [];
+  $("examples-section").hidden = examples.length === 0;
+  const box = $("examples");
+  if (box.dataset.shown === e.id + ":" + examples.length) return;  // pictures do not change: draw once
+  box.dataset.shown = e.id + ":" + examples.length;
+  box.replaceChildren();
+  const SVG = "http://www.w3.org/2000/svg";
+  const svgElement = (name, attributes) => {
+    const element = document.createElementNS(SVG, name);
+    for (const [key, value] of Object.entries(attributes)) element.setAttribute(key, value);
+    return element;
+  };
+  for (const x of examples) {
+    const figure = document.createElement("figure");
+    const svg = svgElement("svg", { viewBox: `0 0 ${x.width} ${x.height}`, width: 192, height: Math.round(192 * x.height / x.width) });
+    svg.appendChild(svgElement("image", { href: x.image, width: x.width, height: x.height, preserveAspectRatio: "none", style: "image-rendering:pixelated" }));
+    const rectangle = (b, kind) => {
+      const r = svgElement("rect", { class: kind, x: b.x, y: b.y, width: b.width, height: b.height });
+      r.appendChild(svgElement("title", {})).textContent = b.label + (b.score === undefined ? "" : ` ${b.score.toFixed(2)}`);
+      svg.appendChild(r);
+    };
+    for (const b of x.truth || []) rectangle(b, "truth");
+    for (const b of x.boxes || []) rectangle(b, "found");
+    figure.appendChild(svg);
+    const caption = document.createElement("figcaption");
+    if (x.caption !== undefined) {
+      caption.appendChild(document.createElement("b")).textContent = x.caption;
+      for (const r of x.references || []) {
+        caption.appendChild(document.createElement("br"));
+        caption.appendChild(Object.assign(document.createElement("span"), { className: "muted", textContent: r }));
+      }
+    } else {
+      caption.textContent = (x.boxes || []).map((b) => `${b.label} ${b.score.toFixed(2)}`).join(", ") || "no box";
+    }
+    figure.appendChild(caption);
+    box.appendChild(figure);
+  }
 }
 
 // Several objectives: the experiment view's Pareto front, one row

@@ -245,6 +245,23 @@ BOOST_AUTO_TEST_CASE(the_experiment_and_units_views_come_from_the_store) {
   BOOST_TEST(units[1]["seq"].get<int64_t>() > units[0]["seq"].get<int64_t>());
 }
 
+// A finished captioning or detection run's pictures (the run finisher stores them) are in the view for
+// the dashboard; other runs have none.
+BOOST_AUTO_TEST_CASE(a_runs_example_pictures_are_in_the_experiment_view) {
+  cerebro::testing::TempDir tmp;
+  auto store = StateStore::open(tmp.file("state"), true).value();
+  store->put_meta("metric", "val_bleu4");
+  auto view = experiment_view({*store, false});
+  BOOST_TEST(view["examples"] == nlohmann::json::array());
+  store->put_meta("examples", R"([{"image": "data:image/png;base64,iVBO", "width": 16, "height": 16,
+                                   "caption": "a red square", "references": ["a red square"]}])");
+  view = experiment_view({*store, false});
+  BOOST_REQUIRE_EQUAL(view["examples"].size(), 1u);
+  BOOST_TEST(view["examples"][0]["caption"] == "a red square");
+  store->put_meta("examples", "not json");  // a damaged entry is no pictures, not a broken view
+  BOOST_TEST(experiment_view({*store, false})["examples"] == nlohmann::json::array());
+}
+
 // Configs appear as soon as they are proposed (created), and an
 // experiment with several objectives shows its Pareto front, live from the
 // store while it runs (inference_ms only at the end), final once it ends.
