@@ -27,16 +27,11 @@ CaptionerImpl::CaptionerImpl(const CaptionerOptions& options) : dropout(options.
   for (int64_t i = 0; i < options.layers(); ++i) {
     const auto n = "block" + std::to_string(i);
     Block b;
-    b.norm1 = register_module(n + "_norm1", LayerNorm(LayerNormOptions({d}).eps(kNormEpsilon)));
-    b.qkv = register_module(n + "_qkv", Linear(d, 3 * d));
-    b.project = register_module(n + "_project", Linear(d, d));
-    b.norm2 = register_module(n + "_norm2", LayerNorm(LayerNormOptions({d}).eps(kNormEpsilon)));
+    b.own = AttentionBlock::registered(*this, n, d, options.ff());
+    b.cross_norm = register_module(n + "_cross_norm", LayerNorm(LayerNormOptions({d}).eps(kNormEpsilon)));
     b.query = register_module(n + "_query", Linear(d, d));
     b.memory_kv = register_module(n + "_memory_kv", Linear(d, 2 * d));
     b.cross_project = register_module(n + "_cross_project", Linear(d, d));
-    b.norm3 = register_module(n + "_norm3", LayerNorm(LayerNormOptions({d}).eps(kNormEpsilon)));
-    b.ff1 = register_module(n + "_ff1", Linear(d, options.ff()));
-    b.ff2 = register_module(n + "_ff2", Linear(options.ff(), d));
     blocks_.push_back(b);
   }
   norm_ = register_module("norm", LayerNorm(LayerNormOptions({d}).eps(kNormEpsilon)));
@@ -57,15 +52,12 @@ torch::Tensor CaptionerImpl::encode(const torch::Tensor& images) {
 torch::Tensor CaptionerImpl::run_block(Block& b, const torch::Tensor& x, const torch::Tensor& memory) {
   const int64_t d = x.size(2), heads = options_.heads();
   const bool training = is_training();
-  auto qkv = b.qkv->forward(b.norm1->forward(x));
-  auto attended = multi_head_attention(qkv.slice(2, 0, d), qkv.slice(2, d, 2 * d), qkv.slice(2, 2 * d, 3 * d), heads,
-                                       blocked_positions(x.size(1), x.size(1)));
-  auto h = x + dropout(b.project->forward(attended), training);
+  auto h = b.own.attend(x, heads, blocked_positions(x.size(1), x.size(1)), dropout, training);
   auto kv = b.memory_kv->forward(memory);
-  auto read = multi_head_attention(b.query->forward(b.norm2->forward(h)), kv.slice(2, 0, d), kv.slice(2, d, 2 * d),
+  auto read = multi_head_attention(b.query->forward(b.cross_norm->forward(h)), kv.slice(2, 0, d), kv.slice(2, d, 2 * d),
                                    heads, torch::Tensor());
   h = h + dropout(b.cross_project->forward(read), training);
-  return h + dropout(b.ff2->forward(torch::gelu(b.ff1->forward(b.norm3->forward(h)))), training);
+  return b.own.feed_forward(h, dropout, training);
 }
 
 torch::Tensor CaptionerImpl::forward(torch::Tensor x) {
@@ -98,17 +90,13 @@ Status CaptionerImpl::export_torchscript(const std::string& path) {
   src += "    blocked = torch.gt(torch.arange(t).unsqueeze(0), torch.arange(t).unsqueeze(1))\n";
   for (size_t i = 0; i < blocks_.size(); ++i) {
     const auto n = "block" + std::to_string(i);
-    src += fmt::format("    qkv = {}\n", script::linear(script::layer_norm("h", n + "_norm1", d), n + "_qkv"));
-    src += fmt::format("    q = qkv[:, :, 0:{0}]\n    k = qkv[:, :, {0}:{1}]\n    v = qkv[:, :, {1}:{2}]\n", d, 2 * d,
-                       3 * d);
-    src += script::attention("q", "k", "v", options_.heads(), d, "blocked", "a");
-    src += fmt::format("    h = h + {}\n", script::linear("a", n + "_project"));
-    src += fmt::format("    q = {}\n", script::linear(script::layer_norm("h", n + "_norm2", d), n + "_query"));
+    src += script::self_attention(n, options_.heads(), d, "blocked");
+    src += fmt::format("    q = {}\n", script::linear(script::layer_norm("h", n + "_cross_norm", d), n + "_query"));
     src += fmt::format("    kv = {}\n", script::linear("m", n + "_memory_kv"));
     src += fmt::format("    k = kv[:, :, 0:{0}]\n    v = kv[:, :, {0}:{1}]\n", d, 2 * d);
     src += script::attention("q", "k", "v", options_.heads(), d, "", "a");
     src += fmt::format("    h = h + {}\n", script::linear("a", n + "_cross_project"));
-    src += fmt::format("    h = h + {}\n", script::feed_forward("h", n, n + "_norm3", d));
+    src += script::feed_forward(n, d);
   }
   src += fmt::format("    return {}\n", script::linear(script::layer_norm("h", "norm", d), "head"));
   return save_as_torchscript(*this, "CerebroCaptioner", src, path);

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "models/conv_stages.hpp"
+#include "models/transformer.hpp"
 #include "models/zoo.hpp"
 
 namespace cerebro::models {
@@ -48,10 +49,11 @@ class CaptionerImpl : public torch::nn::Module {
   SeededDropout dropout;
 
  private:
+  // A decoder block: the transformer's parts and, between them, a cross-attention to the memory.
   struct Block {
-    torch::nn::LayerNorm norm1{nullptr}, norm2{nullptr}, norm3{nullptr};
-    torch::nn::Linear qkv{nullptr}, project{nullptr}, query{nullptr}, memory_kv{nullptr}, cross_project{nullptr},
-        ff1{nullptr}, ff2{nullptr};
+    AttentionBlock own;
+    torch::nn::LayerNorm cross_norm{nullptr};
+    torch::nn::Linear query{nullptr}, memory_kv{nullptr}, cross_project{nullptr};
   };
   torch::Tensor encode(const torch::Tensor& images);
   torch::Tensor run_block(Block& b, const torch::Tensor& x, const torch::Tensor& memory);

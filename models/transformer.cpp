@@ -52,11 +52,56 @@ std::string attention(const std::string& q, const std::string& k, const std::str
   return src;
 }
 
-std::string feed_forward(const std::string& x, const std::string& block, const std::string& norm, int64_t width) {
-  return linear(fmt::format("torch.gelu({})", linear(layer_norm(x, norm, width), block + "_ff1")), block + "_ff2");
+std::string self_attention(const std::string& block, int64_t heads, int64_t d_model, const std::string& blocked) {
+  const int64_t d = d_model;
+  std::string src = fmt::format("    qkv = {}\n", linear(layer_norm("h", block + "_norm1", d), block + "_qkv"));
+  src += fmt::format("    q = qkv[:, :, 0:{0}]\n    k = qkv[:, :, {0}:{1}]\n    v = qkv[:, :, {1}:{2}]\n", d, 2 * d,
+                     3 * d);
+  src += attention("q", "k", "v", heads, d, blocked, "a");
+  return src + fmt::format("    h = h + {}\n", linear("a", block + "_project"));
+}
+
+std::string feed_forward(const std::string& block, int64_t d_model) {
+  const auto inner = linear(layer_norm("h", block + "_norm2", d_model), block + "_ff1");
+  return fmt::format("    h = h + {}\n", linear(fmt::format("torch.gelu({})", inner), block + "_ff2"));
 }
 
 }  // namespace script
+
+AttentionBlock AttentionBlock::registered(torch::nn::Module& owner, const std::string& name, int64_t d_model,
+                                          int64_t ff) {
+  using torch::nn::LayerNorm;
+  using torch::nn::LayerNormOptions;
+  using torch::nn::Linear;
+  const int64_t d = d_model;
+  AttentionBlock b;
+  b.norm1 = owner.register_module(name + "_norm1", LayerNorm(LayerNormOptions({d}).eps(kNormEpsilon)));
+  b.qkv = owner.register_module(name + "_qkv", Linear(d, 3 * d));
+  b.project = owner.register_module(name + "_project", Linear(d, d));
+  b.norm2 = owner.register_module(name + "_norm2", LayerNorm(LayerNormOptions({d}).eps(kNormEpsilon)));
+  b.ff1 = owner.register_module(name + "_ff1", Linear(d, ff));
+  b.ff2 = owner.register_module(name + "_ff2", Linear(ff, d));
+  return b;
+}
+
+torch::Tensor AttentionBlock::attend(const torch::Tensor& x, int64_t heads, const torch::Tensor& blocked,
+                                     const SeededDropout& drop, bool training) {
+  const int64_t d = x.size(2);
+  auto mixed = qkv->forward(norm1->forward(x));
+  auto attended = multi_head_attention(mixed.slice(2, 0, d), mixed.slice(2, d, 2 * d), mixed.slice(2, 2 * d, 3 * d),
+                                       heads, blocked);
+  return x + drop(project->forward(attended), training);
+}
+
+torch::Tensor AttentionBlock::feed_forward(const torch::Tensor& x, const SeededDropout& drop, bool training) {
+  return x + drop(ff2->forward(torch::gelu(ff1->forward(norm2->forward(x)))), training);
+}
+
+std::vector<std::pair<std::string, std::shared_ptr<torch::nn::Module>>> AttentionBlock::parts(
+    const std::string& name) const {
+  return {{name + "_norm1", norm1.ptr()}, {name + "_qkv", qkv.ptr()}, {name + "_project", project.ptr()},
+          {name + "_norm2", norm2.ptr()}, {name + "_ff1", ff1.ptr()}, {name + "_ff2", ff2.ptr()}};
+}
 
 TransformerImpl::TransformerImpl(const TransformerOptions& options) : dropout(options.dropout()), options_(options) {
   const auto d = options.d_model(), window = options.window();
@@ -72,17 +117,8 @@ TransformerImpl::TransformerImpl(const TransformerOptions& options) : dropout(op
   using torch::nn::Linear;
   tokens_ = register_module("tokens", Embedding(options.vocabulary(), d));
   positions_ = register_module("positions", Embedding(window, d));
-  for (int64_t i = 0; i < options.layers(); ++i) {
-    const auto n = "block" + std::to_string(i);
-    Block b;
-    b.norm1 = register_module(n + "_norm1", LayerNorm(LayerNormOptions({d}).eps(kNormEpsilon)));
-    b.qkv = register_module(n + "_qkv", Linear(d, 3 * d));
-    b.project = register_module(n + "_project", Linear(d, d));
-    b.norm2 = register_module(n + "_norm2", LayerNorm(LayerNormOptions({d}).eps(kNormEpsilon)));
-    b.ff1 = register_module(n + "_ff1", Linear(d, options.ff()));
-    b.ff2 = register_module(n + "_ff2", Linear(options.ff(), d));
-    blocks_.push_back(b);
-  }
+  for (int64_t i = 0; i < options.layers(); ++i)
+    blocks_.push_back(AttentionBlock::registered(*this, "block" + std::to_string(i), d, options.ff()));
   norm_ = register_module("norm", LayerNorm(LayerNormOptions({d}).eps(kNormEpsilon)));
   head_ = register_module("head", Linear(d, options.vocabulary()));
   // GPT-2's initialisation: small embeddings, so the first steps do not start from large logits.
@@ -102,12 +138,7 @@ torch::Tensor TransformerImpl::embed(torch::nn::Embedding tokens, torch::nn::Emb
 
 torch::Tensor TransformerImpl::run_block(Block& b, const torch::Tensor& x, int64_t heads, int64_t context,
                                          const SeededDropout& drop, bool training) {
-  const int64_t d = x.size(2);
-  auto qkv = b.qkv->forward(b.norm1->forward(x));
-  auto attended = multi_head_attention(qkv.slice(2, 0, d), qkv.slice(2, d, 2 * d), qkv.slice(2, 2 * d, 3 * d), heads,
-                                       blocked_positions(x.size(1), context));
-  auto h = x + drop(b.project->forward(attended), training);
-  return h + drop(b.ff2->forward(torch::gelu(b.ff1->forward(b.norm2->forward(h)))), training);
+  return b.feed_forward(b.attend(x, heads, blocked_positions(x.size(1), context), drop, training), drop, training);
 }
 
 torch::Tensor TransformerImpl::forward(torch::Tensor x) {
@@ -131,13 +162,7 @@ std::vector<ChainLink> TransformerImpl::chain() const {
     Block b = blocks_[i];
     const auto n = "block" + std::to_string(i);
     links.push_back(chain_link(
-        n,
-        {{n + "_norm1", b.norm1.ptr()},
-         {n + "_qkv", b.qkv.ptr()},
-         {n + "_project", b.project.ptr()},
-         {n + "_norm2", b.norm2.ptr()},
-         {n + "_ff1", b.ff1.ptr()},
-         {n + "_ff2", b.ff2.ptr()}},
+        n, b.parts(n),
         [b, heads, context, drop](const torch::Tensor& x) mutable {
           return run_block(b, x, heads, context, *drop, b.qkv->is_training());
         },
@@ -160,12 +185,8 @@ Status TransformerImpl::export_torchscript(const std::string& path) {
                      options_.context());
   for (size_t i = 0; i < blocks_.size(); ++i) {
     const auto n = "block" + std::to_string(i);
-    src += fmt::format("    qkv = {}\n", script::linear(script::layer_norm("h", n + "_norm1", d), n + "_qkv"));
-    src += fmt::format("    q = qkv[:, :, 0:{0}]\n    k = qkv[:, :, {0}:{1}]\n    v = qkv[:, :, {1}:{2}]\n", d, 2 * d,
-                       3 * d);
-    src += script::attention("q", "k", "v", options_.heads(), d, "blocked", "a");
-    src += fmt::format("    h = h + {}\n", script::linear("a", n + "_project"));
-    src += fmt::format("    h = h + {}\n", script::feed_forward("h", n, n + "_norm2", d));
+    src += script::self_attention(n, options_.heads(), d, "blocked");
+    src += script::feed_forward(n, d);
   }
   src += fmt::format("    return {}\n", script::linear(script::layer_norm("h", "norm", d), "head"));
   return save_as_torchscript(*this, "CerebroTransformer", src, path);

@@ -27,6 +27,22 @@ torch::Tensor blocked_positions(int64_t tokens, int64_t context);
 torch::Tensor multi_head_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                                    int64_t heads, const torch::Tensor& blocked);
 
+// The parts of a pre-norm block that every attention model of the zoo has: causal self-attention and a
+// GELU feed-forward layer, registered as <name>_norm1, _qkv, _project, _norm2, _ff1 and _ff2.
+struct AttentionBlock {
+  torch::nn::LayerNorm norm1{nullptr}, norm2{nullptr};
+  torch::nn::Linear qkv{nullptr}, project{nullptr}, ff1{nullptr}, ff2{nullptr};
+
+  static AttentionBlock registered(torch::nn::Module& owner, const std::string& name, int64_t d_model, int64_t ff);
+  // x + the dropped-out attention of norm1(x), masked by `blocked`.
+  torch::Tensor attend(const torch::Tensor& x, int64_t heads, const torch::Tensor& blocked, const SeededDropout& drop,
+                       bool training);
+  // x + the dropped-out feed-forward layer of norm2(x).
+  torch::Tensor feed_forward(const torch::Tensor& x, const SeededDropout& drop, bool training);
+  // The parts by their names in the whole model (a chain link's, models/model.hpp chain_link).
+  std::vector<std::pair<std::string, std::shared_ptr<torch::nn::Module>>> parts(const std::string& name) const;
+};
+
 // TorchScript source for the exports of these models (models/model.hpp save_as_torchscript names the
 // attributes `self.<module>_weight`).
 namespace script {
@@ -36,8 +52,9 @@ std::string layer_norm(const std::string& x, const std::string& name, int64_t wi
 // the variable `blocked` unless it is empty.
 std::string attention(const std::string& q, const std::string& k, const std::string& v, int64_t heads, int64_t d_model,
                       const std::string& blocked, const std::string& out);
-// x's feed-forward branch: linear `block`_ff2 of gelu of linear `block`_ff1 of layer norm `norm` of x.
-std::string feed_forward(const std::string& x, const std::string& block, const std::string& norm, int64_t width);
+// Lines that add the attention and then the feed-forward part of AttentionBlock `block` to the variable h.
+std::string self_attention(const std::string& block, int64_t heads, int64_t d_model, const std::string& blocked);
+std::string feed_forward(const std::string& block, int64_t d_model);
 }  // namespace script
 
 struct TransformerOptions {
@@ -62,10 +79,7 @@ class TransformerImpl : public torch::nn::Module {
   SeededDropout dropout;
 
  private:
-  struct Block {
-    torch::nn::LayerNorm norm1{nullptr}, norm2{nullptr};
-    torch::nn::Linear qkv{nullptr}, project{nullptr}, ff1{nullptr}, ff2{nullptr};
-  };
+  using Block = AttentionBlock;
   static torch::Tensor run_block(Block& b, const torch::Tensor& x, int64_t heads, int64_t context,
                                  const SeededDropout& drop, bool training);
   static torch::Tensor embed(torch::nn::Embedding tokens, torch::nn::Embedding positions, int64_t window,
