@@ -93,25 +93,13 @@ BOOST_AUTO_TEST_CASE(greedy_decoding_stops_at_eos_and_at_the_longest_caption) {
 
 BOOST_AUTO_TEST_CASE(units_teach_it_to_caption_the_images) {
   const auto data = make_caption_data();
-  auto state = initial_state(kSmall, data.shape, data.p0, 5);
-  BOOST_REQUIRE_MESSAGE(state.ok(), state.error());
-  auto before = evaluate_state(kSmall, data.shape, *state, data.validation);
-  BOOST_REQUIRE_MESSAGE(before.ok(), before.error());
-  std::string s = *state;
-  for (uint64_t unit = 1; unit <= 8; ++unit) {
-    auto u = run_unit(kSmall, data.shape, s, unit % 2 ? data.p1 : data.p0, unit);
-    BOOST_REQUIRE_MESSAGE(u.ok(), u.error());
-    BOOST_REQUIRE(!u->diverged);
-    s = u->state;
-  }
-  auto after = evaluate_state(kSmall, data.shape, s, data.validation);
-  BOOST_REQUIRE_MESSAGE(after.ok(), after.error());
-  for (const char* key : {"token_accuracy", "bleu4"}) BOOST_TEST(after->metrics.count(key) == 1u, key);
-  BOOST_TEST(!after->metrics.count("perplexity"));
-  BOOST_TEST(before->metrics.at("bleu4") < 0.2);
+  const auto [before, after] = learn(kSmall, data, 8, 1);
+  for (const char* key : {"token_accuracy", "bleu4"}) BOOST_TEST(after.metrics.count(key) == 1u, key);
+  BOOST_TEST(!after.metrics.count("perplexity"));
+  BOOST_TEST(before.metrics.at("bleu4") < 0.2);
   // Each image's kind decides both its captions: greedy decoding finds one of them whole.
-  BOOST_TEST(after->metrics.at("bleu4") > 0.8);
-  BOOST_TEST(after->loss < before->loss);
+  BOOST_TEST(after.metrics.at("bleu4") > 0.8);
+  BOOST_TEST(after.loss < before.loss);
 }
 
 BOOST_AUTO_TEST_CASE(it_reads_its_caption_causally_and_the_whole_image) {

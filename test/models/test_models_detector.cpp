@@ -107,23 +107,11 @@ BOOST_AUTO_TEST_CASE(the_loss_is_least_for_the_maps_of_the_true_boxes) {
 
 BOOST_AUTO_TEST_CASE(units_teach_it_to_find_the_squares) {
   const auto data = make_box_data();
-  auto state = initial_state(kSmall, data.shape, data.p0, 5);
-  BOOST_REQUIRE_MESSAGE(state.ok(), state.error());
-  auto before = evaluate_state(kSmall, data.shape, *state, data.validation);
-  BOOST_REQUIRE_MESSAGE(before.ok(), before.error());
-  std::string s = *state;
-  for (uint64_t unit = 1; unit <= 10; ++unit) {
-    auto u = run_unit(kSmall, data.shape, s, unit % 2 ? data.p1 : data.p0, unit);
-    BOOST_REQUIRE_MESSAGE(u.ok(), u.error());
-    BOOST_REQUIRE(!u->diverged);
-    s = u->state;
-  }
-  auto after = evaluate_state(kSmall, data.shape, s, data.validation);
-  BOOST_REQUIRE_MESSAGE(after.ok(), after.error());
-  BOOST_TEST(before->metrics.at("map50") < 0.1);
-  BOOST_TEST(after->metrics.at("map50") > 0.6);
-  BOOST_TEST(after->metrics.at("map") <= after->metrics.at("map50"));
-  BOOST_TEST(after->loss < before->loss);
+  const auto [before, after] = learn(kSmall, data, 10, 1);
+  BOOST_TEST(before.metrics.at("map50") < 0.1);
+  BOOST_TEST(after.metrics.at("map50") > 0.6);
+  BOOST_TEST(after.metrics.at("map") <= after.metrics.at("map50"));
+  BOOST_TEST(after.loss < before.loss);
 }
 
 BOOST_AUTO_TEST_CASE(the_export_computes_its_maps) {

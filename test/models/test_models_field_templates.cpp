@@ -78,23 +78,6 @@ def metrics(self, output: Tensor, batch: Dict[str, Tensor]) -> Dict[str, Tensor]
   m.save(path);
 }
 
-// Trains three units from a seeded start and returns the validation before and after.
-std::pair<Evaluation, Evaluation> train_three_units(const json& params, const Data& data) {
-  auto state = initial_state(params, data.shape, data.p0, 5);
-  BOOST_REQUIRE_MESSAGE(state.ok(), state.error());
-  auto before = evaluate_state(params, data.shape, *state, data.validation);
-  BOOST_REQUIRE_MESSAGE(before.ok(), before.error());
-  std::string s = *state;
-  for (uint64_t unit = 1; unit <= 3; ++unit) {
-    auto u = run_unit(params, data.shape, s, unit % 2 ? data.p1 : data.p0, unit);
-    BOOST_REQUIRE_MESSAGE(u.ok(), u.error());
-    s = u->state;
-  }
-  auto after = evaluate_state(params, data.shape, s, data.validation);
-  BOOST_REQUIRE_MESSAGE(after.ok(), after.error());
-  return {*before, *after};
-}
-
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(field_templates)
@@ -103,7 +86,7 @@ BOOST_AUTO_TEST_CASE(a_language_template_gets_tokens_and_lengths) {
   TempDir dir;
   save_language_template(dir.file("lm.pt"));
   const auto data = make_token_data();
-  auto [before, after] = train_three_units(params_of(dir.file("lm.pt")), data);
+  const auto [before, after] = learn(params_of(dir.file("lm.pt")), data, 3);
   // Of 64 windows of 12 tokens every fourth holds 7: 10.75 on average.
   BOOST_TEST(after.metrics.at("mean_length") == 10.75, boost::test_tools::tolerance(1e-6));
   BOOST_TEST(after.metrics.at("next_right") > before.metrics.at("next_right"));
@@ -115,7 +98,7 @@ BOOST_AUTO_TEST_CASE(a_detection_template_gets_the_image_and_its_boxes) {
   TempDir dir;
   save_detection_template(dir.file("counter.pt"));
   const auto data = make_box_data();
-  auto [before, after] = train_three_units(params_of(dir.file("counter.pt")), data);
+  const auto [before, after] = learn(params_of(dir.file("counter.pt")), data, 3);
   const auto* boxes = data.validation.field("boxes");
   double area = 0;
   for (int64_t i = 0; i < data.validation.size(); ++i) {
@@ -134,7 +117,7 @@ BOOST_AUTO_TEST_CASE(a_captioning_template_gets_the_image_and_a_caption) {
   TempDir dir;
   save_captioning_template(dir.file("captioner.pt"));
   const auto data = make_caption_data();
-  auto [before, after] = train_three_units(params_of(dir.file("captioner.pt")), data);
+  const auto [before, after] = learn(params_of(dir.file("captioner.pt")), data, 3);
   // A validation reads each image's first caption: bos, its 5 ids and eos.
   BOOST_TEST(after.metrics.at("mean_length") == 7.0);
   BOOST_TEST(after.metrics.at("first_token") == 1.0);  // bos

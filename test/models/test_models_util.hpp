@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include <boost/test/unit_test.hpp>
 #include <nlohmann/json.hpp>
 
 #include "datasets/dataset.hpp"
@@ -81,6 +82,29 @@ inline Result<UnitOutput> run_unit(const nlohmann::json& params, const ShapeInfo
                                    const datasets::Dataset& partition, uint64_t seed,
                                    const datasets::Dataset* validation = nullptr) {
   return train_unit(unit_input(params, shape, state, partition, seed, validation));
+}
+
+// The validation of a config before and after training: from its initial state of seed 5, `units` units
+// with the seeds first_seed, first_seed + 1, ... on p0 for an even seed, p1 for an odd one. The test stops
+// when a unit fails or diverges.
+struct Learned {
+  Evaluation before, after;
+};
+inline Learned learn(const nlohmann::json& params, const Data& data, int units, uint64_t first_seed = 1) {
+  auto state = initial_state(params, data.shape, data.p0, 5);
+  BOOST_REQUIRE_MESSAGE(state.ok(), state.error());
+  auto before = evaluate_state(params, data.shape, *state, data.validation);
+  BOOST_REQUIRE_MESSAGE(before.ok(), before.error());
+  std::string s = *state;
+  for (uint64_t unit = first_seed; unit < first_seed + static_cast<uint64_t>(units); ++unit) {
+    auto u = run_unit(params, data.shape, s, unit % 2 ? data.p1 : data.p0, unit);
+    BOOST_REQUIRE_MESSAGE(u.ok(), u.error());
+    BOOST_REQUIRE(!u->diverged);
+    s = u->state;
+  }
+  auto after = evaluate_state(params, data.shape, s, data.validation);
+  BOOST_REQUIRE_MESSAGE(after.ok(), after.error());
+  return {*before, *after};
 }
 
 // Language-model windows of `window` token ids over a vocabulary of 16 (0 .. 3 the tokenizer's specials):
