@@ -1,10 +1,21 @@
 #include "models/captioner.hpp"
 
+#include <array>
+
 #include <fmt/format.h>
+
+#include "runtime/base/enum_names.hpp"
 
 #include "models/transformer.hpp"
 
 namespace cerebro::models {
+
+namespace {
+
+constexpr std::array<EnumName<CaptionEncoder>, 2> kCaptionEncoderNames = {
+    {{CaptionEncoder::cnn, "cnn"}, {CaptionEncoder::resnet, "resnet"}}};
+
+}  // namespace
 
 using torch::nn::LayerNorm;
 using torch::nn::LayerNormOptions;
@@ -104,11 +115,13 @@ Status CaptionerImpl::export_torchscript(const std::string& path) {
 
 void register_captioner_model() {
   register_builtin_model("captioner", [](ParamReader& r, const DataShape& shape) {
-    const auto encoder = r.string("encoder", "cnn");
-    if (encoder != "cnn" && encoder != "resnet")
-      throw ParamError(fmt::format("captioner: encoder must be \"cnn\" or \"resnet\", got \"{}\"", encoder));
+    const auto encoder_name = r.string("encoder", "cnn");
+    const auto encoder = enum_named<CaptionEncoder>(kCaptionEncoderNames, encoder_name);
+    if (!encoder)
+      throw ParamError(fmt::format("captioner: encoder must be {}, got \"{}\"", enum_alternatives(kCaptionEncoderNames),
+                                   encoder_name));
     auto options = CaptionerOptions(shape.sample_shape, shape.num_classes)
-                       .encoder(encoder == "cnn" ? CaptionEncoder::cnn : CaptionEncoder::resnet)
+                       .encoder(*encoder)
                        .channels(r.int_list("channels", {32, 64}, 1))
                        .layers(r.integer("layers", 2, 1))
                        .d_model(r.integer("d_model", 64, 1))

@@ -1,6 +1,7 @@
 #include "models/predict.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cmath>
 #include <filesystem>
@@ -20,6 +21,7 @@
 #include "models/captions.hpp"
 #include "models/detections.hpp"
 #include "models/model.hpp"
+#include "runtime/base/enum_names.hpp"
 #include "runtime/base/file_io.hpp"
 
 namespace fs = std::filesystem;
@@ -125,6 +127,11 @@ std::string csv_cell(const std::string& text) {
 }
 
 constexpr int64_t kPredictBatch = 256;
+
+// What a detection model's predictions are written as, by the output file's extension (any other: CSV).
+enum class DetectionsFile { csv, coco_results };
+constexpr std::array<EnumName<DetectionsFile>, 2> kDetectionsFiles = {
+    {{DetectionsFile::csv, ".csv"}, {DetectionsFile::coco_results, ".json"}}};
 
 // Captioning: `row,path,caption`, each image's greedy caption in words.
 Result<std::string> captions_csv(torch::jit::Module& module, const nlohmann::json& info, const torch::Tensor& images,
@@ -273,7 +280,8 @@ Result<int64_t> predict_to_csv(const std::string& model_path, const std::string&
       if (task == datasets::TaskKind::captioning) {
         written = captions_csv(module, *info, images, paths);
       } else {
-        written = detections_out(module, *info, images, paths, fs::path(out_path).extension() == ".json");
+        const auto format = enum_named<DetectionsFile>(kDetectionsFiles, fs::path(out_path).extension().string());
+        written = detections_out(module, *info, images, paths, format == DetectionsFile::coco_results);
       }
       if (!written) return written.status().with_context(model_path);
       if (Status s = write_file_atomically(out_path, *written); !s.ok()) return s;

@@ -135,7 +135,8 @@ std::string learning_curves(const RunView& run) {
                                 [](const EpochMetrics& e) { return std::optional<double>(e.train_loss); }, false}};
   // A task without an accuracy (captioning, detection, a language model, regression) draws no flat line at 0.
   const bool any_accuracy =
-      run.metric == "val_accuracy" || std::any_of(run.ranked.begin(), run.ranked.end(), [](const Standing& c) {
+      quantity_of_name(run.metric) == Quantity::accuracy ||
+      std::any_of(run.ranked.begin(), run.ranked.end(), [](const Standing& c) {
         return std::any_of(c.epochs.begin(), c.epochs.end(), [](const EpochMetrics& e) { return e.val_accuracy != 0; });
       });
   if (!any_accuracy) charts.erase(charts.begin());

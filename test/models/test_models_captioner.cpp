@@ -162,7 +162,7 @@ BOOST_AUTO_TEST_CASE(what_does_not_fit_is_an_error_naming_it) {
   json bad_encoder = kSmall;
   bad_encoder["encoder"] = "vit";
   auto unknown = check_params(bad_encoder, data.shape);
-  BOOST_TEST(unknown.message().find("encoder must be \"cnn\" or \"resnet\", got \"vit\"") != std::string::npos,
+  BOOST_TEST(unknown.message().find("encoder must be cnn or resnet, got \"vit\"") != std::string::npos,
              unknown.message());
   const auto tokens = make_token_data();
   auto on_text = initial_state(kSmall, tokens.shape, tokens.p0, 1);
