@@ -46,17 +46,24 @@ std::vector<metrics::TokenIds> captions_of(const datasets::Dataset& d, int64_t e
   return captions;
 }
 
-torch::Tensor caption_targets(const datasets::Dataset& d, uint64_t seed) {
+CaptionSet caption_set(const datasets::Dataset& d, int64_t rows) {
   caption_field(d);  // throws without captions, also for a set that has no examples left
-  const int64_t n = d.size();
-  std::vector<std::vector<metrics::TokenIds>> all(static_cast<size_t>(n));
-  int64_t longest = 0;
+  const int64_t n = rows < 0 ? d.size() : std::min(rows, d.size());
+  CaptionSet set;
+  set.captions.resize(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
-    all[static_cast<size_t>(i)] = captions_of(d, i);
-    for (const auto& caption : all[static_cast<size_t>(i)])
-      longest = std::max<int64_t>(longest, static_cast<int64_t>(caption.size()));
+    set.captions[static_cast<size_t>(i)] = captions_of(d, i);
+    for (const auto& caption : set.captions[static_cast<size_t>(i)])
+      set.longest = std::max<int64_t>(set.longest, static_cast<int64_t>(caption.size()));
   }
-  const int64_t positions = longest + 2;  // bos, the caption, eos
+  return set;
+}
+
+torch::Tensor caption_targets(const datasets::Dataset& d, uint64_t seed) {
+  const auto set = caption_set(d);
+  const auto& all = set.captions;
+  const int64_t n = static_cast<int64_t>(all.size());
+  const int64_t positions = set.longest + 2;  // bos, the caption, eos
   auto targets = torch::zeros({n, positions}, torch::kFloat32);
   auto* row = targets.data_ptr<float>();
   for (int64_t i = 0; i < n; ++i, row += positions) {
@@ -102,18 +109,13 @@ std::vector<metrics::TokenIds> greedy_captions(const Forward& forward, const tor
 
 metrics::BleuStats caption_bleu(Model& model, const datasets::Dataset& d, int64_t batch) {
   metrics::BleuStats stats;
-  std::vector<std::vector<metrics::TokenIds>> references(static_cast<size_t>(d.size()));
-  int64_t longest = 0;
-  for (int64_t i = 0; i < d.size(); ++i) {
-    references[static_cast<size_t>(i)] = captions_of(d, i);
-    for (const auto& caption : references[static_cast<size_t>(i)])
-      longest = std::max<int64_t>(longest, static_cast<int64_t>(caption.size()));
-  }
+  const auto set = caption_set(d);
+  const auto& references = set.captions;
   auto images = detail::features_of(d);
   for (int64_t begin = 0; begin < d.size(); begin += batch) {
     const int64_t end = std::min(begin + batch, d.size());
     auto hypotheses = greedy_captions([&](const torch::Tensor& x) { return model.forward(x); },
-                                      images.slice(0, begin, end), longest + 1);
+                                      images.slice(0, begin, end), set.longest + 1);
     for (int64_t i = begin; i < end; ++i)
       stats.add(hypotheses[static_cast<size_t>(i - begin)], references[static_cast<size_t>(i)]);
   }

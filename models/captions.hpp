@@ -25,6 +25,13 @@ namespace cerebro::models {
 // caption's ids, without its eos. Throws cerebro::Error when the set has no captions.
 std::vector<metrics::TokenIds> captions_of(const datasets::Dataset& d, int64_t example);
 
+// The captions of the first `rows` examples of `d` (all: -1), and the longest one's length.
+struct CaptionSet {
+  std::vector<std::vector<metrics::TokenIds>> captions;  // per example, as captions_of
+  int64_t longest = 0;
+};
+CaptionSet caption_set(const datasets::Dataset& d, int64_t rows = -1);
+
 // The targets a pass over `d` trains on: float [n, T] as above; `seed` 0 takes every image's first caption.
 torch::Tensor caption_targets(const datasets::Dataset& d, uint64_t seed);
 

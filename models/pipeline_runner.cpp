@@ -38,17 +38,19 @@ uint64_t stage_seed(uint64_t seed, int index) {
 
 // The batches of one pass, in train_pass's order: a permutation drawn first
 // from a generator seeded with the unit's seed, batches of batch_size, the
-// same augmentation stream.
+// same augmentation stream, and the task's inputs and targets (models/task.hpp task_targets, task_input).
 class UnitBatches {
  public:
-  UnitBatches(const datasets::Dataset& data, int64_t batch_size, uint64_t seed, datasets::Augmentation augmentation)
+  UnitBatches(const datasets::Dataset& data, const ShapeInfo& shape, int64_t batch_size, uint64_t seed,
+              datasets::Augmentation augmentation)
       : data_(data),
+        shape_(shape),
         batch_size_(batch_size),
         augmentation_(std::move(augmentation)),
         generator_(at::make_generator<at::CPUGeneratorImpl>(seed)),
         augmentation_generator_(at::make_generator<at::CPUGeneratorImpl>(seed ^ 0x9e3779b97f4a7c15ull)),
         x_(features_of(data)),
-        y_(targets_of(data)),
+        y_(task_targets(data, shape, seed)),
         order_(torch::randperm(data.size(), generator_, torch::kInt64)) {}
 
   bool next(torch::Tensor& x, torch::Tensor& y) {
@@ -58,11 +60,13 @@ class UnitBatches {
     x = x_.index_select(0, idx);
     if (augmentation_.any()) x = augment_batch(x, augmentation_, augmentation_generator_);
     y = y_.index_select(0, idx);
+    x = task_input(shape_, x, y);
     return true;
   }
 
  private:
   const datasets::Dataset& data_;
+  ShapeInfo shape_;
   int64_t batch_size_;
   datasets::Augmentation augmentation_;
   at::Generator generator_, augmentation_generator_;
@@ -146,7 +150,7 @@ Result<UnitOutput> train_pipeline_unit(const UnitInput& in) {
     out.restore_s = since(t0);
 
     auto t1 = Clock::now();
-    UnitBatches batches(*in.partition, training.batch_size, in.seed, in.augmentation);
+    UnitBatches batches(*in.partition, in.shape, training.batch_size, in.seed, in.augmentation);
     torch::Tensor x, y;
     double loss_sum = 0;
     while (batches.next(x, y)) {
@@ -298,12 +302,11 @@ MicroBatchFeeder::~MicroBatchFeeder() = default;
 Result<std::unique_ptr<MicroBatchFeeder>> MicroBatchFeeder::create(const nlohmann::json& params, const ShapeInfo& shape,
                                                                    const datasets::Dataset& partition, uint64_t seed,
                                                                    const datasets::Augmentation& augmentation) {
-  (void)shape;
   return guarded<std::unique_ptr<MicroBatchFeeder>>("pipeline batches", [&] {
     const TrainingParams training = training_of(params);
     auto impl = std::make_unique<Impl>();
     impl->micro_batches = training.micro_batches;
-    impl->batches = std::make_unique<UnitBatches>(partition, training.batch_size, seed, augmentation);
+    impl->batches = std::make_unique<UnitBatches>(partition, shape, training.batch_size, seed, augmentation);
     return std::unique_ptr<MicroBatchFeeder>(new MicroBatchFeeder(std::move(impl)));
   });
 }

@@ -48,7 +48,9 @@ std::pair<torch::Tensor, torch::Tensor> first_rows(const datasets::Dataset& d, c
   for (int64_t i = 0; i < rows; ++i) first[static_cast<size_t>(i)] = i;
   const auto head = datasets::gather(d, first, 0, rows);  // the targets of a few rows, not of the whole set
   auto targets = task_targets(head, shape, 0);
-  return {task_input(shape, detail::features_of(head), targets).clone(), targets};
+  // task_input makes its own tensor for captioning; for detection it is the head's images: a copy outlives it.
+  auto input = task_input(shape, detail::features_of(head), targets);
+  return {shape.task == TaskKind::captioning ? input : input.clone(), targets};
 }
 
 int64_t evaluation_batch(const ShapeInfo& shape) {

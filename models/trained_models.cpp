@@ -89,14 +89,13 @@ Result<nlohmann::json> TorchTrainedModels::examples(const nlohmann::json& params
     }
     nlohmann::json out = nlohmann::json::array();
     std::vector<metrics::TokenIds> written;
+    CaptionSet references;
     std::vector<std::vector<metrics::Detection>> found;
     if (captions) {
       // As long as the longest of their captions, and its end.
-      size_t longest = 0;
-      for (int64_t i = 0; i < n; ++i)
-        for (const auto& reference : captions_of(*test_, i)) longest = std::max(longest, reference.size());
-      written = greedy_captions([&](const torch::Tensor& x) { return t.model->forward(x); }, images,
-                                static_cast<int64_t>(longest) + 1);
+      references = caption_set(*test_, n);
+      written =
+          greedy_captions([&](const torch::Tensor& x) { return t.model->forward(x); }, images, references.longest + 1);
     } else {
       found = decode_detections(t.model->forward(images), shape_.sample_shape[1], shape_.sample_shape[2]);
     }
@@ -109,7 +108,7 @@ Result<nlohmann::json> TorchTrainedModels::examples(const nlohmann::json& params
       if (captions) {
         example["caption"] = tokenizer->decode(written[static_cast<size_t>(i)]);
         example["references"] = nlohmann::json::array();
-        for (const auto& reference : captions_of(*test_, i))
+        for (const auto& reference : references.captions[static_cast<size_t>(i)])
           example["references"].push_back(tokenizer->decode(reference));
       } else {
         example["boxes"] = nlohmann::json::array();
