@@ -35,6 +35,7 @@ unit_task make_task(scheduler_ptr self, const Dispatch& d, StateBytes state) {
   task.num_classes = config.shape.num_classes;
   task.task = datasets::to_string(config.shape.task);
   task.target_stddev = config.shape.target_stddev;
+  task.beam = static_cast<int32_t>(config.shape.beam);
   task.config = d.unit.config;
   task.partition = d.unit.partition;
   task.epoch = d.unit.epoch;

@@ -27,6 +27,15 @@ struct worker_state {
   static inline const char* name = "cerebro.worker";
 };
 
+// What the trainer knows of the task's data: its shape, task and how it scores.
+models::ShapeInfo shape_of(const unit_task& task) {
+  models::ShapeInfo shape{task.sample_shape, task.num_classes};
+  shape.task = datasets::parse_task_kind(task.task).value_or(datasets::TaskKind::classification);
+  shape.target_stddev = task.target_stddev;
+  shape.beam = task.beam;
+  return shape;
+}
+
 // The trainer's input for `task` from the worker's leases; an error text if
 // the task's hyper-parameters are not JSON (`params` must outlive `in`).
 std::string prepare_input(const worker_state& st, const unit_task& task, nlohmann::json& params,
@@ -37,9 +46,7 @@ std::string prepare_input(const worker_state& st, const unit_task& task, nlohman
     return fmt::format("bad hyper-parameters in the task: {}", e.what());
   }
   in.params = &params;
-  in.shape = models::ShapeInfo{task.sample_shape, task.num_classes};
-  in.shape.task = datasets::parse_task_kind(task.task).value_or(datasets::TaskKind::classification);
-  in.shape.target_stddev = task.target_stddev;
+  in.shape = shape_of(task);
   in.state = &task.state;
   in.partition = st.leases.at({task.experiment, task.partition}).get();
   in.validation = task.validate ? st.leases.at({task.experiment, validation_partition}).get() : nullptr;
@@ -173,10 +180,8 @@ Result<pipeline_stage_actor> host_stage(caf::actor_system& system, const stage_h
   } catch (const std::exception& e) {
     return Status::invalid_argument(fmt::format("bad hyper-parameters in the task: {}", e.what()));
   }
-  models::ShapeInfo shape{unit.sample_shape, unit.num_classes};
-  shape.task = datasets::parse_task_kind(unit.task).value_or(datasets::TaskKind::classification);
-  shape.target_stddev = unit.target_stddev;
-  return spawn_pipeline_stage(system, stage_setup{params, shape, task.stages, task.index, unit.state, unit.seed});
+  return spawn_pipeline_stage(system,
+                              stage_setup{params, shape_of(unit), task.stages, task.index, unit.state, unit.seed});
 }
 
 // Drives a pipeline attempt's unit: stage 0 here, the other

@@ -42,8 +42,15 @@ using Forward = std::function<torch::Tensor(const torch::Tensor&)>;
 // next token, until eos (left out) or `max_tokens` tokens.
 std::vector<metrics::TokenIds> greedy_captions(const Forward& forward, const torch::Tensor& images, int64_t max_tokens);
 
-// Corpus BLEU statistics of the greedy captions of every image of `d`, `batch` images at a time, against
-// all its captions; the captions may be as long as the longest one of `d`.
-metrics::BleuStats caption_bleu(Model& model, const datasets::Dataset& d, int64_t batch);
+// The captions of `images` by beam search over `beam` hypotheses per image (1: greedy_captions): each step
+// extends every live hypothesis by every token and keeps the `beam` of the highest summed log-probability;
+// a hypothesis ends at eos (or pad) and keeps its score. Each image's caption is its best hypothesis after
+// every one has ended or `max_tokens` steps, without length normalisation (as Show and Tell's decoder).
+std::vector<metrics::TokenIds> beam_captions(const Forward& forward, const torch::Tensor& images, int64_t max_tokens,
+                                             int64_t beam);
+
+// Corpus BLEU statistics of the captions (beam_captions with `beam`) of every image of `d`, `batch` images
+// at a time, against all its captions; the captions may be as long as the longest one of `d`.
+metrics::BleuStats caption_bleu(Model& model, const datasets::Dataset& d, int64_t batch, int64_t beam);
 
 }  // namespace cerebro::models

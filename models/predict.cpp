@@ -133,9 +133,9 @@ enum class DetectionsFile { csv, coco_results };
 constexpr std::array<EnumName<DetectionsFile>, 2> kDetectionsFiles = {
     {{DetectionsFile::csv, ".csv"}, {DetectionsFile::coco_results, ".json"}}};
 
-// Captioning: `row,path,caption`, each image's greedy caption in words.
+// Captioning: `row,path,caption`, each image's caption in words, by beam search over `beam` hypotheses.
 Result<std::string> captions_csv(torch::jit::Module& module, const nlohmann::json& info, const torch::Tensor& images,
-                                 const std::vector<std::string>& paths) {
+                                 const std::vector<std::string>& paths, int64_t beam) {
   auto tokenizer = datasets::Tokenizer::from_json(info.value("tokenizer", nlohmann::json()));
   if (!tokenizer) return tokenizer.status().with_context("the model's info holds no tokenizer");
   // The zoo's captioner reads at most its position table's rows: bos and the caption.
@@ -145,7 +145,7 @@ Result<std::string> captions_csv(torch::jit::Module& module, const nlohmann::jso
   std::string out = "row,path,caption\n";
   for (int64_t begin = 0; begin < images.size(0); begin += kPredictBatch) {
     const int64_t end = std::min(begin + kPredictBatch, images.size(0));
-    const auto captions = greedy_captions(forward, images.slice(0, begin, end), max_tokens);
+    const auto captions = beam_captions(forward, images.slice(0, begin, end), max_tokens, beam);
     for (int64_t i = begin; i < end; ++i)
       out += fmt::format("{},{},{}\n", i, csv_cell(paths[static_cast<size_t>(i)]),
                          csv_cell(tokenizer->decode(captions[static_cast<size_t>(i - begin)])));
@@ -252,8 +252,8 @@ Result<nlohmann::json> read_model_info(const std::string& model_path) {
   return info;
 }
 
-Result<int64_t> predict_to_csv(const std::string& model_path, const std::string& data_path,
-                               const std::string& out_path) {
+Result<int64_t> predict_to_csv(const std::string& model_path, const std::string& data_path, const std::string& out_path,
+                               int64_t beam) {
   auto info = read_model_info(model_path);
   if (!info) return info.status();
   try {
@@ -278,7 +278,7 @@ Result<int64_t> predict_to_csv(const std::string& model_path, const std::string&
                            {d.size(), d.sample_shape[0], d.sample_shape[1], d.sample_shape[2]}, torch::kFloat32);
       Result<std::string> written = Status::internal("");
       if (task == datasets::TaskKind::captioning) {
-        written = captions_csv(module, *info, images, paths);
+        written = captions_csv(module, *info, images, paths, beam);
       } else {
         const auto format = enum_named<DetectionsFile>(kDetectionsFiles, fs::path(out_path).extension().string());
         written = detections_out(module, *info, images, paths, format == DetectionsFile::coco_results);

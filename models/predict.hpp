@@ -41,13 +41,13 @@ Result<nlohmann::json> read_model_info(const std::string& model_path);
 // `row,<target>...` (in the targets' units); multilabel
 // `row,labels,p_<label>...` (labels: `;`-separated, probability > 0.5); for
 // images a `path` column follows `row`. Captioning (images only):
-// `row,path,caption`, the greedy caption in words (the tokenizer travels in
-// the model info); detection (images only): one row per box
+// `row,path,caption`, the caption in words (the tokenizer travels in the
+// model info) by beam search over `beam` hypotheses (1: greedy); detection (images only): one row per box
 // `row,path,class,score,x,y,width,height`, or when `out_path` ends in .json
 // a COCO results file (models/detections.hpp decode_detections; boxes in
 // pixels of the image as the model saw it). Returns the number of examples.
-Result<int64_t> predict_to_csv(const std::string& model_path, const std::string& data_path,
-                               const std::string& out_path);
+Result<int64_t> predict_to_csv(const std::string& model_path, const std::string& data_path, const std::string& out_path,
+                               int64_t beam = 1);
 
 // Continues `prompt` by `tokens` tokens with the language model at `model_path` (its tokenizer travels in
 // the model info) and returns the prompt and its continuation as text. Each step feeds the last window of

@@ -82,10 +82,11 @@ Result<datasets::PrepareOptions> prepare_options(const ExperimentSpec& spec, int
   return o;
 }
 
-models::ShapeInfo shape_of(const datasets::Manifest& m) {
+models::ShapeInfo shape_of(const datasets::Manifest& m, const ExperimentSpec& spec) {
   models::ShapeInfo shape{m.sample_shape, m.num_classes};
   shape.task = m.task;
   shape.target_stddev = m.target_stddev;
+  shape.beam = spec.beam;
   return shape;
 }
 
@@ -190,7 +191,7 @@ Result<Setup> set_up(const RunOptions& options, int workers, const fs::path& dir
   s.data = std::move(data).value();
   keep_only_the_pilot_partition(s.data);
   s.partitions = static_cast<int>(s.data.partitions.size());
-  s.shape = shape_of(s.data.manifest);
+  s.shape = shape_of(s.data.manifest, spec);
   auto augmentation = augmentation_for(spec.data, s.shape.sample_shape);
   if (!augmentation.ok()) return augmentation.status();
   s.augmentation = *augmentation;
@@ -469,7 +470,7 @@ Result<Prepared> reopen(const RunOptions& options, int workers, const fs::path& 
   s.data = std::move(data).value();
   s.partitions = static_cast<int>(s.data.partitions.size());
   keep_only_the_pilot_partition(s.data);
-  s.shape = shape_of(s.data.manifest);
+  s.shape = shape_of(s.data.manifest, r.spec);
   auto augmentation = augmentation_for(r.spec.data, s.shape.sample_shape);
   if (!augmentation.ok()) return augmentation.status();
   s.augmentation = *augmentation;

@@ -94,8 +94,8 @@ Result<nlohmann::json> TorchTrainedModels::examples(const nlohmann::json& params
     if (captions) {
       // As long as the longest of their captions, and its end.
       references = caption_set(*test_, n);
-      written =
-          greedy_captions([&](const torch::Tensor& x) { return t.model->forward(x); }, images, references.longest + 1);
+      written = beam_captions([&](const torch::Tensor& x) { return t.model->forward(x); }, images,
+                              references.longest + 1, shape_.beam);
     } else {
       found = decode_detections(t.model->forward(images), shape_.sample_shape[1], shape_.sample_shape[2]);
     }

@@ -214,7 +214,7 @@ Evaluation evaluate_model(Model& model, const ShapeInfo& shape, const datasets::
   }
   // A template with its own metrics decides what its output is: greedy captions need the task's logits.
   if (shape.task == datasets::TaskKind::captioning && data.size() > 0 && !model.template_metrics())
-    metrics.add_captions(caption_bleu(model, data, batch));
+    metrics.add_captions(caption_bleu(model, data, batch, shape.beam));
   e.examples = data.size();
   if (e.examples) e.loss = loss_sum / static_cast<double>(e.examples);
   e.metrics = metrics.result(&e.accuracy);

@@ -28,6 +28,9 @@ struct ShapeInfo {
   // Regression: the training targets' stddev (the shards hold standardized
   // targets): mse and mae are reported in the targets' own units.
   std::vector<float> target_stddev;
+  // Captioning: the hypotheses per image a validation decodes its captions with ([experiment] beam;
+  // 1: greedy, models/captions.hpp beam_captions).
+  int64_t beam = 1;
 };
 
 struct Evaluation {

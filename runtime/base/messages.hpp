@@ -27,6 +27,7 @@ struct unit_task {
   // targets' own units.
   std::string task;
   std::vector<float> target_stddev;
+  int32_t beam = 1;  // captioning: [experiment] beam, the hypotheses a validation decodes with
   ConfigId config = 0;
   PartitionId partition = 0;
   int32_t epoch = 0;

@@ -18,8 +18,8 @@ namespace cerebro {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, unit_task& x) {
   return f(caf::meta::type_name("unit_task"), x.experiment, x.sample_shape, x.num_classes, x.task, x.target_stddev,
-           x.config, x.partition, x.epoch, x.attempt, x.seed, x.validate, x.augment_hflip, x.augment_crop_padding,
-           x.read_ahead, x.params_json, x.state);
+           x.beam, x.config, x.partition, x.epoch, x.attempt, x.seed, x.validate, x.augment_hflip,
+           x.augment_crop_padding, x.read_ahead, x.params_json, x.state);
 }
 
 template <class Inspector>

@@ -125,6 +125,7 @@ json spec_to_json(const ExperimentSpec& spec) {
               {"metric", to_string(spec.metric)},
               {"metric_goal", goal_of(spec.metric)},
               {"task", datasets::to_string(spec.task)},
+              {"beam", spec.beam},
               {"spec_dir", spec.spec_dir},
               {"max_epochs", spec.max_epochs},
               {"min_epochs", spec.min_epochs},

@@ -113,6 +113,7 @@ struct ExperimentSpec {
   // The ranking metric: any metric the task computes (default: default_metric(task)), or a training
   // template's own metric, whose direction `metric_goal` gives.
   Metric metric = Metric::val_accuracy;
+  int beam = 1;  // captioning: hypotheses per image when a validation or test decodes captions (1: greedy)
   // AutoML procedures (docs/SPEC.md, "Search procedures"); each key only with its searches.
   int max_epochs = 0;                        // asha, hyperband: R, the most epochs a config trains (required)
   int min_epochs = 1;                        // asha: r, the first rung, 1 .. max_epochs

@@ -116,8 +116,8 @@ void read_metric(Section& s, ExperimentSpec& spec) {
 }  // namespace
 
 void parse_experiment(Section s, ExperimentSpec& spec, const SearchChecks& checks, const std::string& base) {
-  std::vector<std::string> known = {"name", "epochs",      "seed",       "search",         "metric",
-                                    "task", "metric_goal", "warm_start", "from_checkpoint"};
+  std::vector<std::string> known = {"name", "epochs",      "seed",       "search",          "metric",
+                                    "task", "metric_goal", "warm_start", "from_checkpoint", "beam"};
   for (const auto& key : search_specific_keys()) known.push_back(key);
   s.check_unknown(known);
   s.read_string("name", spec.name);
@@ -130,6 +130,10 @@ void parse_experiment(Section s, ExperimentSpec& spec, const SearchChecks& check
   s.read_int("samples", spec.samples, 1, INT_MAX);
   s.read_kind("task", spec.task, datasets::task_kind_names(), datasets::parse_task_kind);
   read_metric(s, spec);
+  s.read_int("beam", spec.beam, 1, 16);
+  if (s.has("beam") && spec.task != datasets::TaskKind::captioning)
+    s.report("beam", fmt::format("decodes captions: it needs task = \"captioning\" (the task is {})",
+                                 datasets::to_string(spec.task)));
   s.read_int("max_epochs", spec.max_epochs, 1, INT_MAX);
   s.read_int("min_epochs", spec.min_epochs, 1, INT_MAX);
   s.read_int("eta", spec.eta, 2, INT_MAX);

@@ -16,15 +16,18 @@ using namespace cerebro::faults;
 
 namespace {
 
-// Two configs of a small transformer over windows of 33 word pieces; the extra text goes into [space].
-std::string lm_spec(const TempDir& tmp, const std::string& name, const std::string& space_extra = "") {
+// Configs of a small transformer (two learning rates unless `lrs` says otherwise) over windows of 33 word
+// pieces; the extra text goes into [cluster] and [space].
+std::string lm_spec(const TempDir& tmp, const std::string& name, const std::string& space_extra = "",
+                    const std::string& cluster_extra = "", const std::string& lrs = "0.003, 0.01") {
   return tmp.write(name + ".toml",
                    "[experiment]\ntask = \"language_model\"\nepochs = 3\nseed = 3\n"
                    "[data]\nsource = \"text\"\npath = \"/usr/share/common-licenses\"\nwindow = 33\n"
-                   "min_count = 2\npartitions = 2\n[cluster]\nworkers = 2\n"
-                   "[space]\nmodel = [\"transformer\"]\nlayers = [1]\nd_model = [32]\nheads = [2]\nff = [64]\n"
-                   "lr = [0.003, 0.01]\nbatch_size = [32]\n" +
-                       space_extra);
+                   "min_count = 2\npartitions = 2\n[cluster]\nworkers = 2\n" +
+                       cluster_extra +
+                       "[space]\nmodel = [\"transformer\"]\nlayers = [1]\nd_model = [32]\nheads = [2]\nff = [64]\n"
+                       "lr = [" +
+                       lrs + "]\nbatch_size = [32]\n" + space_extra);
 }
 
 }  // namespace
@@ -95,4 +98,24 @@ BOOST_AUTO_TEST_CASE(a_context_longer_than_the_window_fails_its_configs_naming_b
                            "data's window of 33 tokens ([data] window)") != std::string::npos);
   auto summary = read_json(tmp.file("run") + "/summary.json");
   for (const auto& config : summary["configs"]) BOOST_TEST(config["status"] == "failed");
+}
+
+// A lone config leaves a worker idle under MOP: as a data-parallel gang it trains on both workers at once,
+// each epoch one gang over the two partitions, and learns as it does alone.
+BOOST_AUTO_TEST_CASE(a_lone_transformer_trains_as_a_gang_of_the_idle_workers) {
+  TempDir tmp;
+  auto run = tmp.file("run");
+  auto out = run_cerebro("run " + lm_spec(tmp, "gang", "", "parallelism = \"data\"\n", "0.01") + " --out " + run);
+  BOOST_TEST_INFO(out.text);
+  BOOST_REQUIRE_EQUAL(out.exit_code, 0);
+  check_complete_run(open_store(run)->unit_log(), 1, 2, 3);
+  for (const auto& e : open_store(run)->unit_log()) BOOST_TEST(e.gang_size == 2);
+  auto summary = read_json(run + "/summary.json");
+  const auto& config = summary["configs"][0];
+  BOOST_TEST(config["training"]["gangs"]["2"] == 3);  // one gang per epoch
+  BOOST_TEST(config["training"]["units_alone"] == 0);
+  const auto& epochs = config["epochs"];
+  BOOST_REQUIRE_EQUAL(epochs.size(), 3u);
+  BOOST_TEST(epochs[2]["val_perplexity"].get<double>() < epochs[0]["val_perplexity"].get<double>());
+  BOOST_TEST(summary["best"]["test_perplexity"].get<double>() < 400.0);
 }

@@ -1,7 +1,7 @@
 // Captioning and detection end to end through the real `cerebro` executable, over a small set of
 // coloured shapes in COCO form (tools/make_shapes): the zoo's captioner and detector trained under MOP,
 // ranked by val_bleu4 and val_map and scored on the test images; killed after a commit a run resumes; a
-// replay reproduces every metric.
+// replay reproduces every metric; predict, with a beam too, and the REPL's predict write captions and boxes.
 #define BOOST_TEST_MODULE shapes
 #include <boost/test/unit_test.hpp>
 
@@ -26,13 +26,18 @@ std::string make_shapes(const TempDir& tmp) {
   return tmp.file("shapes");
 }
 
+// The shapes, written once per test.
+std::string shapes_dir(const TempDir& tmp) {
+  return std::filesystem::exists(tmp.file("shapes")) ? tmp.file("shapes") : make_shapes(tmp);
+}
+
 // Two configs of `model` (its own [space] lines in `space`) over the shapes' `annotations`.
 std::string shapes_spec(const TempDir& tmp, const std::string& task, const std::string& annotations,
-                        const std::string& space) {
-  return tmp.write(task + ".toml", "[experiment]\ntask = \"" + task + "\"\nepochs = " + std::to_string(kEpochs) +
+                        const std::string& space, int epochs = kEpochs) {
+  return tmp.write(task + ".toml", "[experiment]\ntask = \"" + task + "\"\nepochs = " + std::to_string(epochs) +
                                        "\nseed = 3\n"
                                        "[data]\nsource = \"coco\"\npath = \"" +
-                                       make_shapes(tmp) + "\"\nannotations = \"" + annotations +
+                                       shapes_dir(tmp) + "\"\nannotations = \"" + annotations +
                                        "\"\nimage_root = \"images\"\ncolor = \"rgb\"\n"
                                        "validation_fraction = 0.15\ntest_fraction = 0.15\npartitions = 2\n"
                                        "[cluster]\nworkers = 2\n[space]\n" +
@@ -119,6 +124,17 @@ BOOST_AUTO_TEST_CASE(a_captioner_learns_the_shapes_resumes_and_replays_exactly) 
   }
   BOOST_TEST(rows == 400);
   BOOST_TEST(naming_a_shape > 200);
+
+  // A beam search over three captions per image writes the same columns and rows.
+  auto beamed = run_cerebro("predict " + tmp.file("run") + "/best_model.pt " + tmp.file("shapes") +
+                            "/images --beam 3 --out " + tmp.file("beamed.csv"));
+  BOOST_TEST_INFO(beamed.text);
+  BOOST_REQUIRE_EQUAL(beamed.exit_code, 0);
+  BOOST_TEST(beamed.text.find("wrote 400 predictions") != std::string::npos);
+  auto wrong = run_cerebro("predict " + tmp.file("run") + "/best_model.pt " + tmp.file("shapes") +
+                           "/images --beam 0 --out " + tmp.file("wrong.csv"));
+  BOOST_TEST(wrong.exit_code != 0);
+  BOOST_TEST(!std::filesystem::exists(tmp.file("wrong.csv")));
 }
 
 BOOST_AUTO_TEST_CASE(a_detector_learns_the_shapes_resumes_and_replays_exactly) {
@@ -151,4 +167,34 @@ BOOST_AUTO_TEST_CASE(a_detector_learns_the_shapes_resumes_and_replays_exactly) {
     BOOST_TEST(r["bbox"].size() == 4u);
     BOOST_TEST((r["score"].get<double>() > 0 && r["score"].get<double>() <= 1));
   }
+}
+
+// The REPL predicts with a config of the experiment it drives, for captions and boxes as for labels: the
+// config's model comes over with its vocabulary and category ids inside it.
+BOOST_AUTO_TEST_CASE(the_repl_predicts_captions_and_boxes_with_a_config) {
+  TempDir tmp;
+  const auto captioning = shapes_spec(tmp, "captioning", "captions.json",
+                                      "model = [\"captioner\"]\nchannels = [[16]]\nlayers = [1]\nd_model = [16]\n"
+                                      "heads = [2]\nff = [32]\n",
+                                      1);
+  const auto detection =
+      shapes_spec(tmp, "detection", "instances.json", "model = [\"detector\"]\nchannels = [[16]]\nhead = [16]\n", 1);
+  const auto images = tmp.file("shapes") + "/images";
+  auto script = tmp.write("script.txt", "submit " + captioning + "\nwait\npredict 1 " + images + " " +
+                                            tmp.file("captions.csv") + "\nsubmit " + detection + "\nwait\npredict 0 " +
+                                            images + " " + tmp.file("boxes.json") + "\nquit\n");
+  auto out = run_command(cerebro_binary() + " repl --workers 2 --state " + tmp.file("state") + " < " + script);
+  BOOST_TEST_INFO(out.text);
+  BOOST_REQUIRE_EQUAL(out.exit_code, 0);
+  BOOST_TEST(out.text.find("wrote 400 predictions of config 1 to " + tmp.file("captions.csv")) != std::string::npos);
+  BOOST_TEST(out.text.find("wrote 400 predictions of config 0 to " + tmp.file("boxes.json")) != std::string::npos);
+  std::ifstream csv(tmp.file("captions.csv"));
+  std::string header;
+  std::getline(csv, header);
+  BOOST_TEST(header == "row,path,caption");
+  auto boxes = read_json(tmp.file("boxes.json"));
+  BOOST_REQUIRE(boxes.is_array());
+  for (const auto& box : boxes) BOOST_TEST((box["category_id"].get<int>() >= 1 && box["category_id"].get<int>() <= 3));
+  // The exported model files are the REPL's to remove.
+  BOOST_TEST(!std::filesystem::exists(tmp.file("captions.csv") + ".model.pt"));
 }

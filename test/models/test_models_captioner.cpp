@@ -91,6 +91,46 @@ BOOST_AUTO_TEST_CASE(greedy_decoding_stops_at_eos_and_at_the_longest_caption) {
   BOOST_TEST(capped.calls == 3);
 }
 
+// A decoder over ids 0 pad, 1 bos, 2 eos, 3 "a", 4 "b": after bos "a" 0.6 and "b" 0.4 (swapped for an
+// image whose pixel is 1), after "a" "a" 0.5, eos and "b" 0.25 each, after "b" eos for certain. Greedy
+// decoding takes "a" and then "a" for ever (0.6 * 0.5^k); "b" then eos scores 0.4, which a beam of two
+// keeps and ranks first.
+torch::Tensor tempting_decoder(const torch::Tensor& x) {
+  const int64_t n = x.size(0), t = x.size(1) - 1;
+  auto logits = torch::full({n, t, 5}, std::log(1e-6f));
+  for (int64_t i = 0; i < n; ++i) {
+    const bool swapped = x[i][0].item<float>() == 1;
+    const auto last = static_cast<int64_t>(x[i][t].item<float>());
+    auto step = logits[i][t - 1];
+    if (last == 1) {
+      step[3] = std::log(swapped ? 0.4f : 0.6f);
+      step[4] = std::log(swapped ? 0.6f : 0.4f);
+    } else if (last == 3) {
+      step[3] = std::log(0.5f);
+      step[2] = std::log(0.25f);
+      step[4] = std::log(0.25f);
+    } else {
+      step[last == 4 ? 2 : 0] = 0;
+    }
+  }
+  return logits;
+}
+
+BOOST_AUTO_TEST_CASE(a_beam_finds_the_likelier_caption_that_greedy_decoding_misses) {
+  const auto images = torch::tensor({0.0f, 1.0f}).reshape({2, 1, 1, 1});
+  const auto greedy = greedy_captions(tempting_decoder, images, 5);
+  BOOST_TEST(greedy[0] == (std::vector<int64_t>{3, 3, 3, 3, 3}));
+  BOOST_TEST(greedy[1] == (std::vector<int64_t>{4}));
+  BOOST_TEST(beam_captions(tempting_decoder, images, 5, 1) == greedy);
+  for (int64_t beam : {2, 3, 5}) {
+    const auto searched = beam_captions(tempting_decoder, images, 5, beam);
+    BOOST_TEST_CONTEXT("beam " << beam) {
+      BOOST_TEST(searched[0] == (std::vector<int64_t>{4}));
+      BOOST_TEST(searched[1] == (std::vector<int64_t>{4}));
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(units_teach_it_to_caption_the_images) {
   const auto data = make_caption_data();
   const auto [before, after] = learn(kSmall, data, 8, 1);
@@ -99,6 +139,13 @@ BOOST_AUTO_TEST_CASE(units_teach_it_to_caption_the_images) {
   BOOST_TEST(before.metrics.at("bleu4") < 0.2);
   // Each image's kind decides both its captions: greedy decoding finds one of them whole.
   BOOST_TEST(after.metrics.at("bleu4") > 0.8);
+  // So does a beam of three, scored as a run with [experiment] beam = 3 scores it.
+  // Only the decoding differs: the same units train the same model to the same loss.
+  auto beamed = data;
+  beamed.shape.beam = 3;
+  const auto searched = learn(kSmall, beamed, 8, 1).after;
+  BOOST_TEST(searched.loss == after.loss);
+  BOOST_TEST(searched.metrics.at("bleu4") > 0.8);
   BOOST_TEST(after.loss < before.loss);
 }
 

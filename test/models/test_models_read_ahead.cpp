@@ -78,6 +78,40 @@ BOOST_AUTO_TEST_CASE(a_mapped_partition_trains_bit_exact_with_and_without_read_a
   }
 }
 
+// Structured examples keep their captions and boxes beside the mapped images: a captioning unit draws the
+// same caption of each image and a detection unit builds the same box targets as in memory.
+BOOST_AUTO_TEST_CASE(a_mapped_partition_of_captions_or_boxes_trains_bit_exact) {
+  struct Case {
+    const char* name;
+    const char* params;
+    Data data;
+  };
+  const Case cases[] = {
+      {"captioner", R"({"model": "captioner", "channels": [8], "layers": 1, "d_model": 16, "heads": 2, "ff": 32,
+                        "dropout": 0.1, "batch_size": 16})",
+       make_caption_data(80)},
+      {"detector", R"({"model": "detector", "channels": [8, 16], "head": 16, "batch_size": 16})", make_box_data(80)},
+  };
+  TempDir dir;
+  for (const auto& c : cases) {
+    BOOST_TEST_CONTEXT(c.name) {
+      const json params = json::parse(c.params);
+      const auto& in_memory = c.data.p0;
+      const auto mapped = mapped_copy(dir, std::string(c.name) + ".bin", in_memory);
+      BOOST_REQUIRE_EQUAL(mapped.fields.size(), in_memory.fields.size());
+      auto s0 = initial_state(params, c.data.shape, in_memory, 7);
+      BOOST_REQUIRE_MESSAGE(s0.ok(), s0.error());
+      const auto reference = unit_on(params, c.data.shape, *s0, in_memory, {}, false);
+      BOOST_TEST(reference.examples == 80);
+      for (bool read_ahead : {true, false}) {
+        const auto out = unit_on(params, c.data.shape, *s0, mapped, {}, read_ahead);
+        BOOST_TEST(out.train_loss == reference.train_loss);
+        BOOST_TEST(state_difference(out.state, reference.state) == "");
+      }
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(a_unit_diverging_on_a_mapped_partition_stops_its_read_ahead) {
   const json params =
       json::parse(R"({"model": "mlp", "hidden": [32], "optimizer": "sgd", "lr": 1e6, "batch_size": 4})");

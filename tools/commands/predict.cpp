@@ -14,10 +14,11 @@ namespace {
 
 struct PredictOptions {
   std::string model_path, data_path, out_path;
+  int64_t beam = 1;
 };
 
 int predict(const PredictOptions& o) {
-  auto rows = models::predict_to_csv(o.model_path, o.data_path, o.out_path);
+  auto rows = models::predict_to_csv(o.model_path, o.data_path, o.out_path, o.beam);
   if (!rows.ok()) return fail(rows.error());
   fmt::print("wrote {} predictions to {}\n", *rows, o.out_path);
   return 0;
@@ -33,6 +34,10 @@ CommandAction setup(CLI::App& command) {
                   "(flat or <class>/*.png|jpg), decoded as the run decoded its images")
       ->required();
   command.add_option("--out", o->out_path, "The predictions CSV to write")->required();
+  command
+      .add_option("--beam", o->beam, "Captioning: hypotheses per image in the beam search of its caption (1: greedy)")
+      ->check(CLI::Range(1, 16))
+      ->default_val(1);
   return [o] { return predict(*o); };
 }
 

@@ -185,6 +185,21 @@ BOOST_AUTO_TEST_CASE(structured_data_keys_are_checked_and_go_with_their_tasks) {
                {"coco holds captions or boxes; set [experiment] task = \"captioning\" or \"detection\""});
   expect_error("[experiment]\ntask = \"language_model\"\n" + kData + kSpace,
                {"task language_model needs source = \"text\""});
+
+  // A captioning run decodes greedily unless [experiment] beam asks for a beam search.
+  const std::string captions = "[data]\nsource = \"coco\"\npath = \"s\"\nannotations = \"c.json\"\n";
+  auto greedy = parse_spec_string("[experiment]\ntask = \"captioning\"\n" + captions + kSpace, "/specs", "c.toml");
+  BOOST_REQUIRE_MESSAGE(greedy.ok(), greedy.error());
+  BOOST_TEST(greedy->beam == 1);
+  auto beamed =
+      parse_spec_string("[experiment]\ntask = \"captioning\"\nbeam = 4\n" + captions + kSpace, "/specs", "c.toml");
+  BOOST_REQUIRE_MESSAGE(beamed.ok(), beamed.error());
+  BOOST_TEST(beamed->beam == 4);
+  BOOST_TEST(cerebro::spec_to_json(*beamed)["beam"] == 4);
+  expect_error("[experiment]\ntask = \"captioning\"\nbeam = 0\n" + captions + kSpace,
+               {"[experiment] beam must be an integer >= 1"});
+  expect_error("[experiment]\nbeam = 2\n" + kData + kSpace,
+               {"[experiment] beam decodes captions: it needs task = \"captioning\" (the task is classification)"});
 }
 
 // [data] read_ahead, off by default, turned on by the spec (a
