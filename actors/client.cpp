@@ -308,6 +308,19 @@ Result<nlohmann::json> Client::units(const std::string& experiment, int64_t sinc
   return control_json({"", experiment, SteeringCommand::units, -1, {}, 0, since});
 }
 
+Result<std::string> Client::model_file(const std::string& experiment, ConfigId config) {
+  auto reply =
+      control({"", experiment, SteeringCommand::export_model, config, {}, 0}, std::max(request_timeout_s, 120.0));
+  if (!reply.ok()) return reply.status();
+  return std::move(reply->file);
+}
+
+Result<std::string> Client::run_file(const std::string& experiment, const std::string& name) {
+  auto reply = control({"", experiment, SteeringCommand::run_file, -1, {name}, 0}, std::max(request_timeout_s, 120.0));
+  if (!reply.ok()) return reply.status();
+  return std::move(reply->file);
+}
+
 Result<nlohmann::json> Client::export_model(const std::string& experiment, ConfigId config, const std::string& path) {
   auto reply =
       control({"", experiment, SteeringCommand::export_model, config, {}, 0}, std::max(request_timeout_s, 120.0));

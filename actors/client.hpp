@@ -125,6 +125,11 @@ class Client {
   Result<nlohmann::json> units(const std::string& experiment, int64_t since = 0);
   // Writes `config`'s latest model to `path` as TorchScript (torch::jit::load).
   Result<nlohmann::json> export_model(const std::string& experiment, ConfigId config, const std::string& path);
+  // The same file's bytes.
+  Result<std::string> model_file(const std::string& experiment, ConfigId config);
+  // One of the run's files by name (runtime/api/api_route.hpp RunFile: summary.json, metrics.csv,
+  // best_model.pt once the run has ended; report.html drawn at once).
+  Result<std::string> run_file(const std::string& experiment, const std::string& name);
 
   double request_timeout_s = 30;
   double reconnect_timeout_s = 120;

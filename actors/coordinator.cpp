@@ -90,7 +90,7 @@ void start_run(coordinator_ptr self, const RunStart& start, RunOptions options) 
 }
 
 void run_ended(coordinator_ptr self, const std::string& experiment, bool completed, const run_files& files) {
-  if (!core(self).ended(experiment, completed)) return;
+  if (!core(self).ended(experiment, completed, files.error)) return;
   self->state.followers.erase(experiment);
   self->send(self->state.reader, drop_store_atom::value, experiment);
   log_line(completed ? fmt::format("{} completed", experiment) : fmt::format("{} failed: {}", experiment, files.error));

@@ -18,6 +18,9 @@
 #include "runtime/scheduling/experiment_control.hpp"
 #include "runtime/store/run_summary.hpp"
 #include "runtime/spec/steering.hpp"
+#include "runtime/api/api_route.hpp"
+#include "runtime/viz/html_report.hpp"
+#include "runtime/viz/run_view.hpp"
 
 namespace fs = std::filesystem;
 
@@ -49,6 +52,7 @@ Result<models::ShapeInfo> stored_shape(const StateStore& store) {
   models::ShapeInfo shape{j.at("sample_shape").get<std::vector<int64_t>>(), j.at("num_classes").get<int64_t>()};
   shape.task = datasets::parse_task_kind(j.value("task", std::string())).value_or(datasets::TaskKind::classification);
   shape.target_stddev = j.value("target_stddev", std::vector<float>{});
+  shape.beam = j.value("beam", int64_t{1});
   return shape;
 }
 
@@ -135,10 +139,34 @@ Result<control_reply> export_config(const StateStore& store, const ConfigRecord&
   return reply;
 }
 
+// One of the run's files by name (the request's first setting, api::RunFile): what a finished run left in
+// `run_dir`, or its report drawn from the store now (also while it runs).
+Result<control_reply> run_file(const StateStore& store, const control_request& r, const std::string& run_dir) {
+  auto file = api::parse_run_file(r.settings.empty() ? std::string() : r.settings.front());
+  if (!file) return Status::invalid_argument("no such run file");
+  control_reply reply;
+  if (*file == api::RunFile::report) {
+    auto view = run_view_in(store, run_dir);
+    if (!view.ok()) return view.status();
+    reply.file = render_html_report(*view);
+  } else {
+    const auto path = fs::path(run_dir) / api::to_string(*file);
+    if (!fs::exists(path))
+      return Status::not_found(
+          fmt::format("the experiment has no {} yet: a run writes it when it ends", api::to_string(*file)));
+    auto contents = read_whole_file(path.string());
+    if (!contents.ok()) return contents.status();
+    reply.file = std::move(contents).value();
+  }
+  reply.json = nlohmann::json{{"file", api::to_string(*file)}, {"bytes", reply.file.size()}}.dump();
+  return reply;
+}
+
 }  // namespace
 
 Result<control_reply> answer_from_store(const StateStore& store, const control_request& r,
                                         const std::string& scratch_dir, bool paused) {
+  if (r.command == SteeringCommand::run_file) return run_file(store, r, scratch_dir);
   control_reply reply;
   if (r.command == SteeringCommand::top) {
     reply.json = top_json(store, r.rows, paused).dump();
@@ -171,7 +199,8 @@ ExperimentSteering::ExperimentSteering(SteeringContext context) : context_(std::
   context_.store->put_meta("shape", nlohmann::json{{"sample_shape", context_.shape.sample_shape},
                                                    {"num_classes", context_.shape.num_classes},
                                                    {"task", datasets::to_string(context_.shape.task)},
-                                                   {"target_stddev", context_.shape.target_stddev}}
+                                                   {"target_stddev", context_.shape.target_stddev},
+                                                   {"beam", context_.shape.beam}}
                                         .dump());
 }
 

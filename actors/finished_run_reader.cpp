@@ -29,8 +29,8 @@ finished_run_reader_actor::behavior_type finished_run_reader(finished_run_reader
              uint64_t generation) -> caf::result<control_reply> {
         control_reply reply;
         reply.experiment = r.experiment;
-        if (r.command == SteeringCommand::export_model) {
-          // A model file: written afresh each time (it is large and rarely asked for).
+        if (r.command == SteeringCommand::export_model || r.command == SteeringCommand::run_file) {
+          // A file: read or written afresh each time (it is large and rarely asked for).
           auto store = runs->store(r.experiment, run_dir, generation);
           if (!store.ok()) return make_error(store.code(), store.error());
           auto exported = answer_from_store(**store, r, run_dir, false);

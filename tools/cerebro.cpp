@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "models/unit_trainer.hpp"
+#include "runtime/base/version.hpp"
 #include "tools/command_registry.hpp"
 #include "tools/command_support.hpp"
 #include "tools/crash_handler.hpp"
@@ -24,6 +25,7 @@ int main(int argc, char** argv) {
   models::configure_allocator();
   CLI::App app{"cerebro: deep-learning model selection with Model Hopper Parallelism"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", "cerebro " + cerebro_version(), "Print the version and exit");
   std::vector<std::pair<CLI::App*, cli::CommandAction>> commands;
   for (const auto& command : cli::registered_commands()) {
     auto* subcommand = app.add_subcommand(command.name, command.description);

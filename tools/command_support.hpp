@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "runtime/base/status.hpp"
+
 namespace cerebro::cli {
 
 // Prints "error: MESSAGE" on stderr; returns the exit code 1.
@@ -16,5 +18,10 @@ int fail(const std::string& message);
 
 // Local time as YYYYMMDD-HHMMSS (runs/<name>-<time>): runtime/base/time_format.
 std::string timestamp();
+
+// The run directory (one with a state/ store) that `dir` names: `dir` itself, or the one experiment under
+// it that a run through a cluster or with --ui writes (DIR/experiments/<id>/, the directory `run` prints).
+// An error names `dir` and, when it holds several experiments, each of them.
+Result<std::string> resolve_run_dir(const std::string& dir);
 
 }  // namespace cerebro::cli

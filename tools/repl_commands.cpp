@@ -183,7 +183,8 @@ bool ReplCommands::run(const std::vector<std::string>& words) {
       case SteeringCommand::export_model: return export_config(args);
       case SteeringCommand::configs:
       case SteeringCommand::detail:
-      case SteeringCommand::units: break;  // not REPL commands: find_command has refused them
+      case SteeringCommand::units:
+      case SteeringCommand::run_file: break;  // not REPL commands: find_command has refused them
     }
     return true;
   }

@@ -1,6 +1,7 @@
 #include "tools/ui_server.hpp"
 
 #include <cstdio>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -25,7 +26,8 @@ void add_ui_option(CLI::App& command, std::string& ui) {
 }
 
 std::unique_ptr<HttpServer> start_embedded_ui(caf::actor_system& system, const coordinator_actor& gateway,
-                                              const std::string& gateway_token, const std::string& ui) {
+                                              const std::string& gateway_token, const std::string& ui,
+                                              const std::string& state_dir) {
   auto at = parse_ui_address(ui);
   HttpServerOptions options;
   options.host = at.host;
@@ -35,6 +37,7 @@ std::unique_ptr<HttpServer> start_embedded_ui(caf::actor_system& system, const c
   // found later opens nothing); the API token is for programs and the login page.
   options.one_time_token = api::random_token();
   options.gateway_token = gateway_token;
+  options.upload_dir = (std::filesystem::path(state_dir) / "uploads").string();
   auto server = HttpServer::start(system, gateway, options);
   if (!server.ok()) {
     fmt::print(stderr, "error: --ui: {}\n", server.error());

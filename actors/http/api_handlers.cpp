@@ -5,6 +5,7 @@
 
 #include "runtime/api/api_request.hpp"
 #include "runtime/api/prometheus.hpp"
+#include "runtime/base/version.hpp"
 
 namespace cerebro {
 
@@ -52,6 +53,11 @@ ApiAnswer get_experiment(Client& client, const std::string& id) {
     out["configs"] = nlohmann::json::array();
     out["best"] = nullptr;
     out["note"] = detail.error();
+  } else if (entry->value("status", "") == to_string(ExperimentStatus::failed)) {
+    // Failed before it kept anything to read (its data or setup): its status and the reason, which the
+    // entry has; not the store's own error, which names the server's files.
+    out["configs"] = nlohmann::json::array();
+    out["best"] = nullptr;
   } else {
     return refused(detail.status());
   }
@@ -61,6 +67,12 @@ ApiAnswer get_experiment(Client& client, const std::string& id) {
 ApiAnswer with_experiment(Result<nlohmann::json> answer, int status = 200) {
   if (!answer.ok()) return refused(answer.status());
   return ok(*answer, status);
+}
+
+// A file's bytes with its type, or the refusal.
+ApiAnswer download(Result<std::string> file, api::RunFile kind) {
+  if (!file.ok()) return refused(file.status());
+  return {200, std::move(file).value(), api::content_type_of(kind)};
 }
 
 }  // namespace
@@ -84,11 +96,16 @@ ApiAnswer answer_api(Client& client, const api::Route& route, const std::string&
     case Endpoint::list_experiments: return list_experiments(client);
     case Endpoint::submit_experiment: {
       if (auto checked = api::check_spec_body(body); !checked.ok()) return refused(checked);
-      auto submitted = client.submit(body, spec_dir, "the request body");
+      constexpr const char* kOrigin = "the request body";
+      auto submitted = client.submit(body, spec_dir, kOrigin);
       if (!submitted.ok()) {
-        // The gateway's spec parser names the key and line.
+        // The gateway's spec parser names the key and line: as text, and as fields a client can point with.
         auto code = submitted.code() == StatusCode::unknown ? StatusCode::failed_precondition : submitted.code();
-        return refused(Status::of(code, submitted.error()));
+        if (code != StatusCode::invalid_argument) return refused(Status::of(code, submitted.error()));
+        return ok({{"error", submitted.error()},
+                   {"status", 400},
+                   {"problems", api::spec_problems(submitted.error(), kOrigin)}},
+                  400);
       }
       return ok({{"id", *submitted}}, 201);
     }
@@ -119,6 +136,10 @@ ApiAnswer answer_api(Client& client, const api::Route& route, const std::string&
       for (const auto& e : (*status)["experiments"]) out["experiments"].push_back(summary_of(e));
       return ok(out);
     }
+    case Endpoint::version: return ok({{"version", cerebro_version()}, {"api", "v1"}});
+    case Endpoint::config_model: return download(client.model_file(id, route.config), api::RunFile::best_model);
+    case Endpoint::best_model:
+    case Endpoint::run_file: return download(client.run_file(id, api::to_string(route.file)), route.file);
   }
   return error_answer(500, "unhandled endpoint");
 }

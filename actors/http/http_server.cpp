@@ -4,7 +4,9 @@
 #include <netinet/in.h>
 #include <arpa/inet.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <thread>
 
 #include <httplib.h>  // with HTTPLIB_DEFINITIONS (actors/http/CMakeLists.txt)
@@ -25,6 +27,11 @@ namespace cerebro {
 // site cannot set it without a CORS preflight this server never grants, so a
 // session cookie alone cannot steer (no cross-site request forgery).
 constexpr const char* kCsrfHeader = "X-Cerebro-Request";
+
+// The submission's route (runtime/api/api_route.hpp), read by its own handler as it arrives.
+constexpr const char* kSubmissionPath = "/api/v1/experiments";
+// A multipart form's boundaries and part headers on top of its spec and files.
+constexpr size_t kMultipartSlack = 64 * 1024;
 
 // Debian's cpp-httplib (0.11, a shared library) listens with a backlog of 5
 // (CPPHTTPLIB_LISTEN_BACKLOG, fixed when the library was built): 50 dashboards
@@ -151,10 +158,125 @@ struct HttpServer::Impl {
     refused_login(req, res, "The token in the address is not this server's.");
   }
 
-  void handle(const httplib::Request& req, httplib::Response& res) {
+  api::Credential credential_of(const httplib::Request& req) {
+    return api::authenticate(req.get_header_value("Authorization"), req.get_header_value("Cookie"), options.token,
+                             sessions);
+  }
+
+  // What refused_credential() would let through, without answering.
+  bool credential_accepted(const httplib::Request& req) {
+    const auto credential = credential_of(req);
+    return credential != api::Credential::none &&
+           (credential != api::Credential::session || req.has_header(kCsrfHeader));
+  }
+
+  // True when the request's credential is refused, and answered: no token or session (401), or a
+  // session's change without the dashboard's header (403).
+  bool refused_credential(const httplib::Request& req, httplib::Response& res) {
+    const auto credential = credential_of(req);
+    if (credential == api::Credential::none) {
+      unauthorized(req, res);
+      return true;
+    }
+    if (credential == api::Credential::session && api::parse_http_method(req.method) != api::HttpMethod::get &&
+        !req.has_header(kCsrfHeader)) {
+      reply(res,
+            {403, api::error_json(403, fmt::format("a request from the dashboard needs the {} header", kCsrfHeader))});
+      return true;
+    }
+    return false;
+  }
+
+  static void secure_headers(httplib::Response& res) {
     res.set_header("Cache-Control", "no-store");
     res.set_header("X-Content-Type-Options", "nosniff");
     res.set_header("X-Frame-Options", "DENY");
+  }
+
+  // POST /api/v1/experiments, read here as it arrives: a TOML body (at most api::kMaxBodyBytes), or a
+  // multipart form of the spec (part `spec`) and its files (parts `file`, each named by its relative path),
+  // written to an upload directory of its own as they come (runtime/api/upload.hpp); the spec's relative
+  // paths then find them. A refused submission keeps no file.
+  void submit(const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& read) {
+    secure_headers(res);
+    if (!credential_accepted(req)) {
+      // Read past the refused body first (at most api::kMaxBodyBytes: the pre-routing handler refused larger
+      // ones unread), so the connection's next request starts where it should; a failed read sets its own
+      // status, which the refusal then replaces.
+      size_t drained = 0;
+      auto drain = [&](const char*, size_t size) { return (drained += size) <= api::kMaxBodyBytes; };
+      if (req.is_multipart_form_data()) {
+        read([](const httplib::MultipartFormData&) { return true; }, drain);
+      } else {
+        read(drain);
+      }
+      refused_credential(req, res);
+      return;
+    }
+    std::string spec;
+    std::unique_ptr<api::Upload> upload;
+    Status failed;
+    bool too_large = false;
+    if (req.is_multipart_form_data()) {
+      if (options.upload_dir.empty())
+        return reply(res, {400, api::error_json(400,
+                                                "this server takes a submission's spec as the body, not files: "
+                                                "send the TOML spec alone")});
+      auto created = api::Upload::create(options.upload_dir, options.upload_max_bytes);
+      if (!created.ok()) return reply(res, {500, api::error_json(500, created.error())});
+      upload = std::move(created).value();
+      std::optional<api::SubmissionPart> part;
+      read(
+          [&](const httplib::MultipartFormData& header) {
+            part = api::parse_submission_part(header.name);
+            if (!part) {
+              failed = Status::invalid_argument(
+                  fmt::format("a submission's form has a part \"spec\" (the TOML spec) and parts \"file\"; got \"{}\"",
+                              header.name.substr(0, 40)));
+            } else if (*part == api::SubmissionPart::file) {
+              failed = upload->begin_file(header.filename);
+            }
+            return failed.ok();
+          },
+          [&](const char* data, size_t size) {
+            if (*part == api::SubmissionPart::file) {
+              failed = upload->write(data, size);
+            } else if (spec.size() + size > api::kMaxBodyBytes) {
+              failed = Status::invalid_argument(fmt::format("the spec is larger than {} bytes", api::kMaxBodyBytes));
+              too_large = true;
+            } else {
+              failed = upload->count(size);
+              spec.append(data, size);
+            }
+            return failed.ok();
+          });
+      if (failed.ok()) failed = upload->finish();
+      too_large = too_large || upload->over_cap();
+      if (failed.ok() && spec.empty())
+        failed = Status::invalid_argument("the submission's form has no part \"spec\" (the TOML spec)");
+    } else {
+      read([&](const char* data, size_t size) {
+        too_large = spec.size() + size > api::kMaxBodyBytes;
+        if (!too_large) spec.append(data, size);
+        return !too_large;
+      });
+      if (too_large)
+        failed = Status::invalid_argument(fmt::format("the body is larger than {} bytes", api::kMaxBodyBytes));
+    }
+    if (!failed.ok()) {
+      if (upload) upload->discard();
+      const int status = too_large ? 413 : 400;
+      return reply(res, {status, api::error_json(status, failed.message())});
+    }
+    auto client = make_client();
+    auto answer = answer_api(*client, api::Route{api::Endpoint::submit_experiment}, spec,
+                             upload ? upload->dir() : options.spec_dir);
+    if (upload && answer.status != 201) upload->discard();
+    reply(res, answer);
+  }
+
+  void handle(const httplib::Request& req, httplib::Response& res) {
+    secure_headers(res);
     const api::HttpMethod method = api::parse_http_method(req.method);
     const api::SitePage page = api::site_page(req.path);
     // The login page and its form need no token.
@@ -170,12 +292,7 @@ struct HttpServer::Impl {
     }
     if (method == api::HttpMethod::get && req.has_param("token") && page == api::SitePage::dashboard)
       return link_login(req, res);
-    auto credential = api::authenticate(req.get_header_value("Authorization"), req.get_header_value("Cookie"),
-                                        options.token, sessions);
-    if (credential == api::Credential::none) return unauthorized(req, res);
-    if (credential == api::Credential::session && method != api::HttpMethod::get && !req.has_header(kCsrfHeader))
-      return reply(res, {403, api::error_json(
-                                  403, fmt::format("a request from the dashboard needs the {} header", kCsrfHeader))});
+    if (refused_credential(req, res)) return;
     if (page == api::SitePage::metrics && method == api::HttpMethod::get) {
       auto client = make_client();
       return reply(res, answer_metrics(*client));
@@ -234,22 +351,64 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(caf::actor_system& system,
   auto& server = *impl->server;
   const int threads = std::max(4, o.threads);
   server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  // Larger bodies are refused (413) before they are read into memory.
-  server.set_payload_max_length(api::kMaxBodyBytes);
+  // Larger bodies are refused (413) before they are read into memory: the pre-routing handler refuses a body
+  // over api::kMaxBodyBytes but a submission's, which submit() reads as it arrives and caps itself.
+  server.set_payload_max_length(std::max(api::kMaxBodyBytes, o.upload_max_bytes + kMultipartSlack));
   server.set_read_timeout(10, 0);
   server.set_write_timeout(10, 0);
   server.set_keep_alive_timeout(5);
   auto* self = impl.get();
   auto handler = [self](const httplib::Request& req, httplib::Response& res) { self->handle(req, res); };
   server.Get(".*", handler);
+  server.Post(kSubmissionPath, [self](const httplib::Request& req, httplib::Response& res,
+                                      const httplib::ContentReader& read) { self->submit(req, res, read); });
   server.Post(".*", handler);
   server.Put(".*", handler);
   server.Delete(".*", handler);
   server.Patch(".*", handler);
-  server.set_error_handler([](const httplib::Request&, httplib::Response& res) {
+  // cpp-httplib reads the body of a POST, PUT, PATCH or DELETE that has neither a Content-Length nor chunked
+  // encoding until the client closes the connection, and answers 400 when its read times out first: a
+  // bodiless `curl -X POST` (no Content-Length) waited 10 s for "HTTP error 400". Such a request has no
+  // body by HTTP's own rule (RFC 9112, 6.3): it is answered here, before the library reads, as one with
+  // an empty body (a GET without one goes the same way, to the same handler).
+  //
+  // A request with a body: only a submission's may be larger than api::kMaxBodyBytes or arrive in chunks,
+  // and only an authenticated client's submission is read at all.
+  server.set_pre_routing_handler([self](const httplib::Request& req, httplib::Response& res) {
+    using Answer = httplib::Server::HandlerResponse;
+    const bool chunked = req.has_header("Transfer-Encoding");
+    if (!req.has_header("Content-Length") && !chunked) {
+      self->handle(req, res);
+      return Answer::Handled;
+    }
+    // A body left unread here would be read as the connection's next request, which then fails and ends
+    // the connection: so only a body too large to read anyway (over api::kMaxBodyBytes, or chunked) is
+    // refused unread; a smaller one is read by its handler, which refuses it afterwards.
+    const auto length = req.get_header_value<uint64_t>("Content-Length");
+    if (api::parse_http_method(req.method) == api::HttpMethod::post && req.path == kSubmissionPath) {
+      if ((chunked || length > api::kMaxBodyBytes) && self->refused_credential(req, res)) {
+        Impl::secure_headers(res);
+        return Answer::Handled;
+      }
+      return Answer::Unhandled;
+    }
+    if (chunked || length > api::kMaxBodyBytes) {
+      Impl::secure_headers(res);
+      const int status = chunked ? 411 : 413;
+      self->reply(res, {status, api::error_json(status, chunked ? std::string("send the body with a Content-Length")
+                                                                : fmt::format("the body is larger than {} bytes",
+                                                                              api::kMaxBodyBytes))});
+      return Answer::Handled;
+    }
+    return Answer::Unhandled;
+  });
+  server.set_error_handler([self](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
-    auto message = res.status == 413 ? fmt::format("the body is larger than {} bytes", api::kMaxBodyBytes)
-                                     : fmt::format("HTTP error {}", res.status);
+    const size_t cap = req.path == kSubmissionPath ? self->options.upload_max_bytes : api::kMaxBodyBytes;
+    auto message = res.status == 413 ? fmt::format("the body is larger than {} bytes", cap)
+                   : res.status == 400
+                       ? std::string("the request is malformed, or its body did not arrive whole in time")
+                       : fmt::format("HTTP error {}", res.status);
     res.set_content(api::error_json(res.status, message), "application/json");
   });
   int port =

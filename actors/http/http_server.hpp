@@ -16,6 +16,7 @@
 
 #include <caf/all.hpp>
 
+#include "runtime/api/upload.hpp"
 #include "runtime/base/status.hpp"
 #include "runtime/net/interfaces.hpp"
 
@@ -37,6 +38,10 @@ struct HttpServerOptions {
   std::string tls_certificate, tls_key;
   // Relative paths in a submitted spec are relative to this directory.
   std::string spec_dir = ".";
+  // Where a submission's files go, each submission in a directory of its own (runtime/api/upload.hpp),
+  // and how many bytes one may bring; empty: a submission brings no files.
+  std::string upload_dir;
+  size_t upload_max_bytes = api::kDefaultUploadMaxBytes;
   int threads = 64;  // concurrent connections served (each poller holds one)
 };
 

@@ -5,8 +5,11 @@
 // so a bad body never changes state.
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "runtime/base/status.hpp"
 
@@ -27,7 +30,19 @@ Result<std::vector<std::string>> settings_from_body(const std::string& body, boo
 // (Its content is checked by the coordinator's spec parser.)
 Status check_spec_body(const std::string& body);
 
+// The parts of a submission's multipart form: the TOML spec, and the files it brings.
+enum class SubmissionPart { spec, file };
+std::optional<SubmissionPart> parse_submission_part(const std::string& name);
+
 // The JSON every error answers: {"error": message, "status": http_status}.
 std::string error_json(int http_status, const std::string& message);
+
+// A spec parser's message (runtime/spec/spec_section.hpp Problems: one problem per line, "ORIGIN:LINE:COLUMN:
+// TEXT" or "ORIGIN: TEXT") as structured fields, for a client to point at the line: one
+// {"message", "key", "line", "column"} per problem, the message without the origin and position, the key
+// as "[section] name" when the text names one ("[data] path must ...", "unknown key 'lrr' in [experiment]"),
+// else null, line and column null without a position. A line of another form is a problem of its own,
+// whole.
+nlohmann::json spec_problems(const std::string& message, const std::string& origin);
 
 }  // namespace cerebro::api

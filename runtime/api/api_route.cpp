@@ -40,6 +40,11 @@ bool plausible_experiment_id(const std::string& id) {
 
 constexpr std::array<EnumName<HttpMethod>, 2> kMethodNames = {{{HttpMethod::get, "GET"}, {HttpMethod::post, "POST"}}};
 
+constexpr std::array<EnumName<RunFile>, 4> kRunFileNames = {{{RunFile::summary, "summary.json"},
+                                                             {RunFile::metrics, "metrics.csv"},
+                                                             {RunFile::report, "report.html"},
+                                                             {RunFile::best_model, "best_model.pt"}}};
+
 constexpr std::array<EnumName<SitePage>, 4> kPagePaths = {{{SitePage::dashboard, "/"},
                                                            {SitePage::dashboard, "/index.html"},
                                                            {SitePage::login, "/login"},
@@ -52,6 +57,20 @@ HttpMethod parse_http_method(const std::string& text) {
 }
 
 std::string to_string(HttpMethod method) { return enum_name(kMethodNames, method, "OTHER"); }
+
+std::optional<RunFile> parse_run_file(const std::string& name) { return enum_named<RunFile>(kRunFileNames, name); }
+
+std::string to_string(RunFile file) { return enum_name(kRunFileNames, file, "summary.json"); }
+
+const char* content_type_of(RunFile file) {
+  switch (file) {
+    case RunFile::summary: return "application/json";
+    case RunFile::metrics: return "text/csv; charset=utf-8";
+    case RunFile::report: return "text/html; charset=utf-8";
+    case RunFile::best_model: return "application/octet-stream";
+  }
+  return "application/octet-stream";
+}
 
 SitePage site_page(const std::string& path) { return enum_named<SitePage>(kPagePaths, path).value_or(SitePage::other); }
 
@@ -69,6 +88,10 @@ const std::vector<RouteInfo>& routes() {
       {Endpoint::add_config, HttpMethod::post, "/api/v1/experiments/{id}/configs", true},
       {Endpoint::list_agents, HttpMethod::get, "/api/v1/agents", false},
       {Endpoint::cluster, HttpMethod::get, "/api/v1/cluster", false},
+      {Endpoint::version, HttpMethod::get, "/api/v1/version", false},
+      {Endpoint::config_model, HttpMethod::get, "/api/v1/experiments/{id}/configs/{config}/model", false},
+      {Endpoint::best_model, HttpMethod::get, "/api/v1/experiments/{id}/best_model", false},
+      {Endpoint::run_file, HttpMethod::get, "/api/v1/experiments/{id}/files/{file}", false},
   };
   return table;
 }
@@ -87,14 +110,20 @@ RouteMatch match_route(const std::string& method, const std::string& path) {
     auto pattern = split_path(info.pattern);
     if (pattern.size() != parts.size()) continue;
     Route route{info.endpoint, "", -1};
+    if (info.endpoint == Endpoint::best_model) route.file = RunFile::best_model;
     bool same = true;
-    std::string bad_config;
+    std::string bad_config, bad_file;
     for (size_t i = 0; i < parts.size() && same; ++i) {
       if (!is_placeholder(pattern[i])) {
         same = pattern[i] == parts[i];
       } else if (pattern[i] == "{id}") {
         same = plausible_experiment_id(parts[i]);
         route.experiment = parts[i];
+      } else if (pattern[i] == "{file}") {
+        // Only these names: a path can never reach another file of the server.
+        auto file = parse_run_file(parts[i]);
+        if (!file || *file == RunFile::best_model) bad_file = parts[i];
+        route.file = file.value_or(RunFile::summary);
       } else {  // {config}
         const auto& text = parts[i];
         int value = -1;
@@ -109,6 +138,11 @@ RouteMatch match_route(const std::string& method, const std::string& path) {
     if (!bad_config.empty())
       return {std::nullopt, 400,
               fmt::format("\"{}\" is not a config id (a number such as 3)", bad_config.substr(0, 40))};
+    if (!bad_file.empty())
+      return {std::nullopt, 404,
+              fmt::format("no run file \"{}\": the API serves summary.json, metrics.csv and report.html (and the "
+                          "best model at .../best_model)",
+                          bad_file.substr(0, 40))};
     return {route, 200, ""};
   }
   if (path_known) return {std::nullopt, 405, fmt::format("{} is not allowed on {}", method, path.substr(0, 200))};

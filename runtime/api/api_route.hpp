@@ -30,7 +30,17 @@ enum class Endpoint {
   add_config,         // POST /api/v1/experiments/{id}/configs            (body: {"params": {...}})
   list_agents,        // GET  /api/v1/agents
   cluster,            // GET  /api/v1/cluster  (agents and experiments in one answer, for the dashboard)
+  version,            // GET  /api/v1/version  (the server's version and API version)
+  config_model,       // GET  /api/v1/experiments/{id}/configs/{c}/model  (TorchScript)
+  best_model,         // GET  /api/v1/experiments/{id}/best_model        (TorchScript, once the run has ended)
+  run_file,           // GET  /api/v1/experiments/{id}/files/{file}      (summary.json, metrics.csv, report.html)
 };
+
+// The run files the API serves by name (`{file}`): what a finished run leaves, and its report.
+enum class RunFile { summary, metrics, report, best_model };
+std::optional<RunFile> parse_run_file(const std::string& name);
+std::string to_string(RunFile file);
+const char* content_type_of(RunFile file);
 
 // The methods the server answers (anything else is `other`, refused by
 // match_route with 404 or 405).
@@ -57,9 +67,10 @@ const RouteInfo& route_info(Endpoint endpoint);
 
 struct Route {
   Endpoint endpoint = Endpoint::list_experiments;
-  std::string experiment;  // {id}
-  ConfigId config = -1;    // {config}
-  int64_t since = 0;       // get_units: ?since=N, the units after the first N
+  std::string experiment;           // {id}
+  ConfigId config = -1;             // {config}
+  RunFile file = RunFile::summary;  // {file}, and best_model's
+  int64_t since = 0;                // get_units: ?since=N, the units after the first N
 };
 
 // What a method and path match: a route, or the HTTP status (404 no such

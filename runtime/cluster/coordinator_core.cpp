@@ -112,6 +112,7 @@ std::string CoordinatorCore::status_json(TimePoint now) const {
                            {"epoch_low", e.progress.epoch_low},
                            {"epoch_high", e.progress.epoch_high},
                            {"elapsed_s", e.progress.elapsed_s}});
+    if (e.status == ExperimentStatus::failed) experiments.back()["error"] = e.error;
     // Several objectives: the front so far (runtime/api/pareto_view.hpp), for the REPL's wait.
     if (!e.progress.pareto_json.empty())
       experiments.back()["pareto"] = nlohmann::json::parse(e.progress.pareto_json, nullptr, false);

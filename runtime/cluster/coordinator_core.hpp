@@ -104,7 +104,9 @@ class CoordinatorCore {
   }
   bool progressed(const std::string& id, const progress_update& p) { return experiments_.progressed(id, p); }
   bool followed(const std::string& id) { return experiments_.followed(id); }
-  bool ended(const std::string& id, bool completed) { return experiments_.ended(id, completed); }
+  bool ended(const std::string& id, bool completed, const std::string& error = "") {
+    return experiments_.ended(id, completed, error);
+  }
 
   // The cluster for `cerebro status` and the API: {"listen", "latest",
   // "agents": [...], "experiments": [...]}, as JSON text.

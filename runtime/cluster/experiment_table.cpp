@@ -73,10 +73,11 @@ bool ExperimentTable::followed(const std::string& id) {
   return e != nullptr;
 }
 
-bool ExperimentTable::ended(const std::string& id, bool completed) {
+bool ExperimentTable::ended(const std::string& id, bool completed, const std::string& error) {
   auto* e = entry(id);
   if (!e) return false;
   e->followed = false;
+  e->error = completed ? std::string() : error;
   set_status(*e, completed ? ExperimentStatus::completed : ExperimentStatus::failed);
   return true;
 }

@@ -42,6 +42,7 @@ struct ExperimentEntry {
   ExperimentFacts facts;
   std::string run_dir;
   ExperimentStatus status = ExperimentStatus::waiting;
+  std::string error;  // a failed run's reason
   uint64_t generation = 0;
   progress_update progress;  // the last one its runner reported
   // The agents of the run, against the spec's heartbeat timeout: one that
@@ -98,7 +99,8 @@ class ExperimentTable {
   bool progressed(const std::string& id, const progress_update& progress);
   bool followed(const std::string& id);
   // The run ended: completed or failed, no longer followed.
-  bool ended(const std::string& id, bool completed);
+  // `error`: why a failed run failed (its run's error), kept for the status.
+  bool ended(const std::string& id, bool completed, const std::string& error = "");
 
   // Agents come and go. A running experiment counts on an agent that joins;
   // answers the experiments whose follower must hear of it.

@@ -49,6 +49,9 @@ const std::vector<SteeringCommandInfo>& steering_commands() {
       {SteeringCommand::detail, "detail", "", "the experiment's configs, metrics, best and spec (JSON)", "",
        SteeringTarget::none, true, true},
       {SteeringCommand::units, "units", "", "the experiment's unit log (JSON)", "", SteeringTarget::none, true, true},
+      // The HTTP API's downloads: one of the run's files, by name (the request's first setting).
+      {SteeringCommand::run_file, "file", "", "one of the run's files (summary.json, metrics.csv, report.html ...)", "",
+       SteeringTarget::none, true, true},
   };
   return table;
 }

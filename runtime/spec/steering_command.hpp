@@ -14,7 +14,20 @@
 namespace cerebro {
 
 // detail and units serve the HTTP API (runtime/api/experiment_view.hpp): not REPL words.
-enum class SteeringCommand { pause, resume, stop, add, clone, show, top, export_model, configs, detail, units };
+enum class SteeringCommand {
+  pause,
+  resume,
+  stop,
+  add,
+  clone,
+  show,
+  top,
+  export_model,
+  configs,
+  detail,
+  units,
+  run_file
+};
 
 // What the command's first argument names in the REPL (for completion).
 enum class SteeringTarget {

@@ -34,7 +34,12 @@ Result<RunView> load_run_view(const std::string& run_dir) {
     return Status::of(store.code(), store.error() +
                                         " (a run still going holds its store: read it once it has "
                                         "finished or stopped)");
-  auto view = run_view_of(**store, dir.filename().string());
+  return run_view_in(**store, run_dir);
+}
+
+Result<RunView> run_view_in(const StateStore& store, const std::string& run_dir) {
+  fs::path dir = run_dir;
+  auto view = run_view_of(store, dir.filename().string());
   view.place = run_dir;
   if (fs::exists(dir / "summary.json")) {
     auto text = read_whole_file((dir / "summary.json").string());

@@ -28,6 +28,9 @@ struct RunView {
 // The view of a store (summary left null).
 RunView run_view_of(const StateStore& store, const std::string& experiment);
 
+// The view of `store`, open already, of the run in `run_dir`, with its summary.json when there is one.
+Result<RunView> run_view_in(const StateStore& store, const std::string& run_dir);
+
 // Reads RUN_DIR/state (the state store; it must not be open in another
 // process: RocksDB locks it) and RUN_DIR/summary.json when there is one.
 // Errors name the directory or the file.

@@ -135,3 +135,56 @@ def headless_chrome():
                  "--proxy-server=127.0.0.1:9"):
         options.add_argument(flag)
     return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+
+
+class CoordinatorWithAgent:
+    """`cerebro coordinator --http 127.0.0.1:0` with the token `token` and
+    one agent of `workers` workers joined, their output in TMP/*.log. `base`
+    is the API's URL (no trailing slash); `env` is added to both processes'
+    environment (e.g. CEREBRO_FAULTS to slow the units down)."""
+
+    def __init__(self, binary, tmp, token, workers=1, env=None, coordinator_args=()):
+        self.tmp, self.token, self.processes, self.log_paths = tmp, token, [], []
+        self.env = dict(os.environ, **(env or {}))
+        self.token_file = os.path.join(tmp, "cluster.token")
+        with open(self.token_file, "w") as f:
+            f.write(token + "\n")
+        os.chmod(self.token_file, 0o600)
+        port = free_port()
+        try:
+            self._start("coordinator", [binary, "coordinator", "--listen", f"127.0.0.1:{port}", "--state",
+                                        os.path.join(tmp, "state"), "--token-file", self.token_file, "--http",
+                                        "127.0.0.1:0", *coordinator_args])
+            http = wait_for("the coordinator's HTTP port", lambda: re.search(
+                r"http on http://127\.0\.0\.1:(\d+)/", self.log("coordinator")), 20, poll=0.25, logs=self.logs)
+            self.base = f"http://127.0.0.1:{http.group(1)}"
+            self._start("agent", [binary, "agent", "--join", f"127.0.0.1:{port}", "--token-file", self.token_file,
+                                  "--workers", str(workers), "--data-dir", os.path.join(tmp, "agent-data"),
+                                  "--name", "node1"])
+            wait_for("the agent", lambda: "agent node1 joined" in self.log("coordinator"), 60, poll=0.25,
+                     logs=self.logs)
+        except BaseException:
+            self.close()
+            raise
+
+    def _start(self, name, argv):
+        path = os.path.join(self.tmp, name + ".log")
+        self.log_paths.append(path)
+        self.processes.append(subprocess.Popen(argv, stdout=open(path, "w"), stderr=subprocess.STDOUT,
+                                               env=self.env))
+
+    def log(self, name):
+        with open(os.path.join(self.tmp, name + ".log")) as f:
+            return f.read()
+
+    def logs(self):
+        """The end of every process' output, for a failure's message."""
+        return "".join(f"--- {p}\n" + open(p).read()[-3000:] for p in self.log_paths)
+
+    def request(self, method, path, body=None):
+        return request(self.base, self.token, method, path, body)
+
+    def close(self):
+        for p in self.processes:
+            p.kill()
+            p.wait()

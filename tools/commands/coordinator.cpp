@@ -33,6 +33,7 @@ struct CoordinatorOptions {
   int max_message_mb = 1024;
   tls_options tls;
   std::string http;  // host:port of the HTTP API and dashboard; empty: none
+  int upload_max_mb = static_cast<int>(api::kDefaultUploadMaxBytes >> 20);  // a submission's spec and files
 };
 
 // What the coordinator listens through: the guard when TLS is off (kept alive
@@ -108,6 +109,9 @@ int coordinator_main(const CoordinatorOptions& o) {
     options.gateway_token = *token;
     options.tls_certificate = o.tls.certificate;
     options.tls_key = o.tls.key;
+    // A submission's files stay with the coordinator's state, so a restart or a resume still has them.
+    options.upload_dir = (fs::path(o.state_dir) / "uploads").string();
+    options.upload_max_bytes = static_cast<size_t>(o.upload_max_mb) << 20;
     auto started = HttpServer::start(system, coordinator, options);
     if (!started.ok()) {
       caf::anon_send_exit(coordinator, caf::exit_reason::user_shutdown);
@@ -147,6 +151,12 @@ CommandAction setup(CLI::App& coordinator) {
   coordinator.add_option("--http", o->http,
                          "host:port of the HTTP API, /metrics and the dashboard (every request needs the token; "
                          "HTTPS with the TLS options; port 0: any free port)");
+  coordinator
+      .add_option("--upload-max-mb", o->upload_max_mb,
+                  "The largest submission over the HTTP API (MiB): its spec and the files it brings (other request "
+                  "bodies: at most 1 MiB)")
+      ->check(CLI::Range(1, 65536))
+      ->capture_default_str();
   return [o] { return coordinator_main(*o); };
 }
 

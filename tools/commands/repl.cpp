@@ -60,7 +60,8 @@ Status open_session(Session& session, const ReplOptions& o) {
     session.client = std::make_unique<Client>(session.system, session.embedded->gateway(), session.embedded->token());
     if (!o.ui.empty()) {
       // The same gateway: what the dashboard steers, the REPL sees, and the other way round.
-      session.ui = cli::start_embedded_ui(session.system, session.embedded->gateway(), session.embedded->token(), o.ui);
+      session.ui = cli::start_embedded_ui(session.system, session.embedded->gateway(), session.embedded->token(), o.ui,
+                                          o.state_dir);
       if (!session.ui) return Status::io_error("the dashboard could not start");
     }
     return Status::ok_status();

@@ -31,7 +31,11 @@ struct ReportOptions {
   bool tensorboard = false;
 };
 
-int report(const ReportOptions& o) {
+int report(const ReportOptions& named) {
+  auto resolved = resolve_run_dir(named.run_dir);
+  if (!resolved.ok()) return fail(resolved.error());
+  ReportOptions o = named;
+  o.run_dir = *resolved;
   auto run = load_run_view(o.run_dir);
   if (!run.ok()) return fail(run.error());
   auto out = o.out.empty() ? (fs::path(o.run_dir) / "report.html").string() : o.out;

@@ -1,6 +1,8 @@
 // `cerebro run`: trains every config of a spec on an embedded cluster, or with
 // --cluster on a coordinator; --resume continues an interrupted embedded run,
 // --replay re-executes a finished one and checks its metrics come out the same.
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -36,7 +38,8 @@ struct RunCommandOptions {
   int workers = 0;
   std::string cluster_address;
   ClientOptions client;
-  std::string ui;  // --ui [HOST:]PORT: the dashboard of this run's embedded cluster
+  std::string ui;             // --ui [HOST:]PORT: the dashboard of this run's embedded cluster
+  bool keep_serving = false;  // --keep-serving: the dashboard and API stay after the run, until Ctrl-C
 };
 
 void print_result(const nlohmann::json& summary, const std::string& dir) {
@@ -142,7 +145,7 @@ int run_with_ui(const RunCommandOptions& o, const ExperimentSpec& spec) {
   caf::actor_system system(config);
   auto cluster = EmbeddedCluster::start(system, EmbeddedClusterOptions{out_dir, o.workers});
   if (!cluster.ok()) return fail(cluster.error());
-  auto ui = start_embedded_ui(system, cluster->gateway(), cluster->token(), o.ui);
+  auto ui = start_embedded_ui(system, cluster->gateway(), cluster->token(), o.ui, out_dir);
   if (!ui) leave_now(1);
   Client client(system, cluster->gateway(), cluster->token());
   std::string experiment;
@@ -156,11 +159,19 @@ int run_with_ui(const RunCommandOptions& o, const ExperimentSpec& spec) {
         progress);
   });
   int rc = save_run_files(result, experiment, out_dir);
+  if (o.keep_serving) {
+    // The finished run stays readable (its store, files, report and models) until the user stops it; Ctrl-C
+    // (SIGINT) or SIGTERM ends the process as for any command.
+    fmt::print(stderr, "the run has ended; its dashboard and API are still served at {} until Ctrl-C\n", ui->url());
+    std::fflush(stderr);
+    for (;;) ::pause();
+  }
   ui->stop();
   leave_now(rc);  // the embedded cluster's actors end with the process
 }
 
 int run_command(RunCommandOptions& o) {
+  if (o.keep_serving && o.ui.empty()) return fail("--keep-serving keeps --ui's dashboard: give --ui [HOST:]PORT");
   if (!o.ui.empty() && (!o.cluster_address.empty() || !o.replay_dir.empty() || !o.resume_dir.empty()))
     return fail("--ui serves a new embedded run; a coordinator serves its own dashboard (cerebro coordinator --http)");
   if (!o.replay_dir.empty()) return replay(o.replay_dir, o.out_dir);
@@ -212,6 +223,9 @@ CommandAction setup(CLI::App& run) {
       "Run on a cluster: the coordinator's host:port (default: an embedded cluster in this process)");
   add_tls_options(run, o->client.tls);
   add_ui_option(run, o->ui);
+  run.add_flag("--keep-serving", o->keep_serving,
+               "With --ui: keep serving the dashboard and API after the run ends, until Ctrl-C (without it, run "
+               "exits when the run is done)");
   return [o] { return run_command(*o); };
 }
 

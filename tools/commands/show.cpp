@@ -78,7 +78,10 @@ void print_schedule(const std::vector<UnitLogEntry>& log, int workers, double wa
   }
 }
 
-int show(const std::string& dir, size_t top, bool units) {
+int show(const std::string& named, size_t top, bool units) {
+  auto resolved = resolve_run_dir(named);
+  if (!resolved.ok()) return fail(resolved.error());
+  const std::string& dir = *resolved;
   auto store = StateStore::open((fs::path(dir) / "state").string(), false);
   if (!store.ok()) return fail(store.error() + " (is this a run directory?)");
   if (units) {

@@ -119,7 +119,17 @@ BOOST_AUTO_TEST_CASE(every_endpoint_with_the_token_and_none_without) {
   BOOST_TEST(page->get_header_value("Location") == "/login");
 
   // Submitting: a bad spec, an empty and an oversized body are refused and start nothing.
-  expect_error(api.post("/api/v1/experiments", "[experiment]\nname = 3\n", "application/toml"), 400, "name");
+  auto bad_spec = api.post("/api/v1/experiments", "[experiment]\nname = 3\nlrr = 1\n", "application/toml");
+  expect_error(bad_spec, 400, "name");
+  // Each problem also as fields a client can point with: the key, its line and column.
+  auto problems = json::parse(bad_spec->body)["problems"];
+  BOOST_REQUIRE_MESSAGE(problems.size() >= 2u, bad_spec->body);
+  BOOST_TEST(problems[0]["key"] == "[experiment] name", problems.dump());
+  BOOST_TEST(problems[0]["line"] == 2);
+  BOOST_TEST(problems[0]["column"] == 8);
+  BOOST_TEST(problems[0]["message"].get<std::string>().rfind("[experiment] name must be", 0) == 0u, problems.dump());
+  BOOST_TEST(problems[1]["key"] == "[experiment] lrr", problems.dump());
+  BOOST_TEST(problems[1]["line"] == 3);
   expect_error(api.post("/api/v1/experiments", "", "application/toml"), 400, "the body is empty");
   expect_error(api.post("/api/v1/experiments", std::string((1 << 20) + 10, '#'), "application/toml"), 413,
                "larger than");
@@ -258,6 +268,106 @@ BOOST_AUTO_TEST_CASE(every_endpoint_with_the_token_and_none_without) {
   BOOST_TEST(has(metrics->body,
                  "cerebro_units_completed_total{experiment=\"" + id + "\"} " + std::to_string(units.size()) + "\n"),
              metrics->body);
+
+  // Downloads: the models as TorchScript archives (zip files), the run's files as written.
+  for (const std::string& path : {base + "/best_model", base + "/configs/0/model"}) {
+    auto model = api.get(path);
+    BOOST_REQUIRE(model);
+    BOOST_TEST(model->status == 200, path);
+    BOOST_TEST(model->get_header_value("Content-Type") == "application/octet-stream");
+    BOOST_TEST(model->body.rfind("PK", 0) == 0u, path + ": a zip archive");
+  }
+  auto summary = api.get(base + "/files/summary.json");
+  BOOST_REQUIRE(summary);
+  BOOST_TEST(json::parse(summary->body)["best"]["id"].is_number_integer(), summary->body);
+  auto metrics_csv = api.get(base + "/files/metrics.csv");
+  BOOST_REQUIRE(metrics_csv);
+  BOOST_TEST(metrics_csv->status == 200);
+  BOOST_TEST(has(metrics_csv->get_header_value("Content-Type"), "text/csv"));
+  auto report = api.get(base + "/files/report.html");
+  BOOST_REQUIRE(report);
+  BOOST_TEST(report->status == 200);
+  BOOST_TEST(has(report->body, "<html"));
+  expect_error(api.get(base + "/files/state"), 404, "the API serves summary.json, metrics.csv and report.html");
+  expect_error(api.get(base + "/configs/99/model"), 404, "no config 99");
+  BOOST_TEST(api.get_json("/api/v1/version")["api"] == "v1");
+
+  // A run that fails in its setup answers with its status and why, not a server error.
+  auto broken = api.post("/api/v1/experiments",
+                         "[data]\nsource = \"idx\"\npath = \"/no-such-data-dir\"\n[space]\nmodel = [\"mlp\"]\n",
+                         "application/toml");
+  BOOST_REQUIRE(broken);
+  BOOST_REQUIRE_MESSAGE(broken->status == 201, broken->body);
+  const auto broken_id = json::parse(broken->body)["id"].get<std::string>();
+  json failed = json::object();
+  for (int i = 0; i < 300 && failed.value("status", "") != "failed"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    failed = api.get_json("/api/v1/experiments/" + broken_id);
+  }
+  BOOST_TEST(failed["status"] == "failed", failed.dump());
+  BOOST_TEST(has(failed.value("error", ""), "/no-such-data-dir"), failed.dump());
+  BOOST_TEST(failed["configs"].empty());
+  BOOST_TEST(!has(failed.dump(), "/state"), failed.dump());
+}
+
+// A submission brings its files in one multipart request: the spec's relative paths find them, the run
+// trains on them, and the coordinator keeps them with its state. A bad name, an oversized upload or a form
+// without its spec keeps nothing.
+BOOST_AUTO_TEST_CASE(a_submission_brings_its_files_in_one_request) {
+  TempDir tmp;
+  Cluster cluster(tmp);
+  int port = free_port();
+  auto& coordinator = cluster.start_coordinator(port, {"--http", "127.0.0.1:0", "--upload-max-mb", "1"});
+  Api api(http_port(coordinator));
+  cluster.start_agent("node1", port);
+  BOOST_REQUIRE_MESSAGE(coordinator.wait_for_log("agent node1 joined", 60), cluster.logs());
+  std::string csv = "a,b,label\n";
+  for (int i = 0; i < 200; ++i)
+    csv += std::to_string(i % 7) + "," + std::to_string(i % 5) + "," + (i % 7 > 3 ? "big" : "small") + "\n";
+  const std::string spec =
+      "[experiment]\nname = \"brought\"\nepochs = 1\n[data]\nsource = \"csv\"\ntrain = \"tables/rows.csv\"\n"
+      "label_column = \"label\"\nvalidation_fraction = 0.2\ntest_fraction = 0.2\n[space]\nmodel = [\"mlp\"]\n";
+  auto uploads = [&] {
+    size_t n = 0;
+    std::error_code ec;
+    for (auto it = fs::directory_iterator(tmp.file("state/uploads"), ec); !ec && it != fs::directory_iterator(); ++it)
+      ++n;
+    return n;
+  };
+  auto sent = api.http.Post(
+      "/api/v1/experiments", api.auth(),
+      httplib::MultipartFormDataItems{{"spec", spec, "", ""}, {"file", csv, "tables/rows.csv", "text/csv"}});
+  BOOST_REQUIRE(sent);
+  BOOST_REQUIRE_MESSAGE(sent->status == 201, sent->body);
+  const auto id = json::parse(sent->body)["id"].get<std::string>();
+  json done = json::object();
+  for (int i = 0; i < 600 && done.value("status", "") != "completed" && done.value("status", "") != "failed"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    done = api.get_json("/api/v1/experiments/" + id);
+  }
+  BOOST_TEST(done["status"] == "completed", done.dump() + cluster.logs());
+  BOOST_TEST(uploads() == 1u);
+
+  // Refused, and nothing kept: a name that leaves its folder, a spec part missing, an upload over the cap.
+  auto escape =
+      api.http.Post("/api/v1/experiments", api.auth(),
+                    httplib::MultipartFormDataItems{{"spec", spec, "", ""}, {"file", csv, "../rows.csv", ""}});
+  expect_error(escape, 400, "each part of the path must be a name");
+  auto specless =
+      api.http.Post("/api/v1/experiments", api.auth(), httplib::MultipartFormDataItems{{"file", csv, "rows.csv", ""}});
+  expect_error(specless, 400, "has no part \"spec\"");
+  auto huge = api.http.Post("/api/v1/experiments", api.auth(),
+                            httplib::MultipartFormDataItems{
+                                {"spec", spec, "", ""}, {"file", std::string((1 << 20) + 4096, 'x'), "big.bin", ""}});
+  BOOST_REQUIRE(huge);
+  BOOST_TEST(huge->status == 413, huge->body);
+  BOOST_TEST(has(huge->body, "larger than 1048576 bytes (its spec and files)"), huge->body);
+  BOOST_TEST(uploads() == 1u, "a refused submission keeps no file");
+  // Without a token nothing is read.
+  auto anonymous = api.http.Post(
+      "/api/v1/experiments", httplib::MultipartFormDataItems{{"spec", spec, "", ""}, {"file", csv, "rows.csv", ""}});
+  expect_error(anonymous, 401, "needs the cluster token");
+  BOOST_TEST(uploads() == 1u);
 }
 
 BOOST_AUTO_TEST_CASE(the_login_page_sets_a_session_that_needs_the_dashboard_header_to_steer) {
@@ -369,7 +479,51 @@ BOOST_AUTO_TEST_CASE(run_with_ui_prints_a_local_url_with_a_token_and_writes_the_
   BOOST_TEST(has(out.text, "logs one browser in once"), out.text);
   BOOST_TEST(fs::exists(tmp.file("run/summary.json")));
   BOOST_TEST(fs::exists(tmp.file("run/metrics.csv")));
+  // The directory it printed is the one show and report take (its store is under experiments/<id>/).
+  BOOST_TEST(has(out.text, "run files in " + tmp.file("run")), out.text);
+  auto shown = run_cerebro("show " + tmp.file("run"));
+  BOOST_TEST(shown.exit_code == 0, shown.text);
+  BOOST_TEST(has(shown.text, "lr"), shown.text);
+  auto reported = run_cerebro("report " + tmp.file("run") + " --out " + tmp.file("report.html"));
+  BOOST_TEST(reported.exit_code == 0, reported.text);
+  BOOST_TEST(fs::exists(tmp.file("report.html")));
+  auto nothing = run_cerebro("show " + tmp.path().string());
+  BOOST_TEST(nothing.exit_code == 1);
+  BOOST_TEST(has(nothing.text, "not a run directory (it has neither a state/ store nor experiments/<id>/state)"),
+             nothing.text);
   auto both = run_cerebro("run " + spec + " --ui 0 --cluster 127.0.0.1:1 --token-file x");
   BOOST_TEST(both.exit_code == 1);
   BOOST_TEST(has(both.text, "--ui serves a new embedded run"), both.text);
+}
+
+// --keep-serving: after the run, the dashboard and API still answer about it (its files too) until the
+// process is stopped; without --ui it is refused.
+BOOST_AUTO_TEST_CASE(run_with_ui_keeps_serving_the_finished_run_until_stopped) {
+  TempDir tmp;
+  auto spec = tmp.write("tiny.toml", small_spec("model = [\"mlp\"]\nhidden = [[16]]\nlr = [0.001]\n", 1, 2000, 1));
+  ChildProcess run({cerebro_binary(), "run", spec, "--ui", "0", "--keep-serving", "--out", tmp.file("run")},
+                   tmp.file("run.log"));
+  BOOST_REQUIRE_MESSAGE(run.wait_for_log("until Ctrl-C", 120), run.log());
+  std::smatch m;
+  const auto log = run.log();
+  BOOST_REQUIRE(std::regex_search(log, m, std::regex("still served at http://127\\.0\\.0\\.1:([0-9]+)/ until")));
+  std::smatch token;
+  BOOST_REQUIRE(std::regex_search(log, token, std::regex("api token: ([0-9a-f]{48}) ")));
+  httplib::Client http("127.0.0.1", std::stoi(m[1]));
+  const httplib::Headers auth{{"Authorization", "Bearer " + token[1].str()}};
+  auto list = http.Get("/api/v1/experiments", auth);
+  BOOST_REQUIRE(list);
+  auto experiments = json::parse(list->body)["experiments"];
+  BOOST_REQUIRE_EQUAL(experiments.size(), 1u);
+  BOOST_TEST(experiments[0]["status"] == "completed");
+  auto summary =
+      http.Get("/api/v1/experiments/" + experiments[0]["id"].get<std::string>() + "/files/summary.json", auth);
+  BOOST_REQUIRE(summary);
+  BOOST_TEST(summary->status == 200, summary->body);
+  run.send_signal(SIGINT);
+  BOOST_TEST(run.wait_exit(20) != -1, "Ctrl-C ends it");
+
+  auto alone = run_cerebro("run " + spec + " --keep-serving --out " + tmp.file("other"));
+  BOOST_TEST(alone.exit_code == 1);
+  BOOST_TEST(has(alone.text, "--keep-serving keeps --ui's dashboard"), alone.text);
 }

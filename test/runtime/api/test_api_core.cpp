@@ -48,6 +48,10 @@ BOOST_AUTO_TEST_CASE(every_route_matches_its_method_and_path) {
       {"POST", "/api/v1/experiments/e-1/configs", Endpoint::add_config, "e-1", -1},
       {"GET", "/api/v1/agents", Endpoint::list_agents, "", -1},
       {"GET", "/api/v1/cluster", Endpoint::cluster, "", -1},
+      {"GET", "/api/v1/version", Endpoint::version, "", -1},
+      {"GET", "/api/v1/experiments/e-1/configs/2/model", Endpoint::config_model, "e-1", 2},
+      {"GET", "/api/v1/experiments/e-1/best_model", Endpoint::best_model, "e-1", -1},
+      {"GET", "/api/v1/experiments/e-1/files/metrics.csv", Endpoint::run_file, "e-1", -1},
   };
   BOOST_TEST(cases.size() == routes().size(), "a case per route");
   for (const auto& c : cases) {
@@ -91,6 +95,17 @@ BOOST_AUTO_TEST_CASE(unknown_paths_wrong_methods_and_bad_ids_are_refused_with_th
   BOOST_TEST(m.http_status == 400);
   m = match_route("GET", "/api/v1/experiments/bad%20id");
   BOOST_TEST(m.http_status == 404, "an id with characters no experiment has names none");
+
+  // A run file by one of its names only: never another file of the server's.
+  BOOST_TEST((match_route("GET", "/api/v1/experiments/e-1/files/report.html").route->file == RunFile::report));
+  BOOST_TEST((match_route("GET", "/api/v1/experiments/e-1/best_model").route->file == RunFile::best_model));
+  for (const char* path : {"/api/v1/experiments/e-1/files/state", "/api/v1/experiments/e-1/files/..",
+                           "/api/v1/experiments/e-1/files/best_model.pt", "/api/v1/experiments/e-1/files/spec.toml"}) {
+    m = match_route("GET", path);
+    BOOST_TEST(!m.route.has_value(), path);
+    BOOST_TEST(m.http_status == 404, path);
+    BOOST_TEST(has(m.error, "the API serves summary.json, metrics.csv and report.html"), m.error);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(params_bodies_become_the_repls_settings) {
@@ -110,6 +125,29 @@ BOOST_AUTO_TEST_CASE(params_bodies_become_the_repls_settings) {
   // add: an empty body is no change.
   BOOST_TEST(settings_from_body("", false).value().empty());
   BOOST_TEST(settings_from_body("{}", false).value().empty());
+}
+
+// The spec parser's message, one problem per line, becomes fields: the key, the line and the column.
+BOOST_AUTO_TEST_CASE(a_spec_parsers_message_becomes_one_structured_problem_per_line) {
+  const auto problems = spec_problems(
+      "the request body:2:8: [experiment] name must be a string, got integer 3\n"
+      "the request body:7:1: unknown key 'lrr' in [experiment] (known: 'name', 'epochs')\n"
+      "the request body: [data] annotations is required: the COCO file\n"
+      "something else entirely",
+      "the request body");
+  BOOST_REQUIRE_EQUAL(problems.size(), 4u);
+  BOOST_TEST(problems[0] == (nlohmann::json{{"message", "[experiment] name must be a string, got integer 3"},
+                                            {"key", "[experiment] name"},
+                                            {"line", 2},
+                                            {"column", 8}}));
+  BOOST_TEST(problems[1]["key"] == "[experiment] lrr");
+  BOOST_TEST(problems[1]["line"] == 7);
+  BOOST_TEST(problems[2]["message"] == "[data] annotations is required: the COCO file");
+  BOOST_TEST(problems[2]["line"].is_null());  // a missing key has no position
+  BOOST_TEST(problems[2]["key"] == "[data] annotations");
+  BOOST_TEST(problems[3] ==
+             (nlohmann::json{
+                 {"message", "something else entirely"}, {"key", nullptr}, {"line", nullptr}, {"column", nullptr}}));
 }
 
 BOOST_AUTO_TEST_CASE(bad_bodies_are_refused_naming_what_is_wrong) {

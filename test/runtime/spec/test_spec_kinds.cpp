@@ -58,8 +58,8 @@ BOOST_AUTO_TEST_SUITE_END()
 BOOST_AUTO_TEST_SUITE(steering_commands_table)
 
 BOOST_AUTO_TEST_CASE(every_steering_command_round_trips_through_its_name) {
-  const std::vector<std::string> names = {"top",   "show",   "pause",   "resume", "stop", "add",
-                                          "clone", "export", "configs", "detail", "units"};
+  const std::vector<std::string> names = {"top",   "show",   "pause",   "resume", "stop",  "add",
+                                          "clone", "export", "configs", "detail", "units", "file"};
   BOOST_REQUIRE(steering_commands().size() == names.size());
   for (size_t i = 0; i < names.size(); ++i) {
     const SteeringCommandInfo& info = steering_commands()[i];
@@ -78,7 +78,8 @@ BOOST_AUTO_TEST_CASE(only_the_store_readers_are_answered_after_an_experiment_end
   for (const auto& info : steering_commands()) {
     const bool reader = info.command == SteeringCommand::show || info.command == SteeringCommand::top ||
                         info.command == SteeringCommand::export_model || info.command == SteeringCommand::configs ||
-                        info.command == SteeringCommand::detail || info.command == SteeringCommand::units;
+                        info.command == SteeringCommand::detail || info.command == SteeringCommand::units ||
+                        info.command == SteeringCommand::run_file;
     BOOST_TEST(info.reads_store == reader, info.name);
     // Repeatable commands have no side effect at all, so they read the store.
     if (info.repeatable) BOOST_TEST(info.reads_store, info.name);
