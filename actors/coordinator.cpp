@@ -196,7 +196,7 @@ GatewayView gateway_view(coordinator_ptr self) {
     const auto* e = core(self).experiments().find(id);
     if (!e) return std::nullopt;
     auto follower = self->state.followers.find(e->id);
-    return ExperimentRef{e->id, e->status, core(self).experiments().run_dir_of(e->id),
+    return ExperimentRef{e->id, e->status, e->run_dir,
                          follower == self->state.followers.end() ? run_follower_actor{} : follower->second,
                          e->generation};
   };
@@ -207,13 +207,17 @@ void start(coordinator_ptr self, coordinator_config config) {
   auto& parts = config.parts;
   if (!parts.start_run) parts.start_run = start_run_thread;
   if (!parts.spawn_reader) parts.spawn_reader = spawn_finished_run_reader;
-  if (!parts.find_unfinished) parts.find_unfinished = find_unfinished_runs;
+  if (!parts.find_stored) parts.find_stored = find_stored_runs;
   self->state.core.emplace(
       CoordinatorSettings{config.token, config.state_dir, config.listen, config.heartbeat_timeout_s});
   self->state.config = std::move(config);
   self->state.reader = self->state.config.parts.spawn_reader(self);
-  for (auto& run : self->state.config.parts.find_unfinished(self->state.config.state_dir))
-    core(self).add_waiting(run.id, std::move(run.facts), run.run_dir);
+  for (auto& run : self->state.config.parts.find_stored(self->state.config.state_dir)) {
+    if (run.finished)
+      core(self).add_finished(run.id, std::move(run.facts), run.run_dir);
+    else
+      core(self).add_waiting(run.id, std::move(run.facts), run.run_dir);
+  }
   self->set_down_handler([self](caf::down_msg& msg) { agent_down(self, msg); });
   self->send(self, tick_atom::value);
 }

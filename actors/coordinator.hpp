@@ -32,10 +32,13 @@ struct ClusterView;
 
 // An unfinished run in the state directory (the coordinator was stopped or
 // died while it ran): it waits for agents, then resumes.
-struct UnfinishedRun {
+// A run found in the state directory: unfinished (it resumes once agents join) or finished (its
+// results stay readable: the API, the REPL, attach).
+struct StoredRun {
   std::string id;
   ExperimentFacts facts;
   std::string run_dir;
+  bool finished = false;
 };
 
 // What the coordinator starts and reads besides its own state. Left empty,
@@ -48,7 +51,7 @@ struct coordinator_parts {
   // Spawns the reader of ended runs (it must end with the gateway).
   std::function<finished_run_reader_actor(caf::local_actor* gateway)> spawn_reader;
   // The unfinished runs in the state directory.
-  std::function<std::vector<UnfinishedRun>(const std::string& state_dir)> find_unfinished;
+  std::function<std::vector<StoredRun>(const std::string& state_dir)> find_stored;
 };
 
 struct coordinator_config {

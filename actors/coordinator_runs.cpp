@@ -1,11 +1,16 @@
 #include "actors/coordinator_runs.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
+#include <optional>
+#include <set>
 
 #include <fmt/format.h>
 
 #include "runtime/base/file_io.hpp"
 #include "runtime/base/log_lines.hpp"
+#include "runtime/run/run_options.hpp"
 #include "runtime/run/run_recovery.hpp"
 #include "runtime/spec/spec.hpp"
 #include "runtime/store/state_store.hpp"
@@ -30,30 +35,79 @@ void start_run_thread(caf::local_actor* gateway, const RunOptions& options, cons
   });
 }
 
-std::vector<UnfinishedRun> find_unfinished_runs(const std::string& state_dir) {
-  auto say = [](const std::string& line) { emit_log_line("coordinator: " + line); };
-  std::vector<UnfinishedRun> runs;
+namespace {
+
+// The run in `dir` (it has a state/ store), or nothing when its store cannot be opened (logged). Read
+// only: a run another process still writes is read as it is now.
+std::optional<StoredRun> stored_run(const fs::path& dir) {
+  auto store = StateStore::open_read_only((dir / "state").string());
+  if (!store.ok()) {
+    emit_log_line(fmt::format("coordinator: {}: cannot open its state ({}); left out", dir.string(), store.error()));
+    return std::nullopt;
+  }
+  auto spec = spec_of_run(**store, dir.string());
+  StoredRun run;
+  run.finished = (*store)->get_meta("finished") == std::optional<std::string>("true");
+  run.id = (*store)->get_meta("experiment_id").value_or(dir.filename().string());
+  run.facts.name = spec.ok() ? spec->name : run.id;
+  run.facts.spec_text = (*store)->get_meta("spec").value_or("");
+  if (spec.ok()) {
+    run.facts.metric = to_string(spec->metric);
+    run.facts.heartbeat_timeout_s = spec->cluster.heartbeat_timeout;
+  }
+  run.run_dir = dir.string();
+  return run;
+}
+
+// A folder's name as an experiment id: letters, digits, "-", "_" and "." (what the API's paths take).
+std::string id_of_folder(std::string name) {
+  for (char& c : name)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) c = '-';
+  return name.empty() || name.front() == '.' ? "run" + name : name;
+}
+
+}  // namespace
+
+std::vector<StoredRun> find_stored_runs(const std::string& state_dir) {
+  std::vector<StoredRun> runs;
   std::error_code ec;
   for (const auto& dir : fs::directory_iterator(fs::path(state_dir) / "experiments", ec)) {
     if (!fs::is_directory(dir.path() / "state")) continue;
-    auto store = StateStore::open((dir.path() / "state").string(), false);
-    if (!store.ok()) {
-      say(fmt::format("{}: cannot open its state ({}); not resumed", dir.path().string(), store.error()));
+    auto run = stored_run(dir.path());
+    if (!run) continue;
+    if (!run->finished)
+      emit_log_line(fmt::format("coordinator: {}: unfinished; resumes when agents have joined", run->id));
+    runs.push_back(std::move(*run));
+  }
+  return runs;
+}
+
+std::vector<StoredRun> find_runs_under(const std::string& dir, int depth) {
+  std::vector<StoredRun> runs;
+  std::vector<std::pair<fs::path, int>> todo{{fs::path(dir), 0}};
+  std::set<std::string> ids;
+  while (!todo.empty()) {
+    auto [at, level] = todo.back();
+    todo.pop_back();
+    std::error_code ec;
+    if (fs::is_directory(at / "state", ec)) {
+      if (auto run = stored_run(at)) {
+        // An embedded run's experiment has the one default id: its folder names it instead. Two runs of one
+        // id (a replay beside its original, say) are told apart by a count.
+        if (run->id == RunOptions{}.experiment_id) run->id = id_of_folder(at.filename().string());
+        const auto base = run->id;
+        for (int n = 2; !ids.insert(run->id).second; ++n) run->id = base + "-" + std::to_string(n);
+        run->finished = true;  // read only: nothing here runs again
+        runs.push_back(std::move(*run));
+      }
       continue;
     }
-    if ((*store)->get_meta("finished") == std::optional<std::string>("true")) continue;
-    auto spec = spec_of_run(**store, dir.path().string());
-    UnfinishedRun run;
-    run.id = (*store)->get_meta("experiment_id").value_or(dir.path().filename().string());
-    run.facts.name = spec.ok() ? spec->name : run.id;
-    run.facts.spec_text = (*store)->get_meta("spec").value_or("");
-    if (spec.ok()) {
-      run.facts.metric = to_string(spec->metric);
-      run.facts.heartbeat_timeout_s = spec->cluster.heartbeat_timeout;
-    }
-    run.run_dir = dir.path().string();
-    say(fmt::format("{}: unfinished; resumes when agents have joined", run.id));
-    runs.push_back(std::move(run));
+    if (level >= depth) continue;
+    std::vector<fs::path> children;
+    for (const auto& entry : fs::directory_iterator(at, ec))
+      if (entry.is_directory(ec) && !entry.is_symlink(ec)) children.push_back(entry.path());
+    std::sort(children.rbegin(), children.rend());
+    for (auto& child : children) todo.emplace_back(std::move(child), level + 1);
   }
   return runs;
 }

@@ -1,7 +1,7 @@
 #pragma once
 // What the coordinator starts and reads in production (coordinator_parts in
 // actors/coordinator.hpp): the runner of an experiment in a thread of its
-// own, the unfinished runs of its state directory, and a run's files for its
+// own, the runs of its state directory, and a run's files for its
 // clients. Kept apart from the gateway's shell: these train, open RocksDB
 // and read files.
 
@@ -20,9 +20,15 @@ namespace cerebro {
 // by message, and the gateway keeps the status table and tells the clients.
 void start_run_thread(caf::local_actor* gateway, const RunOptions& options, const ClusterView& cluster);
 
-// The unfinished experiments under <state_dir>/experiments (a store not
-// marked finished); a store that cannot be opened is logged and skipped.
-std::vector<UnfinishedRun> find_unfinished_runs(const std::string& state_dir);
+// The experiments under <state_dir>/experiments: unfinished (a store not marked finished) and finished
+// ones; a store that cannot be opened is logged and skipped.
+std::vector<StoredRun> find_stored_runs(const std::string& state_dir);
+
+// Every run directory (one with a state/ store) under `dir`, up to `depth` folders down, as finished runs
+// to read (`cerebro ui DIR`): an embedded run's directory, a coordinator's experiments/<id>/, the folder
+// `run --ui` printed. A run still going is read as it was then; a store that cannot be opened is logged
+// and left out.
+std::vector<StoredRun> find_runs_under(const std::string& dir, int depth = 4);
 
 // The run files a client receives when the experiment ends: summary.json,
 // metrics.csv, best_model.pt, spec.toml and the TensorBoard logs, those

@@ -29,7 +29,7 @@ std::string timestamp() { return compact_local_timestamp_now(); }
 Result<std::string> resolve_run_dir(const std::string& dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return Status::not_found(fmt::format("{}: no such directory", dir));
+  if (!fs::is_directory(dir, ec)) return Status::not_found(fmt::format("{}: no such run directory", dir));
   if (fs::is_directory(fs::path(dir) / "state", ec)) return dir;
   std::vector<std::string> runs;
   for (const auto& entry : fs::directory_iterator(fs::path(dir) / "experiments", ec))

@@ -27,7 +27,7 @@ void add_ui_option(CLI::App& command, std::string& ui) {
 
 std::unique_ptr<HttpServer> start_embedded_ui(caf::actor_system& system, const coordinator_actor& gateway,
                                               const std::string& gateway_token, const std::string& ui,
-                                              const std::string& state_dir) {
+                                              const std::string& state_dir, bool read_only) {
   auto at = parse_ui_address(ui);
   HttpServerOptions options;
   options.host = at.host;
@@ -38,6 +38,7 @@ std::unique_ptr<HttpServer> start_embedded_ui(caf::actor_system& system, const c
   options.one_time_token = api::random_token();
   options.gateway_token = gateway_token;
   options.upload_dir = (std::filesystem::path(state_dir) / "uploads").string();
+  options.read_only = read_only;
   auto server = HttpServer::start(system, gateway, options);
   if (!server.ok()) {
     fmt::print(stderr, "error: --ui: {}\n", server.error());

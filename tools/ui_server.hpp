@@ -26,9 +26,9 @@ void add_ui_option(CLI::App& command, std::string& ui);
 
 // Starts the HTTP server of an embedded cluster with fresh random tokens and
 // prints its link (with the one-time token) and its API token on stderr; nullptr and an error printed when
-// it cannot listen. Submissions' files go under `state_dir`/uploads.
+// it cannot listen. Submissions' files go under `state_dir`/uploads; `read_only` refuses every change.
 std::unique_ptr<HttpServer> start_embedded_ui(caf::actor_system& system, const coordinator_actor& gateway,
                                               const std::string& gateway_token, const std::string& ui,
-                                              const std::string& state_dir);
+                                              const std::string& state_dir, bool read_only = false);
 
 }  // namespace cerebro::cli

@@ -187,6 +187,23 @@ struct HttpServer::Impl {
     return false;
   }
 
+  // Reads and drops a body of at most api::kMaxBodyBytes (the pre-routing handler refused larger ones unread).
+  static void skip_body(const httplib::Request& req, const httplib::ContentReader& read) {
+    size_t skipped = 0;
+    auto skip = [&](const char*, size_t size) { return (skipped += size) <= api::kMaxBodyBytes; };
+    if (req.is_multipart_form_data()) {
+      read([](const httplib::MultipartFormData&) { return true; }, skip);
+    } else {
+      read(skip);
+    }
+  }
+
+  void refuse_change(httplib::Response& res) {
+    reply(res, {403, api::error_json(403,
+                                     "this server only shows finished runs (cerebro ui): nothing can be "
+                                     "submitted or steered through it")});
+  }
+
   static void secure_headers(httplib::Response& res) {
     res.set_header("Cache-Control", "no-store");
     res.set_header("X-Content-Type-Options", "nosniff");
@@ -199,19 +216,16 @@ struct HttpServer::Impl {
   // paths then find them. A refused submission keeps no file.
   void submit(const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& read) {
     secure_headers(res);
+    // A refused body is read past first, so the connection's next request starts where it should; a failed
+    // read sets its own status, which the refusal then replaces.
     if (!credential_accepted(req)) {
-      // Read past the refused body first (at most api::kMaxBodyBytes: the pre-routing handler refused larger
-      // ones unread), so the connection's next request starts where it should; a failed read sets its own
-      // status, which the refusal then replaces.
-      size_t drained = 0;
-      auto drain = [&](const char*, size_t size) { return (drained += size) <= api::kMaxBodyBytes; };
-      if (req.is_multipart_form_data()) {
-        read([](const httplib::MultipartFormData&) { return true; }, drain);
-      } else {
-        read(drain);
-      }
+      skip_body(req, read);
       refused_credential(req, res);
       return;
+    }
+    if (options.read_only) {
+      skip_body(req, read);
+      return refuse_change(res);
     }
     std::string spec;
     std::unique_ptr<api::Upload> upload;
@@ -293,6 +307,7 @@ struct HttpServer::Impl {
     if (method == api::HttpMethod::get && req.has_param("token") && page == api::SitePage::dashboard)
       return link_login(req, res);
     if (refused_credential(req, res)) return;
+    if (options.read_only && method != api::HttpMethod::get) return refuse_change(res);
     if (page == api::SitePage::metrics && method == api::HttpMethod::get) {
       auto client = make_client();
       return reply(res, answer_metrics(*client));

@@ -38,6 +38,8 @@ struct HttpServerOptions {
   std::string tls_certificate, tls_key;
   // Relative paths in a submitted spec are relative to this directory.
   std::string spec_dir = ".";
+  // Reads only (`cerebro ui`): every request that would change something is refused (403).
+  bool read_only = false;
   // Where a submission's files go, each submission in a directory of its own (runtime/api/upload.hpp),
   // and how many bytes one may bring; empty: a submission brings no files.
   std::string upload_dir;

@@ -24,6 +24,11 @@ void ExperimentTable::add_waiting(const std::string& id, ExperimentFacts facts, 
   e.status = ExperimentStatus::waiting;
 }
 
+void ExperimentTable::add_finished(const std::string& id, ExperimentFacts facts, const std::string& run_dir) {
+  add_waiting(id, std::move(facts), run_dir);
+  entries_[id].status = ExperimentStatus::completed;
+}
+
 const ExperimentEntry* ExperimentTable::unfinished_twin(const std::string& spec_text) const {
   for (const auto& [id, e] : entries_)
     if (e.unfinished() && e.facts.spec_text == spec_text) return &e;
@@ -32,7 +37,9 @@ const ExperimentEntry* ExperimentTable::unfinished_twin(const std::string& spec_
 
 const ExperimentEntry& ExperimentTable::add_new(ExperimentFacts facts, const std::string& stamp) {
   auto safe = validate_name("name", facts.name).ok() ? facts.name.substr(0, 32) : std::string("experiment");
+  // A run found in the state directory may hold the id the count gives after a restart (the same second).
   auto id = fmt::format("{}-{}-{}", safe, stamp, next_number_++);
+  while (entries_.count(id)) id = fmt::format("{}-{}-{}", safe, stamp, next_number_++);
   auto& e = entries_[id];
   e.id = id;
   e.facts = std::move(facts);
@@ -125,14 +132,15 @@ Result<AttachAnswer> ExperimentTable::attach(const std::string& id) const {
   answer.json = nlohmann::json{{"status", to_string(e.status)}, {"metric", e.facts.metric}}.dump();
   answer.ended = e.ended();
   answer.run_dir = e.run_dir;
-  if (e.status == ExperimentStatus::failed) answer.files_error = "the experiment failed; see the coordinator's log";
+  if (e.status == ExperimentStatus::failed)
+    answer.files_error = e.error.empty() ? "the experiment failed; see the coordinator's log" : e.error;
   return answer;
 }
 
 std::optional<WarmStartRun> ExperimentTable::warm_start_run(const std::string& id) const {
   auto it = entries_.find(id);
   if (it == entries_.end()) return std::nullopt;
-  return WarmStartRun{run_dir_of(id), it->second.ended()};
+  return WarmStartRun{it->second.run_dir, it->second.ended()};
 }
 
 const ExperimentEntry* ExperimentTable::find(const std::string& id) const {

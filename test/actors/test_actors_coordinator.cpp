@@ -144,8 +144,8 @@ struct HeartbeatRecord {
 
 struct fixture : test_coordinator_fixture<test_config> {
   std::shared_ptr<Seen> seen = std::make_shared<Seen>();
-  std::vector<UnfinishedRun> unfinished;  // what the next coordinator finds in its state directory
-  std::vector<caf::actor> to_stop;        // actors with timers of their own, ended before the fixture
+  std::vector<StoredRun> unfinished;  // what the next coordinator finds in its state directory
+  std::vector<caf::actor> to_stop;    // actors with timers of their own, ended before the fixture
 
   ~fixture() override {
     for (auto& a : to_stop) caf::anon_send_exit(a, caf::exit_reason::kill);
@@ -163,7 +163,7 @@ struct fixture : test_coordinator_fixture<test_config> {
     config.parts.spawn_reader = [seen = seen](caf::local_actor* gateway) {
       return gateway->spawn<caf::linked>(fake_reader, seen);
     };
-    config.parts.find_unfinished = [runs = unfinished](const std::string&) { return runs; };
+    config.parts.find_stored = [runs = unfinished](const std::string&) { return runs; };
     auto gateway = spawn_coordinator(sys, config);
     to_stop.push_back(caf::actor_cast<caf::actor>(gateway));
     consume_messages();
@@ -394,8 +394,8 @@ CAF_TEST(a follower reconnects to a restarted coordinator) {
   caf::anon_send_exit(before, caf::exit_reason::kill);  // the coordinator's process died
   consume_messages();
 
-  unfinished.push_back(UnfinishedRun{id, ExperimentFacts{"restarted", "val_accuracy", spec_text("restarted"), 5},
-                                     "/state/experiments/" + id});
+  unfinished.push_back(StoredRun{id, ExperimentFacts{"restarted", "val_accuracy", spec_text("restarted"), 5},
+                                 "/state/experiments/" + id});
   auto after = spawn_gateway();
   seen->runs.clear();
   seen->dropped_stores.clear();
@@ -468,7 +468,7 @@ CAF_TEST(steering and reads are routed by the state of the experiment) {
   consume_messages();
   CAF_CHECK_EQUAL(late_seen->answers.at(0), R"({"metric":"val_accuracy","status":"failed"})");
   CAF_REQUIRE_EQUAL(late_seen->files.size(), 1u);
-  CAF_CHECK_EQUAL(late_seen->files[0].error, "the experiment failed; see the coordinator's log");
+  CAF_CHECK_EQUAL(late_seen->files[0].error, "diverged");  // the run's own reason
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

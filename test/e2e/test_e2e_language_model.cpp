@@ -119,3 +119,21 @@ BOOST_AUTO_TEST_CASE(a_lone_transformer_trains_as_a_gang_of_the_idle_workers) {
   BOOST_TEST(epochs[2]["val_perplexity"].get<double>() < epochs[0]["val_perplexity"].get<double>());
   BOOST_TEST(summary["best"]["test_perplexity"].get<double>() < 400.0);
 }
+
+// A transformer whose training state (about 2 MB here: the embedding and the head of a vocabulary of some
+// 1,700 words) exceeds [cluster] model_memory_mb trains as pipeline stages and learns as it does whole.
+BOOST_AUTO_TEST_CASE(a_transformer_over_the_model_memory_trains_as_pipeline_stages) {
+  TempDir tmp;
+  auto run = tmp.file("run");
+  auto out = run_cerebro("run " + lm_spec(tmp, "staged", "", "model_memory_mb = 1\n", "0.01") + " --out " + run);
+  BOOST_TEST_INFO(out.text);
+  BOOST_REQUIRE_EQUAL(out.exit_code, 0);
+  BOOST_TEST(out.text.find("trains as a pipeline over ") != std::string::npos);
+  auto summary = read_json(run + "/summary.json");
+  const auto& config = summary["configs"][0];
+  BOOST_TEST(config["training"]["pipeline"].get<std::string>().rfind("pipeline over ", 0) == 0u, config.dump());
+  const auto& epochs = config["epochs"];
+  BOOST_REQUIRE_EQUAL(epochs.size(), 3u);
+  BOOST_TEST(epochs[2]["val_perplexity"].get<double>() < epochs[0]["val_perplexity"].get<double>());
+  BOOST_TEST(summary["best"]["test_perplexity"].get<double>() < 400.0);
+}

@@ -273,8 +273,11 @@ def test_an_embedded_run_with_ui_is_reached_with_its_printed_url_and_api_token(t
         run.wait()
 
 
-# Last: the restarted coordinator knows only its unfinished experiments, not the ones above.
+# Last: it restarts the coordinator. Its unfinished experiment resumes; the finished ones above stay
+# listed and readable.
 def test_a_template_trains_across_a_coordinator_restart_and_is_reattached(client, cluster):
+    finished = [e["id"] for e in client.experiments() if e["status"] == "completed"]
+    assert finished, "the tests above finished experiments"
     x = torch.rand(2, 1, 28, 28)
     template = cerebro.Template(SmoothMlp(), (x, torch.tensor([1, 2])))
     spec = {"experiment": {"name": "template", "epochs": 2, "seed": 5, "metric": "val_accuracy",
@@ -289,6 +292,9 @@ def test_a_template_trains_across_a_coordinator_restart_and_is_reattached(client
     cluster.restart_coordinator()
     # A new client finds it by id; the old objects keep working (their requests were retried).
     again = cluster.client().attach(experiment.id)
+    after = {e["id"]: e["status"] for e in cluster.client().experiments()}
+    assert all(after.get(id) == "completed" for id in finished), after
+    assert cluster.client().attach(finished[0]).leaderboard(), "a finished run's results are still read"
     if again.info()["paused"]:
         again.resume()
     final = again.wait(progress=False, timeout=300)

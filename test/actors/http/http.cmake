@@ -27,3 +27,6 @@ add_test(NAME test_api_doc_examples
   COMMAND ${DEBIAN_PYTHON} ${CEREBRO_TEST_DIR}/scripts/check_api_doc.py ${PROJECT_SOURCE_DIR}
     ${PROJECT_BINARY_DIR}/tools/cerebro)
 set_tests_properties(test_api_doc_examples PROPERTIES TIMEOUT 300 LABELS "api;e2e")
+add_test(NAME test_ui_dir
+  COMMAND ${DEBIAN_PYTHON} ${CEREBRO_TEST_DIR}/scripts/test_ui_dir.py ${PROJECT_BINARY_DIR}/tools/cerebro)
+set_tests_properties(test_ui_dir PROPERTIES TIMEOUT 300 LABELS "api;e2e")

@@ -183,9 +183,28 @@ BOOST_AUTO_TEST_CASE(attach_answers_status_and_metric_and_whether_the_files_come
   auto failed = table.attach(id);
   BOOST_TEST(failed->ended);
   BOOST_TEST(failed->files_error == "the experiment failed; see the coordinator's log");
+  table.ended(id, false, "[data] path: no such directory");
+  BOOST_TEST(table.attach(id)->files_error == "[data] path: no such directory", "the run's own reason");
   auto missing = table.attach("nope");
   BOOST_TEST((missing.code() == StatusCode::not_found));
   BOOST_TEST(missing.error() == "no experiment nope on this coordinator");
+}
+
+// A restarted coordinator keeps the finished runs of its state directory readable: listed as completed,
+// attached with their files at once, never run again; a new submission never takes one's id.
+BOOST_AUTO_TEST_CASE(finished_runs_found_after_a_restart_stay_completed_and_keep_their_ids) {
+  ExperimentTable table("/state");
+  table.add_finished("e-T-1", facts("e", "spec"), "/state/experiments/e-T-1");
+  BOOST_TEST((table.find("e-T-1")->status == ExperimentStatus::completed));
+  auto attached = table.attach("e-T-1");
+  BOOST_REQUIRE(attached.ok());
+  BOOST_TEST(attached->ended);
+  BOOST_TEST(attached->files_error.empty());
+  BOOST_TEST(!table.unfinished_twin("spec"), "the same spec runs again");
+  BOOST_TEST(table.warm_start_run("e-T-1")->finished);
+  const auto& fresh = table.add_new(facts("e", "spec"), "T");
+  BOOST_TEST(fresh.id == "e-T-2", "the id of the run found is taken");
+  BOOST_TEST((table.find("e-T-1")->status == ExperimentStatus::completed));
 }
 
 BOOST_AUTO_TEST_CASE(warm_start_names_experiments_that_have_finished_or_not) {
