@@ -49,6 +49,20 @@ class Leaderboard(list):
         frame = pandas.DataFrame.from_records(records)
         return frame.set_index("config") if "config" in frame else frame
 
+    def _repr_html_(self):
+        """A table, for a leaderboard left as a notebook cell's value."""
+        from html import escape
+        head = "".join("<th>%s</th>" % escape(h) for h in ("rank", "config", "status", self.metric, "epochs",
+                                                         "params"))
+        rows = []
+        for r in self:
+            value = r.get(self.metric)
+            cells = (r["rank"] if r["rank"] is not None else "-", r["config"], r["status"],
+                     "%.4f" % value if isinstance(value, (int, float)) else "-", r["epochs"],
+                     " ".join("%s=%s" % kv for kv in r["params"].items()))
+            rows.append("<tr>%s</tr>" % "".join("<td>%s</td>" % escape(str(c)) for c in cells))
+        return "<table><thead><tr>%s</tr></thead><tbody>%s</tbody></table>" % (head, "".join(rows))
+
     def __str__(self):
         lines = ["%4s %6s %-10s %12s  params" % ("rank", "config", "status", self.metric)]
         for r in self:

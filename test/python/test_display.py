@@ -71,6 +71,14 @@ def test_the_leaderboard_as_text_and_as_a_data_frame():
     assert list(frame.index) == [2, 0] and frame.loc[2, "lr"] == 0.01 and frame.loc[2, "val_accuracy"] == 0.83
 
 
+def test_a_leaderboard_in_a_notebook_is_a_table_with_its_text_escaped():
+    html = Leaderboard.from_detail(DETAIL)._repr_html_()
+    assert html.startswith("<table>") and html.count("<tr>") == 3  # the header and two configs
+    assert "<th>val_accuracy</th>" in html and "<td>0.8300</td>" in html
+    assert "<script>" not in html and "&lt;script&gt;" in html
+    assert re.search(r"<td>-</td><td>0</td><td>running</td><td>-</td><td>0</td>", html), html
+
+
 def test_the_curves_plot_one_line_per_config_that_has_epochs():
     matplotlib = pytest.importorskip("matplotlib")
     matplotlib.use("Agg")
