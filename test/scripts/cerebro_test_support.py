@@ -14,6 +14,23 @@ import urllib.error
 import urllib.request
 
 
+def small_fashion_spec(name, epochs, lrs, limit=2000):
+    """A small Fashion-MNIST experiment: one mlp config per learning rate of `lrs`."""
+    return f"""[experiment]
+name = "{name}"
+epochs = {epochs}
+seed = 3
+[data]
+source = "idx"
+path = "/usr/share/datasets/fashion-mnist"
+limit = {limit}
+[space]
+model = ["mlp"]
+hidden = [[16]]
+lr = [{", ".join(str(lr) for lr in lrs)}]
+"""
+
+
 def request(base, token, method, path, body=None):
     """(status, JSON answer) of an API request with `token` as the bearer; an
     HTTP error is an answer too."""

@@ -18,22 +18,10 @@ import subprocess
 import sys
 import tempfile
 
-from cerebro_test_support import CoordinatorWithAgent, wait_for
+from cerebro_test_support import CoordinatorWithAgent, small_fashion_spec, wait_for
 
 TOKEN = "s3cret-token-for-the-api-doc-01"
-SPEC = """[experiment]
-name = "documented"
-epochs = 3
-seed = 3
-[data]
-source = "idx"
-path = "/usr/share/datasets/fashion-mnist"
-limit = 2000
-[space]
-model = ["mlp"]
-hidden = [[16]]
-lr = [0.001, 0.002, 0.003]
-"""
+SPEC = small_fashion_spec("documented", 3, [0.001, 0.002, 0.003])
 # The page's placeholder line: what $U, $T and $E stand for.
 PLACEHOLDERS = re.compile(r"^U=http://127\.0\.0\.1:8080; T=\$\(cat cluster\.token\); E=\S+$")
 

@@ -10,19 +10,9 @@ import subprocess
 import sys
 import tempfile
 
-SPEC = """[experiment]
-name = "benchsmoke"
-epochs = 1
-seed = 3
-[data]
-source = "idx"
-path = "/usr/share/datasets/fashion-mnist"
-limit = 2000
-[space]
-model = ["mlp"]
-hidden = [[16]]
-lr = [0.001, 0.002]
-"""
+from cerebro_test_support import small_fashion_spec
+
+SPEC = small_fashion_spec("benchsmoke", 1, [0.001, 0.002])
 
 source, binary = sys.argv[1], sys.argv[2]
 tmp = tempfile.mkdtemp(prefix="cerebro-api-bench-test-")

@@ -13,22 +13,10 @@ import tempfile
 import urllib.parse
 import urllib.request
 
-from cerebro_test_support import free_port, wait_for
+from cerebro_test_support import free_port, small_fashion_spec, wait_for
 
 TOKEN = "s3cret-token-for-prometheus-0123"
-SPEC = """[experiment]
-name = "scraped"
-epochs = 1
-seed = 3
-[data]
-source = "idx"
-path = "/usr/share/datasets/fashion-mnist"
-limit = 2000
-[space]
-model = ["mlp"]
-hidden = [[16]]
-lr = [0.001]
-"""
+SPEC = small_fashion_spec("scraped", 1, [0.001])
 
 
 def main():
