@@ -64,8 +64,7 @@ CommandAction setup(CLI::App& command) {
   command.add_option("dir", o->dir, "A folder holding run directories (runs/, a coordinator's --state, a run's --out)")
       ->required();
   command
-      .add_option("--listen", o->listen,
-                  "[HOST:]PORT to serve on (host 127.0.0.1 unless given; port 0: any free port)")
+      .add_option("--listen", o->listen, "[HOST:]PORT to serve on (host 127.0.0.1 unless given; port 0: any free port)")
       ->capture_default_str();
   command.add_option("--depth", o->depth, "How many folders down to look for run directories")
       ->check(CLI::Range(0, 16))
