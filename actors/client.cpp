@@ -308,9 +308,12 @@ Result<nlohmann::json> Client::units(const std::string& experiment, int64_t sinc
   return control_json({"", experiment, SteeringCommand::units, -1, {}, 0, since});
 }
 
+Result<control_reply> Client::exported(const std::string& experiment, ConfigId config) {
+  return control({"", experiment, SteeringCommand::export_model, config, {}, 0}, std::max(request_timeout_s, 120.0));
+}
+
 Result<std::string> Client::model_file(const std::string& experiment, ConfigId config) {
-  auto reply =
-      control({"", experiment, SteeringCommand::export_model, config, {}, 0}, std::max(request_timeout_s, 120.0));
+  auto reply = exported(experiment, config);
   if (!reply.ok()) return reply.status();
   return std::move(reply->file);
 }
@@ -322,8 +325,7 @@ Result<std::string> Client::run_file(const std::string& experiment, const std::s
 }
 
 Result<nlohmann::json> Client::export_model(const std::string& experiment, ConfigId config, const std::string& path) {
-  auto reply =
-      control({"", experiment, SteeringCommand::export_model, config, {}, 0}, std::max(request_timeout_s, 120.0));
+  auto reply = exported(experiment, config);
   if (!reply.ok()) return reply.status();
   if (auto written = write_file_atomically(path, reply->file); !written.ok())
     return written.with_context("cannot write the model file");

@@ -144,6 +144,8 @@ class Client {
   // attached), reconnecting and attaching again when the gateway is lost.
   Result<run_files> follow(caf::scoped_actor& self, const std::string& experiment, const Progress& progress);
   Result<control_reply> control(control_request request, double timeout_s);
+  // The export command's answer: the config's TorchScript file and its JSON.
+  Result<control_reply> exported(const std::string& experiment, ConfigId config);
   Result<nlohmann::json> control_json(control_request request);
   Status failed(const caf::error& error);
 

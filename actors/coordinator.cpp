@@ -214,7 +214,7 @@ void start(coordinator_ptr self, coordinator_config config) {
   self->state.reader = self->state.config.parts.spawn_reader(self);
   for (auto& run : self->state.config.parts.find_stored(self->state.config.state_dir)) {
     if (run.finished)
-      core(self).add_finished(run.id, std::move(run.facts), run.run_dir);
+      core(self).add_finished(run.id, std::move(run.facts), run.run_dir, run.units);
     else
       core(self).add_waiting(run.id, std::move(run.facts), run.run_dir);
   }

@@ -39,6 +39,7 @@ struct StoredRun {
   ExperimentFacts facts;
   std::string run_dir;
   bool finished = false;
+  int64_t units = 0;  // its committed units (a finished run's progress: all of them)
 };
 
 // What the coordinator starts and reads besides its own state. Left empty,

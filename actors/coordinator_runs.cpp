@@ -48,6 +48,7 @@ std::optional<StoredRun> stored_run(const fs::path& dir) {
   auto spec = spec_of_run(**store, dir.string());
   StoredRun run;
   run.finished = (*store)->get_meta("finished") == std::optional<std::string>("true");
+  run.units = static_cast<int64_t>((*store)->unit_log().size());
   run.id = (*store)->get_meta("experiment_id").value_or(dir.filename().string());
   run.facts.name = spec.ok() ? spec->name : run.id;
   run.facts.spec_text = (*store)->get_meta("spec").value_or("");

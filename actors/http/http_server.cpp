@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <optional>
 #include <thread>
 
 #include <httplib.h>  // with HTTPLIB_DEFINITIONS (actors/http/CMakeLists.txt)
@@ -30,6 +29,8 @@ constexpr const char* kCsrfHeader = "X-Cerebro-Request";
 
 // The submission's route (runtime/api/api_route.hpp), read by its own handler as it arrives.
 constexpr const char* kSubmissionPath = "/api/v1/experiments";
+// The API's requests with a body are read by its own handlers (api_with_body, submit).
+constexpr const char* kApiBodies = "/api/";
 // A multipart form's boundaries and part headers on top of its spec and files.
 constexpr size_t kMultipartSlack = 64 * 1024;
 
@@ -187,7 +188,8 @@ struct HttpServer::Impl {
     return false;
   }
 
-  // Reads and drops a body of at most api::kMaxBodyBytes (the pre-routing handler refused larger ones unread).
+  // Reads and drops a refused body (at most api::kMaxBodyBytes: the pre-routing handler refused larger ones
+  // unread).
   static void skip_body(const httplib::Request& req, const httplib::ContentReader& read) {
     size_t skipped = 0;
     auto skip = [&](const char*, size_t size) { return (skipped += size) <= api::kMaxBodyBytes; };
@@ -239,40 +241,33 @@ struct HttpServer::Impl {
       auto created = api::Upload::create(options.upload_dir, options.upload_max_bytes);
       if (!created.ok()) return reply(res, {500, api::error_json(500, created.error())});
       upload = std::move(created).value();
-      std::optional<api::SubmissionPart> part;
+      // After a refusal the rest of the body is read and dropped (as the library drops a body over its own
+      // limit), so the connection's next request starts where it should.
+      size_t dropped = 0;
+      auto drop = [&](size_t size) { return (dropped += size) <= options.upload_max_bytes + kMultipartSlack; };
       read(
           [&](const httplib::MultipartFormData& header) {
-            part = api::parse_submission_part(header.name);
-            if (!part) {
-              failed = Status::invalid_argument(
-                  fmt::format("a submission's form has a part \"spec\" (the TOML spec) and parts \"file\"; got \"{}\"",
-                              header.name.substr(0, 40)));
-            } else if (*part == api::SubmissionPart::file) {
-              failed = upload->begin_file(header.filename);
-            }
-            return failed.ok();
+            if (failed.ok()) failed = upload->begin_part(header.name, header.filename);
+            return true;
           },
           [&](const char* data, size_t size) {
-            if (*part == api::SubmissionPart::file) {
-              failed = upload->write(data, size);
-            } else if (spec.size() + size > api::kMaxBodyBytes) {
-              failed = Status::invalid_argument(fmt::format("the spec is larger than {} bytes", api::kMaxBodyBytes));
-              too_large = true;
-            } else {
-              failed = upload->count(size);
-              spec.append(data, size);
-            }
-            return failed.ok();
+            if (!failed.ok()) return drop(size);
+            failed = upload->receive(data, size);
+            return true;
           });
-      if (failed.ok()) failed = upload->finish();
-      too_large = too_large || upload->over_cap();
-      if (failed.ok() && spec.empty())
-        failed = Status::invalid_argument("the submission's form has no part \"spec\" (the TOML spec)");
+      if (failed.ok()) {
+        auto form = upload->finish_form();
+        if (form.ok()) spec = std::move(form).value();
+        failed = form.status();
+      }
+      too_large = upload->over_cap();
     } else {
+      size_t dropped = 0;
       read([&](const char* data, size_t size) {
-        too_large = spec.size() + size > api::kMaxBodyBytes;
-        if (!too_large) spec.append(data, size);
-        return !too_large;
+        too_large = too_large || spec.size() + size > api::kMaxBodyBytes;
+        if (too_large) return (dropped += size) <= options.upload_max_bytes + kMultipartSlack;
+        spec.append(data, size);
+        return true;
       });
       if (too_large)
         failed = Status::invalid_argument(fmt::format("the body is larger than {} bytes", api::kMaxBodyBytes));
@@ -289,7 +284,34 @@ struct HttpServer::Impl {
     reply(res, answer);
   }
 
-  void handle(const httplib::Request& req, httplib::Response& res) {
+  // A request under the API prefix with a body other than a submission: read here as it arrives, at most
+  // api::kMaxBodyBytes; a larger one is read past and dropped (as the library drops a body over its own
+  // limit, so the connection's next request starts where it should) and refused with 413.
+  void api_with_body(const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& read) {
+    if (req.is_multipart_form_data()) {
+      skip_body(req, read);
+      secure_headers(res);
+      if (refused_credential(req, res)) return;
+      return reply(res, {400, api::error_json(400, "only a submission (POST /api/v1/experiments) takes a form")});
+    }
+    std::string body;
+    bool too_large = false;
+    size_t dropped = 0;
+    read([&](const char* data, size_t size) {
+      too_large = too_large || body.size() + size > api::kMaxBodyBytes;
+      if (too_large) return (dropped += size) <= options.upload_max_bytes + kMultipartSlack;
+      body.append(data, size);
+      return true;
+    });
+    if (!too_large) return handle(req, res, body);
+    secure_headers(res);
+    if (refused_credential(req, res)) return;
+    reply(res, {413, api::error_json(413, fmt::format("the body is larger than {} bytes", api::kMaxBodyBytes))});
+  }
+
+  void handle(const httplib::Request& req, httplib::Response& res) { handle(req, res, req.body); }
+
+  void handle(const httplib::Request& req, httplib::Response& res, const std::string& body) {
     secure_headers(res);
     const api::HttpMethod method = api::parse_http_method(req.method);
     const api::SitePage page = api::site_page(req.path);
@@ -321,7 +343,7 @@ struct HttpServer::Impl {
         match.route->since = *since;
       }
       auto client = make_client();
-      return reply(res, answer_api(*client, *match.route, req.body, options.spec_dir));
+      return reply(res, answer_api(*client, *match.route, body, options.spec_dir));
     }
     if (method == api::HttpMethod::get) {
       const auto* asset = find_dashboard_asset(page == api::SitePage::dashboard ? "/index.html" : req.path);
@@ -377,6 +399,14 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(caf::actor_system& system,
   server.Get(".*", handler);
   server.Post(kSubmissionPath, [self](const httplib::Request& req, httplib::Response& res,
                                       const httplib::ContentReader& read) { self->submit(req, res, read); });
+  auto api_with_body = [self](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& read) {
+    self->api_with_body(req, res, read);
+  };
+  const std::string api_paths = std::string(kApiBodies) + ".*";
+  server.Post(api_paths, api_with_body);
+  server.Put(api_paths, api_with_body);
+  server.Delete(api_paths, api_with_body);
+  server.Patch(api_paths, api_with_body);
   server.Post(".*", handler);
   server.Put(".*", handler);
   server.Delete(".*", handler);
@@ -393,12 +423,13 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(caf::actor_system& system,
     using Answer = httplib::Server::HandlerResponse;
     const bool chunked = req.has_header("Transfer-Encoding");
     if (!req.has_header("Content-Length") && !chunked) {
-      self->handle(req, res);
+      self->handle(req, res, "");
       return Answer::Handled;
     }
     // A body left unread here would be read as the connection's next request, which then fails and ends
-    // the connection: so only a body too large to read anyway (over api::kMaxBodyBytes, or chunked) is
-    // refused unread; a smaller one is read by its handler, which refuses it afterwards.
+    // the connection. The API's own handlers read theirs (and past what they refuse); only a large
+    // submission without the token, and a large body outside the API (none is taken there), are refused
+    // unread.
     const auto length = req.get_header_value<uint64_t>("Content-Length");
     if (api::parse_http_method(req.method) == api::HttpMethod::post && req.path == kSubmissionPath) {
       if ((chunked || length > api::kMaxBodyBytes) && self->refused_credential(req, res)) {
@@ -407,6 +438,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(caf::actor_system& system,
       }
       return Answer::Unhandled;
     }
+    if (req.path.rfind(kApiBodies, 0) == 0) return Answer::Unhandled;
     if (chunked || length > api::kMaxBodyBytes) {
       Impl::secure_headers(res);
       const int status = chunked ? 411 : 413;

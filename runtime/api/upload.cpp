@@ -96,6 +96,33 @@ Status Upload::finish() {
   return Status::ok_status();
 }
 
+Status Upload::begin_part(const std::string& name, const std::string& filename) {
+  auto part = parse_submission_part(name);
+  if (!part)
+    return Status::invalid_argument(fmt::format(
+        "a submission's form has a part \"spec\" (the TOML spec) and parts \"file\"; got \"{}\"", name.substr(0, 40)));
+  in_spec_ = *part == SubmissionPart::spec;
+  if (in_spec_) return finish();
+  return begin_file(filename);
+}
+
+Status Upload::receive(const char* data, size_t size) {
+  if (!in_spec_) return write(data, size);
+  if (spec_.size() + size > kMaxBodyBytes) {
+    over_cap_ = true;
+    return Status::invalid_argument(fmt::format("the spec is larger than {} bytes", kMaxBodyBytes));
+  }
+  if (auto st = count(size); !st.ok()) return st;
+  spec_.append(data, size);
+  return Status::ok_status();
+}
+
+Result<std::string> Upload::finish_form() {
+  if (auto st = finish(); !st.ok()) return st;
+  if (spec_.empty()) return Status::invalid_argument("the submission's form has no part \"spec\" (the TOML spec)");
+  return spec_;
+}
+
 void Upload::discard() {
   if (file_) std::fclose(file_);
   file_ = nullptr;

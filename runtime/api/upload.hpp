@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/api/api_request.hpp"
 #include "runtime/base/status.hpp"
 
 namespace cerebro::api {
@@ -42,6 +43,13 @@ class Upload {
   // Removes the directory and what is in it (a submission that was refused keeps nothing).
   void discard();
 
+  // The multipart form of a submission, part by part as it arrives: a part `spec` (the TOML text, at most
+  // kMaxBodyBytes) and parts `file`, each written as its filename says. An error stops the form.
+  Status begin_part(const std::string& name, const std::string& filename);
+  Status receive(const char* data, size_t size);
+  // The form is whole: the last file closed and the spec's text, or why the form is refused.
+  Result<std::string> finish_form();
+
   const std::string& dir() const { return dir_; }
   const std::vector<std::string>& names() const { return names_; }
   size_t bytes() const { return bytes_; }
@@ -54,6 +62,8 @@ class Upload {
   size_t max_bytes_;
   size_t bytes_ = 0;
   bool over_cap_ = false;
+  bool in_spec_ = false;  // the part arriving is the spec
+  std::string spec_;
   std::vector<std::string> names_;
   std::FILE* file_ = nullptr;
 };

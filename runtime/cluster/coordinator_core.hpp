@@ -99,8 +99,8 @@ class CoordinatorCore {
   };
   // Errors: unavailable "no agent has joined the cluster yet".
   Result<Submission> submit(ExperimentFacts facts, const std::string& stamp);
-  void add_finished(const std::string& id, ExperimentFacts facts, const std::string& run_dir) {
-    experiments_.add_finished(id, std::move(facts), run_dir);
+  void add_finished(const std::string& id, ExperimentFacts facts, const std::string& run_dir, int64_t units) {
+    experiments_.add_finished(id, std::move(facts), run_dir, units);
   }
   void add_waiting(const std::string& id, ExperimentFacts facts, const std::string& run_dir) {
     experiments_.add_waiting(id, std::move(facts), run_dir);

@@ -24,9 +24,12 @@ void ExperimentTable::add_waiting(const std::string& id, ExperimentFacts facts, 
   e.status = ExperimentStatus::waiting;
 }
 
-void ExperimentTable::add_finished(const std::string& id, ExperimentFacts facts, const std::string& run_dir) {
+void ExperimentTable::add_finished(const std::string& id, ExperimentFacts facts, const std::string& run_dir,
+                                   int64_t units) {
   add_waiting(id, std::move(facts), run_dir);
-  entries_[id].status = ExperimentStatus::completed;
+  auto& e = entries_[id];
+  e.status = ExperimentStatus::completed;
+  e.progress.units_done = e.progress.units_total = units;
 }
 
 const ExperimentEntry* ExperimentTable::unfinished_twin(const std::string& spec_text) const {

@@ -83,8 +83,8 @@ class ExperimentTable {
 
   // An unfinished run found in the state directory: waiting to resume.
   void add_waiting(const std::string& id, ExperimentFacts facts, const std::string& run_dir);
-  // A finished run found there: completed, its results readable (not run again).
-  void add_finished(const std::string& id, ExperimentFacts facts, const std::string& run_dir);
+  // A finished run found there: completed with all its `units` done, its results readable (not run again).
+  void add_finished(const std::string& id, ExperimentFacts facts, const std::string& run_dir, int64_t units);
   // The unfinished (running or waiting) experiment submitted with this very
   // spec text, if any: a resubmission follows it instead of starting a twin.
   const ExperimentEntry* unfinished_twin(const std::string& spec_text) const;

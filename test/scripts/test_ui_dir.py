@@ -70,6 +70,7 @@ def main():
         names = sorted(e["name"] for e in answer["experiments"])
         assert names == ["first", "second", "shown"], answer
         assert all(e["status"] == "completed" for e in answer["experiments"]), answer
+        assert all(e["units_done"] == e["units_total"] > 0 and e["progress"] == 1 for e in answer["experiments"]), answer
         for e in answer["experiments"]:
             status, detail = request(base, token, "GET", f"/api/v1/experiments/{e['id']}")
             assert status == 200 and detail["best"] is not None and len(detail["configs"]) == 1, detail

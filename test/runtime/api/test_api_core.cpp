@@ -5,6 +5,8 @@
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
+#include <fstream>
+#include <filesystem>
 
 #include <nlohmann/json.hpp>
 
@@ -13,6 +15,7 @@
 #include "runtime/api/api_route.hpp"
 #include "runtime/api/experiment_view.hpp"
 #include "runtime/api/prometheus.hpp"
+#include "runtime/api/upload.hpp"
 #include "runtime/run/objectives.hpp"
 #include "runtime/spec/objective_format.hpp"
 #include "runtime/spec/steering.hpp"
@@ -148,6 +151,43 @@ BOOST_AUTO_TEST_CASE(a_spec_parsers_message_becomes_one_structured_problem_per_l
   BOOST_TEST(problems[3] ==
              (nlohmann::json{
                  {"message", "something else entirely"}, {"key", nullptr}, {"line", nullptr}, {"column", nullptr}}));
+}
+
+// A submission's form, part by part: the spec kept as text, each file written where its name says, the
+// caps and the names checked; a refused form leaves no directory.
+BOOST_AUTO_TEST_CASE(a_submission_form_keeps_its_spec_and_writes_its_files) {
+  cerebro::testing::TempDir tmp;
+  auto upload = Upload::create(tmp.file("uploads"), 64);
+  BOOST_REQUIRE(upload.ok());
+  auto& form = **upload;
+  BOOST_TEST(form.begin_part("spec", "s.toml").ok());
+  BOOST_TEST(form.receive("[data]\n", 7).ok());
+  BOOST_TEST(form.begin_part("file", "tables/rows.csv").ok());
+  BOOST_TEST(form.receive("a,b\n", 4).ok());
+  auto spec = form.finish_form();
+  BOOST_REQUIRE(spec.ok());
+  BOOST_TEST(*spec == "[data]\n");
+  BOOST_TEST(form.names() == std::vector<std::string>{"tables/rows.csv"});
+  std::ifstream written(form.dir() + "/tables/rows.csv");
+  std::string line;
+  std::getline(written, line);
+  BOOST_TEST(line == "a,b");
+  BOOST_TEST(form.bytes() == 11u);
+
+  auto refused = Upload::create(tmp.file("uploads"), 64);
+  BOOST_REQUIRE(refused.ok());
+  auto& bad = **refused;
+  BOOST_TEST(has(bad.begin_part("other", "").message(), "got \"other\""));
+  BOOST_TEST(has(bad.begin_part("file", "../up.csv").message(), "each part of the path must be a name"));
+  BOOST_TEST(has(bad.begin_part("file", "/etc/x").message(), "must be a relative path"));
+  BOOST_TEST(has(bad.begin_part("file", "a b").message(), "' ' is not allowed"));
+  BOOST_TEST(bad.begin_part("file", "big.bin").ok());
+  BOOST_TEST(!bad.receive(std::string(65, 'x').data(), 65).ok());
+  BOOST_TEST(bad.over_cap());
+  BOOST_TEST(has(bad.finish_form().error(), "no part \"spec\""));
+  const auto dir = bad.dir();
+  bad.discard();
+  BOOST_TEST(!std::filesystem::exists(dir));
 }
 
 BOOST_AUTO_TEST_CASE(bad_bodies_are_refused_naming_what_is_wrong) {

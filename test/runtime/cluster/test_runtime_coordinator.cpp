@@ -194,8 +194,10 @@ BOOST_AUTO_TEST_CASE(attach_answers_status_and_metric_and_whether_the_files_come
 // attached with their files at once, never run again; a new submission never takes one's id.
 BOOST_AUTO_TEST_CASE(finished_runs_found_after_a_restart_stay_completed_and_keep_their_ids) {
   ExperimentTable table("/state");
-  table.add_finished("e-T-1", facts("e", "spec"), "/state/experiments/e-T-1");
+  table.add_finished("e-T-1", facts("e", "spec"), "/state/experiments/e-T-1", 12);
   BOOST_TEST((table.find("e-T-1")->status == ExperimentStatus::completed));
+  BOOST_TEST(table.find("e-T-1")->progress.units_done == 12);
+  BOOST_TEST(table.find("e-T-1")->progress.units_total == 12, "the dashboard shows 12 of 12 units");
   auto attached = table.attach("e-T-1");
   BOOST_REQUIRE(attached.ok());
   BOOST_TEST(attached->ended);
