@@ -1,6 +1,7 @@
 #include "actors/coordinator.hpp"
 
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <optional>
 
@@ -16,6 +17,9 @@
 #include "runtime/net/error_category.hpp"
 #include "runtime/run/warm_start.hpp"
 #include "runtime/spec/spec.hpp"
+#include "runtime/spec/spec_paths.hpp"
+
+namespace fs = std::filesystem;
 
 namespace cerebro {
 
@@ -144,13 +148,36 @@ void tick(coordinator_ptr self) {
   self->delayed_send(self, std::chrono::seconds(1), tick_atom::value);
 }
 
+// What a submission may make it read under data roots: the roots, the folder of the files it brought (one
+// folder of the HTTP server's uploads, which it names as its spec_dir) and, for warm_start, the
+// coordinator's runs.
+AllowedPlaces allowed_places(coordinator_ptr self, const std::string& spec_dir) {
+  const auto& config = self->state.config;
+  AllowedPlaces allowed{config.data_roots, "", (fs::path(config.state_dir) / "experiments").string()};
+  std::error_code ec;
+  const auto uploads = fs::absolute(fs::path(config.state_dir) / "uploads", ec).lexically_normal();
+  const auto dir = fs::absolute(spec_dir, ec).lexically_normal();
+  if (!spec_dir.empty() && dir.parent_path() == uploads) allowed.brought = dir.string();
+  return allowed;
+}
+
+// Under data roots a relative path starts where the submission's files are, or from the spec's folder when
+// that is itself under a root; otherwise from the roots alone (the first that has the file).
+std::string path_base_of(const AllowedPlaces& allowed, const std::string& spec_dir) {
+  if (allowed.roots.empty() || !allowed.brought.empty()) return spec_dir;
+  for (const auto& root : allowed.roots)
+    if (!spec_dir.empty() && path_is_under(spec_dir, root)) return spec_dir;
+  return allowed.roots.front();
+}
+
 caf::result<std::string> submit(coordinator_ptr self, const submit_request& r) {
   if (auto token = core(self).check_token(r.token); !token.ok()) {
     log_line("refused a submission: wrong token");
     return to_error(token);
   }
   if (r.spec_text.size() > (1u << 20)) return make_error(StatusCode::invalid_argument, "spec too large");
-  auto spec = parse_spec_string(r.spec_text, r.spec_dir, r.origin);
+  const auto allowed = allowed_places(self, r.spec_dir);
+  auto spec = parse_spec_string(r.spec_text, path_base_of(allowed, r.spec_dir), r.origin, allowed.roots);
   if (!spec.ok()) return make_error(StatusCode::invalid_argument, spec.error());
   // warm_start may name this coordinator's experiments by id.
   auto ids = resolve_warm_start_ids(*spec, [self](const std::string& id) -> std::optional<KnownExperiment> {
@@ -159,6 +186,12 @@ caf::result<std::string> submit(coordinator_ptr self, const submit_request& r) {
     return KnownExperiment{run->run_dir, run->finished};
   });
   if (!ids.ok()) return make_error(StatusCode::invalid_argument, ids.message());
+  if (!allowed.roots.empty()) {
+    if (auto inside = check_spec_paths(*spec, allowed); !inside.ok()) {
+      log_line(fmt::format("refused a submission: {}", inside.message()));
+      return to_error(inside);
+    }
+  }
   ExperimentFacts facts{spec->name, to_string(spec->metric), spec->source_text, spec->cluster.heartbeat_timeout};
   auto submitted = core(self).submit(std::move(facts), compact_local_timestamp_now());
   if (!submitted.ok()) return to_error(submitted.status());

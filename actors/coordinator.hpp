@@ -66,6 +66,9 @@ struct coordinator_config {
   // Its agents are all it will have (an embedded cluster: nothing else can
   // reach it to join): experiments run on a fixed cluster (ClusterView::fixed).
   bool fixed_agents = false;
+  // The only places a spec may make it read (docs/CLUSTER.md "Data roots"), besides the files a
+  // submission brought and, for warm_start, its own runs; empty: any file it can read.
+  std::vector<std::string> data_roots;
   coordinator_parts parts;
 };
 

@@ -375,6 +375,7 @@ Result<Prepared> start_new(const RunOptions& options, int workers, const fs::pat
   if (auto st = write_file_atomically((dir / "spec.toml").string(), spec.source_text); !st.ok()) return st;
   r.store->put_meta("spec", spec.source_text);
   r.store->put_meta("spec_dir", spec.spec_dir);
+  if (!spec.search_dirs.empty()) r.store->put_meta("spec_search_dirs", nlohmann::json(spec.search_dirs).dump());
   store_metric(*r.store, spec.metric);
   // Several objectives: what the live Pareto front needs (runtime/run/objectives.hpp).
   if (!spec.objectives.empty()) r.store->put_meta("objectives", objectives_json(spec).dump());

@@ -32,10 +32,11 @@ enum class StatusCode : uint8_t {
   failed_precondition = 6,  // the request does not fit the current state (e.g. a finished run)
   unavailable = 7,          // not now: the same request may succeed in a moment
   internal = 8,             // an invariant broke: a bug
+  permission_denied = 9,    // the caller may not have it read or do this (a path outside the data roots)
 };
 // The newest code: a peer's code above it is one this build does not know
 // (runtime/net/error_category.cpp reads it as unknown). Move it when appending.
-constexpr StatusCode kLastStatusCode = StatusCode::internal;
+constexpr StatusCode kLastStatusCode = StatusCode::permission_denied;
 
 // "corruption", "io_error", ...: the enumerator's name.
 inline const char* to_string(StatusCode code) {
@@ -49,6 +50,7 @@ inline const char* to_string(StatusCode code) {
     case StatusCode::failed_precondition: return "failed_precondition";
     case StatusCode::unavailable: return "unavailable";
     case StatusCode::internal: return "internal";
+    case StatusCode::permission_denied: return "permission_denied";
   }
   return "unknown";
 }
@@ -70,6 +72,9 @@ class Status {
   }
   static Status unavailable(std::string message) { return Status(StatusCode::unavailable, std::move(message)); }
   static Status internal(std::string message) { return Status(StatusCode::internal, std::move(message)); }
+  static Status permission_denied(std::string message) {
+    return Status(StatusCode::permission_denied, std::move(message));
+  }
 
   bool ok() const { return code_ == StatusCode::ok; }
   explicit operator bool() const { return ok(); }
@@ -81,6 +86,7 @@ class Status {
   bool is_failed_precondition() const { return code_ == StatusCode::failed_precondition; }
   bool is_unavailable() const { return code_ == StatusCode::unavailable; }
   bool is_internal() const { return code_ == StatusCode::internal; }
+  bool is_permission_denied() const { return code_ == StatusCode::permission_denied; }
 
   // Empty for an ok status.
   const std::string& message() const { return message_; }

@@ -18,7 +18,17 @@ namespace cerebro {
 Result<ExperimentSpec> spec_of_run(const StateStore& store, const std::string& run_dir) {
   auto text = store.get_meta("spec");
   if (!text) return Status::not_found(fmt::format("{}: the run's spec is not in its state store", run_dir));
-  return parse_spec_string(*text, store.get_meta("spec_dir").value_or(""), (fs::path(run_dir) / "spec.toml").string());
+  // The data roots its relative paths fell back to when it was submitted (ExperimentSpec::search_dirs).
+  std::vector<std::string> search_dirs;
+  if (auto dirs = store.get_meta("spec_search_dirs")) {
+    auto parsed = nlohmann::json::parse(*dirs, nullptr, false);
+    if (!parsed.is_array())
+      return Status::corruption(fmt::format("{}: the run's spec_search_dirs is damaged", run_dir));
+    for (const auto& dir : parsed)
+      if (dir.is_string()) search_dirs.push_back(dir.get<std::string>());
+  }
+  return parse_spec_string(*text, store.get_meta("spec_dir").value_or(""), (fs::path(run_dir) / "spec.toml").string(),
+                           search_dirs);
 }
 
 Result<ExperimentSpec> spec_of_run(const std::string& run_dir) {

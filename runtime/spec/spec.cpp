@@ -37,7 +37,8 @@ std::string default_name(const std::string& origin) {
 }  // namespace
 
 Result<ExperimentSpec> parse_spec_string_with(const std::string& toml_text, const std::string& spec_dir,
-                                              const std::string& origin, const SearchChecks& checks) {
+                                              const std::string& origin, const SearchChecks& checks,
+                                              const std::vector<std::string>& search_dirs) {
   Problems problems(origin);
   toml::table root;
   try {
@@ -51,7 +52,8 @@ Result<ExperimentSpec> parse_spec_string_with(const std::string& toml_text, cons
   std::error_code ec;
   const std::string cwd = fs::current_path(ec).string();  // "" if the directory is gone
   spec.spec_dir = spec_dir.empty() ? "" : resolve_path(cwd, spec_dir);
-  const std::string base = spec_dir.empty() ? cwd : spec.spec_dir;
+  spec.search_dirs = search_dirs;
+  const PathBase base{spec_dir.empty() ? cwd : spec.spec_dir, search_dirs};
 
   const std::vector<std::string> sections = {"experiment", "data", "cluster", "space"};
   for (const auto& [k, node] : root) {
@@ -105,8 +107,8 @@ Result<ExperimentSpec> parse_spec_file_with(const std::string& path, const Searc
 Result<ExperimentSpec> parse_spec_file(const std::string& path) { return parse_spec_file_with(path, search_checks()); }
 
 Result<ExperimentSpec> parse_spec_string(const std::string& toml_text, const std::string& spec_dir,
-                                         const std::string& origin) {
-  return parse_spec_string_with(toml_text, spec_dir, origin, search_checks());
+                                         const std::string& origin, const std::vector<std::string>& search_dirs) {
+  return parse_spec_string_with(toml_text, spec_dir, origin, search_checks(), search_dirs);
 }
 
 json spec_to_json(const ExperimentSpec& spec) {

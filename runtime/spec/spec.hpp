@@ -144,8 +144,11 @@ struct ExperimentSpec {
   std::vector<Objective> objectives;
   DataSpec data;
   ClusterSpec cluster;
-  nlohmann::json space;     // object: key -> array of values, or a distribution object
-  std::string spec_dir;     // absolute directory of the spec file ("" for strings)
+  nlohmann::json space;  // object: key -> array of values, or a distribution object
+  std::string spec_dir;  // absolute directory of the spec file ("" for strings)
+  // Where relative input paths not found under spec_dir were looked for next: a coordinator's data roots
+  // (docs/CLUSTER.md "Data roots"). Kept with the run, so a resume resolves the same files.
+  std::vector<std::string> search_dirs;
   std::string source_text;  // the TOML text, kept so a run directory can store it
 };
 
@@ -188,17 +191,19 @@ struct SearchChecks {
 Result<ExperimentSpec> parse_spec_file(const std::string& path);
 
 // Parses TOML text. Relative data paths and .pt models are resolved against
-// spec_dir (against the current directory when spec_dir is ""). `origin`
+// spec_dir (against the current directory when spec_dir is ""), or, when the
+// file is not there, against the first of `search_dirs` that has it. `origin`
 // prefixes messages (e.g. the file name); its stem is the default name when it
 // ends in ".toml", otherwise the default name is "experiment".
 Result<ExperimentSpec> parse_spec_string(const std::string& toml_text, const std::string& spec_dir,
-                                         const std::string& origin);
+                                         const std::string& origin, const std::vector<std::string>& search_dirs = {});
 
 // The same with other search checks than the registry's (the parser's own
 // tests give it checks that record what they are asked).
 Result<ExperimentSpec> parse_spec_file_with(const std::string& path, const SearchChecks& checks);
 Result<ExperimentSpec> parse_spec_string_with(const std::string& toml_text, const std::string& spec_dir,
-                                              const std::string& origin, const SearchChecks& checks);
+                                              const std::string& origin, const SearchChecks& checks,
+                                              const std::vector<std::string>& search_dirs = {});
 
 // Every field except source_text, for summary.json and the run directory.
 // To rebuild a spec later, re-parse source_text with spec_dir.

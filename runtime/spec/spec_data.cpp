@@ -41,7 +41,7 @@ const std::vector<std::pair<std::string, std::vector<datasets::BuiltinSource>>>&
 
 }  // namespace
 
-void parse_data(Section s, DataSpec& data, const std::string& base) {
+void parse_data(Section s, DataSpec& data, const PathBase& base) {
   std::vector<std::string> known = {"source", "validation_fraction", "test_fraction", "partitions",
                                     "limit",  "normalization",       "cache",         "read_ahead"};
   for (const auto& [key, sources] : source_specific_keys()) known.push_back(key);
@@ -57,7 +57,7 @@ void parse_data(Section s, DataSpec& data, const std::string& base) {
                                                                        {"test", &data.test}};
   for (auto [key, field] : path_keys) {
     s.read_string(key, *field);
-    *field = resolve_path(base, *field);
+    *field = resolve_input_path(base, *field);
   }
   if (const toml::node* column = s.get("label_column"); column && column->is_array()) {
     s.read_names("label_column", data.label_columns, "a column name or a non-empty list of column names");

@@ -3,19 +3,16 @@
 #include "runtime/spec/spec_section.hpp"
 
 #include "datasets/task_kind.hpp"
+#include "runtime/spec/spec_paths.hpp"
 
 namespace cerebro::spec_detail {
 
 namespace {
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 // TorchScript models are named by a path ending in ".pt", relative to the spec.
-void resolve_model_paths(json& entry, const std::string& base) {
-  if (entry.is_string() && ends_with(entry.get<std::string>(), ".pt")) {
-    entry = resolve_path(base, entry.get<std::string>());
+void resolve_model_paths(json& entry, const PathBase& base) {
+  if (entry.is_string() && names_model_file(entry.get<std::string>())) {
+    entry = resolve_input_path(base, entry.get<std::string>());
   } else if (entry.is_array()) {
     for (auto& item : entry)
       if (item.is_string()) resolve_model_paths(item, base);
@@ -115,7 +112,7 @@ void read_metric(Section& s, ExperimentSpec& spec) {
 
 }  // namespace
 
-void parse_experiment(Section s, ExperimentSpec& spec, const SearchChecks& checks, const std::string& base) {
+void parse_experiment(Section s, ExperimentSpec& spec, const SearchChecks& checks, const PathBase& base) {
   std::vector<std::string> known = {"name", "epochs",      "seed",       "search",          "metric",
                                     "task", "metric_goal", "warm_start", "from_checkpoint", "beam"};
   for (const auto& key : search_specific_keys()) known.push_back(key);
@@ -154,7 +151,7 @@ void parse_experiment(Section s, ExperimentSpec& spec, const SearchChecks& check
   // warm start: run directories, relative to the spec
   s.read_names("warm_start", spec.warm_start, "a non-empty list of run directories");
   spec.warm_start_as_written = spec.warm_start;
-  for (auto& dir : spec.warm_start) dir = resolve_path(base, dir);
+  for (auto& dir : spec.warm_start) dir = resolve_path(base.dir, dir);
   if (const toml::node* node = s.get("from_checkpoint")) {
     if (!node->is_boolean())
       s.report("from_checkpoint", fmt::format("must be true or false, got {}", describe_node(*node)));
@@ -172,7 +169,7 @@ void parse_experiment(Section s, ExperimentSpec& spec, const SearchChecks& check
   if (checks.experiment) checks.experiment(s, spec);
 }
 
-void parse_space(const toml::table* table, ExperimentSpec& spec, Problems& problems, const std::string& base,
+void parse_space(const toml::table* table, ExperimentSpec& spec, Problems& problems, const PathBase& base,
                  bool allow_distributions) {
   spec.space = json::object();
   const std::string empty =

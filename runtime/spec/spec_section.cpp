@@ -68,4 +68,16 @@ std::string resolve_path(const std::string& base, const std::string& path) {
   return p.string();
 }
 
+std::string resolve_input_path(const PathBase& base, const std::string& path) {
+  const std::string at_dir = resolve_path(base.dir, path);
+  if (path.empty() || fs::path(path).is_absolute() || base.search_dirs.empty()) return at_dir;
+  std::error_code ec;
+  if (fs::exists(at_dir, ec)) return at_dir;
+  for (const auto& dir : base.search_dirs) {
+    auto candidate = resolve_path(dir, path);
+    if (fs::exists(candidate, ec)) return candidate;
+  }
+  return at_dir;
+}
+
 }  // namespace cerebro::spec_detail

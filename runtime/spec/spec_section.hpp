@@ -72,6 +72,15 @@ const toml::node* find_non_finite(const toml::node& node);
 // An absolute, lexically normal path; relative paths are taken from `base`.
 std::string resolve_path(const std::string& base, const std::string& path);
 
+// Where the input files a spec names (data and TorchScript models) are looked for: a relative path is
+// taken from `dir` when the file is there, else from the first of `search_dirs` that holds it (a
+// coordinator's data roots, docs/CLUSTER.md "Data roots"), else from `dir` again so the error names it.
+struct PathBase {
+  std::string dir;
+  std::vector<std::string> search_dirs;
+};
+std::string resolve_input_path(const PathBase& base, const std::string& path);
+
 // One section's table. Each read_* marks its key as known, type-checks it and
 // leaves `out` unchanged when the key is absent or wrong.
 class Section : public ExperimentKeys {
@@ -274,14 +283,14 @@ class Section : public ExperimentKeys {
 
 // The sections, each from its own file: each reads its keys into `spec` and
 // reports what is wrong to the section's problems.
-// spec_experiment.cpp; `base` is the directory relative paths start from.
-void parse_experiment(Section s, ExperimentSpec& spec, const SearchChecks& checks, const std::string& base);
-void parse_space(const toml::table* table, ExperimentSpec& spec, Problems& problems, const std::string& base,
+// spec_experiment.cpp; `base` is where relative paths start from.
+void parse_experiment(Section s, ExperimentSpec& spec, const SearchChecks& checks, const PathBase& base);
+void parse_space(const toml::table* table, ExperimentSpec& spec, Problems& problems, const PathBase& base,
                  bool allow_distributions);
 // spec_data.cpp. check_task_labels: the label columns the task reads
 // (several only for regression), once [experiment] and [data] are read.
 void check_task_labels(Section s, const ExperimentSpec& spec);
-void parse_data(Section s, DataSpec& data, const std::string& base);
+void parse_data(Section s, DataSpec& data, const PathBase& base);
 // spec_cluster.cpp.
 void parse_cluster(Section s, ClusterSpec& cluster);
 

@@ -62,8 +62,9 @@ def small_spec(space, name="small", epochs=2, limit=2000, workers=1, extra=""):
 
 
 class Cluster:
-    def __init__(self, binary, folder, agent_env=None):
+    def __init__(self, binary, folder, agent_env=None, coordinator_args=()):
         self.binary = binary
+        self.coordinator_args = list(coordinator_args)
         self.folder = folder
         self.token_file = os.path.join(folder, "token")
         with open(self.token_file, "w") as f:
@@ -110,7 +111,7 @@ class Cluster:
         self.coordinator, self.coordinator_log = self._spawn(
             [self.binary, "coordinator", "--listen", "127.0.0.1:%d" % self.port, "--state", self.state,
              "--token-file", self.token_file, "--http", "127.0.0.1:%d" % self.http_port,
-             "--upload-max-mb", str(UPLOAD_MAX_MB)],
+             "--upload-max-mb", str(UPLOAD_MAX_MB), *self.coordinator_args],
             "coordinator-%d.log" % self.starts, self.env)
         self.wait_for_log(self.coordinator_log, re.escape("http on " + self.url), 30)
 

@@ -2,6 +2,8 @@
 // submit experiments to; runs until SIGINT or SIGTERM.
 #include <filesystem>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -34,7 +36,22 @@ struct CoordinatorOptions {
   tls_options tls;
   std::string http;  // host:port of the HTTP API and dashboard; empty: none
   int upload_max_mb = static_cast<int>(api::kDefaultUploadMaxBytes >> 20);  // a submission's spec and files
+  std::vector<std::string> data_roots;
 };
+
+// Absolute and resolved, so a spec's paths compare with them (runtime/spec/spec_paths.hpp); an error names a
+// root that is not a directory.
+Result<std::vector<std::string>> resolved_data_roots(const std::vector<std::string>& given) {
+  std::vector<std::string> roots;
+  for (const auto& root : given) {
+    std::error_code ec;
+    auto dir = fs::canonical(root, ec);
+    if (ec || !fs::is_directory(dir, ec))
+      return Status::invalid_argument(fmt::format("--data-root {}: not a directory", root));
+    roots.push_back(dir.string());
+  }
+  return roots;
+}
 
 // What the coordinator listens through: the guard when TLS is off (kept alive
 // for the process's lifetime), the middleman itself with TLS.
@@ -76,6 +93,12 @@ int coordinator_main(const CoordinatorOptions& o) {
   std::error_code ec;
   fs::create_directories(fs::path(o.state_dir) / "experiments", ec);
   if (ec) return fail(fmt::format("--state {}: cannot create: {}", o.state_dir, ec.message()));
+  auto roots = resolved_data_roots(o.data_roots);
+  if (!roots.ok()) return fail(roots.error());
+  if (roots->empty())
+    fmt::print(stderr,
+               "coordinator: warning: no --data-root: a spec may name any file this process can read, so anyone "
+               "with the token can make it read them (give --data-root DIR to allow only what lies under DIR)\n");
   auto at = parse_endpoint(o.listen);
   block_stop_signals();
   if (auto p = o.tls.problem(); !p.empty()) return fail(p);
@@ -84,8 +107,9 @@ int coordinator_main(const CoordinatorOptions& o) {
   // Published with its interface: peers look it up as a coordinator_actor
   // (find_gateway in actors/client.cpp), and CAF refuses a lookup with any
   // other interface.
-  auto coordinator =
-      spawn_coordinator(system, coordinator_config{*token, o.state_dir, o.listen, o.heartbeat_timeout_s});
+  coordinator_config settings{*token, o.state_dir, o.listen, o.heartbeat_timeout_s};
+  settings.data_roots = *roots;
+  auto coordinator = spawn_coordinator(system, std::move(settings));
   // Without TLS, peers reach the middleman only through the frame guard,
   // which refuses oversized BASP frames before CAF allocates them; with TLS
   // only certificate holders can connect at all.
@@ -157,6 +181,10 @@ CommandAction setup(CLI::App& coordinator) {
                   "bodies: at most 1 MiB)")
       ->check(CLI::Range(1, 65536))
       ->capture_default_str();
+  coordinator.add_option("--data-root", o->data_roots,
+                         "A directory specs may read from (repeatable): every data path, .pt model and warm_start "
+                         "must lie under one, or be a file the submission brought; relative paths are looked for "
+                         "there too. Without it, a spec may name any file this process can read");
   return [o] { return coordinator_main(*o); };
 }
 

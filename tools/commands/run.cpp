@@ -16,6 +16,7 @@
 #include "actors/experiment_runner.hpp"
 #include "runtime/base/file_io.hpp"
 #include "runtime/run/objectives.hpp"
+#include "runtime/run/run_recovery.hpp"
 #include "runtime/spec/spec.hpp"
 #include "runtime/store/run_summary.hpp"
 #include "runtime/store/state_store.hpp"
@@ -81,15 +82,7 @@ int replay(const std::string& original, std::string out_dir) {
     before = nlohmann::json::parse(in, nullptr, false);
     if (before.is_discarded()) return fail(fmt::format("{}/summary.json is not valid JSON", original));
   }
-  std::string spec_dir;
-  {
-    auto store = StateStore::open((fs::path(original) / "state").string(), false);
-    if (!store.ok()) return fail(store.error());
-    spec_dir = (*store)->get_meta("spec_dir").value_or("");
-  }
-  auto text = read_whole_file((fs::path(original) / "spec.toml").string());
-  if (!text.ok()) return fail(text.error());
-  auto spec = parse_spec_string(*text, spec_dir, (fs::path(original) / "spec.toml").string());
+  auto spec = spec_of_run(original);
   if (!spec.ok()) return fail(spec.error());
   RunOptions options;
   options.spec = std::move(spec).value();

@@ -116,6 +116,20 @@ BOOST_AUTO_TEST_CASE(the_spec_of_a_run_comes_from_its_store) {
   BOOST_TEST(resumable_spec(*run.store, run.run_dir()).ok());
 }
 
+// A relative path that was found under a coordinator's data root when the run was submitted is found
+// there again on resume: the roots are kept with the run (docs/CLUSTER.md "Data roots").
+BOOST_AUTO_TEST_CASE(a_resumed_spec_looks_under_the_data_roots_it_was_submitted_with) {
+  RunDir r;
+  TempDir root;
+  root.write("t.csv", "x,label\n1,0\n");
+  r.store->put_meta("spec_search_dirs", nlohmann::json::array({root.path().string()}).dump());
+  auto spec = spec_of_run(*r.store, r.run_dir());
+  BOOST_REQUIRE_MESSAGE(spec.ok(), spec.error());
+  BOOST_TEST(spec->data.train == (root.path() / "t.csv").string());
+  r.store->put_meta("spec_search_dirs", "not json");
+  BOOST_TEST(spec_of_run(*r.store, r.run_dir()).status().is_corruption());
+}
+
 BOOST_AUTO_TEST_CASE(a_finished_run_cannot_resume) {
   RunDir run;
   run.store->put_meta("finished", "true");

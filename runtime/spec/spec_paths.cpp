@@ -1,0 +1,89 @@
+#include "runtime/spec/spec_paths.hpp"
+
+#include <filesystem>
+#include <string_view>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace fs = std::filesystem;
+
+namespace cerebro {
+
+namespace {
+
+// The TorchScript files a [space] model entry names: strings ending in ".pt", in a list or a
+// distribution's values.
+void model_files(const nlohmann::json& entry, std::vector<SpecPath>& out) {
+  if (entry.is_string() && names_model_file(entry.get<std::string>())) {
+    out.push_back({"[space] model", entry.get<std::string>(), false});
+  } else if (entry.is_array()) {
+    for (const auto& item : entry) model_files(item, out);
+  } else if (entry.is_object() && entry.contains("values")) {
+    model_files(entry["values"], out);
+  }
+}
+
+std::string resolved(const std::string& path) {
+  std::error_code ec;
+  auto p = fs::weakly_canonical(fs::absolute(path, ec), ec);
+  if (ec) p = fs::path(path).lexically_normal();
+  return p.string();
+}
+
+}  // namespace
+
+bool names_model_file(const std::string& entry) {
+  constexpr std::string_view kSuffix = ".pt";
+  return entry.size() >= kSuffix.size() && entry.compare(entry.size() - kSuffix.size(), kSuffix.size(), kSuffix) == 0;
+}
+
+std::vector<SpecPath> spec_paths(const ExperimentSpec& spec) {
+  const DataSpec& d = spec.data;
+  std::vector<SpecPath> out;
+  const std::vector<std::pair<const char*, const std::string*>> data_keys = {{"[data] path", &d.path},
+                                                                             {"[data] train_images", &d.train_images},
+                                                                             {"[data] train_labels", &d.train_labels},
+                                                                             {"[data] test_images", &d.test_images},
+                                                                             {"[data] test_labels", &d.test_labels},
+                                                                             {"[data] train", &d.train},
+                                                                             {"[data] test", &d.test}};
+  for (const auto& [key, value] : data_keys)
+    if (!value->empty()) out.push_back({key, *value, false});
+  // Read relative to `path` (docs/SPEC.md): they may not leave it for another place either.
+  if (!d.path.empty()) {
+    if (!d.annotations.empty())
+      out.push_back({"[data] annotations", (fs::path(d.path) / d.annotations).string(), false});
+    if (!d.image_root.empty()) out.push_back({"[data] image_root", (fs::path(d.path) / d.image_root).string(), false});
+  }
+  if (spec.space.is_object() && spec.space.contains("model")) model_files(spec.space["model"], out);
+  for (const auto& dir : spec.warm_start) out.push_back({"[experiment] warm_start", dir, true});
+  return out;
+}
+
+bool path_is_under(const std::string& path, const std::string& root) {
+  const fs::path p = resolved(path), r = resolved(root);
+  auto pi = p.begin();
+  for (auto ri = r.begin(); ri != r.end(); ++ri, ++pi) {
+    if (ri->empty()) continue;  // a trailing separator
+    if (pi == p.end() || *pi != *ri) return false;
+  }
+  return true;
+}
+
+Status check_spec_paths(const ExperimentSpec& spec, const AllowedPlaces& allowed) {
+  for (const auto& [key, path, run_directory] : spec_paths(spec)) {
+    bool ok = false;
+    for (const auto& root : allowed.roots) ok = ok || path_is_under(path, root);
+    if (!allowed.brought.empty()) ok = ok || path_is_under(path, allowed.brought);
+    if (run_directory && !allowed.runs.empty()) ok = ok || path_is_under(path, allowed.runs);
+    if (ok) continue;
+    return Status::permission_denied(
+        fmt::format("{} = \"{}\" is outside the data roots this coordinator reads ({}){}", key, path,
+                    allowed.roots.empty() ? std::string("none") : fmt::format("{}", fmt::join(allowed.roots, ", ")),
+                    allowed.brought.empty() ? "" : " and the files the submission brought"));
+  }
+  return Status::ok_status();
+}
+
+}  // namespace cerebro
