@@ -43,12 +43,9 @@ struct Box {
   int64_t label = 0;
 };
 
-// A value as a message shows it: its JSON type and, when short, its text.
-std::string describe(const json& v) {
-  std::string text = v.dump(-1, ' ', false, json::error_handler_t::replace);
-  if (text.size() > 40) text = text.substr(0, 37) + "...";
-  return fmt::format("{} {}", v.type_name(), text);
-}
+// A value as a message shows it: its JSON type only, since no error shows what a file holds (the spec may
+// have named a file that is not annotations at all; docs/CLUSTER.md "Data roots").
+std::string describe(const json& v) { return v.type_name(); }
 
 // Reads the entries of one annotations file; every error names the file and the entry.
 class Reader {
@@ -77,7 +74,7 @@ class Reader {
     if (!it->is_number_integer())
       return fail(fmt::format("{}.{} is not an integer but a {}", where, key, describe(*it)));
     if (it->is_number_unsigned() && it->get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-      return fail(fmt::format("{}.{} {} is too large", where, key, it->get<uint64_t>()));
+      return fail(fmt::format("{}.{} is too large for a 64-bit integer", where, key));
     out = it->get<int64_t>();
     return Status::ok_status();
   }
@@ -110,11 +107,10 @@ class Reader {
         if (Status s = integer(entry, where, "width", image.declared.width); !s.ok()) return s;
         if (Status s = integer(entry, where, "height", image.declared.height); !s.ok()) return s;
         if (image.declared.width <= 0 || image.declared.height <= 0)
-          return fail(fmt::format("{} is {}x{} (width x height): an image's size must be positive", where,
-                                  image.declared.width, image.declared.height));
+          return fail(fmt::format("{}: an image's width and height must be positive", where));
       }
       const auto [it, fresh] = index_of.emplace(image.id, i);
-      if (!fresh) return fail(fmt::format("{}.id {} is also images[{}].id", where, image.id, it->second));
+      if (!fresh) return fail(fmt::format("{}.id is also images[{}].id", where, it->second));
       out.push_back(std::move(image));
     }
     return Status::ok_status();
@@ -126,7 +122,7 @@ class Reader {
     int64_t id = 0;
     if (Status s = integer(entry, where, "image_id", id); !s.ok()) return s;
     auto it = index_of.find(id);
-    if (it == index_of.end()) return fail(fmt::format("{}.image_id {} is not an id in images[]", where, id));
+    if (it == index_of.end()) return fail(fmt::format("{}.image_id is not an id in images[]", where));
     out = it->second;
     return Status::ok_status();
   }
@@ -185,7 +181,7 @@ class Reader {
       if (Status s = integer(entry, where, "id", category.first); !s.ok()) return s;
       if (Status s = text(entry, where, "name", category.second); !s.ok()) return s;
       const auto [it, fresh] = first_at.emplace(category.first, i);
-      if (!fresh) return fail(fmt::format("{}.id {} is also categories[{}].id", where, category.first, it->second));
+      if (!fresh) return fail(fmt::format("{}.id is also categories[{}].id", where, it->second));
       found.push_back(std::move(category));
     }
     std::sort(found.begin(), found.end());
@@ -211,12 +207,12 @@ class Reader {
       int64_t category = 0;
       if (Status s = integer(entry, where, "category_id", category); !s.ok()) return s;
       auto it = label_of.find(category);
-      if (it == label_of.end()) return fail(fmt::format("{}.category_id {} is not in categories", where, category));
+      if (it == label_of.end()) return fail(fmt::format("{}.category_id is not an id in categories", where));
       box.label = it->second;
       int64_t is_crowd = 0;
       if (entry.contains("iscrowd")) {
         if (Status s = integer(entry, where, "iscrowd", is_crowd); !s.ok()) return s;
-        if (is_crowd != 0 && is_crowd != 1) return fail(fmt::format("{}.iscrowd {} is not 0 or 1", where, is_crowd));
+        if (is_crowd != 0 && is_crowd != 1) return fail(fmt::format("{}.iscrowd is not 0 or 1", where));
       }
       // A crowd annotation marks a region of many objects, not one box a detector should find.
       if (is_crowd == 1) {
@@ -243,8 +239,7 @@ class Reader {
       out[k] = v.get<double>();
     }
     if (out[2] <= 0 || out[3] <= 0)
-      return fail(fmt::format("{}.bbox has width {} and height {}: a box's width and height must be positive", where,
-                              out[2], out[3]));
+      return fail(fmt::format("{}.bbox: a box's width and height must be positive", where));
     return Status::ok_status();
   }
 
@@ -279,8 +274,10 @@ Result<CocoData> load_coco(const CocoOptions& o, const std::function<void(const 
     };
     try {
       doc = json::parse(*text, drop_outlines);
-    } catch (const json::exception& e) {
-      return Status::invalid_argument(fmt::format("{}: not valid JSON: {}", file, e.what()));
+    } catch (const json::parse_error& e) {
+      return Status::invalid_argument(fmt::format("{}: not valid JSON (at byte {})", file, e.byte));
+    } catch (const json::exception&) {
+      return Status::invalid_argument(fmt::format("{}: not valid JSON", file));
     }
   }
   if (!doc.is_object()) return r.fail(fmt::format("not a COCO annotations object but a {}", doc.type_name()));
@@ -326,7 +323,8 @@ Result<CocoData> load_coco(const CocoOptions& o, const std::function<void(const 
     const fs::path p = under(root.string(), images[i].file_name);
     std::error_code ec;
     if (!fs::is_regular_file(p, ec))
-      return Status::not_found(fmt::format("{}: images[{}].file_name: {}: no such image file", file, i, p.string()));
+      return Status::not_found(
+          fmt::format("{}: images[{}].file_name names no image file under {}", file, i, root.string()));
     paths.push_back(p.string());
   }
 

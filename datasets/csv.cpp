@@ -138,8 +138,9 @@ Result<Table> read_table(const std::string& path, const std::vector<std::string>
         return Status::invalid_argument(
             fmt::format("{}: no header row: line 1 holds numbers, the first line must name the columns", path));
       }
-      return Status::invalid_argument(fmt::format("{}: label column '{}' not found; the header has columns: {}", path,
-                                                  label_column, fmt::join(header, ", ")));
+      // The header's names are the file's content: counted, never shown (docs/CLUSTER.md "Data roots").
+      return Status::invalid_argument(fmt::format("{}: label column '{}' not found among the header's {} columns", path,
+                                                  label_column, header.size()));
     }
     if (std::count(header.begin(), header.end(), label_column) > 1) {
       return Status::invalid_argument(
@@ -172,8 +173,7 @@ Result<Table> read_table(const std::string& path, const std::vector<std::string>
       if (is_label[c]) continue;
       float value = 0;
       if (!parse_float(cells[c], value)) {
-        return Status::invalid_argument(
-            fmt::format("{}: line {}, column '{}': '{}' is not a number", path, line_no, header[c], cells[c]));
+        return Status::invalid_argument(fmt::format("{}: line {}, column {}: not a number", path, line_no, c + 1));
       }
       data.features.push_back(value);
     }
@@ -243,8 +243,8 @@ Result<Dataset> load_csv_targets(const std::string& path, TaskKind task, const s
       const size_t column = i % label_columns.size();
       if (!parse_float(cells[i], data.targets[i])) {
         return Status::invalid_argument(
-            fmt::format("{}: line {}, column '{}': '{}' is not a number (a regression target must be numeric)", path,
-                        table->line_of_row[i / label_columns.size()], label_columns[column], cells[i]));
+            fmt::format("{}: line {}, column '{}': not a number (a regression target must be numeric)", path,
+                        table->line_of_row[i / label_columns.size()], label_columns[column]));
       }
     }
     if (label_names) *label_names = label_columns;
@@ -317,8 +317,8 @@ Result<Dataset> load_csv_features(const std::string& path, const std::vector<std
     auto at = std::find(header.begin(), header.end(), column);
     if (at == header.end()) {
       return Status::invalid_argument(
-          fmt::format("{}: feature column '{}' the model was trained on is missing; the header has: {}", path, column,
-                      fmt::join(header, ", ")));
+          fmt::format("{}: feature column '{}' the model was trained on is missing from the header's {} columns", path,
+                      column, header.size()));
     }
     index.push_back(static_cast<size_t>(at - header.begin()));
   }
@@ -336,7 +336,7 @@ Result<Dataset> load_csv_features(const std::string& path, const std::vector<std
       float value = 0;
       if (!parse_float(cells[i], value)) {
         return Status::invalid_argument(
-            fmt::format("{}: line {}, column '{}': '{}' is not a number", path, line_no, header[i], cells[i]));
+            fmt::format("{}: line {}, column {} ('{}'): not a number", path, line_no, i + 1, header[i]));
       }
       data.features.push_back(value);
     }

@@ -69,7 +69,7 @@ Result<IdxHeader> read_header(gzFile f, const std::string& path, uint32_t expect
                          (uint32_t{magic_bytes[2]} << 8) | uint32_t{magic_bytes[3]};
   if (magic != expected) {
     return Status::invalid_argument(
-        fmt::format("{}: wrong magic 0x{:08x}, expected 0x{:08x} for {}", path, magic, expected, what));
+        fmt::format("{}: not an IDX file of {}: its magic number is not 0x{:08x}", path, what, expected));
   }
   IdxHeader header;
   const unsigned ndims = expected & 0xff;

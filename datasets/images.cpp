@@ -137,8 +137,7 @@ Result<ImageListing> list_manifest(const fs::path& manifest) {
   const auto path_at = std::find(header.begin(), header.end(), "path");
   const auto label_at = std::find(header.begin(), header.end(), "label");
   if (path_at == header.end() || label_at == header.end())
-    return Status::invalid_argument(fmt::format("{}: the header needs the columns path and label, found: {}",
-                                                manifest.string(), fmt::join(header, ", ")));
+    return Status::invalid_argument(fmt::format("{}: the header needs the columns path and label", manifest.string()));
   const size_t path_col = static_cast<size_t>(path_at - header.begin());
   const size_t label_col = static_cast<size_t>(label_at - header.begin());
   ImageListing listing;
@@ -156,8 +155,8 @@ Result<ImageListing> list_manifest(const fs::path& manifest) {
     if (image.is_relative()) image = base / image;
     std::error_code ec;
     if (!fs::is_regular_file(image, ec))
-      return Status::not_found(fmt::format("{}: line {}: {}: no such image file", manifest.string(), line_numbers[r],
-                                           image.lexically_normal().string()));
+      return Status::not_found(
+          fmt::format("{}: line {}: the path names no image file", manifest.string(), line_numbers[r]));
     listing.train.push_back({image.lexically_normal().string(), 0});
     raw_labels.push_back(row[label_col]);
   }

@@ -168,7 +168,7 @@ Result<Manifest> read_manifest(const std::string& dir) {
   try {
     doc = json::parse(*text);
   } catch (const json::parse_error& e) {
-    return Status::invalid_argument(path + ": not valid JSON: " + e.what());
+    return Status::invalid_argument(fmt::format("{}: not valid JSON (at byte {})", path, e.byte));
   }
   Reader r(path);
   Manifest m;

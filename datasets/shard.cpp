@@ -211,8 +211,8 @@ Result<ShardLayout> parse_layout(const std::string& path, std::string_view file)
   if (file.size() < sizeof(kMagic)) return truncated("magic");
   std::memcpy(magic, file.data(), sizeof(kMagic));
   if (std::memcmp(magic, kMagic, sizeof(kMagic)) != 0) {
-    return Status::invalid_argument(fmt::format("{}: bad magic '{}', expected '{}' (not a Cerebro shard)", path,
-                                                printable(magic, sizeof(magic)), printable(kMagic, sizeof(kMagic))));
+    return Status::invalid_argument(
+        fmt::format("{}: not a Cerebro shard (its first bytes are not '{}')", path, printable(kMagic, sizeof(kMagic))));
   }
   for (size_t i = 0; i < sizeof(kMagic); ++i) cursor.read(magic[i]);
   uint32_t version = 0, rank = 0;

@@ -45,21 +45,24 @@ BOOST_AUTO_TEST_CASE(missing_label_column_lists_columns) {
   BOOST_TEST_REQUIRE(!data.ok());
   BOOST_TEST(contains(data.error(), dir.file("t.csv")), data.error());
   BOOST_TEST(contains(data.error(), "label column 'label' not found"), data.error());
-  BOOST_TEST(contains(data.error(), "a, b, target"), data.error());
+  // The header's names are counted, not shown: the spec may have named a file that is no CSV of the user's.
+  BOOST_TEST(contains(data.error(), "among the header's 3 columns"), data.error());
+  BOOST_TEST(!contains(data.error(), "target"), data.error());
 }
 
-BOOST_AUTO_TEST_CASE(non_numeric_cell_names_value_line_and_column) {
+BOOST_AUTO_TEST_CASE(non_numeric_cell_names_line_and_column_not_the_value) {
   TempDir dir;
   write_text(dir.file("t.csv"), "width,height,label\n1,2,0\n3,tall,1\n");
   auto data = load_csv(dir.file("t.csv"), "label", nullptr);
   BOOST_TEST_REQUIRE(!data.ok());
-  BOOST_TEST(contains(data.error(), dir.file("t.csv") + ": line 3, column 'height': 'tall' is not a number"),
-             data.error());
+  BOOST_TEST(contains(data.error(), dir.file("t.csv") + ": line 3, column 2: not a number"), data.error());
+  BOOST_TEST(!contains(data.error(), "tall"), data.error());
+  BOOST_TEST(!contains(data.error(), "height"), data.error());
 
   write_text(dir.file("e.csv"), "w,label\n,0\n");
   data = load_csv(dir.file("e.csv"), "label", nullptr);
   BOOST_TEST_REQUIRE(!data.ok());
-  BOOST_TEST(contains(data.error(), "line 2, column 'w': '' is not a number"), data.error());
+  BOOST_TEST(contains(data.error(), "line 2, column 1: not a number"), data.error());
 }
 
 BOOST_AUTO_TEST_CASE(ragged_row) {

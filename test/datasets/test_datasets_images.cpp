@@ -84,12 +84,15 @@ BOOST_AUTO_TEST_CASE(a_csv_manifest_lists_jpeg_and_png_files_with_named_labels) 
   dir.write("missing.csv", "path,label\nimg/none.png,cat\n");
   o.path = dir.file("missing.csv");
   auto missing = list_images(o);
-  BOOST_TEST(contains(missing.status().message(), "line 2: " + dir.file("img/none.png") + ": no such image file"),
+  // The line is named, never what it holds: a spec may have named a file that is no manifest.
+  BOOST_TEST(contains(missing.status().message(), "missing.csv: line 2: the path names no image file"),
              missing.status().message());
+  BOOST_TEST(!contains(missing.status().message(), "none.png"), missing.status().message());
   dir.write("nolabel.csv", "file,class\nimg/a.png,cat\n");
   o.path = dir.file("nolabel.csv");
-  BOOST_TEST(
-      contains(list_images(o).status().message(), "the header needs the columns path and label, found: file, class"));
+  const auto no_columns = list_images(o).status().message();
+  BOOST_TEST(contains(no_columns, "the header needs the columns path and label"), no_columns);
+  BOOST_TEST(!contains(no_columns, "class"), no_columns);
 }
 
 BOOST_AUTO_TEST_CASE(bad_images_are_errors_naming_the_file_or_folder) {

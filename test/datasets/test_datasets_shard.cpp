@@ -138,7 +138,8 @@ BOOST_AUTO_TEST_CASE(truncated_and_foreign_files) {
   write_text(dir.file("foreign.bin"), "NOTASHARD and some more bytes");
   back = read_shard(dir.file("foreign.bin"), file_checksum(dir.file("foreign.bin")).value());
   BOOST_TEST_REQUIRE(!back.ok());
-  BOOST_TEST(contains(back.error(), "foreign.bin: bad magic 'NOTASHAR'"), back.error());
+  BOOST_TEST(contains(back.error(), "foreign.bin: not a Cerebro shard"), back.error());
+  BOOST_TEST(!contains(back.error(), "NOTASHAR"), back.error());
 
   back = read_shard(dir.file("absent.bin"), "crc32:00000000");
   BOOST_TEST_REQUIRE(!back.ok());

@@ -266,7 +266,8 @@ BOOST_AUTO_TEST_CASE(bad_task_input_is_refused_with_the_column_named) {
   auto out = run_cerebro("run " + spec + " --out " + run);
   BOOST_TEST_INFO(out.text);
   BOOST_TEST(out.exit_code != 0);
-  BOOST_TEST(out.text.find("bad.csv: line 4, column 'y': 'n/a' is not a number") != std::string::npos);
+  BOOST_TEST(out.text.find("bad.csv: line 4, column 'y': not a number") != std::string::npos);
+  BOOST_TEST(out.text.find("n/a") == std::string::npos);
   BOOST_TEST(!fs::exists(run));
 
   auto wrong_metric = tmp.write("metric.toml",
