@@ -1,5 +1,7 @@
 #include "actors/http/api_handlers.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -41,9 +43,17 @@ ApiAnswer list_experiments(Client& client) {
   return ok({{"experiments", list}, {"latest", (*status)["latest"]}});
 }
 
-ApiAnswer get_experiment(Client& client, const std::string& id) {
+bool has_ended(const nlohmann::json& entry) {
+  const auto status = entry.value("status", "");
+  return status == to_string(ExperimentStatus::completed) || status == to_string(ExperimentStatus::failed);
+}
+
+ApiAnswer get_experiment(Client& client, const std::string& id, EndedAnswers* ended) {
   auto entry = find_experiment(client, id);
   if (!entry.ok()) return refused(entry.status());
+  const bool final_answer = ended && has_ended(*entry);
+  if (final_answer)
+    if (auto kept = ended->find(id)) return {200, std::move(*kept)};
   auto detail = client.detail(id);
   nlohmann::json out = *entry;
   if (detail.ok()) {
@@ -53,6 +63,12 @@ ApiAnswer get_experiment(Client& client, const std::string& id) {
     out["configs"] = nlohmann::json::array();
     out["best"] = nullptr;
     out["note"] = detail.error();
+  } else if (!has_ended(*entry) && (detail.code() == StatusCode::io_error || detail.code() == StatusCode::not_found)) {
+    // Set up before its state store is written (or failing there, which its status soon says): the
+    // summary alone; the store's own error would name the server's files.
+    out["configs"] = nlohmann::json::array();
+    out["best"] = nullptr;
+    out["note"] = "setting up: the experiment has no state to read yet";
   } else if (entry->value("status", "") == to_string(ExperimentStatus::failed)) {
     // Failed before it kept anything to read (its data or setup): its status and the reason, which the
     // entry has; not the store's own error, which names the server's files.
@@ -61,7 +77,12 @@ ApiAnswer get_experiment(Client& client, const std::string& id) {
   } else {
     return refused(detail.status());
   }
-  return ok(out);
+  // The book's count, which units_total and progress come from: the log's count (the detail's) also has
+  // a unit that finished after its config was stopped, which the book no longer plans.
+  if (entry->contains("units_done")) out["units_done"] = (*entry)["units_done"];
+  auto answer = ok(out);
+  if (final_answer && detail.ok()) ended->keep(id, answer.body);
+  return answer;
 }
 
 ApiAnswer with_experiment(Result<nlohmann::json> answer, int status = 200) {
@@ -77,11 +98,29 @@ ApiAnswer download(Result<std::string> file, api::RunFile kind) {
 
 }  // namespace
 
+std::optional<std::string> EndedAnswers::find(const std::string& experiment) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = answers_.find(experiment);
+  if (it == answers_.end()) return std::nullopt;
+  return it->second.second;
+}
+
+void EndedAnswers::keep(const std::string& experiment, std::string body) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  answers_[experiment] = {++kept_, std::move(body)};
+  while (answers_.size() > capacity_) {
+    auto oldest = std::min_element(answers_.begin(), answers_.end(),
+                                   [](const auto& a, const auto& b) { return a.second.first < b.second.first; });
+    answers_.erase(oldest);
+  }
+}
+
 int http_status_of(StatusCode code) {
   switch (code) {
     case StatusCode::ok: return 200;
     case StatusCode::invalid_argument: return 400;
     case StatusCode::not_found: return 404;
+    case StatusCode::permission_denied: return 403;
     case StatusCode::unavailable: return 503;
     case StatusCode::unknown:  // the gateway's refusals: "already paused", "has ended"
     case StatusCode::failed_precondition: return 409;
@@ -89,7 +128,8 @@ int http_status_of(StatusCode code) {
   }
 }
 
-ApiAnswer answer_api(Client& client, const api::Route& route, const std::string& body, const std::string& spec_dir) {
+ApiAnswer answer_api(Client& client, const api::Route& route, const std::string& body, const std::string& spec_dir,
+                     EndedAnswers* ended) {
   using api::Endpoint;
   const auto& id = route.experiment;
   switch (route.endpoint) {
@@ -109,7 +149,7 @@ ApiAnswer answer_api(Client& client, const api::Route& route, const std::string&
       }
       return ok({{"id", *submitted}}, 201);
     }
-    case Endpoint::get_experiment: return get_experiment(client, id);
+    case Endpoint::get_experiment: return get_experiment(client, id, ended);
     case Endpoint::get_units: return with_experiment(client.units(id, route.since));
     case Endpoint::get_config: return with_experiment(client.show(id, route.config));
     case Endpoint::pause: return with_experiment(client.pause(id));

@@ -75,6 +75,7 @@ struct HttpServer::Impl {
   api::SessionTable sessions;
   std::unique_ptr<api::OneTimeToken> one_time;  // an embedded --ui's link
   api::LoginThrottle throttle;                  // wrong tokens at /login and in links, per address
+  EndedAnswers ended;                           // the detail answers of ended experiments
 
   Impl(caf::actor_system& actor_system, coordinator_actor gateway_handle, HttpServerOptions server_options)
       : system(actor_system), gateway(std::move(gateway_handle)), options(std::move(server_options)) {}
@@ -343,7 +344,7 @@ struct HttpServer::Impl {
         match.route->since = *since;
       }
       auto client = make_client();
-      return reply(res, answer_api(*client, *match.route, body, options.spec_dir));
+      return reply(res, answer_api(*client, *match.route, body, options.spec_dir, &ended));
     }
     if (method == api::HttpMethod::get) {
       const auto* asset = find_dashboard_asset(page == api::SitePage::dashboard ? "/index.html" : req.path);

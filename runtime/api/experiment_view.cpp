@@ -18,15 +18,17 @@ void fill_overview(const ExperimentFacts& f, nlohmann::json& view) {
   view["paused"] = f.paused;
   view["spec"] = f.store.get_meta("spec").value_or("");
   int64_t done = 0;
-  for (const auto& e : f.store.unit_log())
+  for (const auto& e : f.log())
     if (!e.rolled_back) ++done;
   view["units_done"] = done;
 }
 
 // Every config with its parameters, status, rank and validated epochs; the best.
 void fill_configs(const ExperimentFacts& f, nlohmann::json& view) {
-  auto log = f.store.unit_log();
+  const auto& log = f.log();
   auto ranked = rank_configs(f.store.configs(), log, stored_metric(f.store));  // a template metric keeps its goal
+  const auto by_config = units_by_config(log);
+  const std::vector<UnitLogEntry> none;
   nlohmann::json configs = nlohmann::json::array();
   nlohmann::json best = nullptr;
   int rank = 0;
@@ -40,7 +42,7 @@ void fill_configs(const ExperimentFacts& f, nlohmann::json& view) {
                        {"error", s.error},
                        {"metric", metric},
                        {"rank", s.metric ? nlohmann::json(rank) : nlohmann::json(nullptr)},
-                       {"epochs", validated_epochs_json(log, s.id)}});
+                       {"epochs", validated_epochs_json(by_config.count(s.id) ? by_config.at(s.id) : none, s.id)}});
   }
   view["configs"] = std::move(configs);
   view["best"] = std::move(best);

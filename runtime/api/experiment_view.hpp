@@ -16,6 +16,7 @@
 // its key appears in the API and to the dashboard.
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,13 @@ namespace cerebro::api {
 struct ExperimentFacts {
   const StateStore& store;
   bool paused = false;
+  // The unit log, read and decoded once however many sections read it (a poll of a large run is
+  // mostly this read).
+  const std::vector<UnitLogEntry>& log() const {
+    if (!log_cache) log_cache = store.unit_log();
+    return *log_cache;
+  }
+  mutable std::optional<std::vector<UnitLogEntry>> log_cache = std::nullopt;
 };
 
 struct ViewSection {

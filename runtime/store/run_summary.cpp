@@ -32,15 +32,24 @@ std::vector<std::pair<std::string, double>> named_values(const EpochMetrics& epo
   return validation_values(epoch.val_accuracy, epoch.val_metrics);
 }
 
+std::map<ConfigId, std::vector<UnitLogEntry>> units_by_config(const std::vector<UnitLogEntry>& log) {
+  std::map<ConfigId, std::vector<UnitLogEntry>> by_config;
+  for (const auto& e : log) by_config[e.config].push_back(e);
+  return by_config;
+}
+
 std::vector<Standing> rank_configs(const std::vector<ConfigRecord>& configs, const std::vector<UnitLogEntry>& log,
                                    const Metric& metric) {
   std::vector<Standing> out;
+  const auto by_config = units_by_config(log);
+  const std::vector<UnitLogEntry> none;
   for (const auto& c : configs) {
-    Standing s{c.id, c.status, c.error, c.params, epoch_metrics(log, c.id), std::nullopt};
+    const auto found = by_config.find(c.id);
+    const auto& units = found == by_config.end() ? none : found->second;
+    Standing s{c.id, c.status, c.error, c.params, epoch_metrics(units, c.id), std::nullopt};
     for (auto it = s.epochs.rbegin(); it != s.epochs.rend(); ++it) {
-      bool validated = std::any_of(log.begin(), log.end(), [&](const UnitLogEntry& e) {
-        return e.config == c.id && e.epoch == it->epoch && e.has_validation;
-      });
+      bool validated = std::any_of(units.begin(), units.end(),
+                                   [&](const UnitLogEntry& e) { return e.epoch == it->epoch && e.has_validation; });
       if (validated) {
         const double value = metric_value(metric, it->val_loss, it->val_accuracy, it->val_metrics);
         if (!std::isnan(value) || metric.kind() == Quantity::loss) s.metric = value;

@@ -2,6 +2,7 @@
 // What a finished run leaves for people: summary.json, metrics.csv and the
 // leaderboard, all derived from the state store's configs and unit log.
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,8 +36,13 @@ struct Standing {
   std::optional<double> metric;  // none when it never validated
 };
 
+// The unit log split by config, each config's entries in log order: what
+// per-config reads walk, so a view of many configs reads the log once
+// instead of once per config.
+std::map<ConfigId, std::vector<UnitLogEntry>> units_by_config(const std::vector<UnitLogEntry>& log);
+
 // Configs ranked best first by the metric (unranked ones last, by id; a
-// config whose validation lacks the metric is unranked).
+// config whose validation lacks the metric is unranked). Linear in the log.
 std::vector<Standing> rank_configs(const std::vector<ConfigRecord>& configs, const std::vector<UnitLogEntry>& log,
                                    const Metric& metric);
 // The same with the metric's stored name (metric_from_record: a template's
