@@ -143,6 +143,19 @@ class Cluster:
                 process.wait(30)
 
 
+def start_with_one_agent(c):
+    """Starts the coordinator and agent node1 and waits for it to join; stops both (and prints the logs)
+    when that fails."""
+    try:
+        c.start_coordinator()
+        c.start_agent("node1")
+        c.wait_joined("node1")
+    except BaseException:
+        c.stop()
+        print(c.all_logs())
+        raise
+
+
 @pytest.fixture(scope="session")
 def cluster(request):
     """A coordinator serving the API and one agent with one worker, joined."""
@@ -152,14 +165,7 @@ def cluster(request):
     # running while the tests steer it.
     c = Cluster(binary, folder, agent_env={"CEREBRO_FAULT_INJECTION_ENABLE": "i-am-a-test",
                                           "CEREBRO_FAULTS": "slow_worker=0:4"})
-    try:
-        c.start_coordinator()
-        c.start_agent("node1")
-        c.wait_joined("node1")
-    except BaseException:
-        c.stop()
-        print(c.all_logs())
-        raise
+    start_with_one_agent(c)
     yield c
     c.stop()
     failed = request.session.testsfailed

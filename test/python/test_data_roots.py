@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 import cerebro
-from cluster import Cluster, cerebro_binary
+from cluster import Cluster, cerebro_binary, start_with_one_agent
 
 
 def csv_spec(train, name="roots", extra_experiment="", space_extra=""):
@@ -34,14 +34,7 @@ def rooted(tmp_path_factory):
     write_csv(os.path.join(root, "sub", "train.csv"))
     c = Cluster(cerebro_binary(), folder, coordinator_args=["--data-root", root])
     c.root = root
-    try:
-        c.start_coordinator()
-        c.start_agent("node1")
-        c.wait_joined("node1")
-    except BaseException:
-        c.stop()
-        print(c.all_logs())
-        raise
+    start_with_one_agent(c)
     yield c
     c.stop()
 
