@@ -1,7 +1,6 @@
 #include "actors/coordinator.hpp"
 
 #include <chrono>
-#include <filesystem>
 #include <map>
 #include <optional>
 
@@ -18,8 +17,6 @@
 #include "runtime/run/warm_start.hpp"
 #include "runtime/spec/spec.hpp"
 #include "runtime/spec/spec_paths.hpp"
-
-namespace fs = std::filesystem;
 
 namespace cerebro {
 
@@ -148,36 +145,15 @@ void tick(coordinator_ptr self) {
   self->delayed_send(self, std::chrono::seconds(1), tick_atom::value);
 }
 
-// What a submission may make it read under data roots: the roots, the folder of the files it brought (one
-// folder of the HTTP server's uploads, which it names as its spec_dir) and, for warm_start, the
-// coordinator's runs.
-AllowedPlaces allowed_places(coordinator_ptr self, const std::string& spec_dir) {
-  const auto& config = self->state.config;
-  AllowedPlaces allowed{config.data_roots, "", (fs::path(config.state_dir) / "experiments").string()};
-  std::error_code ec;
-  const auto uploads = fs::absolute(fs::path(config.state_dir) / "uploads", ec).lexically_normal();
-  const auto dir = fs::absolute(spec_dir, ec).lexically_normal();
-  if (!spec_dir.empty() && dir.parent_path() == uploads) allowed.brought = dir.string();
-  return allowed;
-}
-
-// Under data roots a relative path starts where the submission's files are, or from the spec's folder when
-// that is itself under a root; otherwise from the roots alone (the first that has the file).
-std::string path_base_of(const AllowedPlaces& allowed, const std::string& spec_dir) {
-  if (allowed.roots.empty() || !allowed.brought.empty()) return spec_dir;
-  for (const auto& root : allowed.roots)
-    if (!spec_dir.empty() && path_is_under(spec_dir, root)) return spec_dir;
-  return allowed.roots.front();
-}
-
 caf::result<std::string> submit(coordinator_ptr self, const submit_request& r) {
   if (auto token = core(self).check_token(r.token); !token.ok()) {
     log_line("refused a submission: wrong token");
     return to_error(token);
   }
   if (r.spec_text.size() > (1u << 20)) return make_error(StatusCode::invalid_argument, "spec too large");
-  const auto allowed = allowed_places(self, r.spec_dir);
-  auto spec = parse_spec_string(r.spec_text, path_base_of(allowed, r.spec_dir), r.origin, allowed.roots);
+  const auto& config = self->state.config;
+  const auto allowed = allowed_places(config.data_roots, config.state_dir, r.spec_dir);
+  auto spec = parse_spec_string(r.spec_text, path_base(allowed, r.spec_dir), r.origin, allowed.roots);
   if (!spec.ok()) return make_error(StatusCode::invalid_argument, spec.error());
   // warm_start may name this coordinator's experiments by id.
   auto ids = resolve_warm_start_ids(*spec, [self](const std::string& id) -> std::optional<KnownExperiment> {

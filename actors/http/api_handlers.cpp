@@ -1,7 +1,5 @@
 #include "actors/http/api_handlers.hpp"
 
-#include <algorithm>
-
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -48,7 +46,7 @@ bool has_ended(const nlohmann::json& entry) {
   return status == to_string(ExperimentStatus::completed) || status == to_string(ExperimentStatus::failed);
 }
 
-ApiAnswer get_experiment(Client& client, const std::string& id, EndedAnswers* ended) {
+ApiAnswer get_experiment(Client& client, const std::string& id, api::EndedAnswers* ended) {
   auto entry = find_experiment(client, id);
   if (!entry.ok()) return refused(entry.status());
   const bool final_answer = ended && has_ended(*entry);
@@ -98,23 +96,6 @@ ApiAnswer download(Result<std::string> file, api::RunFile kind) {
 
 }  // namespace
 
-std::optional<std::string> EndedAnswers::find(const std::string& experiment) const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto it = answers_.find(experiment);
-  if (it == answers_.end()) return std::nullopt;
-  return it->second.second;
-}
-
-void EndedAnswers::keep(const std::string& experiment, std::string body) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  answers_[experiment] = {++kept_, std::move(body)};
-  while (answers_.size() > capacity_) {
-    auto oldest = std::min_element(answers_.begin(), answers_.end(),
-                                   [](const auto& a, const auto& b) { return a.second.first < b.second.first; });
-    answers_.erase(oldest);
-  }
-}
-
 int http_status_of(StatusCode code) {
   switch (code) {
     case StatusCode::ok: return 200;
@@ -129,7 +110,7 @@ int http_status_of(StatusCode code) {
 }
 
 ApiAnswer answer_api(Client& client, const api::Route& route, const std::string& body, const std::string& spec_dir,
-                     EndedAnswers* ended) {
+                     api::EndedAnswers* ended) {
   using api::Endpoint;
   const auto& id = route.experiment;
   switch (route.endpoint) {

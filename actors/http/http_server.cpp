@@ -75,7 +75,7 @@ struct HttpServer::Impl {
   api::SessionTable sessions;
   std::unique_ptr<api::OneTimeToken> one_time;  // an embedded --ui's link
   api::LoginThrottle throttle;                  // wrong tokens at /login and in links, per address
-  EndedAnswers ended;                           // the detail answers of ended experiments
+  api::EndedAnswers ended;                      // the detail answers of ended experiments
 
   Impl(caf::actor_system& actor_system, coordinator_actor gateway_handle, HttpServerOptions server_options)
       : system(actor_system), gateway(std::move(gateway_handle)), options(std::move(server_options)) {}

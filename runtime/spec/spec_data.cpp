@@ -1,6 +1,7 @@
 // [data]: where the examples come from and how they are split, normalised and
 // augmented (runtime/spec/spec_section.hpp).
 #include "runtime/spec/spec_section.hpp"
+#include "runtime/spec/spec_paths.hpp"
 
 #include "datasets/dataset_source.hpp"
 #include "datasets/normalization.hpp"
@@ -48,14 +49,7 @@ void parse_data(Section s, DataSpec& data, const PathBase& base) {
   s.check_unknown(known);
 
   s.read_string("source", data.source, data_source_names());
-  const std::vector<std::pair<const char*, std::string*>> path_keys = {{"path", &data.path},
-                                                                       {"train_images", &data.train_images},
-                                                                       {"train_labels", &data.train_labels},
-                                                                       {"test_images", &data.test_images},
-                                                                       {"test_labels", &data.test_labels},
-                                                                       {"train", &data.train},
-                                                                       {"test", &data.test}};
-  for (auto [key, field] : path_keys) {
+  for (auto [key, field] : data_path_fields(data)) {
     s.read_string(key, *field);
     *field = resolve_input_path(base, *field);
   }

@@ -41,15 +41,8 @@ bool names_model_file(const std::string& entry) {
 std::vector<SpecPath> spec_paths(const ExperimentSpec& spec) {
   const DataSpec& d = spec.data;
   std::vector<SpecPath> out;
-  const std::vector<std::pair<const char*, const std::string*>> data_keys = {{"[data] path", &d.path},
-                                                                             {"[data] train_images", &d.train_images},
-                                                                             {"[data] train_labels", &d.train_labels},
-                                                                             {"[data] test_images", &d.test_images},
-                                                                             {"[data] test_labels", &d.test_labels},
-                                                                             {"[data] train", &d.train},
-                                                                             {"[data] test", &d.test}};
-  for (const auto& [key, value] : data_keys)
-    if (!value->empty()) out.push_back({key, *value, false});
+  for (const auto& [key, value] : data_path_fields(d))
+    if (!value->empty()) out.push_back({fmt::format("[data] {}", key), *value, false});
   // Read relative to `path` (docs/SPEC.md): they may not leave it for another place either.
   if (!d.path.empty()) {
     if (!d.annotations.empty())
@@ -69,6 +62,23 @@ bool path_is_under(const std::string& path, const std::string& root) {
     if (pi == p.end() || *pi != *ri) return false;
   }
   return true;
+}
+
+AllowedPlaces allowed_places(const std::vector<std::string>& data_roots, const std::string& state_dir,
+                             const std::string& spec_dir) {
+  AllowedPlaces allowed{data_roots, "", (fs::path(state_dir) / "experiments").string()};
+  std::error_code ec;
+  const auto uploads = fs::absolute(fs::path(state_dir) / "uploads", ec).lexically_normal();
+  const auto dir = fs::absolute(spec_dir, ec).lexically_normal();
+  if (!spec_dir.empty() && dir.parent_path() == uploads) allowed.brought = dir.string();
+  return allowed;
+}
+
+std::string path_base(const AllowedPlaces& allowed, const std::string& spec_dir) {
+  if (allowed.roots.empty() || !allowed.brought.empty()) return spec_dir;
+  for (const auto& root : allowed.roots)
+    if (!spec_dir.empty() && path_is_under(spec_dir, root)) return spec_dir;
+  return allowed.roots.front();
 }
 
 Status check_spec_paths(const ExperimentSpec& spec, const AllowedPlaces& allowed) {

@@ -7,12 +7,26 @@
 // compared after symbolic links and ".." are resolved, so neither leads out of a root.
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/base/status.hpp"
 #include "runtime/spec/spec.hpp"
 
 namespace cerebro {
+
+// The [data] keys that name files, with their fields (const or not, as `data` is): the parser resolves
+// them, spec_paths lists them.
+template <class Data>
+std::vector<std::pair<const char*, decltype(&std::declval<Data&>().path)>> data_path_fields(Data& data) {
+  return {{"path", &data.path},
+          {"train_images", &data.train_images},
+          {"train_labels", &data.train_labels},
+          {"test_images", &data.test_images},
+          {"test_labels", &data.test_labels},
+          {"train", &data.train},
+          {"test", &data.test}};
+}
 
 // A path key of a spec and the path it names (absolute, as the parser resolved it).
 struct SpecPath {
@@ -27,6 +41,16 @@ struct AllowedPlaces {
   std::string brought;             // the folder of the files the submission brought ("": none)
   std::string runs;                // the coordinator's run directories: warm_start may read them
 };
+
+// The places a submission may read from a coordinator with `data_roots` and state in `state_dir`: the
+// roots; the folder of the files it brought, when `spec_dir` is one folder of `state_dir`/uploads (where
+// the HTTP server writes them); and, for warm_start, `state_dir`/experiments.
+AllowedPlaces allowed_places(const std::vector<std::string>& data_roots, const std::string& state_dir,
+                             const std::string& spec_dir);
+
+// Where a submission's relative paths start: `spec_dir` without roots, for brought files, or when it is
+// itself under a root; otherwise the first root (the others are searched after it).
+std::string path_base(const AllowedPlaces& allowed, const std::string& spec_dir);
 
 // OK when every path of `spec` lies under a place it may read; otherwise a permission_denied error naming
 // the key, the path and the roots (never what the file holds).

@@ -13,6 +13,7 @@
 #include "runtime/api/api_auth.hpp"
 #include "runtime/api/api_request.hpp"
 #include "runtime/api/api_route.hpp"
+#include "runtime/api/ended_answers.hpp"
 #include "runtime/api/experiment_view.hpp"
 #include "runtime/api/prometheus.hpp"
 #include "runtime/api/upload.hpp"
@@ -66,6 +67,21 @@ BOOST_AUTO_TEST_CASE(every_route_matches_its_method_and_path) {
     BOOST_TEST(m.route->config == c.config);
     BOOST_TEST(to_string(route_info(c.endpoint).method) == c.method);
   }
+}
+
+// An ended experiment's answer is kept as sent; past the capacity, the one kept longest ago goes, and
+// keeping one again makes it the newest.
+BOOST_AUTO_TEST_CASE(ended_answers_are_kept_up_to_their_capacity) {
+  EndedAnswers ended(2);
+  BOOST_TEST(!ended.find("a").has_value());
+  ended.keep("a", "{\"id\":\"a\"}");
+  ended.keep("b", "{\"id\":\"b\"}");
+  BOOST_TEST(ended.find("a").value() == "{\"id\":\"a\"}");
+  ended.keep("a", "{\"id\":\"a2\"}");
+  ended.keep("c", "{\"id\":\"c\"}");
+  BOOST_TEST(!ended.find("b").has_value());
+  BOOST_TEST(ended.find("a").value() == "{\"id\":\"a2\"}");
+  BOOST_TEST(ended.find("c").has_value());
 }
 
 BOOST_AUTO_TEST_CASE(methods_and_site_pages_are_read_once_into_values) {

@@ -11,9 +11,11 @@
 #include "test/support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
+using cerebro::allowed_places;
 using cerebro::AllowedPlaces;
 using cerebro::check_spec_paths;
 using cerebro::parse_spec_string;
+using cerebro::path_base;
 using cerebro::path_is_under;
 using cerebro::spec_paths;
 using cerebro::testing::TempDir;
@@ -144,6 +146,34 @@ BOOST_AUTO_TEST_CASE(a_relative_path_missing_where_the_spec_is_falls_back_to_the
   spec = parse_spec_string(csv_spec("nowhere.csv"), spec_dir.string(), "fallback.toml", {first.string()});
   BOOST_REQUIRE(spec.ok());
   BOOST_TEST(spec->data.train == (spec_dir / "nowhere.csv").string());
+}
+
+// Only one folder of the uploads counts as brought files (the HTTP server names it as the spec's folder):
+// not the uploads folder itself, nor a folder elsewhere.
+BOOST_AUTO_TEST_CASE(the_places_of_a_submission_follow_the_coordinators_state) {
+  TempDir dir;
+  const std::string state = (fs::path(dir.path()) / "state").string();
+  const std::string upload = state + "/uploads/k3y";
+  auto brought = allowed_places({"/srv/data"}, state, upload);
+  BOOST_TEST(brought.roots == (std::vector<std::string>{"/srv/data"}));
+  BOOST_TEST(brought.brought == upload);
+  BOOST_TEST(brought.runs == state + "/experiments");
+  BOOST_TEST(allowed_places({"/srv/data"}, state, state + "/uploads").brought.empty());
+  BOOST_TEST(allowed_places({"/srv/data"}, state, "/home/someone").brought.empty());
+  BOOST_TEST(allowed_places({"/srv/data"}, state, "").brought.empty());
+}
+
+// Relative paths start from the brought files, from a spec folder under a root, or else from the first root;
+// without roots, from the spec's folder as always.
+BOOST_AUTO_TEST_CASE(relative_paths_start_from_a_place_the_submission_may_read) {
+  const AllowedPlaces none{{}, "", ""};
+  BOOST_TEST(path_base(none, "/home/someone") == "/home/someone");
+  const AllowedPlaces roots{{"/srv/a", "/srv/b"}, "", ""};
+  BOOST_TEST(path_base(roots, "/srv/b/specs") == "/srv/b/specs");
+  BOOST_TEST(path_base(roots, "/home/someone") == "/srv/a");
+  BOOST_TEST(path_base(roots, "") == "/srv/a");
+  const AllowedPlaces with_files{{"/srv/a"}, "/state/uploads/k3y", ""};
+  BOOST_TEST(path_base(with_files, "/state/uploads/k3y") == "/state/uploads/k3y");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
