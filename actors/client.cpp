@@ -116,6 +116,30 @@ Result<nlohmann::json> Client::status() {
   return out;
 }
 
+Result<nlohmann::json> Client::dataset_json(dataset_request request) {
+  lost_ = false;
+  request.token = token_;
+  caf::scoped_actor self(system_);
+  Result<nlohmann::json> out = Status::internal("no answer");
+  self->request(gateway_, millis(request_timeout_s), datasets_atom::value, std::move(request))
+      .receive([&](const std::string& text) { out = nlohmann::json::parse(text); },
+               [&](const caf::error& e) { out = failed(e); });
+  return out;
+}
+
+Result<nlohmann::json> Client::datasets() {
+  return dataset_json({"", static_cast<int32_t>(DatasetCommand::list), "", "", ""});
+}
+
+Result<nlohmann::json> Client::add_dataset(const std::string& name, const nlohmann::json& data,
+                                           const std::string& upload_dir) {
+  return dataset_json({"", static_cast<int32_t>(DatasetCommand::add), name, data.dump(), upload_dir});
+}
+
+Result<nlohmann::json> Client::remove_dataset(const std::string& name) {
+  return dataset_json({"", static_cast<int32_t>(DatasetCommand::remove), name, "", ""});
+}
+
 Result<std::string> Client::submit_as(caf::scoped_actor& self, const std::string& spec_text,
                                       const std::string& spec_dir, const std::string& origin) {
   lost_ = false;

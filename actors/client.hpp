@@ -104,6 +104,13 @@ class Client {
   // Steering (actors/experiment_steering.hpp lists each answer's fields; every
   // answer also carries "experiment", the id it applied to).
   Result<nlohmann::json> pause(const std::string& experiment);
+  // The coordinator's registered datasets (actors/coordinator_datasets.hpp): list them with the
+  // prepared-data cache; register one by its [data] table (`upload_dir`: the folder its uploaded files
+  // were written to, "" for paths on the cluster); remove one.
+  Result<nlohmann::json> datasets();
+  Result<nlohmann::json> add_dataset(const std::string& name, const nlohmann::json& data,
+                                     const std::string& upload_dir = "");
+  Result<nlohmann::json> remove_dataset(const std::string& name);
   Result<nlohmann::json> resume(const std::string& experiment);
   Result<nlohmann::json> stop(const std::string& experiment, ConfigId config);
   // A new config: the experiment's first config's parameters with `settings`
@@ -147,6 +154,7 @@ class Client {
   // The export command's answer: the config's TorchScript file and its JSON.
   Result<control_reply> exported(const std::string& experiment, ConfigId config);
   Result<nlohmann::json> control_json(control_request request);
+  Result<nlohmann::json> dataset_json(dataset_request request);
   Status failed(const caf::error& error);
 
   caf::actor_system& system_;

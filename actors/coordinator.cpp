@@ -2,14 +2,17 @@
 
 #include <chrono>
 #include <map>
+#include <memory>
 #include <optional>
 
 #include <fmt/format.h>
 
 #include "actors/actors.hpp"
 #include "actors/coordinator_control.hpp"
+#include "actors/coordinator_datasets.hpp"
 #include "actors/coordinator_runs.hpp"
 #include "actors/finished_run_reader.hpp"
+#include "datasets/prepared_cache.hpp"
 #include "runtime/base/log_lines.hpp"
 #include "runtime/base/time_format.hpp"
 #include "runtime/cluster/coordinator_core.hpp"
@@ -30,6 +33,10 @@ struct coordinator_state {
   std::map<std::string, std::vector<client_actor>> clients;  // by experiment: submitter and attached clients
   // Answers reads of experiments that do not run (actors/finished_run_reader.hpp).
   finished_run_reader_actor reader;
+  // Its registered datasets (actors/coordinator_datasets.hpp); null when datasets.json cannot be
+  // read, which `registry_problem` says.
+  std::unique_ptr<DatasetRegistry> datasets;
+  std::string registry_problem;
   static inline const char* name = "cerebro.coordinator";
 };
 
@@ -152,8 +159,11 @@ caf::result<std::string> submit(coordinator_ptr self, const submit_request& r) {
   }
   if (r.spec_text.size() > (1u << 20)) return make_error(StatusCode::invalid_argument, "spec too large");
   const auto& config = self->state.config;
-  const auto allowed = allowed_places(config.data_roots, config.state_dir, r.spec_dir);
-  auto spec = parse_spec_string(r.spec_text, path_base(allowed, r.spec_dir), r.origin, allowed.roots);
+  auto allowed = allowed_places(config.data_roots, config.state_dir, r.spec_dir);
+  const auto* registry = self->state.datasets.get();
+  if (registry) allowed.datasets = registry->upload_dirs();
+  auto spec = parse_spec_string(r.spec_text, path_base(allowed, r.spec_dir), r.origin, allowed.roots,
+                                registry ? registry->tables() : nlohmann::json::object());
   if (!spec.ok()) return make_error(StatusCode::invalid_argument, spec.error());
   // warm_start may name this coordinator's experiments by id.
   auto ids = resolve_warm_start_ids(*spec, [self](const std::string& id) -> std::optional<KnownExperiment> {
@@ -221,6 +231,15 @@ void start(coordinator_ptr self, coordinator_config config) {
       CoordinatorSettings{config.token, config.state_dir, config.listen, config.heartbeat_timeout_s});
   self->state.config = std::move(config);
   self->state.reader = self->state.config.parts.spawn_reader(self);
+  if (auto registry = DatasetRegistry::open(self->state.config.state_dir); registry.ok()) {
+    self->state.datasets = std::move(registry).value();
+  } else {
+    self->state.registry_problem = registry.error();
+    log_line(
+        fmt::format("the registered datasets cannot be read, so none can be registered or removed until "
+                    "the file is repaired or moved away: {}",
+                    registry.error()));
+  }
   for (auto& run : self->state.config.parts.find_stored(self->state.config.state_dir)) {
     if (run.finished)
       core(self).add_finished(run.id, std::move(run.facts), run.run_dir, run.units);
@@ -244,6 +263,22 @@ coordinator_actor::behavior_type coordinator_behavior(coordinator_ptr self, coor
         return core(self).heartbeat(id, from_its_node, now(self));
       },
       [self](submit_atom, const submit_request& r) { return submit(self, r); },
+      [self](datasets_atom, const dataset_request& r) -> caf::result<std::string> {
+        if (auto checked = core(self).check_token(r.token); !checked.ok()) return to_error(checked);
+        const auto& settings = self->state.config;
+        const auto now_unix =
+            std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+                .count();
+        auto answer = answer_datasets(
+            self->state.datasets.get(), self->state.registry_problem,
+            DatasetPlaces{settings.data_roots, settings.state_dir, datasets::default_cache_dir()}, r, now_unix);
+        if (!answer.ok()) return to_error(answer.status());
+        if (static_cast<DatasetCommand>(r.command) != DatasetCommand::list)
+          log_line(
+              fmt::format("dataset {} {}", r.name,
+                          static_cast<DatasetCommand>(r.command) == DatasetCommand::add ? "registered" : "removed"));
+        return answer->dump();
+      },
       [self](attach_atom, const std::string& token, const std::string& experiment) {
         return attach(self, token, experiment);
       },

@@ -62,7 +62,8 @@ std::string describe_split(int32_t stages) {
 }
 
 nlohmann::json show_json(const StateStore& store, const ConfigRecord& record) {
-  auto log = store.unit_log();
+  const auto shared = store.unit_log_shared();
+  const auto& log = *shared;
   auto validated = validated_epochs(log, record.id);
   nlohmann::json epochs = nlohmann::json::array();
   for (const auto& m : epoch_metrics(log, record.id)) {
@@ -87,7 +88,7 @@ nlohmann::json show_json(const StateStore& store, const ConfigRecord& record) {
 nlohmann::json top_json(const StateStore& store, int32_t rows, bool paused) {
   const Metric stored = stored_metric(store);
   const std::string metric = to_string(stored);
-  auto ranked = rank_configs(store.configs(), store.unit_log(), stored);
+  auto ranked = rank_configs(store.configs(), *store.unit_log_shared(), stored);
   nlohmann::json out = nlohmann::json::array();
   int rank = 0;
   for (const auto& s : ranked) {
@@ -177,7 +178,7 @@ Result<control_reply> answer_from_store(const StateStore& store, const control_r
     return reply;
   }
   if (r.command == SteeringCommand::units) {
-    reply.json = api::units_view(store.unit_log(), r.since).dump();
+    reply.json = api::units_view(*store.unit_log_shared(), r.since).dump();
     return reply;
   }
   if (r.command == SteeringCommand::configs) {

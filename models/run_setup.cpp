@@ -376,6 +376,9 @@ Result<Prepared> start_new(const RunOptions& options, int workers, const fs::pat
   r.store->put_meta("spec", spec.source_text);
   r.store->put_meta("spec_dir", spec.spec_dir);
   if (!spec.search_dirs.empty()) r.store->put_meta("spec_search_dirs", nlohmann::json(spec.search_dirs).dump());
+  // The registered dataset it named, as it read it: a resume reads the same data even after the
+  // dataset is removed or registered again (docs/SPEC.md "Registered datasets").
+  if (!spec.datasets.empty()) r.store->put_meta("spec_datasets", spec.datasets.dump());
   store_metric(*r.store, spec.metric);
   // Several objectives: what the live Pareto front needs (runtime/run/objectives.hpp).
   if (!spec.objectives.empty()) r.store->put_meta("objectives", objectives_json(spec).dump());

@@ -161,8 +161,22 @@ ApiAnswer answer_api(Client& client, const api::Route& route, const std::string&
     case Endpoint::config_model: return download(client.model_file(id, route.config), api::RunFile::best_model);
     case Endpoint::best_model:
     case Endpoint::run_file: return download(client.run_file(id, api::to_string(route.file)), route.file);
+    case Endpoint::list_datasets: return with_experiment(client.datasets());
+    case Endpoint::add_dataset: return answer_add_dataset(client, body, "");
+    case Endpoint::remove_dataset: return with_experiment(client.remove_dataset(route.name));
   }
   return error_answer(500, "unhandled endpoint");
+}
+
+ApiAnswer answer_add_dataset(Client& client, const std::string& description, const std::string& upload_dir) {
+  const auto j = nlohmann::json::parse(description, nullptr, false);
+  const auto name = j.is_object() ? j.find("name") : j.end();
+  const auto data = j.is_object() ? j.find("data") : j.end();
+  if (name == j.end() || !name->is_string() || data == j.end() || !data->is_object())
+    return error_answer(400,
+                        "a dataset is registered with {\"name\": \"NAME\", \"data\": {its [data] keys}} as JSON "
+                        "(docs/API.md \"Datasets\")");
+  return with_experiment(client.add_dataset(name->get<std::string>(), *data, upload_dir), 201);
 }
 
 ApiAnswer answer_metrics(Client& client) {

@@ -30,6 +30,10 @@ int http_status_of(StatusCode code);
 ApiAnswer answer_api(Client& client, const api::Route& route, const std::string& body, const std::string& spec_dir,
                      api::EndedAnswers* ended = nullptr);
 
+// POST /api/v1/datasets: `description` is {"name", "data"} as JSON; `upload_dir` the folder the form's
+// files were written to ("" for a dataset registered by paths on the cluster). 201 with the dataset.
+ApiAnswer answer_add_dataset(Client& client, const std::string& description, const std::string& upload_dir);
+
 // GET /metrics: runtime/api/prometheus.hpp over the cluster's status and the
 // experiments' unit logs.
 ApiAnswer answer_metrics(Client& client);

@@ -29,6 +29,8 @@ constexpr const char* kCsrfHeader = "X-Cerebro-Request";
 
 // The submission's route (runtime/api/api_route.hpp), read by its own handler as it arrives.
 constexpr const char* kSubmissionPath = "/api/v1/experiments";
+// Its other path that takes a form (a dataset's files).
+constexpr const char* kDatasetsPath = "/api/v1/datasets";
 // The API's requests with a body are read by its own handlers (api_with_body, submit).
 constexpr const char* kApiBodies = "/api/";
 // A multipart form's boundaries and part headers on top of its spec and files.
@@ -213,34 +215,43 @@ struct HttpServer::Impl {
     res.set_header("X-Frame-Options", "DENY");
   }
 
-  // POST /api/v1/experiments, read here as it arrives: a TOML body (at most api::kMaxBodyBytes), or a
-  // multipart form of the spec (part `spec`) and its files (parts `file`, each named by its relative path),
-  // written to an upload directory of its own as they come (runtime/api/upload.hpp); the spec's relative
-  // paths then find them. A refused submission keeps no file.
-  void submit(const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& read) {
+  // POST /api/v1/experiments and POST /api/v1/datasets, read here as they arrive: a body (at most
+  // api::kMaxBodyBytes: a TOML spec, or a dataset's {"name", "data"}), or a multipart form of that text
+  // (part `spec`, or `dataset`) and its files (parts `file`, each named by its relative path), written
+  // to an upload directory of its own as they come (runtime/api/upload.hpp); the text's relative paths
+  // then find them. False when the request was refused and answered here; a refusal keeps no file.
+  bool read_form_or_body(const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& read,
+                         api::FormKind kind, std::string& text, std::unique_ptr<api::Upload>& upload) {
     secure_headers(res);
     // A refused body is read past first, so the connection's next request starts where it should; a failed
     // read sets its own status, which the refusal then replaces.
     if (!credential_accepted(req)) {
       skip_body(req, read);
       refused_credential(req, res);
-      return;
+      return false;
     }
     if (options.read_only) {
       skip_body(req, read);
-      return refuse_change(res);
+      refuse_change(res);
+      return false;
     }
-    std::string spec;
-    std::unique_ptr<api::Upload> upload;
     Status failed;
     bool too_large = false;
     if (req.is_multipart_form_data()) {
-      if (options.upload_dir.empty())
-        return reply(res, {400, api::error_json(400,
-                                                "this server takes a submission's spec as the body, not files: "
-                                                "send the TOML spec alone")});
-      auto created = api::Upload::create(options.upload_dir, options.upload_max_bytes);
-      if (!created.ok()) return reply(res, {500, api::error_json(500, created.error())});
+      if (options.upload_dir.empty()) {
+        skip_body(req, read);
+        reply(res, {400, api::error_json(400, kind == api::FormKind::submission
+                                                  ? "this server takes a submission's spec as the body, not files: "
+                                                    "send the TOML spec alone"
+                                                  : "this server takes no uploaded files: register a dataset by "
+                                                    "its paths on the cluster")});
+        return false;
+      }
+      auto created = api::Upload::create(options.upload_dir, options.upload_max_bytes, kind);
+      if (!created.ok()) {
+        reply(res, {500, api::error_json(500, created.error())});
+        return false;
+      }
       upload = std::move(created).value();
       // After a refusal the rest of the body is read and dropped (as the library drops a body over its own
       // limit), so the connection's next request starts where it should.
@@ -258,29 +269,45 @@ struct HttpServer::Impl {
           });
       if (failed.ok()) {
         auto form = upload->finish_form();
-        if (form.ok()) spec = std::move(form).value();
+        if (form.ok()) text = std::move(form).value();
         failed = form.status();
       }
       too_large = upload->over_cap();
     } else {
       size_t dropped = 0;
       read([&](const char* data, size_t size) {
-        too_large = too_large || spec.size() + size > api::kMaxBodyBytes;
+        too_large = too_large || text.size() + size > api::kMaxBodyBytes;
         if (too_large) return (dropped += size) <= options.upload_max_bytes + kMultipartSlack;
-        spec.append(data, size);
+        text.append(data, size);
         return true;
       });
       if (too_large)
         failed = Status::invalid_argument(fmt::format("the body is larger than {} bytes", api::kMaxBodyBytes));
     }
-    if (!failed.ok()) {
-      if (upload) upload->discard();
-      const int status = too_large ? 413 : 400;
-      return reply(res, {status, api::error_json(status, failed.message())});
-    }
+    if (failed.ok()) return true;
+    if (upload) upload->discard();
+    const int status = too_large ? 413 : 400;
+    reply(res, {status, api::error_json(status, failed.message())});
+    return false;
+  }
+
+  void submit(const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& read) {
+    std::string spec;
+    std::unique_ptr<api::Upload> upload;
+    if (!read_form_or_body(req, res, read, api::FormKind::submission, spec, upload)) return;
     auto client = make_client();
     auto answer = answer_api(*client, api::Route{api::Endpoint::submit_experiment}, spec,
                              upload ? upload->dir() : options.spec_dir);
+    if (upload && answer.status != 201) upload->discard();
+    reply(res, answer);
+  }
+
+  void add_dataset(const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& read) {
+    std::string description;
+    std::unique_ptr<api::Upload> upload;
+    if (!read_form_or_body(req, res, read, api::FormKind::dataset, description, upload)) return;
+    auto client = make_client();
+    auto answer = answer_add_dataset(*client, description, upload ? upload->dir() : "");
     if (upload && answer.status != 201) upload->discard();
     reply(res, answer);
   }
@@ -293,7 +320,9 @@ struct HttpServer::Impl {
       skip_body(req, read);
       secure_headers(res);
       if (refused_credential(req, res)) return;
-      return reply(res, {400, api::error_json(400, "only a submission (POST /api/v1/experiments) takes a form")});
+      return reply(res, {400, api::error_json(400,
+                                              "only a submission (POST /api/v1/experiments) and a dataset "
+                                              "(POST /api/v1/datasets) take a form")});
     }
     std::string body;
     bool too_large = false;
@@ -400,6 +429,8 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(caf::actor_system& system,
   server.Get(".*", handler);
   server.Post(kSubmissionPath, [self](const httplib::Request& req, httplib::Response& res,
                                       const httplib::ContentReader& read) { self->submit(req, res, read); });
+  server.Post(kDatasetsPath, [self](const httplib::Request& req, httplib::Response& res,
+                                    const httplib::ContentReader& read) { self->add_dataset(req, res, read); });
   auto api_with_body = [self](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& read) {
     self->api_with_body(req, res, read);
   };
@@ -432,7 +463,8 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(caf::actor_system& system,
     // submission without the token, and a large body outside the API (none is taken there), are refused
     // unread.
     const auto length = req.get_header_value<uint64_t>("Content-Length");
-    if (api::parse_http_method(req.method) == api::HttpMethod::post && req.path == kSubmissionPath) {
+    if (api::parse_http_method(req.method) == api::HttpMethod::post &&
+        (req.path == kSubmissionPath || req.path == kDatasetsPath)) {
       if ((chunked || length > api::kMaxBodyBytes) && self->refused_credential(req, res)) {
         Impl::secure_headers(res);
         return Answer::Handled;
@@ -452,7 +484,8 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(caf::actor_system& system,
   });
   server.set_error_handler([self](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
-    const size_t cap = req.path == kSubmissionPath ? self->options.upload_max_bytes : api::kMaxBodyBytes;
+    const size_t cap =
+        req.path == kSubmissionPath || req.path == kDatasetsPath ? self->options.upload_max_bytes : api::kMaxBodyBytes;
     auto message = res.status == 413 ? fmt::format("the body is larger than {} bytes", cap)
                    : res.status == 400
                        ? std::string("the request is malformed, or its body did not arrive whole in time")

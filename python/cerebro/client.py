@@ -156,6 +156,36 @@ class Client:
                             resend=True)
         return Experiment(self, answer["id"])
 
+    def datasets(self):
+        """The registered datasets and the prepared-data cache:
+        ``{"datasets": [{"name", "data", "uploaded", "upload_dir",
+        "registered_unix"}], "prepared": [{"name", "source", "inputs", "bytes",
+        "partitions", "train_examples", "last_used_unix"}]}``."""
+        return self._json("GET", "/api/v1/datasets")
+
+    def register_dataset(self, name, files=None, **data):
+        """Registers the dataset `name`, which a spec then names with
+        ``[data] dataset = "NAME"``; `data` are its ``[data]`` keys (source,
+        path, train, label_column ...). Without `files` its paths are on the
+        cluster (under the coordinator's data roots, where a relative path
+        is looked for). With `files` (relative path -> local path or bytes)
+        they are uploaded with it, and its paths name them. Returns the
+        registered dataset (its paths made absolute); Conflict when the name
+        is taken, Forbidden for a path outside the data roots."""
+        description = {"name": name, "data": data}
+        if not files:
+            return self._json("POST", "/api/v1/datasets", description)
+        attached = {multipart.check_file_name(path): specs.read_file(value) for path, value in files.items()}
+        body, content_type = multipart.encode(json.dumps(description), attached, text_part="dataset",
+                                              text_type="application/json")
+        return self._json("POST", "/api/v1/datasets", body=body, content_type=content_type)
+
+    def remove_dataset(self, name):
+        """Unregisters the dataset `name` (NotFound when none is registered).
+        Runs that read it keep their copy of its keys; an uploaded dataset's
+        files stay on the server."""
+        return self._json("DELETE", "/api/v1/datasets/" + urllib.parse.quote(name, safe=""))
+
     def agents(self):
         """The agents: id, name, node, workers, cores, memory_bytes, speed, heartbeat_age_s, state, running."""
         return self._json("GET", "/api/v1/agents")["agents"]

@@ -18,15 +18,16 @@ def check_file_name(name):
     return name
 
 
-def encode(spec_text, files, boundary=None):
+def encode(spec_text, files, boundary=None, text_part="spec", text_type="application/toml"):
     """(body bytes, Content-Type) of a submission: the part ``spec`` holding
     the TOML text, then one part ``file`` per entry of `files` (an ordered
-    mapping of relative path to bytes) with the path as its filename."""
+    mapping of relative path to bytes) with the path as its filename. An
+    uploaded dataset's form has the part ``dataset`` (its JSON) instead."""
     boundary = boundary or "cerebro-" + uuid.uuid4().hex
     b = boundary.encode("ascii")
     chunks = [b"--" + b + b"\r\n",
-              b'Content-Disposition: form-data; name="spec"\r\n',
-              b"Content-Type: application/toml; charset=utf-8\r\n\r\n",
+              b'Content-Disposition: form-data; name="' + text_part.encode("ascii") + b'"\r\n',
+              b"Content-Type: " + text_type.encode("ascii") + b"; charset=utf-8\r\n\r\n",
               spec_text.encode("utf-8"), b"\r\n"]
     for name, data in files.items():
         check_file_name(name)

@@ -66,6 +66,11 @@ def _spec_path(spec):
     return None
 
 
+def read_file(value):
+    """The bytes of a file to send: a local path, bytes or a cerebro.Template."""
+    return _read(value)
+
+
 def _read(value):
     from .template import Template
     if isinstance(value, Template):

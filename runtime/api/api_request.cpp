@@ -115,8 +115,8 @@ nlohmann::json key_of(const std::string& text) {
 }  // namespace
 
 std::optional<SubmissionPart> parse_submission_part(const std::string& name) {
-  static constexpr std::array<EnumName<SubmissionPart>, 2> kParts = {
-      {{SubmissionPart::spec, "spec"}, {SubmissionPart::file, "file"}}};
+  static constexpr std::array<EnumName<SubmissionPart>, 3> kParts = {
+      {{SubmissionPart::spec, "spec"}, {SubmissionPart::dataset, "dataset"}, {SubmissionPart::file, "file"}}};
   return enum_named<SubmissionPart>(kParts, name);
 }
 

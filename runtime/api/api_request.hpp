@@ -30,8 +30,9 @@ Result<std::vector<std::string>> settings_from_body(const std::string& body, boo
 // (Its content is checked by the coordinator's spec parser.)
 Status check_spec_body(const std::string& body);
 
-// The parts of a submission's multipart form: the TOML spec, and the files it brings.
-enum class SubmissionPart { spec, file };
+// The parts of a multipart form: a submission's TOML spec, or an uploaded dataset's description
+// ({"name", "data"} as JSON), and the files it brings.
+enum class SubmissionPart { spec, dataset, file };
 std::optional<SubmissionPart> parse_submission_part(const std::string& name);
 
 // The JSON every error answers: {"error": message, "status": http_status}.

@@ -38,7 +38,8 @@ bool plausible_experiment_id(const std::string& id) {
   return true;
 }
 
-constexpr std::array<EnumName<HttpMethod>, 2> kMethodNames = {{{HttpMethod::get, "GET"}, {HttpMethod::post, "POST"}}};
+constexpr std::array<EnumName<HttpMethod>, 3> kMethodNames = {
+    {{HttpMethod::get, "GET"}, {HttpMethod::post, "POST"}, {HttpMethod::delete_, "DELETE"}}};
 
 constexpr std::array<EnumName<RunFile>, 4> kRunFileNames = {{{RunFile::summary, "summary.json"},
                                                              {RunFile::metrics, "metrics.csv"},
@@ -92,6 +93,9 @@ const std::vector<RouteInfo>& routes() {
       {Endpoint::config_model, HttpMethod::get, "/api/v1/experiments/{id}/configs/{config}/model", false},
       {Endpoint::best_model, HttpMethod::get, "/api/v1/experiments/{id}/best_model", false},
       {Endpoint::run_file, HttpMethod::get, "/api/v1/experiments/{id}/files/{file}", false},
+      {Endpoint::list_datasets, HttpMethod::get, "/api/v1/datasets", false},
+      {Endpoint::add_dataset, HttpMethod::post, "/api/v1/datasets", true},
+      {Endpoint::remove_dataset, HttpMethod::delete_, "/api/v1/datasets/{name}", true},
   };
   return table;
 }
@@ -119,6 +123,10 @@ RouteMatch match_route(const std::string& method, const std::string& path) {
       } else if (pattern[i] == "{id}") {
         same = plausible_experiment_id(parts[i]);
         route.experiment = parts[i];
+      } else if (pattern[i] == "{name}") {
+        // A dataset's name is checked where it is registered; here only that it could be one.
+        same = plausible_experiment_id(parts[i]);
+        route.name = parts[i];
       } else if (pattern[i] == "{file}") {
         // Only these names: a path can never reach another file of the server.
         auto file = parse_run_file(parts[i]);

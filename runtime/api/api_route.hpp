@@ -34,6 +34,9 @@ enum class Endpoint {
   config_model,       // GET  /api/v1/experiments/{id}/configs/{c}/model  (TorchScript)
   best_model,         // GET  /api/v1/experiments/{id}/best_model        (TorchScript, once the run has ended)
   run_file,           // GET  /api/v1/experiments/{id}/files/{file}      (summary.json, metrics.csv, report.html)
+  list_datasets,      // GET    /api/v1/datasets          (registered datasets and the prepared-data cache)
+  add_dataset,        // POST   /api/v1/datasets          (body: {"name", "data"}; or a form with its files)
+  remove_dataset,     // DELETE /api/v1/datasets/{name}
 };
 
 // The run files the API serves by name (`{file}`): what a finished run leaves, and its report.
@@ -44,8 +47,8 @@ const char* content_type_of(RunFile file);
 
 // The methods the server answers (anything else is `other`, refused by
 // match_route with 404 or 405).
-enum class HttpMethod { get, post, other };
-HttpMethod parse_http_method(const std::string& text);  // "GET", "POST"; `other` for any other text
+enum class HttpMethod { get, post, delete_, other };
+HttpMethod parse_http_method(const std::string& text);  // "GET", "POST", "DELETE"; `other` for any other text
 std::string to_string(HttpMethod method);
 
 // The pages outside the API: the dashboard (at / or /index.html), its
@@ -58,7 +61,7 @@ struct RouteInfo {
   Endpoint endpoint;
   HttpMethod method;
   std::string pattern;  // "/api/v1/experiments/{id}/configs/{config}/stop": for docs and errors
-  bool changes_state;   // steering or submitting (a POST)
+  bool changes_state;   // steering, submitting or registering (a POST or a DELETE)
 };
 
 // Every route, in the order docs/API.md lists them.
@@ -71,6 +74,7 @@ struct Route {
   ConfigId config = -1;             // {config}
   RunFile file = RunFile::summary;  // {file}, and best_model's
   int64_t since = 0;                // get_units: ?since=N, the units after the first N
+  std::string name;                 // {name}: a dataset's
 };
 
 // What a method and path match: a route, or the HTTP status (404 no such

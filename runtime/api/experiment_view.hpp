@@ -16,6 +16,7 @@
 // its key appears in the API and to the dashboard.
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,13 +32,13 @@ namespace cerebro::api {
 struct ExperimentFacts {
   const StateStore& store;
   bool paused = false;
-  // The unit log, read and decoded once however many sections read it (a poll of a large run is
-  // mostly this read).
+  // The unit log, taken once however many sections read it, and shared
+  // with the store rather than copied (a poll of a large run reads all of it).
   const std::vector<UnitLogEntry>& log() const {
-    if (!log_cache) log_cache = store.unit_log();
+    if (!log_cache) log_cache = store.unit_log_shared();
     return *log_cache;
   }
-  mutable std::optional<std::vector<UnitLogEntry>> log_cache = std::nullopt;
+  mutable std::shared_ptr<const std::vector<UnitLogEntry>> log_cache = nullptr;
 };
 
 struct ViewSection {

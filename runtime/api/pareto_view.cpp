@@ -36,7 +36,8 @@ bool dominates(const Candidate& a, const Candidate& b, const std::vector<bool>& 
 
 // The live values of every config that validated an epoch, for the objectives `used`.
 std::vector<Candidate> live_candidates(const StateStore& store, const std::vector<Objective>& used) {
-  const auto log = store.unit_log();
+  const auto shared = store.unit_log_shared();
+  const auto& log = *shared;
   std::map<ConfigId, double> train_seconds;
   std::map<ConfigId, std::set<int32_t>> validated;
   for (const auto& e : log) {

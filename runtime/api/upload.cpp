@@ -37,14 +37,14 @@ Status check_upload_name(const std::string& name) {
   return Status::ok_status();
 }
 
-Result<std::unique_ptr<Upload>> Upload::create(const std::string& root, size_t max_bytes) {
+Result<std::unique_ptr<Upload>> Upload::create(const std::string& root, size_t max_bytes, FormKind kind) {
   std::error_code ec;
   fs::create_directories(root, ec);
   if (ec) return Status::io_error(fmt::format("cannot create the upload area: {}", ec.message()));
   const auto dir = (fs::path(root) / random_token(8)).string();
   if (!fs::create_directory(dir, ec) || ec)
     return Status::io_error(fmt::format("cannot create an upload directory: {}", ec ? ec.message() : "it exists"));
-  return std::unique_ptr<Upload>(new Upload(dir, max_bytes));
+  return std::unique_ptr<Upload>(new Upload(dir, max_bytes, kind));
 }
 
 Upload::~Upload() {
@@ -57,7 +57,7 @@ Status Upload::begin_file(const std::string& name) {
   for (const auto& kept : names_)
     if (kept == name) return Status::invalid_argument(fmt::format("file \"{}\" is sent twice", name));
   if (names_.size() >= kMaxUploadFiles)
-    return Status::invalid_argument(fmt::format("a submission brings at most {} files", kMaxUploadFiles));
+    return Status::invalid_argument(fmt::format("a {} brings at most {} files", what(), kMaxUploadFiles));
   const auto path = fs::path(dir_) / name;
   std::error_code ec;
   fs::create_directories(path.parent_path(), ec);
@@ -73,8 +73,8 @@ Status Upload::begin_file(const std::string& name) {
 Status Upload::count(size_t size) {
   if (size > max_bytes_ - std::min(bytes_, max_bytes_)) {
     over_cap_ = true;
-    return Status::invalid_argument(
-        fmt::format("the submission is larger than {} bytes (its spec and files)", max_bytes_));
+    return Status::invalid_argument(fmt::format("the {} is larger than {} bytes (its {} and files)", what(), max_bytes_,
+                                                kind_ == FormKind::submission ? "spec" : "description"));
   }
   bytes_ += size;
   return Status::ok_status();
@@ -97,11 +97,14 @@ Status Upload::finish() {
 }
 
 Status Upload::begin_part(const std::string& name, const std::string& filename) {
+  const auto text_part = kind_ == FormKind::submission ? SubmissionPart::spec : SubmissionPart::dataset;
+  const char* text_name =
+      kind_ == FormKind::submission ? "\"spec\" (the TOML spec)" : "\"dataset\" ({\"name\", \"data\"})";
   auto part = parse_submission_part(name);
-  if (!part)
-    return Status::invalid_argument(fmt::format(
-        "a submission's form has a part \"spec\" (the TOML spec) and parts \"file\"; got \"{}\"", name.substr(0, 40)));
-  in_spec_ = *part == SubmissionPart::spec;
+  if (!part || (*part != text_part && *part != SubmissionPart::file))
+    return Status::invalid_argument(
+        fmt::format("a {}'s form has a part {} and parts \"file\"; got \"{}\"", what(), text_name, name.substr(0, 40)));
+  in_spec_ = *part == text_part;
   if (in_spec_) return finish();
   return begin_file(filename);
 }
@@ -110,7 +113,8 @@ Status Upload::receive(const char* data, size_t size) {
   if (!in_spec_) return write(data, size);
   if (spec_.size() + size > kMaxBodyBytes) {
     over_cap_ = true;
-    return Status::invalid_argument(fmt::format("the spec is larger than {} bytes", kMaxBodyBytes));
+    return Status::invalid_argument(fmt::format("the {} is larger than {} bytes",
+                                                kind_ == FormKind::submission ? "spec" : "description", kMaxBodyBytes));
   }
   if (auto st = count(size); !st.ok()) return st;
   spec_.append(data, size);
@@ -119,7 +123,10 @@ Status Upload::receive(const char* data, size_t size) {
 
 Result<std::string> Upload::finish_form() {
   if (auto st = finish(); !st.ok()) return st;
-  if (spec_.empty()) return Status::invalid_argument("the submission's form has no part \"spec\" (the TOML spec)");
+  if (spec_.empty())
+    return Status::invalid_argument(kind_ == FormKind::submission
+                                        ? "the submission's form has no part \"spec\" (the TOML spec)"
+                                        : "the dataset's form has no part \"dataset\" ({\"name\", \"data\"})");
   return spec_;
 }
 

@@ -26,10 +26,15 @@ constexpr size_t kMaxUploadFiles = 256;
 // more than 8 deep, at most 255 characters; an error says what is wrong with it.
 Status check_upload_name(const std::string& name);
 
+// What a form uploads: a submission (its text part is `spec`) or a dataset (docs/API.md "Datasets": its
+// text part is `dataset`, {"name", "data"} as JSON).
+enum class FormKind { submission, dataset };
+
 class Upload {
  public:
   // A new directory under `root` (created if needed), named at random; `max_bytes` caps the whole upload.
-  static Result<std::unique_ptr<Upload>> create(const std::string& root, size_t max_bytes);
+  static Result<std::unique_ptr<Upload>> create(const std::string& root, size_t max_bytes,
+                                                FormKind kind = FormKind::submission);
   ~Upload();
 
   // Starts the next file (the previous one is closed).
@@ -43,11 +48,11 @@ class Upload {
   // Removes the directory and what is in it (a submission that was refused keeps nothing).
   void discard();
 
-  // The multipart form of a submission, part by part as it arrives: a part `spec` (the TOML text, at most
-  // kMaxBodyBytes) and parts `file`, each written as its filename says. An error stops the form.
+  // The multipart form, part by part as it arrives: its text part (`spec`, the TOML text, or `dataset`;
+  // at most kMaxBodyBytes) and parts `file`, each written as its filename says. An error stops the form.
   Status begin_part(const std::string& name, const std::string& filename);
   Status receive(const char* data, size_t size);
-  // The form is whole: the last file closed and the spec's text, or why the form is refused.
+  // The form is whole: the last file closed and its text part, or why the form is refused.
   Result<std::string> finish_form();
 
   const std::string& dir() const { return dir_; }
@@ -57,9 +62,11 @@ class Upload {
   bool over_cap() const { return over_cap_; }  // refused for its size (HTTP 413)
 
  private:
-  Upload(std::string dir, size_t max_bytes) : dir_(std::move(dir)), max_bytes_(max_bytes) {}
+  Upload(std::string dir, size_t max_bytes, FormKind kind) : dir_(std::move(dir)), max_bytes_(max_bytes), kind_(kind) {}
+  const char* what() const { return kind_ == FormKind::submission ? "submission" : "dataset"; }
   std::string dir_;
   size_t max_bytes_;
+  FormKind kind_;
   size_t bytes_ = 0;
   bool over_cap_ = false;
   bool in_spec_ = false;  // the part arriving is the spec

@@ -28,6 +28,8 @@ using fetch_atom = caf::atom_constant<caf::atom("fetch")>;
 using release_atom = caf::atom_constant<caf::atom("release")>;
 using heartbeat_atom = caf::atom_constant<caf::atom("heartbeat")>;
 using submit_atom = caf::atom_constant<caf::atom("submit")>;
+// (datasets_atom, dataset_request) -> JSON: the coordinator's registered datasets.
+using datasets_atom = caf::atom_constant<caf::atom("datasets")>;
 using status_atom = caf::atom_constant<caf::atom("status")>;
 using files_atom = caf::atom_constant<caf::atom("files")>;
 using add_worker_atom = caf::atom_constant<caf::atom("addworker")>;

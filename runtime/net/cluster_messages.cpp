@@ -10,6 +10,7 @@ void register_cluster_message_types(caf::actor_system_config& config) {
   config.add_message_type<join_reply>("join_reply");
   config.add_message_type<shard_placement>("shard_placement");
   config.add_message_type<submit_request>("submit_request");
+  config.add_message_type<dataset_request>("dataset_request");
   config.add_message_type<run_files>("run_files");
   config.add_message_type<control_request>("control_request");
   config.add_message_type<control_reply>("control_reply");

@@ -83,6 +83,23 @@ typename Inspector::result_type inspect(Inspector& f, submit_request& x) {
   return f(caf::meta::type_name("submit_request"), x.token, x.spec_text, x.spec_dir, x.origin, x.workers);
 }
 
+// A client's request about the coordinator's registered datasets (docs/API.md "Datasets"): list them
+// and the prepared-data cache; add one (its name, its [data] table as JSON and, for an upload, the
+// folder under the coordinator's uploads its files were written to); or remove one by name.
+enum class DatasetCommand : int32_t { list = 0, add = 1, remove = 2 };
+struct dataset_request {
+  std::string token;
+  int32_t command = 0;  // a DatasetCommand
+  std::string name;
+  std::string data_json;
+  std::string upload_dir;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, dataset_request& x) {
+  return f(caf::meta::type_name("dataset_request"), x.token, x.command, x.name, x.data_json, x.upload_dir);
+}
+
 // The files of a finished run a client receives (name -> bytes).
 struct run_files {
   std::string experiment;

@@ -37,6 +37,7 @@ struct shard_placement;
 struct join_request;
 struct join_reply;
 struct submit_request;
+struct dataset_request;
 struct control_request;
 struct control_reply;
 struct run_files;
@@ -197,6 +198,8 @@ using coordinator_actor = caf::typed_actor<
     // (-> JSON); steer or inspect an experiment; measure a model hop (token,
     // state bytes -> their size).
     caf::replies_to<submit_atom, submit_request>::with<std::string>,
+    // The registered datasets (list, add, remove -> JSON).
+    caf::replies_to<datasets_atom, dataset_request>::with<std::string>,
     caf::replies_to<attach_atom, std::string, std::string>::with<std::string>,
     caf::replies_to<status_atom, std::string>::with<std::string>,
     caf::replies_to<control_atom, control_request>::with<control_reply>,

@@ -27,8 +27,14 @@ Result<ExperimentSpec> spec_of_run(const StateStore& store, const std::string& r
     for (const auto& dir : parsed)
       if (dir.is_string()) search_dirs.push_back(dir.get<std::string>());
   }
+  auto datasets = nlohmann::json::object();
+  if (auto kept = store.get_meta("spec_datasets")) {
+    datasets = nlohmann::json::parse(*kept, nullptr, false);
+    if (!datasets.is_object())
+      return Status::corruption(fmt::format("{}: the run's spec_datasets is damaged", run_dir));
+  }
   return parse_spec_string(*text, store.get_meta("spec_dir").value_or(""), (fs::path(run_dir) / "spec.toml").string(),
-                           search_dirs);
+                           search_dirs, datasets);
 }
 
 Result<ExperimentSpec> spec_of_run(const std::string& run_dir) {

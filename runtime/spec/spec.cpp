@@ -38,7 +38,7 @@ std::string default_name(const std::string& origin) {
 
 Result<ExperimentSpec> parse_spec_string_with(const std::string& toml_text, const std::string& spec_dir,
                                               const std::string& origin, const SearchChecks& checks,
-                                              const std::vector<std::string>& search_dirs) {
+                                              const std::vector<std::string>& search_dirs, const json& datasets) {
   Problems problems(origin);
   toml::table root;
   try {
@@ -74,6 +74,7 @@ Result<ExperimentSpec> parse_spec_string_with(const std::string& toml_text, cons
   if (!root.contains("data")) {
     problems.add("the [data] section is missing: give at least source = \"idx\" or \"csv\"");
   } else if (table_of("data")) {  // a non-table [data] is already reported
+    spec.datasets = take_dataset(*table_of("data"), datasets, problems);
     parse_data(Section(table_of("data"), "data", problems), spec.data, base);
   }
   check_task_labels(Section(table_of("data"), "data", problems), spec);
@@ -107,8 +108,9 @@ Result<ExperimentSpec> parse_spec_file_with(const std::string& path, const Searc
 Result<ExperimentSpec> parse_spec_file(const std::string& path) { return parse_spec_file_with(path, search_checks()); }
 
 Result<ExperimentSpec> parse_spec_string(const std::string& toml_text, const std::string& spec_dir,
-                                         const std::string& origin, const std::vector<std::string>& search_dirs) {
-  return parse_spec_string_with(toml_text, spec_dir, origin, search_checks(), search_dirs);
+                                         const std::string& origin, const std::vector<std::string>& search_dirs,
+                                         const json& datasets) {
+  return parse_spec_string_with(toml_text, spec_dir, origin, search_checks(), search_dirs, datasets);
 }
 
 json spec_to_json(const ExperimentSpec& spec) {
@@ -152,8 +154,10 @@ json spec_to_json(const ExperimentSpec& spec) {
                  for (const auto& o : spec.objectives) names.push_back(o.name);
                  return names;
                }()},
+              {"datasets", spec.datasets},
               {"data",
                {{"source", d.source},
+                {"dataset", d.dataset},
                 {"path", d.path},
                 {"train_images", d.train_images},
                 {"train_labels", d.train_labels},

@@ -28,10 +28,11 @@ enum class TokenizerKind;      // datasets/tokenizer.hpp
 }  // namespace datasets
 
 struct DataSpec {
-  std::string source;  // "idx" | "csv" | "images" | "coco" | "text" | a registered source name (required)
-  std::string path;    // idx: directory with the MNIST-layout files; images: a folder
-                       // tree (train/<class>/*, optional test/<class>/*) or a CSV manifest;
-                       // coco: the dataset's folder; text: a plain-text file or a folder of them
+  std::string source;   // "idx" | "csv" | "images" | "coco" | "text" | a registered source name (required)
+  std::string dataset;  // the registered dataset whose keys the spec's [data] takes ("": none)
+  std::string path;     // idx: directory with the MNIST-layout files; images: a folder
+                        // tree (train/<class>/*, optional test/<class>/*) or a CSV manifest;
+                        // coco: the dataset's folder; text: a plain-text file or a folder of them
   std::string train_images, train_labels, test_images, test_labels;  // idx: explicit files instead of path
   std::string train, test;                                           // csv files (test optional)
   std::string label_column;                // csv: required (the first column when a list is given)
@@ -149,6 +150,10 @@ struct ExperimentSpec {
   // Where relative input paths not found under spec_dir were looked for next: a coordinator's data roots
   // (docs/CLUSTER.md "Data roots"). Kept with the run, so a resume resolves the same files.
   std::vector<std::string> search_dirs;
+  // The registered dataset `[data] dataset` names, as {name: its [data] keys} at parse time
+  // (docs/SPEC.md "Registered datasets"); empty for a spec that names none. Kept with the run, so a
+  // resume reads the same data even after the dataset is removed or registered again.
+  nlohmann::json datasets = nlohmann::json::object();
   std::string source_text;  // the TOML text, kept so a run directory can store it
 };
 
@@ -194,16 +199,34 @@ Result<ExperimentSpec> parse_spec_file(const std::string& path);
 // spec_dir (against the current directory when spec_dir is ""), or, when the
 // file is not there, against the first of `search_dirs` that has it. `origin`
 // prefixes messages (e.g. the file name); its stem is the default name when it
-// ends in ".toml", otherwise the default name is "experiment".
+// ends in ".toml", otherwise the default name is "experiment". `datasets` are
+// the registered datasets a `[data] dataset = "NAME"` may name, as
+// {name: {its [data] keys}} (a coordinator's DatasetRegistry::tables()).
 Result<ExperimentSpec> parse_spec_string(const std::string& toml_text, const std::string& spec_dir,
-                                         const std::string& origin, const std::vector<std::string>& search_dirs = {});
+                                         const std::string& origin, const std::vector<std::string>& search_dirs = {},
+                                         const nlohmann::json& datasets = nlohmann::json::object());
 
 // The same with other search checks than the registry's (the parser's own
 // tests give it checks that record what they are asked).
 Result<ExperimentSpec> parse_spec_file_with(const std::string& path, const SearchChecks& checks);
 Result<ExperimentSpec> parse_spec_string_with(const std::string& toml_text, const std::string& spec_dir,
                                               const std::string& origin, const SearchChecks& checks,
-                                              const std::vector<std::string>& search_dirs = {});
+                                              const std::vector<std::string>& search_dirs = {},
+                                              const nlohmann::json& datasets = nlohmann::json::object());
+
+// A dataset to register (docs/SPEC.md "Registered datasets"): `table` holds [data] keys, checked as a
+// spec's [data] is (problems start with `origin`); relative paths start at `dir`, then `search_dirs`.
+// The answer is the table with every path absolute, ready for DatasetRegistry, and the [data] it reads
+// as (for the data-roots check). A table may not itself name a dataset.
+struct CheckedDataset {
+  nlohmann::json table;
+  DataSpec data;
+};
+Result<CheckedDataset> check_dataset_table(const nlohmann::json& table, const std::string& dir,
+                                           const std::vector<std::string>& search_dirs, const std::string& origin);
+// A dataset's name: 1 to 64 letters, digits, "-", "_" and "."; not starting with "." (it names a
+// folder and a URL path part).
+Status check_dataset_name(const std::string& name);
 
 // Every field except source_text, for summary.json and the run directory.
 // To rebuild a spec later, re-parse source_text with spec_dir.

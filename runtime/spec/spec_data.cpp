@@ -3,6 +3,8 @@
 #include "runtime/spec/spec_section.hpp"
 #include "runtime/spec/spec_paths.hpp"
 
+#include <cctype>
+
 #include "datasets/dataset_source.hpp"
 #include "datasets/normalization.hpp"
 #include "datasets/task_kind.hpp"
@@ -40,15 +42,76 @@ const std::vector<std::pair<std::string, std::vector<datasets::BuiltinSource>>>&
   return keys;
 }
 
+// A value of a registered dataset's table as TOML: what a [data] key holds (a string, a number, a
+// boolean or an array of them); false for anything else.
+bool to_toml(const json& value, toml::array& out);
+bool insert_toml(toml::table& table, const std::string& key, const json& value) {
+  if (value.is_string()) return table.insert_or_assign(key, value.get<std::string>()), true;
+  if (value.is_boolean()) return table.insert_or_assign(key, value.get<bool>()), true;
+  if (value.is_number_integer()) return table.insert_or_assign(key, value.get<int64_t>()), true;
+  if (value.is_number_float()) return table.insert_or_assign(key, value.get<double>()), true;
+  if (!value.is_array()) return false;
+  toml::array array;
+  if (!to_toml(value, array)) return false;
+  table.insert_or_assign(key, std::move(array));
+  return true;
+}
+bool to_toml(const json& value, toml::array& out) {
+  for (const auto& item : value) {
+    if (item.is_string()) {
+      out.push_back(item.get<std::string>());
+    } else if (item.is_boolean()) {
+      out.push_back(item.get<bool>());
+    } else if (item.is_number_integer()) {
+      out.push_back(item.get<int64_t>());
+    } else if (item.is_number_float()) {
+      out.push_back(item.get<double>());
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
+json take_dataset(toml::table& data, const json& registered, Problems& problems) {
+  const toml::node* named = data.get("dataset");
+  if (!named || !named->is_string()) return json::object();  // absent, or reported by parse_data
+  const std::string name = named->as_string()->get();
+  const auto region = named->source();
+  if (!registered.is_object() || !registered.contains(name)) {
+    std::vector<std::string> names;
+    if (registered.is_object())
+      for (const auto& [known, table] : registered.items()) names.push_back(known);
+    problems.add(region, fmt::format("[data] dataset \"{}\" is not registered ({})", name,
+                                     names.empty() ? std::string("none is: register one with POST /api/v1/datasets")
+                                                   : "registered: " + quoted_alternatives(names)));
+    return json::object();
+  }
+  const json& table = registered.at(name);
+  for (const auto& [key, value] : table.items()) {
+    if (const toml::node* own = data.get(key)) {
+      problems.add(own->source(), fmt::format("[data] {} is set by the registered dataset \"{}\" (line {}): "
+                                              "leave it out here, or register another dataset",
+                                              key, name, region.begin.line));
+      continue;
+    }
+    if (!insert_toml(data, key, value))
+      problems.add(region, fmt::format("[data] dataset \"{}\": its key {} is not a value [data] takes", name, key));
+  }
+  return json{{name, table}};
+}
+
 void parse_data(Section s, DataSpec& data, const PathBase& base) {
-  std::vector<std::string> known = {"source", "validation_fraction", "test_fraction", "partitions",
-                                    "limit",  "normalization",       "cache",         "read_ahead"};
+  std::vector<std::string> known = {"source",        "dataset",    "validation_fraction",
+                                    "test_fraction", "partitions", "limit",
+                                    "normalization", "cache",      "read_ahead"};
   for (const auto& [key, sources] : source_specific_keys()) known.push_back(key);
   s.check_unknown(known);
 
   s.read_string("source", data.source, data_source_names());
+  s.read_string("dataset", data.dataset);
   for (auto [key, field] : data_path_fields(data)) {
     s.read_string(key, *field);
     *field = resolve_input_path(base, *field);
@@ -180,3 +243,41 @@ void check_task_labels(Section s, const ExperimentSpec& spec) {
 }
 
 }  // namespace cerebro::spec_detail
+
+namespace cerebro {
+
+Status check_dataset_name(const std::string& name) {
+  const bool ok =
+      !name.empty() && name.size() <= 64 && name.front() != '.' && std::all_of(name.begin(), name.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+      });
+  if (ok) return Status::ok_status();
+  return Status::invalid_argument(fmt::format(
+      "a dataset's name has 1 to 64 letters, digits, \"-\", \"_\" and \".\" and does not start with \".\"; got "
+      "\"{}\"",
+      name.substr(0, 80)));
+}
+
+Result<CheckedDataset> check_dataset_table(const nlohmann::json& table, const std::string& dir,
+                                           const std::vector<std::string>& search_dirs, const std::string& origin) {
+  using namespace spec_detail;
+  if (!table.is_object() || table.empty())
+    return Status::invalid_argument(origin + ": a dataset is a table of [data] keys, e.g. {\"source\": \"csv\", ...}");
+  if (table.contains("dataset"))
+    return Status::invalid_argument(origin + ": a dataset cannot name another dataset (its key dataset)");
+  toml::table data;
+  for (const auto& [key, value] : table.items())
+    if (!insert_toml(data, key, value))
+      return Status::invalid_argument(
+          fmt::format("{}: [data] {} takes a string, a number, a boolean or a list of them", origin, key));
+  Problems problems(origin);
+  CheckedDataset checked;
+  parse_data(Section(&data, "data", problems), checked.data, PathBase{dir, search_dirs});
+  if (!problems.empty()) return problems.status();
+  checked.table = table;
+  for (auto [key, field] : data_path_fields(checked.data))
+    if (table.contains(key)) checked.table[key] = *field;  // absolute, as parse_data resolved it
+  return checked;
+}
+
+}  // namespace cerebro

@@ -87,6 +87,7 @@ Status check_spec_paths(const ExperimentSpec& spec, const AllowedPlaces& allowed
     for (const auto& root : allowed.roots) ok = ok || path_is_under(path, root);
     if (!allowed.brought.empty()) ok = ok || path_is_under(path, allowed.brought);
     if (run_directory && !allowed.runs.empty()) ok = ok || path_is_under(path, allowed.runs);
+    for (const auto& dataset : allowed.datasets) ok = ok || (!run_directory && path_is_under(path, dataset));
     if (ok) continue;
     return Status::permission_denied(
         fmt::format("{} = \"{}\" is outside the data roots this coordinator reads ({}){}", key, path,

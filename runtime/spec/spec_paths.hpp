@@ -40,6 +40,9 @@ struct AllowedPlaces {
   std::vector<std::string> roots;  // the data roots: every key may read under them
   std::string brought;             // the folder of the files the submission brought ("": none)
   std::string runs;                // the coordinator's run directories: warm_start may read them
+  // The folders of the uploaded datasets the coordinator keeps (DatasetRegistry::upload_dirs()): a
+  // registered dataset's files are read there.
+  std::vector<std::string> datasets;
 };
 
 // The places a submission may read from a coordinator with `data_roots` and state in `state_dir`: the

@@ -291,6 +291,10 @@ void parse_space(const toml::table* table, ExperimentSpec& spec, Problems& probl
 // (several only for regression), once [experiment] and [data] are read.
 void check_task_labels(Section s, const ExperimentSpec& spec);
 void parse_data(Section s, DataSpec& data, const PathBase& base);
+// Before parse_data: a `dataset = "NAME"` in `data` (a mutable copy of the spec's [data]) takes the keys of
+// that registered dataset (`registered`: {name: table}) into the table; a key the spec sets too is a
+// problem. Returns {NAME: table} for the run to keep (empty without one).
+json take_dataset(toml::table& data, const json& registered, Problems& problems);
 // spec_cluster.cpp.
 void parse_cluster(Section s, ClusterSpec& cluster);
 

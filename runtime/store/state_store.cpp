@@ -1,5 +1,6 @@
 #include "runtime/store/state_store.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <map>
@@ -194,28 +195,7 @@ Result<int64_t> seq_of(const rocksdb::Slice& k) {
   return static_cast<int64_t>(seq);
 }
 
-// open() reads every unit-log entry, config record and decision once: a
-// store written by another build, or damaged, fails to open and names the
-// record. The readers below then take the records as well formed, and one
-// that is not is a bug of this file (only this class writes them).
-Status check_records(rocksdb::DB* db) {
-  Status bad;
-  auto note = [&bad](const Status& s) {
-    if (bad.ok() && !s.ok()) bad = s;
-  };
-  for (auto read :
-       {scan(db, "log/", [&](const rocksdb::Slice&k, const rocksdb::Slice&v) { note(log_entry_of(k, v).status()); }),
-        scan(db, "config/",
-             [&](const rocksdb::Slice&k, const rocksdb::Slice&v) { note(config_record_of(k, v).status()); }),
-        scan(db, "decision/", [&](const rocksdb::Slice&k, const rocksdb::Slice&v) {
-          if (parsed(v).is_discarded()) note(Status::invalid_argument(k.ToString() + ": not JSON"));
-        })}) {
-    if (!read.ok()) return read;
-  }
-  return bad;
-}
-
-// A record check_records() accepted at open.
+// A record load_records() accepted at open.
 template <class T>
 T checked(Result<T> record, const char* reader) {
   if (!record.ok()) contract_violation(std::string("StateStore::") + reader, record.error());
@@ -248,6 +228,44 @@ std::vector<EpochMetrics> epoch_metrics(const std::vector<UnitLogEntry>& log, Co
   return out;
 }
 
+// open() reads every unit-log entry, config record and decision once: a
+// store written by another build, or damaged, fails to open and names the
+// record. The readers below then take the records as well formed, and one
+// that is not is a bug of this file (only this class writes them).
+Status StateStore::load_records() {
+  Status bad;
+  auto note = [&bad](const Status& s) {
+    if (bad.ok() && !s.ok()) bad = s;
+  };
+  std::vector<UnitLogEntry> log;
+  for (auto read : {scan(db_, "log/",
+                         [&](const rocksdb::Slice&k, const rocksdb::Slice&v) {
+                           auto e = log_entry_of(k, v);
+                           note(e.status());
+                           if (e.ok()) log.push_back(std::move(e).value());
+                         }),
+                    scan(db_, "config/",
+                         [&](const rocksdb::Slice&k, const rocksdb::Slice&v) {
+                           auto r = config_record_of(k, v);
+                           note(r.status());
+                           if (r.ok()) configs_[r->id] = std::move(r).value();
+                         }),
+                    scan(db_, "decision/", [&](const rocksdb::Slice&k, const rocksdb::Slice&v) {
+                      if (parsed(v).is_discarded()) note(Status::invalid_argument(k.ToString() + ": not JSON"));
+                    })}) {
+    if (!read.ok()) return read;
+  }
+  for (auto& e : log) (e.rolled_back ? rolled_back_ : *committed_).push_back(std::move(e));
+  return bad;
+}
+
+void StateStore::remember_committed(const std::vector<UnitLogEntry>& entries) {
+  std::lock_guard<std::mutex> lock(records_mutex_);
+  // Under the lock no reader can take a new share, so a sole owner may append in place.
+  if (committed_.use_count() > 1) committed_ = std::make_shared<std::vector<UnitLogEntry>>(*committed_);
+  committed_->insert(committed_->end(), entries.begin(), entries.end());
+}
+
 Result<std::unique_ptr<StateStore>> StateStore::open(const std::string& dir, bool create) {
   rocksdb::Options options;
   options.create_if_missing = create;
@@ -257,7 +275,7 @@ Result<std::unique_ptr<StateStore>> StateStore::open(const std::string& dir, boo
   if (!s.ok()) return from_rocksdb(s, fmt::format("{}: cannot open the state store", dir));
   std::unique_ptr<StateStore> store(new StateStore(db));
   auto context = fmt::format("{}: the state store", dir);
-  if (auto checked = check_records(db); !checked.ok()) return checked.with_context(context);
+  if (auto loaded = store->load_records(); !loaded.ok()) return loaded.with_context(context);
   // Sequence numbers of rolled-back entries and of states copied in (PBT)
   // are taken too. A wrong next sequence number would overwrite history, so
   // a read error here fails the open.
@@ -284,8 +302,8 @@ Result<std::unique_ptr<StateStore>> StateStore::open_read_only(const std::string
   auto s = rocksdb::DB::OpenForReadOnly(options, dir, &db);
   if (!s.ok()) return from_rocksdb(s, fmt::format("{}: cannot open the state store to read", dir));
   std::unique_ptr<StateStore> store(new StateStore(db));
-  if (auto checked = check_records(db); !checked.ok())
-    return checked.with_context(fmt::format("{}: the state store", dir));
+  if (auto loaded = store->load_records(); !loaded.ok())
+    return loaded.with_context(fmt::format("{}: the state store", dir));
   store->next_decision_ = static_cast<int64_t>(store->decisions().size()) + 1;
   return store;
 }
@@ -316,14 +334,19 @@ Status StateStore::put_config(const ConfigRecord& r) {
   nlohmann::json j{{"id", r.id}, {"params", r.params}, {"status", to_string(r.status)}, {"error", r.error}};
   rocksdb::WriteBatch batch;
   batch.Put(config_key(r.id), j.dump());
-  return write_batch_synced(&batch);
+  auto s = write_batch_synced(&batch);
+  if (s.ok()) {
+    std::lock_guard<std::mutex> lock(records_mutex_);
+    configs_[r.id] = r;
+  }
+  return s;
 }
 
 std::vector<ConfigRecord> StateStore::configs() const {
+  std::lock_guard<std::mutex> lock(records_mutex_);
   std::vector<ConfigRecord> out;
-  scan(db_, "config/", [&](const rocksdb::Slice& k, const rocksdb::Slice& v) {
-    out.push_back(checked(config_record_of(k, v), "configs"));
-  });
+  out.reserve(configs_.size());
+  for (const auto& [id, record] : configs_) out.push_back(record);
   return out;
 }
 
@@ -397,6 +420,7 @@ Result<std::vector<UnitLogEntry>> StateStore::commit_units(const std::vector<Uni
   auto s = write_batch_synced(&batch);
   if (!s.ok()) return s;
   next_seq_ = seq;
+  remember_committed(entries);
   return entries;
 }
 
@@ -435,6 +459,7 @@ Result<std::vector<UnitLogEntry>> StateStore::commit_gang(std::vector<UnitLogEnt
   auto s = write_batch_synced(&batch);
   if (!s.ok()) return s;
   next_seq_ = seq;
+  remember_committed(entries);
   return entries;
 }
 
@@ -460,6 +485,7 @@ Status StateStore::copy_epoch_state(ConfigId from, int32_t from_epoch, ConfigId 
   if (!state.ok()) return state.status();
   rocksdb::WriteBatch batch;
   batch.Put(state_key(to, next_seq_), value);
+  std::optional<ConfigRecord> changed;
   for (auto record : configs())
     if (record.id == to) {
       record.params = params;
@@ -468,9 +494,15 @@ Status StateStore::copy_epoch_state(ConfigId from, int32_t from_epoch, ConfigId 
                                                {"status", to_string(record.status)},
                                                {"error", record.error}}
                                     .dump());
+      changed = std::move(record);
     }
   auto s = write_batch_synced(&batch);
-  if (s.ok()) ++next_seq_;
+  if (!s.ok()) return s;
+  ++next_seq_;
+  if (changed) {
+    std::lock_guard<std::mutex> lock(records_mutex_);
+    configs_[to] = std::move(*changed);
+  }
   return s;
 }
 
@@ -493,33 +525,25 @@ std::vector<nlohmann::json> StateStore::decisions() const {
 }
 
 std::vector<UnitLogEntry> StateStore::unit_log() const {
-  std::vector<UnitLogEntry> out;
-  scan(db_, "log/", [&](const rocksdb::Slice& k, const rocksdb::Slice& v) {
-    auto e = checked(log_entry_of(k, v), "unit_log");
-    if (!e.rolled_back) out.push_back(std::move(e));
-  });
-  return out;
+  std::lock_guard<std::mutex> lock(records_mutex_);
+  return *committed_;
+}
+
+std::shared_ptr<const std::vector<UnitLogEntry>> StateStore::unit_log_shared() const {
+  std::lock_guard<std::mutex> lock(records_mutex_);
+  return committed_;
 }
 
 std::vector<UnitLogEntry> StateStore::unit_log_after(int64_t seq) const {
-  std::vector<UnitLogEntry> out;
-  const std::string prefix = "log/";
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
-  // Keys are log/<%012d seq>: seeking past `seq` skips the entries already read.
-  for (it->Seek(log_key(seq + 1)); it->Valid() && starts_with(it->key(), prefix); it->Next()) {
-    auto e = checked(log_entry_of(it->key(), it->value()), "unit_log_after");
-    if (!e.rolled_back && e.seq > seq) out.push_back(std::move(e));
-  }
-  return out;
+  std::lock_guard<std::mutex> lock(records_mutex_);
+  auto first = std::upper_bound(committed_->begin(), committed_->end(), seq,
+                                [](int64_t s, const UnitLogEntry& e) { return s < e.seq; });
+  return {first, committed_->end()};
 }
 
 std::vector<UnitLogEntry> StateStore::rolled_back_units() const {
-  std::vector<UnitLogEntry> out;
-  scan(db_, "log/", [&](const rocksdb::Slice& k, const rocksdb::Slice& v) {
-    auto e = checked(log_entry_of(k, v), "rolled_back_units");
-    if (e.rolled_back) out.push_back(std::move(e));
-  });
-  return out;
+  std::lock_guard<std::mutex> lock(records_mutex_);
+  return rolled_back_;
 }
 
 Result<StateStore::Recovery> StateStore::recover_latest_state(ConfigId config) {
@@ -569,6 +593,14 @@ Result<StateStore::Recovery> StateStore::recover_latest_state(ConfigId config) {
   r.fell_back = true;
   auto s = write_batch_synced(&batch);
   if (!s.ok()) return s;
+  std::lock_guard<std::mutex> lock(records_mutex_);
+  auto kept = std::make_shared<std::vector<UnitLogEntry>>();
+  for (const auto& e : *committed_)
+    if (e.config != config || e.seq <= r.intact_seq) kept->push_back(e);
+  committed_ = std::move(kept);
+  rolled_back_.insert(rolled_back_.end(), r.rolled_back.begin(), r.rolled_back.end());
+  std::sort(rolled_back_.begin(), rolled_back_.end(),
+            [](const UnitLogEntry& a, const UnitLogEntry& b) { return a.seq < b.seq; });
   return r;
 }
 

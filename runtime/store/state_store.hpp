@@ -2,12 +2,19 @@
 // The durable state of one experiment, in RocksDB: configs, model states and
 // the unit log. "Durable before acknowledged": commit_unit writes a unit's
 // resulting state and its log entry in one synced batch, and only then may the
-// scheduler count the unit as done. Thread-safe (RocksDB is); one StateStore
-// per directory per process.
+// scheduler count the unit as done. Thread-safe (RocksDB is, and the records
+// kept in memory below have a lock); one StateStore per directory per process.
+//
+// The unit log and the config records are decoded once, at open, and kept in
+// memory in step with every write this object makes: a reader (an API poll
+// of a large run reads the whole log) copies or shares them instead of
+// decoding JSON again. Only this object writes its directory (RocksDB's lock),
+// and a read-only open sees no later write, so the copy cannot go stale.
 
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,8 +54,8 @@ struct UnitLogEntry {
   double val_loss = 0, val_accuracy = 0;
   std::map<std::string, double> val_metrics;  // named metrics of the task or template ("r2" ...)
   double start_s = 0, end_s = 0;              // dispatch and commit times, seconds since the run started
-  // When the result reached the scheduler, which freed the worker then (issue
-  // 11): start_s .. result_s is the worker's, result_s .. end_s the commit's
+  // When the result reached the scheduler, which freed the worker then
+  // (it trains on while the commit is written): start_s .. result_s is the worker's, result_s .. end_s the commit's
   // (end_s: when the synced write that made it durable began). Logs written
   // before it have none (-1): their end_s was the result's arrival.
   double result_s = -1;
@@ -148,6 +155,9 @@ class StateStore {
 
   // The committed units in commit order (rolled-back ones excluded).
   std::vector<UnitLogEntry> unit_log() const;
+  // The same, shared instead of copied: the log as it was at the call (a
+  // later commit does not change what the caller holds).
+  std::shared_ptr<const std::vector<UnitLogEntry>> unit_log_shared() const;
   // The committed units with a sequence number above `seq`, in commit order
   // (rolled-back ones excluded): the tail of unit_log() without reading it all.
   std::vector<UnitLogEntry> unit_log_after(int64_t seq) const;
@@ -186,7 +196,17 @@ class StateStore {
  private:
   explicit StateStore(rocksdb::DB* db);
   Status write_batch_synced(void* batch);
+  // Reads and checks every log entry, config record and decision (open).
+  Status load_records();
+  // Adds newly committed entries to the log kept in memory.
+  void remember_committed(const std::vector<UnitLogEntry>& entries);
   rocksdb::DB* db_;
+  mutable std::mutex records_mutex_;
+  // Not rolled back, in commit order. Shared with readers of
+  // unit_log_shared(): replaced, not changed, while one holds it.
+  std::shared_ptr<std::vector<UnitLogEntry>> committed_ = std::make_shared<std::vector<UnitLogEntry>>();
+  std::vector<UnitLogEntry> rolled_back_;  // in commit order
+  std::map<ConfigId, ConfigRecord> configs_;
   int64_t next_seq_ = 1;
   int64_t next_decision_ = 1;
   bool keep_epoch_states_ = false;

@@ -27,7 +27,7 @@ from cerebro_test_support import ReplWithDashboard, request
 FASHION = "/usr/share/datasets/fashion-mnist"
 SPEC = f"""[experiment]
 name = "dash"
-epochs = 4
+epochs = 12
 seed = 5
 [data]
 source = "idx"

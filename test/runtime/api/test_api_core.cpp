@@ -56,8 +56,13 @@ BOOST_AUTO_TEST_CASE(every_route_matches_its_method_and_path) {
       {"GET", "/api/v1/experiments/e-1/configs/2/model", Endpoint::config_model, "e-1", 2},
       {"GET", "/api/v1/experiments/e-1/best_model", Endpoint::best_model, "e-1", -1},
       {"GET", "/api/v1/experiments/e-1/files/metrics.csv", Endpoint::run_file, "e-1", -1},
+      {"GET", "/api/v1/datasets", Endpoint::list_datasets, "", -1},
+      {"POST", "/api/v1/datasets", Endpoint::add_dataset, "", -1},
+      {"DELETE", "/api/v1/datasets/fashion-2k", Endpoint::remove_dataset, "", -1},
   };
   BOOST_TEST(cases.size() == routes().size(), "a case per route");
+  BOOST_TEST(match_route("DELETE", "/api/v1/datasets/fashion-2k").route.value_or(Route{}).name == "fashion-2k");
+  BOOST_TEST(match_route("GET", "/api/v1/datasets/fashion-2k").http_status == 405);
   for (const auto& c : cases) {
     auto m = match_route(c.method, c.path);
     BOOST_TEST_INFO(c.method << " " << c.path << ": " << m.error);
@@ -88,7 +93,8 @@ BOOST_AUTO_TEST_CASE(methods_and_site_pages_are_read_once_into_values) {
   BOOST_TEST((parse_http_method("GET") == HttpMethod::get));
   BOOST_TEST((parse_http_method("POST") == HttpMethod::post));
   BOOST_TEST((parse_http_method("get") == HttpMethod::other), "HTTP methods are case-sensitive");
-  BOOST_TEST((parse_http_method("DELETE") == HttpMethod::other));
+  BOOST_TEST((parse_http_method("DELETE") == HttpMethod::delete_));
+  BOOST_TEST((parse_http_method("PUT") == HttpMethod::other));
   BOOST_TEST((site_page("/") == SitePage::dashboard));
   BOOST_TEST((site_page("/index.html") == SitePage::dashboard));
   BOOST_TEST((site_page("/login") == SitePage::login));

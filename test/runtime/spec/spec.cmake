@@ -7,6 +7,7 @@ cerebro_add_test(test_spec
     ${CMAKE_CURRENT_LIST_DIR}/test_spec_search_space.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_spec_kinds.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_spec_paths.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/test_spec_datasets.cpp
   LIBS cerebro_runtime
   TIMEOUT 60
   LABELS spec)

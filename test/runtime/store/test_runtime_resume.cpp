@@ -265,3 +265,58 @@ BOOST_AUTO_TEST_CASE(a_corrupt_gang_state_rolls_back_all_of_the_gangs_units) {
   BOOST_TEST(*(*store)->latest_state(0) == "s1");
   BOOST_TEST((*store)->unit_log().size() == 1u);
 }
+
+// The store keeps its log and config records in memory: what it answers
+// follows every commit, roll-back and config write, and a share taken
+// before a commit keeps what it held; a fresh open answers the same.
+BOOST_AUTO_TEST_CASE(the_records_kept_in_memory_follow_commits_roll_backs_and_config_writes) {
+  TempDir tmp;
+  auto dir = tmp.file("state");
+  auto seqs = [](const std::vector<UnitLogEntry>& log) {
+    std::vector<int64_t> out;
+    for (const auto& e : log) out.push_back(e.seq);
+    return out;
+  };
+  {
+    auto store = StateStore::open(dir, true);
+    BOOST_REQUIRE(store.ok());
+    auto& s = **store;
+    s.put_initial_state(0, "init-0");
+    s.put_initial_state(1, "init-1");
+    s.put_config(ConfigRecord{0, {{"lr", 0.1}}, ConfigStatus::running, ""});
+    s.commit_unit(unit(0, 0), "s1");  // seq 1
+    auto before = s.unit_log_shared();
+    s.commit_unit(unit(1, 0), "t2");  // seq 2
+    s.commit_unit(unit(0, 1), "s3");  // seq 3
+    BOOST_TEST(seqs(*before) == std::vector<int64_t>({1}));
+    BOOST_TEST(seqs(*s.unit_log_shared()) == std::vector<int64_t>({1, 2, 3}));
+    BOOST_TEST(seqs(s.unit_log_after(1)) == std::vector<int64_t>({2, 3}));
+    BOOST_TEST(s.unit_log_after(3).empty());
+    s.put_config(ConfigRecord{0, {{"lr", 0.2}}, ConfigStatus::completed, ""});
+    s.put_config(ConfigRecord{1, {{"lr", 0.3}}, ConfigStatus::running, ""});
+    BOOST_REQUIRE_EQUAL(s.configs().size(), 2u);
+    BOOST_TEST(s.configs()[0].params["lr"].get<double>() == 0.2);
+    BOOST_TEST(s.configs()[0].status == ConfigStatus::completed);
+  }
+  damage(dir, "state/00000000/000000000003", true);
+  {
+    auto store = StateStore::open(dir, false);
+    BOOST_REQUIRE(store.ok());
+    auto& s = **store;
+    BOOST_TEST(seqs(s.unit_log()) == std::vector<int64_t>({1, 2, 3}));
+    auto recovered = s.recover_latest_state(0);
+    BOOST_REQUIRE(recovered.ok());
+    BOOST_TEST(recovered->fell_back);
+    BOOST_TEST(seqs(s.unit_log()) == std::vector<int64_t>({1, 2}));
+    BOOST_TEST(seqs(s.rolled_back_units()) == std::vector<int64_t>({3}));
+    BOOST_TEST(seqs(s.unit_log_after(0)) == std::vector<int64_t>({1, 2}));
+    BOOST_TEST(s.commit_unit(unit(0, 1), "s4").ok());  // seq 4
+    BOOST_TEST(seqs(s.unit_log()) == std::vector<int64_t>({1, 2, 4}));
+  }
+  auto reopened = StateStore::open_read_only(dir);
+  BOOST_REQUIRE(reopened.ok());
+  BOOST_TEST(seqs((*reopened)->unit_log()) == std::vector<int64_t>({1, 2, 4}));
+  BOOST_TEST(seqs((*reopened)->rolled_back_units()) == std::vector<int64_t>({3}));
+  BOOST_REQUIRE_EQUAL((*reopened)->configs().size(), 2u);
+  BOOST_TEST((*reopened)->configs()[1].params["lr"].get<double>() == 0.3);
+}
