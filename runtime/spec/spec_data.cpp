@@ -150,6 +150,7 @@ void parse_data(Section s, DataSpec& data, const PathBase& base) {
   s.read_int("max_vocab", data.max_vocab, 5, 100'000'000);
 
   if (!s.has("source")) {
+    if (s.has("dataset")) return;  // a dataset that is not registered: reported by take_dataset
     return s.missing(
         "source",
         "give source = \"idx\" (MNIST-layout files), \"csv\", \"images\", \"coco\" or \"text\" (docs/TASKS.md)");
