@@ -219,7 +219,8 @@ GatewayView gateway_view(coordinator_ptr self) {
                          follower == self->state.followers.end() ? run_follower_actor{} : follower->second,
                          e->generation};
   };
-  return GatewayView{self->state.config.token, find, self->state.reader};
+  return GatewayView{self->state.config.token, find, self->state.reader,
+                     [self](const std::string& id, bool paused) { core(self).paused(id, paused); }};
 }
 
 void start(coordinator_ptr self, coordinator_config config) {

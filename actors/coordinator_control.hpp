@@ -36,6 +36,8 @@ struct GatewayView {
   // Answers the read-only commands of experiments that do not run
   // (actors/finished_run_reader.hpp), so the gateway never opens a store.
   finished_run_reader_actor reader;
+  // A pause or resume the experiment's follower applied (the status shows it).
+  std::function<void(const std::string& id, bool paused)> paused;
 };
 
 // Errors, with their codes: invalid_argument (a wrong token, an unknown

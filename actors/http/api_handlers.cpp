@@ -131,6 +131,14 @@ ApiAnswer answer_api(Client& client, const api::Route& route, const std::string&
       return ok({{"id", *submitted}}, 201);
     }
     case Endpoint::get_experiment: return get_experiment(client, id, ended);
+    case Endpoint::get_status: {
+      // The entry alone, without the state store's detail: a poll that costs the server next to nothing.
+      auto entry = find_experiment(client, id);
+      if (!entry.ok()) return refused(entry.status());
+      if (entry->value("status", "") == to_string(ExperimentStatus::running) && entry->value("units_total", 0) == 0)
+        (*entry)["note"] = "setting up: preparing and placing its data";
+      return ok(*entry);
+    }
     case Endpoint::get_units: return with_experiment(client.units(id, route.since));
     case Endpoint::get_config: return with_experiment(client.show(id, route.config));
     case Endpoint::pause: return with_experiment(client.pause(id));

@@ -46,9 +46,15 @@ class Experiment:
         metric, paused, spec, configs (best first, with per-epoch metrics), best, pareto ..."""
         return self.client._json("GET", self._path)
 
+    def progress(self):
+        """The experiment's entry alone (docs/API.md, GET /api/v1/experiments/{id}/status): id, name,
+        status, paused, units_done, units_total, progress, elapsed_s, metric and best {config, metric};
+        what wait() polls, far cheaper for the server than info() on a large experiment."""
+        return self.client._json("GET", self._path + "/status")
+
     def status(self):
         """"running", "waiting" (to be resumed), "completed" or "failed"."""
-        return self.info()["status"]
+        return self.progress()["status"]
 
     def units(self, since=0):
         """The unit log from unit `since` on (config, partition, epoch, worker, times ...)."""
@@ -63,7 +69,9 @@ class Experiment:
         deadline = None if timeout is None else time.monotonic() + timeout
         try:
             while True:
-                detail = self.info()
+                # The entry alone while it runs; the whole detail once, at the end.
+                entry = self.progress()
+                detail = self.info() if entry.get("status") in ENDED else entry
                 if shown:
                     shown.update(detail)
                 if detail.get("status") in ENDED:

@@ -80,6 +80,7 @@ const std::vector<RouteInfo>& routes() {
       {Endpoint::list_experiments, HttpMethod::get, "/api/v1/experiments", false},
       {Endpoint::submit_experiment, HttpMethod::post, "/api/v1/experiments", true},
       {Endpoint::get_experiment, HttpMethod::get, "/api/v1/experiments/{id}", false},
+      {Endpoint::get_status, HttpMethod::get, "/api/v1/experiments/{id}/status", false},
       {Endpoint::get_units, HttpMethod::get, "/api/v1/experiments/{id}/units", false},
       {Endpoint::get_config, HttpMethod::get, "/api/v1/experiments/{id}/configs/{config}", false},
       {Endpoint::pause, HttpMethod::post, "/api/v1/experiments/{id}/pause", true},

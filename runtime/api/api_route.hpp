@@ -21,6 +21,7 @@ enum class Endpoint {
   list_experiments,   // GET  /api/v1/experiments
   submit_experiment,  // POST /api/v1/experiments            (body: TOML spec)
   get_experiment,     // GET  /api/v1/experiments/{id}
+  get_status,         // GET  /api/v1/experiments/{id}/status  (its entry alone: what a progress line needs)
   get_units,          // GET  /api/v1/experiments/{id}/units[?since=N]
   get_config,         // GET  /api/v1/experiments/{id}/configs/{c}
   pause,              // POST /api/v1/experiments/{id}/pause

@@ -113,6 +113,10 @@ std::string CoordinatorCore::status_json(TimePoint now) const {
                            {"epoch_high", e.progress.epoch_high},
                            {"elapsed_s", e.progress.elapsed_s}});
     if (e.status == ExperimentStatus::failed) experiments.back()["error"] = e.error;
+    if (e.status == ExperimentStatus::running) experiments.back()["paused"] = e.paused;
+    // The best so far, as its runner last reported it: what a progress line shows without the detail.
+    if (e.progress.best_config >= 0)
+      experiments.back()["best"] = {{"config", e.progress.best_config}, {"metric", e.progress.best_metric}};
     // Several objectives: the front so far (runtime/api/pareto_view.hpp), for the REPL's wait.
     if (!e.progress.pareto_json.empty())
       experiments.back()["pareto"] = nlohmann::json::parse(e.progress.pareto_json, nullptr, false);

@@ -107,6 +107,7 @@ class CoordinatorCore {
   }
   bool progressed(const std::string& id, const progress_update& p) { return experiments_.progressed(id, p); }
   bool followed(const std::string& id) { return experiments_.followed(id); }
+  bool paused(const std::string& id, bool paused) { return experiments_.set_paused(id, paused); }
   bool ended(const std::string& id, bool completed, const std::string& error = "") {
     return experiments_.ended(id, completed, error);
   }

@@ -79,7 +79,16 @@ bool ExperimentTable::progressed(const std::string& id, const progress_update& p
 
 bool ExperimentTable::followed(const std::string& id) {
   auto* e = entry(id);
-  if (e) e->followed = true;
+  if (e) {
+    e->followed = true;
+    e->paused = false;  // a new follower's run starts unpaused
+  }
+  return e != nullptr;
+}
+
+bool ExperimentTable::set_paused(const std::string& id, bool paused) {
+  auto* e = entry(id);
+  if (e) e->paused = paused;
   return e != nullptr;
 }
 

@@ -51,6 +51,8 @@ struct ExperimentEntry {
   // Its runner reported the actor that follows the run (once training
   // started): only then does it hear of agents that join or are lost.
   bool followed = false;
+  // As the last pause or resume through the gateway left it; a run that starts (again) is not paused.
+  bool paused = false;
 
   bool unfinished() const { return status == ExperimentStatus::running || status == ExperimentStatus::waiting; }
   bool ended() const { return !unfinished(); }
@@ -100,6 +102,7 @@ class ExperimentTable {
   // What its runner reports; false for an unknown id.
   bool progressed(const std::string& id, const progress_update& progress);
   bool followed(const std::string& id);
+  bool set_paused(const std::string& id, bool paused);
   // The run ended: completed or failed, no longer followed.
   // `error`: why a failed run failed (its run's error), kept for the status.
   bool ended(const std::string& id, bool completed, const std::string& error = "");

@@ -21,6 +21,11 @@ DETAIL = {"id": "small-1", "name": "small", "status": "running", "progress": 0.5
           "best": {"config": 1, "metric": 0.8, "params": {"lr": 0.002}}, "pareto": [], "pareto_objectives": []}
 
 
+def entry_of(detail):
+    """What GET .../status answers: the detail's entry, without the configs."""
+    return {k: v for k, v in detail.items() if k not in ("configs", "pareto", "pareto_objectives", "spec")}
+
+
 def parts_of(request):
     message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
         b"Content-Type: " + request.headers["Content-Type"].encode() + b"\r\n\r\n" + request.body)
@@ -34,7 +39,8 @@ def submitted(request):
 
 @pytest.fixture
 def stub():
-    routes = {("POST", "/api/v1/experiments"): submitted, ("GET", "/api/v1/experiments/small-1"): (200, DETAIL)}
+    routes = {("POST", "/api/v1/experiments"): submitted, ("GET", "/api/v1/experiments/small-1"): (200, DETAIL),
+              ("GET", "/api/v1/experiments/small-1/status"): (200, entry_of(DETAIL))}
     with StubServer(routes) as server:
         yield server
 
@@ -224,14 +230,17 @@ def test_a_missing_run_file_is_not_found(stub):
 
 
 def test_wait_follows_the_progress_to_the_end(stub, monkeypatch):
-    answers = [dict(DETAIL), dict(DETAIL, units_done=3, progress=0.75, elapsed_s=15.0),
-               dict(DETAIL, status="completed", units_done=4, progress=1.0, elapsed_s=20.0)]
-    stub.routes[("GET", "/api/v1/experiments/small-1")] = lambda request: (200, answers.pop(0) if len(answers) > 1
-                                                                            else answers[0])
+    answers = [entry_of(DETAIL), entry_of(dict(DETAIL, units_done=3, progress=0.75, elapsed_s=15.0)),
+               entry_of(dict(DETAIL, status="completed", units_done=4, progress=1.0, elapsed_s=20.0))]
+    stub.routes[("GET", "/api/v1/experiments/small-1/status")] = lambda request: (
+        200, answers.pop(0) if len(answers) > 1 else answers[0])
+    final_detail = dict(DETAIL, status="completed", units_done=4, progress=1.0, elapsed_s=20.0)
+    stub.routes[("GET", "/api/v1/experiments/small-1")] = (200, final_detail)
     stderr = io.StringIO()
     monkeypatch.setattr("sys.stderr", stderr)
     final = cerebro.Experiment(client_of(stub), "small-1").wait(poll=0.01)
-    assert final["status"] == "completed"
+    assert final == final_detail, "the whole detail, once, at the end"
+    assert stub.paths("GET").count("/api/v1/experiments/small-1") == 1
     lines = stderr.getvalue().splitlines()
     assert lines == ["small-1: 2/4 units (50%) elapsed 0:10 ETA 0:10 best val_accuracy 0.8000 (config 1)",
                      "small-1: 3/4 units (75%) elapsed 0:15 ETA 0:05 best val_accuracy 0.8000 (config 1)",
@@ -241,6 +250,7 @@ def test_wait_follows_the_progress_to_the_end(stub, monkeypatch):
 def test_wait_raises_the_reason_of_a_failed_experiment(stub):
     failed = dict(DETAIL, status="failed", error="the data could not be read: /nope: no such file", configs=[])
     stub.routes[("GET", "/api/v1/experiments/small-1")] = (200, failed)
+    stub.routes[("GET", "/api/v1/experiments/small-1/status")] = (200, entry_of(failed))
     with pytest.raises(cerebro.ExperimentFailed, match="small-1 failed: the data could not be read"):
         cerebro.Experiment(client_of(stub), "small-1").wait(progress=False)
 

@@ -91,7 +91,8 @@ def test_the_curves_plot_one_line_per_config_that_has_epochs():
 
 def test_watch_outside_a_notebook_waits_like_wait():
     done = dict(DETAIL, status="completed", paused=False)
-    with StubServer({("GET", "/api/v1/experiments/small-1"): (200, done)}) as stub:
+    with StubServer({("GET", "/api/v1/experiments/small-1"): (200, done),
+                     ("GET", "/api/v1/experiments/small-1/status"): (200, done)}) as stub:
         experiment = cerebro.Experiment(cerebro.Client(stub.url, token="t"), "small-1")
         assert experiment.watch(poll=0.01) == done
 
@@ -142,7 +143,8 @@ def test_wait_draws_a_tqdm_bar_when_tqdm_is_installed(monkeypatch):
     done = dict(DETAIL, status="completed", paused=False, units_done=14, units_total=14, progress=1.0)
     answers = [DETAIL, done]
     route = lambda request: (200, answers.pop(0) if len(answers) > 1 else answers[0])  # noqa: E731
-    with StubServer({("GET", "/api/v1/experiments/small-1"): route}) as stub:
+    with StubServer({("GET", "/api/v1/experiments/small-1/status"): route,
+                     ("GET", "/api/v1/experiments/small-1"): (200, done)}) as stub:
         cerebro.Experiment(cerebro.Client(stub.url, token="t"), "small-1").wait(poll=0.01)
     assert len(bars) == 1
     bar = bars[0]

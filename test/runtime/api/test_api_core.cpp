@@ -43,6 +43,7 @@ BOOST_AUTO_TEST_CASE(every_route_matches_its_method_and_path) {
       {"GET", "/api/v1/experiments", Endpoint::list_experiments, "", -1},
       {"POST", "/api/v1/experiments", Endpoint::submit_experiment, "", -1},
       {"GET", "/api/v1/experiments/small-20261201-1", Endpoint::get_experiment, "small-20261201-1", -1},
+      {"GET", "/api/v1/experiments/e-1/status", Endpoint::get_status, "e-1", -1},
       {"GET", "/api/v1/experiments/e-1/units", Endpoint::get_units, "e-1", -1},
       {"GET", "/api/v1/experiments/e-1/configs/3", Endpoint::get_config, "e-1", 3},
       {"POST", "/api/v1/experiments/e-1/pause", Endpoint::pause, "e-1", -1},
