@@ -40,16 +40,17 @@ caf::result<control_reply> handle_control(coordinator_actor::pointer self, const
     const auto command_sent = request.command;
     auto paused = view.paused;
     self->request(experiment.follower, std::chrono::seconds(120), control_atom::value, std::move(request))
-        .then([promise, id, command_sent, paused](control_reply& reply) mutable {
-               const bool pauses = command_sent == SteeringCommand::pause;
-               if (paused && (pauses || command_sent == SteeringCommand::resume)) paused(id, pauses);
-               promise.deliver(std::move(reply));
-             },
-              [promise, id](caf::error& e) mutable {
-                // The runner left its loop (training is over) before it read the request.
-                if (e == caf::sec::request_receiver_down) e = not_yet(fmt::format("experiment {} {}", id, finishing));
-                promise.deliver(std::move(e));
-              });
+        .then(
+            [promise, id, command_sent, paused](control_reply& reply) mutable {
+              const bool pauses = command_sent == SteeringCommand::pause;
+              if (paused && (pauses || command_sent == SteeringCommand::resume)) paused(id, pauses);
+              promise.deliver(std::move(reply));
+            },
+            [promise, id](caf::error& e) mutable {
+              // The runner left its loop (training is over) before it read the request.
+              if (e == caf::sec::request_receiver_down) e = not_yet(fmt::format("experiment {} {}", id, finishing));
+              promise.deliver(std::move(e));
+            });
     return promise;
   }
   if (!command->reads_store) {
