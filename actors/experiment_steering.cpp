@@ -77,7 +77,7 @@ nlohmann::json show_json(const StateStore& store, const ConfigRecord& record) {
   for (const auto& d : store.decisions())
     if (is_user_action(d) && d.value("config", -1) == record.id) actions.push_back(d);
   return {{"config", record.id},
-          {"params", record.params},
+          {"params", api::params_as_submitted(record.params, api::stored_spec_dir(store))},
           {"status", to_string(record.status)},
           {"error", record.error},
           {"metric", to_string(stored_metric(store))},
@@ -90,6 +90,7 @@ nlohmann::json top_json(const StateStore& store, int32_t rows, bool paused) {
   const std::string metric = to_string(stored);
   auto ranked = rank_configs(store.configs(), *store.unit_log_shared(), stored);
   nlohmann::json out = nlohmann::json::array();
+  const std::string spec_dir = api::stored_spec_dir(store);
   int rank = 0;
   for (const auto& s : ranked) {
     if (rows > 0 && rank >= rows) break;
@@ -98,7 +99,7 @@ nlohmann::json top_json(const StateStore& store, int32_t rows, bool paused) {
                    {"status", to_string(s.status)},
                    {"epochs", s.epochs.size()},
                    {"metric", s.metric ? nlohmann::json(*s.metric) : nlohmann::json(nullptr)},
-                   {"params", s.params}});
+                   {"params", api::params_as_submitted(s.params, spec_dir)}});
   }
   // Several objectives: the Pareto front beside the ranking (null for one).
   return {{"metric", metric},
@@ -283,6 +284,8 @@ Result<SteeringPlan> ExperimentSteering::add(const control_request& r) {
   }
   auto params = apply_settings(base.params, r.settings);
   if (!params.ok()) return params.status();
+  // A model file as the views show it (relative to the spec's folder) is that folder's.
+  *params = api::params_on_server(*params, api::stored_spec_dir(*context_.store));
   // Parameters the model cannot take are bad input (the HTTP API answers 400).
   if (auto ok = models::check_params(*params, context_.shape); !ok.ok())
     return ok.code() == StatusCode::unknown ? Status::invalid_argument(ok.message()) : ok;

@@ -1,9 +1,11 @@
 #include "runtime/api/experiment_view.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <set>
 
 #include "runtime/api/pareto_view.hpp"
+#include "runtime/spec/spec_paths.hpp"
 #include "runtime/store/run_summary.hpp"
 
 namespace cerebro::api {
@@ -29,15 +31,17 @@ void fill_configs(const ExperimentFacts& f, nlohmann::json& view) {
   auto ranked = rank_configs(f.store.configs(), log, stored_metric(f.store));  // a template metric keeps its goal
   const auto by_config = units_by_config(log);
   const std::vector<UnitLogEntry> none;
+  const std::string spec_dir = stored_spec_dir(f.store);
   nlohmann::json configs = nlohmann::json::array();
   nlohmann::json best = nullptr;
   int rank = 0;
   for (const auto& s : ranked) {
     ++rank;
     nlohmann::json metric = s.metric ? nlohmann::json(*s.metric) : nlohmann::json(nullptr);
-    if (best.is_null() && s.metric) best = {{"config", s.id}, {"metric", *s.metric}, {"params", s.params}};
+    auto params = params_as_submitted(s.params, spec_dir);
+    if (best.is_null() && s.metric) best = {{"config", s.id}, {"metric", *s.metric}, {"params", params}};
     configs.push_back({{"config", s.id},
-                       {"params", s.params},
+                       {"params", std::move(params)},
                        {"status", to_string(s.status)},
                        {"error", s.error},
                        {"metric", metric},
@@ -58,7 +62,40 @@ void fill_pareto(const ExperimentFacts& f, nlohmann::json& view) {
   view["pareto_final"] = !pareto.is_null() && pareto["final"].get<bool>();
 }
 
+// `path` relative to `dir` when it lies inside it (compared as written: both are absolute and
+// lexically normal, as the spec parser resolves them); nullopt otherwise.
+std::optional<std::string> inside(const std::string& path, const std::string& dir) {
+  namespace fs = std::filesystem;
+  if (dir.empty() || !fs::path(path).is_absolute()) return std::nullopt;
+  const auto relative = fs::path(path).lexically_relative(dir);
+  if (relative.empty() || *relative.begin() == "..") return std::nullopt;
+  return relative.string();
+}
+
 }  // namespace
+
+nlohmann::json params_as_submitted(const nlohmann::json& params, const std::string& spec_dir) {
+  if (spec_dir.empty() || !params.is_object()) return params;
+  nlohmann::json out = params;
+  for (auto& [key, value] : out.items())
+    if (value.is_string() && names_model_file(value.get_ref<const std::string&>()))
+      if (auto relative = inside(value.get<std::string>(), spec_dir)) value = *relative;
+  return out;
+}
+
+nlohmann::json params_on_server(const nlohmann::json& params, const std::string& spec_dir) {
+  namespace fs = std::filesystem;
+  if (spec_dir.empty() || !params.is_object()) return params;
+  nlohmann::json out = params;
+  for (auto& [key, value] : out.items()) {
+    if (!value.is_string() || !names_model_file(value.get_ref<const std::string&>())) continue;
+    const fs::path path(value.get<std::string>());
+    if (path.is_relative()) value = (fs::path(spec_dir) / path).lexically_normal().string();
+  }
+  return out;
+}
+
+std::string stored_spec_dir(const StateStore& store) { return store.get_meta("spec_dir").value_or(""); }
 
 // A finished captioning or detection run's best config on a few test images (summary.json best.examples);
 // empty otherwise.

@@ -61,4 +61,13 @@ nlohmann::json units_view(const std::vector<UnitLogEntry>& log, int64_t since = 
 // out), as the REPL's show lists them.
 nlohmann::json validated_epochs_json(const std::vector<UnitLogEntry>& log, ConfigId config);
 
+// A config's parameters as its spec named them: a TorchScript model file (a value ending in ".pt")
+// inside the spec's folder `spec_dir` is shown relative to it, so a template a submission brought is
+// "net.pt" and not the server's upload path. params_on_server undoes it for the parameters of a
+// config added or cloned by hand (a relative model file is the spec folder's).
+nlohmann::json params_as_submitted(const nlohmann::json& params, const std::string& spec_dir);
+nlohmann::json params_on_server(const nlohmann::json& params, const std::string& spec_dir);
+// The spec's folder a run keeps (its meta "spec_dir"); "" when it has none.
+std::string stored_spec_dir(const StateStore& store);
+
 }  // namespace cerebro::api

@@ -301,6 +301,10 @@ def test_a_template_trains_across_a_coordinator_restart_and_is_reattached(client
     assert final["status"] == "completed"
     assert experiment.status() == "completed"
     epochs = final["configs"][0]["epochs"]
+    # The template is named as the submission named it, not by the server's upload path.
+    model = final["configs"][0]["params"]["model"]
+    assert model.endswith(".pt") and not model.startswith("/"), model
+    assert again.leaderboard()[0]["params"]["model"] == model
     assert [e["epoch"] for e in epochs] == [0, 1] and all(0 < e["val_accuracy"] <= 1 for e in epochs)
     best = again.best_model()
     assert hasattr(best, "loss") and hasattr(best, "metrics"), "the best model is the template itself"

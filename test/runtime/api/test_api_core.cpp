@@ -537,3 +537,21 @@ BOOST_AUTO_TEST_CASE(metrics_render_counters_gauges_and_histograms) {
   BOOST_TEST((buckets == std::vector<uint64_t>{1, 2, 2}));
   BOOST_TEST(escape_label("a\\b\n") == "a\\\\b\\n");
 }
+
+// A model file inside the spec's folder is shown as the spec named it, and read back there when a
+// config is cloned or added with it; a zoo model, a file elsewhere and other values stay as they are.
+BOOST_AUTO_TEST_CASE(model_files_are_shown_relative_to_the_specs_folder_and_read_back_there) {
+  const std::string dir = "/state/uploads/ab12";
+  const nlohmann::json stored = {{"model", "/state/uploads/ab12/models/net.pt"}, {"lr", 0.1}};
+  const auto shown = params_as_submitted(stored, dir);
+  BOOST_TEST(shown == nlohmann::json({{"model", "models/net.pt"}, {"lr", 0.1}}));
+  BOOST_TEST(params_on_server(shown, dir) == stored);
+  const nlohmann::json elsewhere = {{"model", "/state/uploads/ab123/net.pt"}};
+  BOOST_TEST(params_as_submitted(elsewhere, dir) == elsewhere);
+  const nlohmann::json zoo = {{"model", "cnn"}, {"note", "x.txt"}};
+  BOOST_TEST(params_as_submitted(zoo, dir) == zoo);
+  BOOST_TEST(params_on_server(zoo, dir) == zoo);
+  BOOST_TEST(params_as_submitted(stored, "") == stored);
+  BOOST_TEST(params_on_server(nlohmann::json({{"model", "/abs/net.pt"}}), dir) ==
+             nlohmann::json({{"model", "/abs/net.pt"}}));
+}
