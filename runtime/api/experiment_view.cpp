@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <iterator>
 #include <set>
 
 #include "runtime/api/pareto_view.hpp"
@@ -62,13 +63,20 @@ void fill_pareto(const ExperimentFacts& f, nlohmann::json& view) {
   view["pareto_final"] = !pareto.is_null() && pareto["final"].get<bool>();
 }
 
-// `path` relative to `dir` when it lies inside it (compared as written: both are absolute and
+// `path` relative to `dir` when it lies inside it: `dir`'s parts begin `path`'s (both are absolute and
 // lexically normal, as the spec parser resolves them); nullopt otherwise.
 std::optional<std::string> inside(const std::string& path, const std::string& dir) {
   namespace fs = std::filesystem;
-  if (dir.empty() || !fs::path(path).is_absolute()) return std::nullopt;
-  const auto relative = fs::path(path).lexically_relative(dir);
-  if (relative.empty() || *relative.begin() == "..") return std::nullopt;
+  const fs::path file(path), folder = fs::path(dir).lexically_normal();
+  if (dir.empty() || !file.is_absolute()) return std::nullopt;
+  auto f = file.begin();
+  for (auto d = folder.begin(); d != folder.end(); ++d, ++f) {
+    if (d->empty() && std::next(d) == folder.end()) break;  // a trailing separator
+    if (f == file.end() || *f != *d) return std::nullopt;
+  }
+  if (f == file.end()) return std::nullopt;  // the folder itself
+  fs::path relative;
+  for (; f != file.end(); ++f) relative /= *f;
   return relative.string();
 }
 
